@@ -1,0 +1,1 @@
+"""Pit-PC tools for the card-reading baccarat shoe (the `shoe` command)."""
