@@ -1,0 +1,129 @@
+"""Dealing scripts: the text form of a shoe's inputs, for `shoe replay`,
+tests and the emulator's simulated dealer.
+
+One input per line; ``#`` starts a comment. A malformed line becomes an
+``error`` event naming the line and the replay carries on, because a script
+is also how a technician reproduces a reported problem and must never stop
+half way::
+
+    shoe decks=8 designation=ez exposed=burn
+    7S up          # first burn card, exposed
+    bets
+    9H
+    cover
+    exposed
+    empty
+"""
+
+import sys
+
+from baccarat import cards, game
+
+_DESIGNATION = {"standard": game.STANDARD, "ez": game.EZ, "fortune7": game.FORTUNE7,
+                "no-commission": game.NO_COMMISSION}
+_EXPOSED = {"simulated": game.EXPOSED_SIMULATED, "burn": game.EXPOSED_BURN}
+
+
+def _shoe(g, words):
+    decks = 8
+    designation = game.STANDARD
+    exposed = game.EXPOSED_SIMULATED
+    for w in words[1:]:
+        key, eq, value = w.partition("=")
+        if not eq:
+            return "shoe: expected key=value, got %r" % w
+        if key == "decks":
+            try:
+                decks = int(value)
+            except ValueError:
+                return "shoe: decks must be a number, got %r" % value
+            if decks < 1 or decks > 16:
+                return "shoe: decks must be 1 to 16, got %d" % decks
+        elif key == "designation":
+            if value not in _DESIGNATION:
+                return "shoe: unknown designation %r" % value
+            designation = _DESIGNATION[value]
+        elif key == "exposed":
+            if value not in _EXPOSED:
+                return "shoe: exposed must be burn or simulated, got %r" % value
+            exposed = _EXPOSED[value]
+        else:
+            return "shoe: unknown key %r" % key
+    g.new_shoe(decks, designation, exposed)
+    return None
+
+
+def feed_line(g, text):
+    """Apply one script line to game ``g``; return an error message or None."""
+    text = text.split("#", 1)[0].strip()
+    if not text:
+        return None
+    words = text.split()
+    verb = words[0].lower()
+    if verb == "shoe":
+        return _shoe(g, words)
+    if len(words) == 1:
+        if verb == "bets":
+            g.bets()
+            return None
+        if verb == "cover":
+            g.cover()
+            return None
+        if verb == "exposed":
+            g.exposed()
+            return None
+        if verb == "empty":
+            g.empty()
+            return None
+    elif verb in ("bets", "cover", "exposed", "empty"):
+        return "%s takes no arguments" % verb
+    if len(words) > 2 or (len(words) == 2 and words[1].lower() != "up"):
+        return "expected a card with an optional 'up', got %r" % text
+    try:
+        c = cards.parse(words[0])
+    except ValueError:
+        return "unknown input %r (expected shoe, bets, cover, exposed, empty or a card such as 9H, TD, 10D, KS)" % words[0]
+    g.card(c, len(words) == 2)
+    return None
+
+
+def run(lines, emit):
+    """Feed an iterable of lines through a fresh game."""
+    g = game.Game(emit)
+    n = 0
+    for line in lines:
+        n += 1
+        g.line = n
+        try:
+            message = feed_line(g, line)
+        except Exception as e:  # a script must never stop the replay
+            message = "internal error: %s" % e
+        if message is not None:
+            g.error(message)
+        g.line = -1
+    return g
+
+
+def main():
+    """Read a script on stdin and write one JSON event per line on stdout."""
+    out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
+    nl = b"\n"
+
+    def emit(buf, n):
+        out.write(memoryview(buf)[:n])
+        out.write(nl)
+
+    def lines():
+        while True:
+            line = sys.stdin.readline()
+            if not line:
+                return
+            yield line
+
+    run(lines(), emit)
+    if hasattr(out, "flush"):
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
