@@ -133,8 +133,11 @@ class Game:
         """The dealer announced "no more bets" (Ch 7D, 8B)."""
         if self.phase == DEALING:
             return  # betting is already closed: pressing again does nothing
+        if self.phase == NO_SHOE:
+            self.error(b"no more bets: no card set loaded")
+            return
         if self.phase != OPEN:
-            self.error(b"no more bets: no round can start now (burn, discard or no shoe)")
+            self.error(b"no more bets: the burn or a 13C(2)(a) discard is not finished")
             return
         self.b2_window = False
         self._start_round(False)
@@ -363,8 +366,8 @@ class Game:
             if self.exposed_mode == EXPOSED_BURN:
                 # 13C(2)(a): discard it and one more card drawn face down.
                 self._irregular(b"13C2a", b"Ch 13C(2)(a)", c, b"discarded with one more card drawn face down")
-                self._assign(c, DISCARD)
                 self.phase = DISCARDING
+                self._assign(c, DISCARD)
                 return
             # 13C(2)(b): it opens a simulated round with no wagers.
             self._irregular(b"13C2b", b"Ch 13C(2)(b)", c, b"opens a simulated round with no wagers")
