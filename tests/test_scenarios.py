@@ -296,3 +296,23 @@ def test_exposed_with_nothing_to_apply_is_an_error_and_changes_nothing(both):
     ev = both(shoe("bets\n" + STAND_DRAW + "4S up\nexposed\nbets\n" + NATURAL))
     assert len(of(ev, "error")) == 1 and rules(ev) == []
     assert len(of(ev, "result")) == 2
+
+
+def test_disclosed_burn_card_after_the_first_is_13D_and_burn_resumes(both):
+    # 3S burns three face down; the second one leaves face up, so it is not
+    # a burn card: it opens a simulated round, then three are still burnt.
+    ev = both("shoe\n3S up\n2C\n4D up\nKH\n5C\n6D\n2H\nAS\nbets\n" + NATURAL)
+    assert rules(ev) == ["13D"]
+    sim = of(ev, "result")[0]
+    assert sim["simulated"] and sim["player"] == ["4D", "5C"] and sim["banker"] == ["KH", "6D"]
+    burns = [e["card"] for e in of(ev, "card") if e["pos"] == "BURN" and not e["up"]]
+    assert burns == ["2C", "2H", "AS"]
+    assert all(not e["simulated"] for e in of(ev, "card") if e["pos"] == "BURN")
+    assert of(ev, "result")[1]["simulated"] is False
+
+
+def test_new_card_set_mid_round_voids_it_with_wagers_returned(both):
+    ev = both(shoe("bets\n9H\n2C\nshoe decks=6\n"))
+    assert of(ev, "void") == [{"type": "void", "round": 1, "rule": "new_shoe", "wagers": "returned",
+                               "simulated": False}]
+    assert of(ev, "shoe")[-1]["cards"] == 312

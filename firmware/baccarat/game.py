@@ -110,6 +110,10 @@ class Game:
         if decks < 1 or decks > 16:
             self.error(b"new shoe: decks must be 1 to 16")
             return
+        if self.phase == DEALING and not self.simulated and self.np + self.nb > 0:
+            # The set is replaced under a round: it cannot be completed, so it
+            # is void and its wagers go back, as 13E does for an empty shoe.
+            self._void(b"new_shoe", b"returned")
         self._clear_shoe()
         self.decks = decks
         self.designation = designation
@@ -492,6 +496,7 @@ class Game:
         o.raw(b"]")
         self._sim_field()
         self._send()
+        self.simulated = False
         self.phase = OPEN if self.burn_left <= 0 else BURNING
         if simulated:
             return
@@ -557,6 +562,7 @@ class Game:
         self._send()
         self.np = 0
         self.nb = 0
+        self.simulated = False
         self.phase = OPEN
 
     def _shoe_end(self, reason):
