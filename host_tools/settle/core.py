@@ -1,0 +1,14 @@
+"""The firmware's card and Chapter 10 modules, made importable from host code.
+
+Host tools must read card names exactly as the shoe writes them and deal
+exactly as the shoe deals, so they use the firmware's own ``baccarat.cards``
+and ``baccarat.rules`` rather than a second copy.
+"""
+
+from host_tools import vm
+
+vm.use_firmware()
+
+from baccarat import cards, rules  # noqa: E402  (needs the path above)
+
+__all__ = ["cards", "rules"]

@@ -1,0 +1,103 @@
+"""The facts of one finished round that the wagers are decided on.
+
+A round reaches settlement as card names (from `shoe settle` input or a
+firmware `result` event). The exact analysis builds the same object from
+point totals alone, because most wagers look at nothing else; the
+card-based wagers (pairs, nines, Royal 9, Jackpot) read ``player``/``banker``.
+"""
+
+from .core import cards, rules
+
+
+class RoundError(ValueError):
+    """The round cannot be settled as given (bad card, or not a Ch 10 deal)."""
+
+
+class Hands:
+    __slots__ = (
+        "player",
+        "banker",
+        "player_total",
+        "banker_total",
+        "player_count",
+        "banker_count",
+        "player_natural",
+        "banker_natural",
+    )
+
+    def __init__(self, player_total, banker_total, player_count, banker_count, player=None, banker=None):
+        self.player = player
+        self.banker = banker
+        self.player_total = player_total
+        self.banker_total = banker_total
+        self.player_count = player_count
+        self.banker_count = banker_count
+        # Ch 1B(3): a natural is 8 or 9 on the first two cards; a two-card
+        # hand that stood on 8 or 9 can only have done so as a natural.
+        self.player_natural = player_count == 2 and rules.is_natural(player_total)
+        self.banker_natural = banker_count == 2 and rules.is_natural(banker_total)
+
+    @property
+    def winner(self):
+        if self.player_total > self.banker_total:
+            return "player"
+        if self.banker_total > self.player_total:
+            return "banker"
+        return "tie"
+
+    def initial(self):
+        """The first four cards in dealing order P1, B1, P2, B2 (Ch 8C)."""
+        return (self.player[0], self.banker[0], self.player[1], self.banker[1])
+
+
+def from_cards(player, banker):
+    """Hands from card ints, checked against the Chapter 10 drawing rules."""
+    for side, hand in (("player", player), ("banker", banker)):
+        if len(hand) not in (2, 3):
+            raise RoundError("%s hand has %d cards; a hand has 2 or 3 (Ch 8, 9C)" % (side, len(hand)))
+    p2 = cards.hand_total(player, 2)
+    b2 = cards.hand_total(banker, 2)
+    natural = rules.is_natural(p2) or rules.is_natural(b2)  # Ch 10A: nobody draws
+    p_draws = not natural and rules.player_draws(p2)
+    if p_draws != (len(player) == 3):
+        raise RoundError(
+            "player hand %s has %d cards but Ch 10 says it must %s (player %d, banker %d on two cards)"
+            % (_names(player), len(player), "draw" if p_draws else "stand", p2, b2)
+        )
+    p3 = cards.points(player[2]) if p_draws else rules.NO_THIRD
+    b_draws = not natural and rules.banker_draws(b2, p3)
+    if b_draws != (len(banker) == 3):
+        raise RoundError(
+            "banker hand %s has %d cards but Ch 10 says it must %s (banker %d on two cards, player third card %s)"
+            % (_names(banker), len(banker), "draw" if b_draws else "stand", b2, "none" if p3 < 0 else p3)
+        )
+    return Hands(
+        cards.hand_total(player, len(player)),
+        cards.hand_total(banker, len(banker)),
+        len(player),
+        len(banker),
+        tuple(player),
+        tuple(banker),
+    )
+
+
+def _names(hand):
+    return " ".join(cards.name(c) for c in hand)
+
+
+def parse_round(doc):
+    """Hands from ``{"player": [...], "banker": [...]}`` (extra fields ignored)."""
+    if not isinstance(doc, dict):
+        raise RoundError("round must be a JSON object with \"player\" and \"banker\" card lists")
+    hands = []
+    for side in ("player", "banker"):
+        names = doc.get(side)
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise RoundError("round.%s must be a list of card names such as \"9H\"" % side)
+        try:
+            hands.append([cards.parse(n) for n in names])
+        except ValueError as exc:
+            raise RoundError("round.%s: %s" % (side, exc)) from None
+    if doc.get("simulated"):
+        raise RoundError("round is simulated (Ch 13C(2)(b)/13D): it carries no wagers")
+    return from_cards(hands[0], hands[1])
