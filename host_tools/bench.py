@@ -11,6 +11,7 @@ BENCHES = {
     "analysis": "host_tools.analysis.bench",
     "link": "host_tools.bridge.bench",
     "footprint": "host_tools.boards.footprint",
+    "pn532": "host_tools.sim.pn532_vm",
 }
 
 
