@@ -5,6 +5,7 @@ a timing is not a pass/fail fact; each one prints medians and ratios over
 repeated runs so a reader can rerun it and compare.
 """
 
+import argparse
 import importlib
 
 BENCHES = {
@@ -17,7 +18,7 @@ BENCHES = {
 
 def add_arguments(parser):
     parser.add_argument("name", choices=sorted(BENCHES) + ["all"])
-    parser.add_argument("rest", nargs="*", help="options passed to the benchmark")
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help="options passed to the benchmark")
 
 
 def run(args):

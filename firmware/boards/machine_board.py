@@ -1,0 +1,223 @@
+"""The board contract (docs/design.md) on a real MCU, through ``machine`` only.
+
+Everything here is the same on the RP2040 and the ESP32-S3; the port modules
+subclass it for what differs (the RP2040's watchdog limit). Pins and buses
+come from ``board_config``, which is generated from boards.toml, so this file
+holds no pin numbers.
+
+Unlike the rest of firmware/, this module and the port modules cannot run
+under CPython, and in the unix VM only against a stand-in ``machine``
+(tests/test_boards_bringup.py); they are also type-checked against the
+published stubs of each port (tests/test_typecheck.py).
+
+Hot-path rules apply: ``buttons()``, ``empty()``, ``lights()``, ``link_read``
+and ``link_write`` run every loop and allocate nothing.
+"""
+
+import sys
+
+import micropython
+import select
+from machine import I2C, SPI, UART, WDT, Pin
+from micropython import const
+from time import ticks_diff, ticks_ms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # seen by mypy only: MicroPython has no typing module
+    from typing import Any
+
+KEY_FILE = "shoe_key.bin"
+KEY_BYTES = const(32)
+JOURNAL_FILE = "journal.bin"
+# A microswitch bounces for a few ms; a dealer's press lasts over 50 ms.
+DEBOUNCE_MS = const(20)
+# UART receive buffer: several whole link frames from the pit PC, or many
+# reader replies, so nothing is lost between two passes of the main loop.
+UART_RXBUF = const(1024)
+
+# Debounced inputs, in the bit order of buttons(); the empty switch is last.
+_INPUTS = ("no_more_bets", "exposed", "new_shoe")
+_EMPTY = const(3)
+_LEDS = ("player", "banker", "stop")
+# The new-shoe button's bit: held at power-on it selects service mode.
+_NEW_SHOE = const(2)
+
+
+class ConfigError(Exception):
+    """board_config asks for something this board cannot build."""
+
+
+class MachineBoard:
+    def __init__(self, config):
+        self.journal_path = JOURNAL_FILE
+        self.ticks_ms = ticks_ms
+        self.ticks_diff = ticks_diff
+        self._inputs = []
+        for name in _INPUTS:
+            self._inputs.append(Pin(config.BUTTONS[name], Pin.IN, Pin.PULL_UP))
+        self._inputs.append(Pin(config.EMPTY["pin"], Pin.IN, Pin.PULL_UP))
+        n = len(self._inputs)
+        self._raw = bytearray(n)       # last sampled level, 1 = active
+        self._state = bytearray(n)     # debounced level
+        self._since = [0] * n          # ticks of the last raw change
+        self._pressed = 0              # new presses not yet reported
+        self._leds = []
+        for name in _LEDS:
+            self._leds.append(Pin(config.LEDS[name], Pin.OUT, value=0))
+        self._gate = None
+        if config.GATE:
+            # Energised = plunger across the card path. Off at boot, so a shoe
+            # whose controller is dead or in reset never traps the cards.
+            self._gate = Pin(config.GATE["pin"], Pin.OUT, value=0)
+        # Service mode: NEW SHOE held at power-on. The watchdog stays off and
+        # Ctrl-C keeps working, so `shoe deploy` (mpremote) can take over the
+        # USB REPL; in play neither is possible without opening the shoe.
+        self.service = self._inputs[_NEW_SHOE].value() == 0
+        self._wdt = None
+        if not self.service:
+            self._wdt = WDT(timeout=self.watchdog_ms(config.WDT_MS))
+        self._key = b""
+        self._one = bytearray(1)
+        self._make_link(config.LINK)
+        self.reader = self._make_reader(config.READER)
+        self.back_sensor = None
+        if config.SENSOR:
+            self.back_sensor = self._make_sensor(config.SENSOR)
+
+    def watchdog_ms(self, ms):
+        return ms
+
+    # -- buses -------------------------------------------------------------
+
+    def _uart(self, cfg):
+        # timeout=0: reads return what has arrived; drivers bound their own waits.
+        return UART(cfg["id"], cfg["baud"], tx=Pin(cfg["tx"]), rx=Pin(cfg["rx"]),
+                    timeout=0, rxbuf=UART_RXBUF)
+
+    def _i2c(self, cfg):
+        return I2C(cfg["id"], scl=Pin(cfg["scl"]), sda=Pin(cfg["sda"]),
+                   freq=cfg.get("freq", 400000))
+
+    def _spi(self, cfg):
+        # The PN532 shifts LSB first (its SPI mode 0).
+        return SPI(cfg["id"], cfg["baud"], polarity=0, phase=0, firstbit=SPI.LSB,
+                   sck=Pin(cfg["sck"]), mosi=Pin(cfg["mosi"]), miso=Pin(cfg["miso"]))
+
+    def _make_reader(self, cfg):
+        kind, bus = cfg["kind"], cfg["bus"]
+        if kind == "gm65":
+            from drivers.gm65 import GM65
+            return GM65(self._uart(cfg))
+        if kind == "pn532" and bus == "uart":
+            from drivers.pn532_uart import PN532_UART
+            return PN532_UART(self._uart(cfg))
+        if kind == "pn532" and bus == "i2c":
+            from drivers.pn532_i2c import PN532_I2C
+            return PN532_I2C(self._i2c(cfg))
+        if kind == "pn532" and bus == "spi":
+            from drivers.pn532_spi import PN532_SPI
+            return PN532_SPI(self._spi(cfg), Pin(cfg["cs"], Pin.OUT, value=1))
+        raise ConfigError("no driver for a %s reader on %s" % (kind, bus))
+
+    def _make_sensor(self, cfg):
+        if cfg["kind"] != "tcs34725" or cfg["bus"] != "i2c":
+            raise ConfigError("no driver for a %s back sensor on %s" % (cfg["kind"], cfg["bus"]))
+        from drivers.tcs34725 import TCS34725
+        # Calibrated reference colours for the card stock, when boards.toml has them.
+        return TCS34725(self._i2c(cfg), cfg.get("calibration"))
+
+    # -- host link ---------------------------------------------------------
+
+    def _make_link(self, cfg):
+        kind = cfg["kind"]
+        if kind == "uart":
+            uart = self._uart(cfg)
+            self._link_in = uart
+            self._link_out = uart
+            self._poll = None
+        elif kind == "usb_cdc":
+            self._link_in = sys.stdin.buffer
+            self._link_out = sys.stdout.buffer
+            self._poll = select.poll()
+            self._poll.register(sys.stdin, select.POLLIN)
+            if not self.service:
+                # The USB REPL would turn a 0x03 byte from the pit PC into
+                # KeyboardInterrupt and stop the shoe.
+                micropython.kbd_intr(-1)
+        else:
+            raise ConfigError("link kind %r is not available on a real board" % kind)
+        # MicroPython streams take write(buf, n): writes buf[:n] without a slice.
+        self._write = self._link_out.write  # type: Any
+        self._readinto = self._link_in.readinto  # type: Any
+
+    def link_read(self, buf):
+        """Bytes that have already arrived, up to len(buf); never waits."""
+        if self._poll is None:
+            return self._readinto(buf) or 0
+        n = 0
+        size = len(buf)
+        while n < size:
+            ready = False
+            for _ in self._poll.ipoll(0):
+                ready = True
+            if not ready:
+                break
+            # The USB CDC stream only promises one byte per readiness.
+            if not self._readinto(self._one, 1):
+                break
+            buf[n] = self._one[0]
+            n += 1
+        return n
+
+    def link_write(self, buf, n):
+        self._write(buf, n)
+
+    # -- dealer I/O ----------------------------------------------------------
+
+    def _sample(self):
+        now = ticks_ms()
+        for i in range(len(self._inputs)):
+            level = 1 if self._inputs[i].value() == 0 else 0
+            if level != self._raw[i]:
+                self._raw[i] = level
+                self._since[i] = now
+            elif level != self._state[i] and ticks_diff(now, self._since[i]) >= DEBOUNCE_MS:
+                self._state[i] = level
+                if level and i != _EMPTY:
+                    self._pressed |= 1 << i
+
+    def buttons(self):
+        """Buttons pressed since the last call (bit 0 no more bets, 1 exposed, 2 new shoe)."""
+        self._sample()
+        mask = self._pressed
+        self._pressed = 0
+        return mask
+
+    def empty(self):
+        self._sample()
+        return self._state[_EMPTY] == 1
+
+    def lights(self, mask):
+        for i in range(len(self._leds)):
+            self._leds[i].value((mask >> i) & 1)
+
+    def gate(self, open):
+        if self._gate is not None:
+            self._gate.value(0 if open else 1)
+
+    def feed(self):
+        if self._wdt is not None:
+            self._wdt.feed()
+
+    def key(self):
+        """The per-shoe HMAC key that `shoe deploy` wrote to shoe_key.bin."""
+        if not self._key:
+            try:
+                with open(KEY_FILE, "rb") as f:
+                    key = f.read()
+            except OSError:
+                raise ConfigError("%s is missing: provision the shoe with `shoe deploy`" % KEY_FILE)
+            if len(key) != KEY_BYTES:
+                raise ConfigError("%s holds %d bytes, not %d" % (KEY_FILE, len(key), KEY_BYTES))
+            self._key = key
+        return self._key

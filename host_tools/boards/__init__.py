@@ -1,0 +1,229 @@
+"""boards.toml: loading, validation and the list of wires on each board.
+
+Everything that turns boards.toml into something else (the firmware's
+board_config, the wiring table, the diagram, the BOM) goes through
+`get()`, so a board that fails validation cannot be deployed or documented.
+"""
+
+import pathlib
+import tomllib
+
+from host_tools.boards.mcus import BUS_GPIO_KEYS, BUS_ROLES, MCUS
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BOARDS_TOML = ROOT / "boards.toml"
+
+# Optional extra GPIOs a reader may use besides its bus pins.
+READER_GPIO_KEYS = ("irq", "reset")
+LINK_KINDS = ("usb_cdc", "uart", "pty")
+READER_BUSES = {"pn532": ("uart", "i2c", "spi"), "gm65": ("uart",)}
+BUTTON_NAMES = ("no_more_bets", "exposed", "new_shoe")
+LED_NAMES = ("player", "banker", "stop")
+# The brief's planning range for the MicroPython heap.
+HEAP_KIB_RANGE = (128, 190)
+# RP2040 watchdog: a 24-bit down-counter of microseconds (datasheet 4.7).
+RP2040_WDT_MAX_MS = 8388
+
+# How each bus signal is labelled at the far end of the wire.
+DEVICE_PIN = {
+    "uart": {"tx": "RXD", "rx": "TXD"},
+    "i2c": {"sda": "SDA", "scl": "SCL"},
+    "spi": {"sck": "SCK", "mosi": "MOSI", "miso": "MISO", "cs": "SS"},
+}
+DEVICE_NAME = {"pn532": "PN532", "gm65": "GM65", "tcs34725": "TCS34725"}
+
+
+class BoardError(Exception):
+    """boards.toml names a board that does not exist or cannot be built."""
+
+
+def load(path=BOARDS_TOML):
+    """Return (boards, parts): the board tables and the parts catalog."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    parts = data.pop("parts", {})
+    return data, parts
+
+
+def get(name, path=BOARDS_TOML):
+    """The named board's table, validated; BoardError says what is wrong."""
+    boards, parts = load(path)
+    if name not in boards:
+        raise BoardError("unknown board %r: boards.toml has %s"
+                         % (name, ", ".join(sorted(boards))))
+    problems = validate(name, boards[name], parts)
+    if problems:
+        raise BoardError("board %r is invalid:\n  %s" % (name, "\n  ".join(problems)))
+    return boards[name]
+
+
+def validate(name, board, parts):
+    """Every problem with one board table, each a complete sentence."""
+    problems = []
+    for key, kind in (("title", str), ("mcu", str), ("port", str), ("module", str),
+                      ("heap_kib", int), ("wdt_ms", int), ("reader", str),
+                      ("parts", list), ("link", dict), ("readers", dict)):
+        if not isinstance(board.get(key), kind):
+            problems.append("%s: %r must be a %s" % (name, key, kind.__name__))
+    if problems:
+        return problems
+    low, high = HEAP_KIB_RANGE
+    if not low <= board["heap_kib"] <= high:
+        problems.append("%s: heap_kib = %d is outside the planned %d-%d KiB"
+                        % (name, board["heap_kib"], low, high))
+    if board["mcu"] == "RP2040" and not 0 < board["wdt_ms"] <= RP2040_WDT_MAX_MS:
+        problems.append("%s: wdt_ms = %d is beyond the RP2040 watchdog's %d ms"
+                        % (name, board["wdt_ms"], RP2040_WDT_MAX_MS))
+    elif board["wdt_ms"] <= 0:
+        problems.append("%s: wdt_ms must be positive" % name)
+    if board["reader"] not in board["readers"]:
+        problems.append("%s: reader = %r is not one of its readers (%s)"
+                        % (name, board["reader"], ", ".join(sorted(board["readers"]))))
+    for kind, reader in board["readers"].items():
+        buses = READER_BUSES.get(kind)
+        if buses is None:
+            problems.append("%s: readers.%s is not a supported reader (%s)"
+                            % (name, kind, ", ".join(sorted(READER_BUSES))))
+        elif reader.get("bus") not in buses:
+            problems.append("%s: readers.%s.bus = %r; a %s talks %s"
+                            % (name, kind, reader.get("bus"), kind, " or ".join(buses)))
+        elif kind == "pn532" and reader["bus"] == "spi" and board["mcu"] == "RP2040":
+            # pico-sdk spi_set_format: the PL022 shifts MSB first only.
+            problems.append("%s: readers.pn532.bus = 'spi': the PN532 shifts LSB first and "
+                            "the RP2040's SPI only MSB first; use 'uart' (HSU) or 'i2c'" % name)
+    if board["link"].get("kind") not in LINK_KINDS:
+        problems.append("%s: link.kind = %r is not one of %s"
+                        % (name, board["link"].get("kind"), ", ".join(LINK_KINDS)))
+    for key in board["parts"]:
+        if key not in parts:
+            problems.append("%s: part %r is not in the [parts] catalog" % (name, key))
+    if board["mcu"] == "host":
+        return problems
+    mcu = MCUS.get(board["mcu"])
+    if mcu is None:
+        problems.append("%s: mcu = %r is not one of %s"
+                        % (name, board["mcu"], ", ".join(sorted(MCUS) + ["host"])))
+        return problems
+    for group, names in (("buttons", BUTTON_NAMES), ("leds", LED_NAMES)):
+        missing = [n for n in names if n not in board.get(group, {})]
+        if missing:
+            problems.append("%s: %s lacks %s" % (name, group, ", ".join(missing)))
+    if "pin" not in board.get("empty", {}):
+        problems.append("%s: empty.pin (the shoe-empty switch) is missing" % name)
+    problems.extend(_check_pins(name, board, mcu))
+    return problems
+
+
+def _check_pins(name, board, mcu):
+    problems = []
+    reserved = {int(k): v for k, v in board.get("board_reserved", {}).items()}
+    owner_of = {}      # pin -> (where, signal identity)
+    bus_user = {}      # (kind, id) -> (where, pins dict)
+    for wire in connections(board):
+        where, pin = wire["where"], wire["gpio"]
+        if not isinstance(pin, int) or isinstance(pin, bool):
+            problems.append("%s: %s = %r is not a GPIO number" % (name, where, pin))
+            continue
+        if pin not in mcu.gpios:
+            problems.append("%s: %s = %s does not exist on the %s (%s)"
+                            % (name, where, mcu.label(pin), mcu.name, mcu.pin_range()))
+            continue
+        if pin in mcu.unusable:
+            problems.append("%s: %s = %s cannot be used: %s"
+                            % (name, where, mcu.label(pin), mcu.unusable[pin]))
+        if pin in reserved:
+            problems.append("%s: %s = %s is wired on the board itself: %s"
+                            % (name, where, mcu.label(pin), reserved[pin]))
+        identity = wire["signal"] or where
+        if pin in owner_of and owner_of[pin][1] != identity:
+            problems.append("%s: %s used twice: %s and %s"
+                            % (name, mcu.label(pin), owner_of[pin][0], where))
+        owner_of.setdefault(pin, (where, identity))
+        if wire["bus"]:
+            problems.extend(_check_bus_pin(name, wire, mcu))
+    for where, bus in _buses(board):
+        kind, bus_id = bus["bus"], bus.get("id")
+        if bus_id not in mcu.bus_ids[kind]:
+            problems.append("%s: %s.id = %r: the %s has %s %s"
+                            % (name, where, bus_id, mcu.name, kind.upper(),
+                               ", ".join(str(i) for i in mcu.bus_ids[kind])))
+            continue
+        pins = {k: bus.get(k) for k in BUS_ROLES[kind]}
+        other = bus_user.get((kind, bus_id))
+        # Several I2C devices may share one bus; nothing else may share.
+        if other and not (kind == "i2c" and other[1] == pins):
+            problems.append("%s: %s%d is claimed by both %s and %s"
+                            % (name, kind.upper(), bus_id, other[0], where))
+        bus_user.setdefault((kind, bus_id), (where, pins))
+    return problems
+
+
+def _check_bus_pin(name, wire, mcu):
+    if mcu.fixed_functions is None or wire["role"] not in BUS_ROLES[wire["bus"]]:
+        return []
+    pin, kind = wire["gpio"], wire["bus"]
+    if wire["bus_id"] not in mcu.bus_ids[kind]:
+        return []  # reported once for the whole bus
+    wanted = wire["signal"]
+    actual = mcu.function_of(pin, kind)
+    if actual == wanted:
+        return []
+    return ["%s: %s = %s is %s, not %s (%s is on %s)"
+            % (name, wire["where"], mcu.label(pin), actual, wanted, wanted,
+               ", ".join(mcu.label(p) for p in mcu.pins_with(wanted)))]
+
+
+def _buses(board):
+    """(where, table) for every bus-attached device and a UART host link."""
+    out = []
+    if board["link"].get("kind") == "uart":
+        out.append(("link", dict(board["link"], bus="uart")))
+    for kind in sorted(board["readers"]):
+        out.append(("readers." + kind, board["readers"][kind]))
+    if board.get("sensor"):
+        out.append(("sensor", board["sensor"]))
+    return [(w, t) for w, t in out if t.get("bus") in BUS_ROLES]
+
+
+def connections(board):
+    """Every wire from the MCU, in a stable order, for validation and docs.
+
+    Each is a dict: where (its boards.toml path), gpio, device, device_pin,
+    bus/bus_id/role for bus signals and signal (e.g. "UART0 TX") naming what
+    the pin carries, so two devices on one I2C bus are one signal, not a clash.
+    """
+    wires = []
+    for where, table in _buses(board):
+        kind, bus_id = table["bus"], table.get("id")
+        device = "host link" if where == "link" else DEVICE_NAME.get(
+            table.get("kind", where.split(".")[-1]), where)
+        for role, suffix in BUS_ROLES[kind].items():
+            if role in table:
+                wires.append({"where": "%s.%s" % (where, role), "gpio": table[role],
+                              "device": device, "device_pin": DEVICE_PIN[kind][role],
+                              "bus": kind, "bus_id": bus_id, "role": role,
+                              "signal": "%s%s %s" % (kind.upper(), bus_id, suffix)})
+        for role in BUS_GPIO_KEYS[kind] + READER_GPIO_KEYS:
+            if role in table:
+                wires.append({"where": "%s.%s" % (where, role), "gpio": table[role],
+                              "device": device,
+                              "device_pin": DEVICE_PIN[kind].get(role, role.upper()),
+                              "bus": kind, "bus_id": bus_id, "role": role, "signal": None})
+    for key, pin in board.get("buttons", {}).items():
+        wires.append(_gpio_wire("buttons." + key, pin, "button " + key.replace("_", " "),
+                                "NO contact; other contact to GND"))
+    if "pin" in board.get("empty", {}):
+        wires.append(_gpio_wire("empty.pin", board["empty"]["pin"], "empty switch",
+                                "NO contact; COM to GND"))
+    for key, pin in board.get("leds", {}).items():
+        wires.append(_gpio_wire("leds." + key, pin, "LED " + key,
+                                "330 ohm to anode; cathode to GND"))
+    if "pin" in board.get("gate", {}):
+        wires.append(_gpio_wire("gate.pin", board["gate"]["pin"], "gate solenoid driver",
+                                "100 ohm to AO3400A gate (100k gate-GND)"))
+    return wires
+
+
+def _gpio_wire(where, pin, device, device_pin):
+    return {"where": where, "gpio": pin, "device": device, "device_pin": device_pin,
+            "bus": None, "bus_id": None, "role": None, "signal": None}

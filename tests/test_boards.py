@@ -1,0 +1,242 @@
+"""boards.toml: every board validates, bad wiring is refused precisely, and the
+generated hardware docs and board_config follow the file."""
+
+import copy
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from host_tools import boards
+from host_tools.boards import config, docs
+from host_tools.boards.mcus import MCUS
+
+BOARDS, PARTS = boards.load()
+MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
+
+
+def problems_after(name, change):
+    board = copy.deepcopy(BOARDS[name])
+    change(board)
+    return boards.validate(name, board, PARTS)
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_every_board_validates(name):
+    assert boards.validate(name, BOARDS[name], PARTS) == []
+    assert boards.get(name) == BOARDS[name]
+
+
+def test_the_required_boards_exist():
+    assert {"emulator", "pico", "esp32s3"} <= set(BOARDS)
+    assert BOARDS["pico"]["mcu"] == "RP2040"
+    assert BOARDS["pico"]["readers"]["pn532"]["bus"] == "uart"
+    assert BOARDS["esp32s3"]["readers"]["pn532"]["bus"] == "spi"
+    assert BOARDS["esp32s3"]["readers"]["gm65"]["bus"] == "uart"
+
+
+@pytest.mark.parametrize("name", ["pico", "esp32s3"])
+def test_real_boards_use_distinct_existing_pins(name):
+    # Independent of the validator: count the pins straight from the table.
+    board = BOARDS[name]
+    pins = [w["gpio"] for w in boards.connections(board)]
+    assert len(pins) == len(set(pins))
+    assert set(pins) <= set(MCUS[board["mcu"]].gpios)
+    assert len(pins) >= 12  # reader bus, sensor bus, 3 buttons, empty, 3 LEDs, gate
+
+
+def test_duplicated_pin_is_rejected():
+    def dup(b):
+        b["leds"]["stop"] = b["buttons"]["exposed"]
+    assert problems_after("pico", dup) == [
+        "pico: GP11 used twice: buttons.exposed and leds.stop"]
+
+
+def test_nonexistent_pin_is_rejected():
+    def bad(b):
+        b["gate"]["pin"] = 30
+    assert problems_after("pico", bad) == [
+        "pico: gate.pin = GP30 does not exist on the RP2040 (GP0-GP29)"]
+
+    def gap(b):
+        b["gate"]["pin"] = 23  # the ESP32-S3 has no GPIO22-25
+    assert problems_after("esp32s3", gap) == [
+        "esp32s3: gate.pin = GPIO23 does not exist on the ESP32-S3 (GPIO0-GPIO48)"]
+
+
+def test_wrong_function_bus_pin_is_rejected():
+    def swap(b):
+        b["readers"]["pn532"]["tx"], b["readers"]["pn532"]["rx"] = 1, 0
+    assert problems_after("pico", swap) == [
+        "pico: readers.pn532.tx = GP1 is UART0 RX, not UART0 TX (UART0 TX is on GP0, GP12, GP16, GP28)",
+        "pico: readers.pn532.rx = GP0 is UART0 TX, not UART0 RX (UART0 RX is on GP1, GP13, GP17, GP29)",
+    ]
+
+    def wrong_instance(b):
+        b["sensor"]["id"] = 1  # GP4/GP5 are I2C0, not I2C1
+    msgs = problems_after("pico", wrong_instance)
+    assert msgs[0] == ("pico: sensor.sda = GP4 is I2C0 SDA, not I2C1 SDA "
+                       "(I2C1 SDA is on GP2, GP6, GP10, GP14, GP18, GP22, GP26)")
+    assert len(msgs) == 2
+
+
+def test_rp2040_function_table_matches_the_datasheet_pattern():
+    # The datasheet's table repeats: SPI instance every 8 pins, UART shifted
+    # by 4, I2C every 2; signals cycle RX/CSn/SCK/TX, TX/RX/CTS/RTS, SDA/SCL.
+    table = MCUS["RP2040"].fixed_functions
+    for n in range(30):
+        spi, uart, i2c = table[n]
+        assert spi == "SPI%d %s" % ((n // 8) % 2, ("RX", "CSn", "SCK", "TX")[n % 4])
+        assert uart == "UART%d %s" % (((n + 4) // 8) % 2, ("TX", "RX", "CTS", "RTS")[n % 4])
+        assert i2c == "I2C%d %s" % ((n // 2) % 2, ("SDA", "SCL")[n % 2])
+
+
+@pytest.mark.parametrize("pin, reason", [
+    (0, "strapping pin (boot mode)"),
+    (20, "native USB D+ (host link and REPL)"),
+    (30, "module flash SPICLK"),
+    (35, "octal flash/PSRAM SPIIO6 on -R8/-N16R8 modules"),
+    (43, "UART0 TXD: boot log and REPL via the DevKitC's USB-UART bridge"),
+])
+def test_esp32s3_unusable_pins_are_rejected(pin, reason):
+    def bad(b):
+        b["readers"]["gm65"]["tx"] = pin
+    assert problems_after("esp32s3", bad) == [
+        "esp32s3: readers.gm65.tx = GPIO%d cannot be used: %s" % (pin, reason)]
+
+
+def test_board_reserved_pin_is_rejected():
+    def led(b):
+        b["leds"]["player"] = 25
+    assert problems_after("pico", led) == [
+        "pico: leds.player = GP25 is wired on the board itself: on-board LED"]
+
+
+def test_one_uart_cannot_serve_two_devices():
+    def uart_link(b):
+        b["link"] = {"kind": "uart", "id": 1, "tx": 1, "rx": 2, "baud": 115200}
+    assert problems_after("esp32s3", uart_link) == [
+        "esp32s3: UART1 is claimed by both link and readers.gm65"]
+
+    def other_uart(b):
+        b["link"] = {"kind": "uart", "id": 2, "tx": 1, "rx": 2, "baud": 115200}
+    assert problems_after("esp32s3", other_uart) == []
+
+
+def test_i2c_devices_may_share_a_bus_but_not_its_instance_on_other_pins():
+    def shared(b):
+        b["readers"]["pn532"] = {"bus": "i2c", "id": 0, "sda": 4, "scl": 5}
+    assert problems_after("pico", shared) == []
+
+    def split(b):
+        b["readers"]["pn532"] = {"bus": "i2c", "id": 0, "sda": 8, "scl": 9}
+    assert problems_after("pico", split) == [
+        "pico: I2C0 is claimed by both readers.pn532 and sensor"]
+
+
+def test_pn532_on_rp2040_spi_is_refused():
+    def spi(b):
+        b["readers"]["pn532"] = {"bus": "spi", "id": 0, "sck": 2, "mosi": 3, "miso": 0, "cs": 1}
+    msgs = problems_after("pico", spi)
+    assert len(msgs) == 1 and "shifts LSB first" in msgs[0]
+
+
+def test_heap_and_watchdog_limits():
+    def heap(b):
+        b["heap_kib"] = 256
+    assert problems_after("pico", heap) == ["pico: heap_kib = 256 is outside the planned 128-190 KiB"]
+
+    def wdt(b):
+        b["wdt_ms"] = 9000
+    assert problems_after("pico", wdt) == [
+        "pico: wdt_ms = 9000 is beyond the RP2040 watchdog's 8388 ms"]
+
+
+def test_unknown_board_and_part():
+    with pytest.raises(boards.BoardError, match="unknown board 'nano': boards.toml has emulator, esp32s3, pico"):
+        boards.get("nano")
+
+    def part(b):
+        b["parts"].append("flux_capacitor")
+    assert problems_after("pico", part) == ["pico: part 'flux_capacitor' is not in the [parts] catalog"]
+
+
+def test_every_listed_part_has_a_part_number_and_quantity():
+    for name, board in BOARDS.items():
+        for key in board["parts"]:
+            assert PARTS[key]["qty"] >= 1 and len(PARTS[key]["part"]) > 10
+
+
+@pytest.mark.parametrize("rel", sorted(docs.generated()))
+def test_generated_hardware_docs_match_the_committed_files(rel):
+    committed = (docs.HARDWARE / rel).read_text(encoding="utf-8")
+    assert committed == docs.generated()[rel], (
+        "hardware/%s is out of date: run python -m host_tools.boards.docs" % rel)
+
+
+@pytest.mark.parametrize("name", ["pico", "esp32s3"])
+def test_wiring_diagram_shows_every_wire(name):
+    board = BOARDS[name]
+    svg = ET.parse(docs.HARDWARE / name / "wiring.svg").getroot()
+    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    lines = list(svg.iter("{http://www.w3.org/2000/svg}line"))
+    wires = boards.connections(board)
+    assert len(lines) == len(wires) + 4  # + the legend's four samples
+    mcu = MCUS[board["mcu"]]
+    for w in wires:
+        assert mcu.label(w["gpio"]) in texts
+
+
+def test_hardware_folders_have_the_hand_written_docs():
+    for name in ("pico", "esp32s3"):
+        for doc in ("power.md", "wiring.md", "bom.md", "wiring.svg"):
+            assert (docs.HARDWARE / name / doc).stat().st_size > 200
+    assert (docs.HARDWARE / "README.md").exists()
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_board_config_carries_the_table(name, tmp_path):
+    board = BOARDS[name]
+    source = config.generate(name, "T-07")
+    (tmp_path / "board_config.py").write_text(source)
+    # The same module imports in CPython and in the MicroPython VM.
+    probe = ("import board_config as c\n"
+             "print(c.BOARD, c.MODULE, c.PORT, c.HEAP, c.SHOE_ID, c.WDT_MS, c.READER['kind'],"
+             " c.READER['bus'], sorted(c.LEDS.items()), sorted(c.BUTTONS.items()),"
+             " c.GATE, c.FIRMWARE_VERSION[:6])\n")
+    outs = []
+    for exe in (sys.executable, MICROPYTHON):
+        proc = subprocess.run([exe, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60, env=dict(os.environ, MICROPYPATH=str(tmp_path)))
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    reader = board["readers"][board["reader"]]
+    expected = "%s %s %s %d T-07 %d %s %s %s %s %s 0.1.0+" % (
+        name, board["module"], board["port"], board["heap_kib"] * 1024, board["wdt_ms"],
+        board["reader"], reader["bus"], sorted(board.get("leds", {}).items()),
+        sorted(board.get("buttons", {}).items()), board.get("gate"))
+    assert outs[0].strip() == expected
+    assert "note" not in source
+
+
+def test_board_config_overrides_and_reader_choice():
+    values = config.constants("esp32s3", "T1", reader="gm65")
+    assert values["READER"] == {"kind": "gm65", "bus": "uart", "id": 1, "tx": 17, "rx": 18, "baud": 9600}
+    values = config.constants("emulator", "T1", overrides={"LINK": {"device": "/dev/pts/9"}})
+    assert values["LINK"] == {"kind": "pty", "device": "/dev/pts/9"}
+    with pytest.raises(boards.BoardError, match="board 'pico' has no 'gm65' reader"):
+        config.constants("pico", "T1", reader="gm65")
+    with pytest.raises(boards.BoardError, match="shoe id 'T 1'"):
+        config.constants("pico", "T 1")
+
+
+def test_firmware_version_follows_the_sources(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    v1 = config.firmware_version(tmp_path)
+    (tmp_path / "a.py").write_text("x = 2\n")
+    v2 = config.firmware_version(tmp_path)
+    (tmp_path / "board_config.py").write_text("SHOE_ID = 'x'\n")
+    assert v1 != v2 and config.firmware_version(tmp_path) == v2

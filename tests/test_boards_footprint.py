@@ -1,0 +1,37 @@
+"""The footprint benchmark's instrument: it runs a whole staged shoe at the
+board's heap, reports zero growth per card for the core, and would see
+growth if there were any. (Its timings are for `shoe bench footprint`.)"""
+
+import pytest
+
+from host_tools import deploy
+from host_tools.boards import footprint
+
+
+@pytest.fixture(scope="module")
+def pico_stage(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fp")
+    return out, deploy.stage("pico", out, "FP", bytes(32))
+
+
+def test_whole_shoe_fits_the_esp32s3_budget_without_growth(capsys):
+    assert footprint.main(["--runs", "1", "--board", "esp32s3"]) == 0
+    header, row = capsys.readouterr().out.splitlines()[:2]
+    assert header.split()[:6] == ["board", "heap", "staged", "import", "peak", "growth/card"]
+    name, heap, staged, imported, peak, growth, us, cards = row.split()
+    assert name == "esp32s3" and int(heap) == 128 * 1024
+    assert 0 < int(imported) < int(peak) < int(heap)
+    assert float(growth) == 0.0
+    # 416 cards less the cut card's 16 at most; the shoe ends after "last hand".
+    assert 300 <= int(cards) <= 416
+
+
+def test_growth_measure_sees_a_per_card_allocation(pico_stage, monkeypatch):
+    outdir, manifest = pico_stage
+    clean = footprint.measure(outdir, manifest, 3)
+    monkeypatch.setattr(footprint, "_SHOE", footprint._SHOE.replace(
+        "    count[0] += 1", "    count[0] += 1\n    kept = bytearray(1)"))
+    leaky = footprint.measure(outdir, manifest, 3)
+    assert clean["grown"] == 0
+    assert leaky["grown"] >= leaky["stretch"] * 16  # at least one heap block per card
+    assert leaky["cards"] == clean["cards"]

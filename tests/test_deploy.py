@@ -1,0 +1,275 @@
+"""`shoe deploy`: dry-run staging of every board, the staged .mpy set running
+in the MicroPython VM at the board's heap, and the mpremote flash path
+against a directory standing in for the device's filesystem."""
+
+import hashlib
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from host_tools import boards, cli, deploy
+from host_tools.boards import footprint
+
+ROOT = boards.ROOT
+MICROPYTHON = footprint.MICROPYTHON
+BOARD_NAMES = sorted(boards.load()[0])
+SCRIPT = "shoe decks=8\nAS up\n2C\nbets\n9H\n2D\nKC\n3S\n"
+
+
+class Staged:
+    """name -> (OUTDIR, manifest), each staged once by the real command line."""
+
+    def __init__(self, factory):
+        self.factory = factory
+        self.done = {}
+
+    def __getitem__(self, name):
+        if name not in self.done:
+            outdir = self.factory.mktemp("stage-" + name)
+            assert cli.main(["deploy", "--board", name, "--dry-run", str(outdir),
+                             "--shoe-id", "T-" + name]) == 0
+            self.done[name] = (outdir, json.loads((outdir / deploy.MANIFEST).read_text()))
+        return self.done[name]
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory):
+    return Staged(tmp_path_factory)
+
+
+@pytest.mark.parametrize("name", BOARD_NAMES)
+def test_dry_run_stages_compiled_firmware_and_a_manifest(staged, name):
+    outdir, manifest = staged[name]
+    module = boards.get(name)["module"]
+    files = sorted(p.relative_to(outdir).as_posix() for p in outdir.rglob("*") if p.is_file())
+    assert sorted(manifest["files"]) == [f for f in files if f != deploy.MANIFEST]
+    for rel, digest in manifest["files"].items():
+        assert hashlib.sha256((outdir / rel).read_bytes()).hexdigest() == digest
+    sources = deploy.firmware_files(module)
+    for rel in sources:
+        staged_as = rel if rel in ("main.py", "boot.py") else rel[:-3] + ".mpy"
+        assert staged_as in manifest["files"], rel
+    # Only main.py/boot.py stay source; other boards' bring-up is left out.
+    assert [f for f in manifest["files"] if f.endswith(".py")] == [
+        f for f in ("boot.py", "main.py") if f in sources]
+    assert "boards/%s.mpy" % module in manifest["files"]
+    others = {b["module"] for b in boards.load()[0].values()} - {module}
+    assert not [o for o in others if "boards/%s.mpy" % o in manifest["files"]]
+    assert "board_config.mpy" in manifest["files"]
+    assert len((outdir / deploy.KEY_NAME).read_bytes()) == deploy.KEY_BYTES
+    assert manifest["heap"] == boards.get(name)["heap_kib"] * 1024
+
+
+def test_each_dry_run_gets_its_own_random_key(staged):
+    keys = {(staged[name][0] / deploy.KEY_NAME).read_bytes() for name in ("pico", "esp32s3")}
+    assert len(keys) == 2
+
+
+@pytest.mark.parametrize("name", BOARD_NAMES)
+def test_staged_set_imports_and_deals_in_the_vm_at_the_board_heap(staged, name):
+    outdir, manifest = staged[name]
+    modules = footprint.staged_modules(manifest)
+    assert "baccarat.game" in modules and "board_config" in modules
+    # Each module (with what it imports) loads on its own at the board's heap;
+    # the resident set a running shoe keeps is `shoe bench footprint`'s job.
+    source = ("import gc, sys\n"
+              "base = list(sys.modules)\n"
+              "for m in %r:\n"
+              "    __import__(m)\n"
+              "    assert sys.modules[m].__file__.endswith('.mpy'), m\n"
+              "    for k in list(sys.modules):\n"
+              "        if k not in base:\n"
+              "            del sys.modules[k]\n"
+              "    gc.collect()\n"
+              "import board_config\n"
+              "print(board_config.BOARD, board_config.SHOE_ID, board_config.HEAP)\n" % modules)
+    proc = footprint.run_in_vm(outdir, manifest["heap"], source)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [name, manifest["shoe_id"], str(manifest["heap"])]
+
+    # A short deal through the staged core gives byte-for-byte the events the
+    # source tree gives under CPython.
+    env = dict(os.environ, MICROPYPATH=str(outdir))
+    vm = subprocess.run([MICROPYTHON, "-X", "heapsize=%d" % manifest["heap"], "-c",
+                         "from baccarat import script; script.main()"],
+                        input=SCRIPT, capture_output=True, text=True, env=env, timeout=60)
+    assert vm.returncode == 0, vm.stderr
+    cpy = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'firmware');"
+                          "from baccarat import script; script.main()"],
+                         input=SCRIPT, capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert vm.stdout == cpy.stdout
+    result = json.loads(vm.stdout.splitlines()[-1])
+    # 9H + KC = 9 and 2D + 3S = 5: a Player natural nine (Ch 6, 10A).
+    assert (result["type"], result["winner"], result["player_total"], result["banker_total"]) == (
+        "result", "player", 9, 5)
+
+
+def test_mpy_cross_output_version_is_what_the_vm_loads():
+    version = deploy.mpy_cross_version()
+    m = re.search(r"MicroPython v(\d+\.\d+).*mpy v(\d+)\.(\d+)", version)
+    assert m and m.group(1) == "1.29", version
+    proc = subprocess.run([MICROPYTHON, "-c",
+                           "import sys; i = sys.implementation; print(i.version[0], i.version[1],"
+                           " i._mpy & 0xff, (i._mpy >> 8) & 3)"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.stdout.split() == ["1", "29", m.group(2), m.group(3)]
+
+
+def test_a_bad_mpy_is_refused_by_the_vm(tmp_path):
+    # The load check above is meaningful: the VM rejects a foreign .mpy.
+    good = tmp_path / "ok.py"
+    good.write_text("X = 1\n")
+    deploy.compile_mpy(good, tmp_path / "ok.mpy", "ok.py")
+    good.unlink()
+    data = bytearray((tmp_path / "ok.mpy").read_bytes())
+    data[1] = 5  # an older .mpy major version
+    (tmp_path / "old.mpy").write_bytes(bytes(data))
+    proc = footprint.run_in_vm(tmp_path, 128 * 1024, "import ok; print(ok.X); import old")
+    assert proc.returncode == 1 and proc.stdout.splitlines()[0] == "1"
+    assert "ValueError: incompatible .mpy file" in proc.stdout + proc.stderr
+
+
+def test_deploy_needs_exactly_one_of_port_and_dry_run(tmp_path, capsys):
+    assert cli.main(["deploy", "--board", "pico"]) == 2
+    assert cli.main(["deploy", "--board", "pico", "--port", "/dev/null",
+                     "--dry-run", str(tmp_path)]) == 2
+    assert "either --port DEVICE" in capsys.readouterr().err
+
+
+def test_deploy_refuses_bad_inputs_precisely(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(tmp_path)]) == 1
+    assert "is not empty and holds no earlier staging" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    short = tmp_path / "short.key"
+    short.write_bytes(b"\x01" * 16)
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(tmp_path / "o"),
+                     "--key-file", str(short)]) == 1
+    assert "holds 16 bytes; a shoe key is exactly 32" in capsys.readouterr().err
+    assert cli.main(["deploy", "--board", "nano", "--dry-run", str(tmp_path / "o")]) == 1
+    assert "unknown board 'nano'" in capsys.readouterr().err
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(tmp_path / "o"),
+                     "--shoe-id", "bad id!"]) == 1
+    assert "shoe id 'bad id!'" in capsys.readouterr().err
+
+
+class StandInDevice:
+    """Plays mpremote against a directory standing in for the board's
+    filesystem: `exec` runs the script in the real MicroPython VM there,
+    `fs cp` copies (and, like mpremote, fails when the directory is missing)."""
+
+    def __init__(self, root, corrupt=None):
+        self.root = pathlib.Path(root)
+        self.corrupt = corrupt
+        self.calls = []
+
+    def __call__(self, argv):
+        assert argv[:3] == deploy.MPREMOTE and argv[3] == "connect"
+        port, rest = argv[4], argv[5:]
+        out = []
+        cmd = []
+        for word in rest + ["+"]:
+            if word != "+":
+                cmd.append(word)
+                continue
+            self.calls.append((port, cmd[0] if cmd[0] != "fs" else "fs " + cmd[1]))
+            if cmd[0] == "exec":
+                proc = subprocess.run([MICROPYTHON, "-c", cmd[1]], cwd=self.root,
+                                      capture_output=True, text=True, timeout=60)
+                if proc.returncode:
+                    raise deploy.DeployError(proc.stderr)
+                out.append(proc.stdout)
+            elif cmd[:2] == ["fs", "cp"]:
+                assert cmd[3].startswith(":")
+                dst = self.root / cmd[3][1:]
+                if not dst.parent.is_dir():
+                    raise deploy.DeployError("mpremote: cp: %s: No such directory" % cmd[3])
+                shutil.copyfile(cmd[2], dst)
+                if cmd[3][1:] == self.corrupt:
+                    dst.write_bytes(dst.read_bytes()[:-1] + b"\x00")
+            else:
+                assert cmd == ["reset"], cmd
+            cmd = []
+        return "".join(out)
+
+
+def test_mpremote_commands_copy_every_file_then_verify_then_reset(staged):
+    outdir, manifest = staged["pico"]
+    cmds = deploy.mpremote_commands("/dev/ttyACM0", outdir, manifest["files"])
+    for argv in cmds:
+        assert argv[:5] == deploy.MPREMOTE + ["connect", "/dev/ttyACM0"]
+    assert cmds[0][5] == "exec" and cmds[-2][5] == "exec" and cmds[-1][5:] == ["reset"]
+    copies = [argv[5:] for argv in cmds[1:-2]]
+    pairs = []
+    for words in copies:
+        chunks = " ".join(words).split(" + ")
+        pairs += [tuple(chunk.split(" ")) for chunk in chunks]
+    assert sorted(p[3] for p in pairs) == sorted(":" + rel for rel in manifest["files"])
+    assert cmds[-1][5:] == ["reset"]
+    assert all(p[:2] == ("fs", "cp") and p[2] == str(outdir / p[3][1:]) for p in pairs)
+
+
+def test_flash_copies_verifies_and_resets(staged, tmp_path):
+    outdir, manifest = staged["pico"]
+    device = tmp_path / "device"
+    (device / "baccarat").mkdir(parents=True)
+    (device / "baccarat" / "game.py").write_text("raise Exception('stale source')\n")
+    (device / "journal.bin").write_bytes(b"power-loss journal")
+    dev = StandInDevice(device)
+    deploy.flash(outdir, manifest, "/dev/ttyACM0", run=dev)
+    for rel, digest in manifest["files"].items():
+        assert hashlib.sha256((device / rel).read_bytes()).hexdigest() == digest
+    # main.py's boot self-test reads the manifest on the device.
+    assert (device / deploy.MANIFEST).read_bytes() == (outdir / deploy.MANIFEST).read_bytes()
+    assert not (device / "baccarat" / "game.py").exists()  # would shadow game.mpy
+    assert (device / "journal.bin").read_bytes() == b"power-loss journal"
+    assert dev.calls[0] == ("/dev/ttyACM0", "exec") and dev.calls[-1] == ("/dev/ttyACM0", "reset")
+    assert sum(1 for c in dev.calls if c[1] == "fs cp") == len(manifest["files"]) + 1
+
+
+def test_flash_stops_before_reset_when_a_hash_differs(staged, tmp_path):
+    outdir, manifest = staged["esp32s3"]
+    dev = StandInDevice(tmp_path, corrupt="baccarat/game.mpy")
+    with pytest.raises(deploy.DeployError) as err:
+        deploy.flash(outdir, manifest, "/dev/ttyACM1", run=dev)
+    assert "verification failed, the board was not reset" in str(err.value)
+    assert "baccarat/game.mpy: device sha256" in str(err.value)
+    assert str(err.value).count("device sha256") == 1
+    assert ("/dev/ttyACM1", "reset") not in dev.calls
+
+
+def test_check_hashes_names_missing_and_unreported_files():
+    files = {"a.mpy": "11" * 32, "b/c.mpy": "22" * 32, "d.bin": "33" * 32}
+    report = "%s a.mpy\nmissing b/c.mpy\n" % ("11" * 32)
+    assert deploy.check_hashes(files, report) == [
+        "b/c.mpy: missing on the device", "d.bin: not reported by the device"]
+
+
+def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monkeypatch, capsys):
+    if not (deploy.FIRMWARE / "main.py").exists():
+        pytest.fail("firmware/main.py is missing: a real deploy refuses to flash without it")
+    device = tmp_path / "device"
+    device.mkdir()
+    monkeypatch.setattr(deploy, "_run", StandInDevice(device))
+    keys = tmp_path / "keys"
+    argv = ["deploy", "--board", "pico", "--port", "/dev/ttyACM0", "--shoe-id", "T07",
+            "--key-dir", str(keys)]
+    assert cli.main(argv) == 0
+    key = (keys / "T07.key").read_bytes()
+    assert len(key) == 32 and (device / deploy.KEY_NAME).read_bytes() == key
+    assert oct((keys / "T07.key").stat().st_mode & 0o777) == "0o600"
+    record = json.loads((keys / "T07.manifest.json").read_text())
+    assert record["shoe_id"] == "T07" and record["board"] == "pico"
+    assert hashlib.sha256(key).hexdigest()[:16] in capsys.readouterr().out
+    # A second deploy must not silently give the shoe a new key...
+    assert cli.main(argv) == 1
+    assert "already holds a different key for shoe T07" in capsys.readouterr().err
+    # ...but keeps it when asked to.
+    assert cli.main(argv + ["--key-file", str(keys / "T07.key")]) == 0
+    assert (device / deploy.KEY_NAME).read_bytes() == key
