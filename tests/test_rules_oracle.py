@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import oracle_ch10
 from host_tools import vm
 
@@ -50,3 +52,12 @@ def test_sample_in_micropython_covers_every_cell():
     assert s["mismatches"] == []
     assert s["checked"] > 10000
     assert s["cells"] == 88
+
+
+@pytest.mark.slow
+def test_all_million_tuples_in_micropython():
+    # About ten minutes in the VM: run with `pytest -m slow`.
+    rc, out, err = vm.run_micropython([CHECK, "full"], heap="512m", extra_paths=[HERE], timeout=3600)
+    assert rc == 0, err
+    s = _summary(out.decode())
+    assert s["checked"] == 10 ** 6 and s["mismatches"] == [] and s["cells"] == 88
