@@ -1,0 +1,86 @@
+"""From a reader ID to the game: the card-set checks that sit between them.
+
+The game core trusts every card it is given, so this is where a card that
+does not belong to the shoe is stopped: an ID the registry does not know, a
+physical card already dealt from this shoe, or a card of the other batch (by
+its enrolment or by the back colour the sensor saw). Each of those becomes
+``game.alert`` and never reaches ``game.card``, so the round in progress is
+exactly as if the bad card had not been drawn. The normal path allocates
+nothing: one binary search and one bit in a preallocated bitset.
+"""
+
+from baccarat import cards
+from cardset import registry as _registry
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+# What the back sensor reported for this card (drivers.tcs34725.classify),
+# or NO_SENSOR on a shoe without one (the dealer's "exposed card" button is
+# then the only source of face-up information, handled by the game).
+NO_SENSOR = const(-1)
+FACE = const(0)
+
+UNKNOWN = "unknown_card"
+DUPLICATE = "duplicate_card"
+WRONG_BATCH = "wrong_batch"
+
+
+class Intake:
+    def __init__(self, registry, game):
+        self.registry = registry
+        self.game = game
+        self.batch = _registry.BATCH_A
+        # One bit per record: "this physical card has left the shoe".
+        self._seen = bytearray((registry.count + 7) >> 3)
+
+    def new_shoe(self, batch):
+        """Start a shoe dealt from ``batch``; every card may be dealt once again."""
+        if batch not in (_registry.BATCH_A, _registry.BATCH_B) or not self.registry.decks(batch):
+            raise ValueError("card set has no batch %s" % _registry.batch_name(batch))
+        self.batch = batch
+        seen = self._seen
+        for i in range(len(seen)):
+            seen[i] = 0
+
+    def take(self, buf, n, colour):
+        """Hand the card with ID ``buf[:n]`` to the game; return it, or -1
+        when it was refused with an irregularity instead."""
+        reg = self.registry
+        i = reg.find(buf, n)
+        if i < 0:
+            self.game.alert(UNKNOWN, -1, "ID %s is not in the loaded card set" % _id_text(reg, buf, n))
+            return -1
+        c = reg.card(i)
+        batch = reg.batch(i)
+        if batch != self.batch:
+            self.game.alert(WRONG_BATCH, c, "%s, but the shoe deals batch %s"
+                            % (_where(reg, i), _registry.batch_name(self.batch)))
+            return -1
+        if colour > FACE and colour != self.batch:
+            self.game.alert(WRONG_BATCH, c, "%s shows the back colour of batch %s"
+                            % (_where(reg, i), _registry.batch_name(colour)))
+            return -1
+        mask = 1 << (i & 7)
+        if self._seen[i >> 3] & mask:
+            self.game.alert(DUPLICATE, c, "%s was already dealt from this shoe" % _where(reg, i))
+            return -1
+        self.game.card(c, colour == FACE)
+        self._seen[i >> 3] |= mask
+        return c
+
+
+# Message helpers: only on the irregularity path, where allocating is fine.
+
+def _where(reg, i):
+    return "%s of deck %d batch %s" % (cards.name(reg.card(i)), reg.deck(i),
+                                       _registry.batch_name(reg.batch(i)))
+
+
+def _id_text(reg, buf, n):
+    if reg.kind == _registry.KIND_CODE:
+        return '"' + "".join(chr(buf[k]) for k in range(n)) + '"'
+    return "".join("%02x" % buf[k] for k in range(n))

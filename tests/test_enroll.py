@@ -1,0 +1,275 @@
+"""The enrollment station end to end: simulator on a pty -> `shoe enroll` -> card-set file.
+
+The oracle for positions is written here from docs/cardset.md (suits
+spades, hearts, clubs, diamonds, each ace to king), not taken from the
+station's code.
+"""
+
+import os
+import random
+import subprocess
+import sys
+
+from host_tools.vm import ROOT, use_firmware
+
+use_firmware()
+
+from cardset import registry  # noqa: E402
+
+RANKS = "A23456789TJQK"
+LAYOUT = [r + s for s in "SHCD" for r in RANKS]  # position 1..52 -> card name
+SUITS = "CDHS"  # firmware card ints: rank << 2 | suit, suits C D H S
+
+
+def card_int(name):
+    return RANKS.index(name[0]) << 2 | SUITS.index(name[1])
+
+
+def make_codes(decks, seed):
+    """deck -> list of 52 printed codes in layout order."""
+    rng = random.Random(seed)
+    codes = set()
+    while len(codes) < decks * 52:
+        codes.add("M%d-%06d" % (seed, rng.randrange(10 ** 6)))
+    codes = sorted(codes)
+    rng.shuffle(codes)
+    return {d: codes[(d - 1) * 52:d * 52] for d in range(1, decks + 1)}
+
+
+def write_manifest(path, layout):
+    lines = ["%s %s %d" % (code, LAYOUT[p], d) for d, codes in layout.items() for p, code in enumerate(codes)]
+    random.Random(0).shuffle(lines)  # a maker's manifest need not be in layout order
+    path.write_text("# maker's manifest\n" + "\n".join(lines) + "\n")
+
+
+def sim_command(kind):
+    return [sys.executable, "-m", "host_tools.cli", "sim", kind]
+
+
+def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="set.bin", idle="1.5"):
+    (tmp_path / "codes.txt").write_text("\n".join(scans) + "\n")
+    sim = subprocess.Popen(sim_command("barcode") + ["--codes", str(tmp_path / "codes.txt"),
+                                                     "--fast", "--interval", "0", "--start-delay", "0.5",
+                                                     # quiet after a fault: much longer than the
+                                                     # driver's 200 ms line timeout, so a
+                                                     # station slowed by a busy machine still
+                                                     # sees the line go idle after noise
+                                                     "--gap", "1.5"],
+                           cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        port = sim.stdout.readline().strip()
+        cmd = [sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode", "--port", port,
+               "--decks", str(decks), "--batch", batch, "--out", str(tmp_path / out), "--idle", idle]
+        if manifest:
+            cmd += ["--manifest", str(tmp_path / "manifest.txt")]
+        result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                                env=dict(os.environ, COLUMNS="200"))
+    finally:
+        sim.terminate()
+        sim.wait(timeout=10)
+    return result
+
+
+def test_a_clean_eight_deck_enrollment_writes_a_set_the_shoe_loads(tmp_path):
+    layout = make_codes(8, seed=1)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    scans = [code for d in range(1, 9) for code in layout[d]]
+    result = enroll_with_barcode(tmp_path, scans, 8)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "416 scans, 0 problems" in result.stdout
+    reg = registry.load(str(tmp_path / "set.bin"))
+    assert (reg.count, reg.kind, reg.decks_a, reg.decks_b) == (416, registry.KIND_CODE, 8, 0)
+    for d, codes in layout.items():
+        for p, code in enumerate(codes):
+            i = reg.find(code.encode(), len(code))
+            assert (reg.card(i), reg.deck(i), reg.batch(i)) == (card_int(LAYOUT[p]), d, registry.BATCH_A)
+
+
+def test_duplicate_missing_and_swapped_cards_are_reported_at_their_positions(tmp_path):
+    layout = make_codes(8, seed=2)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    decks = {d: list(codes) for d, codes in layout.items()}
+    d7 = decks[7]
+    d7[2], d7[39] = d7[39], d7[2]             # deck 7: 3S and AD swapped
+    missing = decks[5].pop(29)                # deck 5 position 30 (4C) not in the layout
+    decks[2].insert(20, layout[2][9])         # deck 2 position 10 (TS) scanned again after position 20
+    scans = [code for d in range(1, 9) for code in decks[d]]
+    result = enroll_with_barcode(tmp_path, scans, 8)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    report = lines[lines.index("416 scans, 4 problems") + 1:]
+    assert report == [
+        "deck 2 position 21 (8H): duplicate: TS of deck 2 scanned again, first at deck 2 position 10 (TS)",
+        "deck 5 position 30 (4C): missing ('%s' not scanned)" % missing,
+        "deck 7 position 3 (3S): out of order: found AD of deck 7, which belongs at deck 7 position 40 (AD)",
+        "deck 7 position 40 (AD): out of order: found 3S of deck 7, which belongs at deck 7 position 3 (3S)",
+        "card set NOT written: fix the layout and scan again",
+    ]
+    assert not (tmp_path / "set.bin").exists()
+
+
+def test_unreadable_scans_are_rescanned_and_lose_nothing(tmp_path):
+    layout = make_codes(1, seed=3)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    scans = list(layout[1])
+    scans.insert(5, "!garbage")
+    scans.insert(30, "!noise")
+    result = enroll_with_barcode(tmp_path, scans, 1)
+    assert result.returncode == 0, result.stdout
+    assert "unreadable scan after 5 cards: gm65: non-printable byte 0x01 at column 1" in result.stdout
+    assert "unreadable scan after 29 cards: gm65: non-printable byte" in result.stdout
+    assert registry.load(str(tmp_path / "set.bin")).count == 52
+
+
+def test_an_unknown_card_is_named_with_its_code(tmp_path):
+    layout = make_codes(1, seed=4)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    scans = list(layout[1])
+    scans.insert(13, "FOREIGN-1")             # between KS (position 13) and AH (position 14)
+    result = enroll_with_barcode(tmp_path, scans, 1)
+    assert result.returncode == 1
+    assert "deck 1 position 14 (AH): unknown ID 'FOREIGN-1', not in the manifest" in result.stdout
+
+
+def test_without_a_manifest_the_scan_order_defines_the_cards_and_batch_b_joins_a(tmp_path):
+    a = make_codes(1, seed=5)[1]
+    b = make_codes(1, seed=6)[1]
+    assert enroll_with_barcode(tmp_path, a, 1, manifest=False).returncode == 0
+    result = enroll_with_barcode(tmp_path, b, 1, batch="B", manifest=False)
+    assert result.returncode == 0, result.stdout
+    assert "a swap cannot be detected" in result.stdout
+    reg = registry.load(str(tmp_path / "set.bin"))
+    assert (reg.decks_a, reg.decks_b) == (1, 1)
+    for batch, codes in ((registry.BATCH_A, a), (registry.BATCH_B, b)):
+        for p, code in enumerate(codes):
+            i = reg.find(code.encode(), len(code))
+            assert (reg.card(i), reg.batch(i)) == (card_int(LAYOUT[p]), batch)
+
+
+def test_without_a_manifest_a_duplicate_and_a_short_count_are_reported(tmp_path):
+    a = make_codes(1, seed=7)[1]
+    result = enroll_with_barcode(tmp_path, a[:40] + [a[3]], 1, manifest=False, idle="1")
+    assert result.returncode == 1
+    assert "deck 1 position 41 (2D): duplicate: same ID '%s' as deck 1 position 4 (4S)" % a[3] in result.stdout
+    assert "deck 1 position 41 (2D) onward: not scanned (40 of 52 cards read)" in result.stdout
+
+
+def test_a_manifest_that_does_not_cover_the_decks_is_refused_before_scanning(tmp_path):
+    layout = make_codes(1, seed=8)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    text = (tmp_path / "manifest.txt").read_text().splitlines()
+    (tmp_path / "manifest.txt").write_text("\n".join(line for line in text if " QD " not in line) + "\n")
+    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode",
+                             "--port", "/dev/null", "--decks", "1", "--batch", "A",
+                             "--out", str(tmp_path / "set.bin"), "--manifest", str(tmp_path / "manifest.txt")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "manifest.txt: no ID for deck 1 position 51 (QD)" in result.stderr
+
+
+def test_alignment_of_neighbour_swaps_and_trailing_strays():
+    # The pure check on its own, with IDs that name their own slot.
+    from host_tools import enroll
+    manifest = {bytes([s]): s for s in range(104)}
+    scans = [bytes([s]) for s in range(104)]
+    scans[60], scans[61] = scans[61], scans[60]       # deck 2 positions 9 and 10 (9S, TS)
+    scans.append(b"\xff")                              # a stranger after the last card
+    problems = enroll.check(scans, manifest, 104, registry.KIND_UID)
+    assert problems == [
+        "deck 2 position 9 (9S): out of order: found TS of deck 2, which belongs at deck 2 position 10 (TS)",
+        "after the last card: unknown ID ff, not in the manifest",
+    ]
+
+
+def make_uids(decks, seed):
+    rng = random.Random(seed)
+    uids = set()
+    while len(uids) < decks * 52:
+        uids.add("04" + "".join("%02x" % rng.randrange(256) for _ in range(6)))
+    uids = sorted(uids)
+    rng.shuffle(uids)
+    return {d: uids[(d - 1) * 52:d * 52] for d in range(1, decks + 1)}
+
+
+def enroll_with_pn532(tmp_path, scans, decks, faults=""):
+    """The other half of issue 4: `shoe sim pn532 --uids FILE` read by adafruit_pn532."""
+    (tmp_path / "uids.txt").write_text("\n".join(scans) + "\n")
+    sim = subprocess.Popen(sim_command("pn532") + ["--uids", str(tmp_path / "uids.txt"), "--faults", faults],
+                           cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        port = sim.stdout.readline().strip()
+        return subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "pn532",
+                               "--port", port, "--decks", str(decks), "--batch", "A",
+                               "--out", str(tmp_path / "set.bin"), "--idle", "1.5",
+                               "--manifest", str(tmp_path / "manifest.txt")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+    finally:
+        sim.terminate()
+        sim.wait(timeout=10)
+
+
+def test_eight_decks_of_tags_through_the_pn532_simulator(tmp_path):
+    layout = make_uids(8, seed=21)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    result = enroll_with_pn532(tmp_path, [u for d in range(1, 9) for u in layout[d]], 8)
+    assert result.returncode == 0, result.stdout + result.stderr
+    reg = registry.load(str(tmp_path / "set.bin"))
+    assert (reg.count, reg.kind, reg.width) == (416, registry.KIND_UID, 7)
+    for d, uids in layout.items():
+        for p, uid in enumerate(uids):
+            i = reg.find(bytes.fromhex(uid), 7)
+            assert (reg.card(i), reg.deck(i)) == (card_int(LAYOUT[p]), d)
+
+
+def test_pn532_duplicate_missing_and_swapped_tags_are_reported_at_their_positions(tmp_path):
+    layout = make_uids(8, seed=22)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    decks = {d: list(uids) for d, uids in layout.items()}
+    decks[1][0], decks[1][51] = decks[1][51], decks[1][0]   # deck 1: AS and KD swapped
+    missing = decks[8].pop(13)                              # deck 8 position 14 (AH)
+    decks[4].insert(45, layout[4][2])                       # deck 4 3S again after position 45
+    result = enroll_with_pn532(tmp_path, [u for d in range(1, 9) for u in decks[d]], 8)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[lines.index("416 scans, 4 problems") + 1:] == [
+        "deck 1 position 1 (AS): out of order: found KD of deck 1, which belongs at deck 1 position 52 (KD)",
+        "deck 1 position 52 (KD): out of order: found AS of deck 1, which belongs at deck 1 position 1 (AS)",
+        "deck 4 position 46 (7D): duplicate: 3S of deck 4 scanned again, first at deck 4 position 3 (3S)",
+        "deck 8 position 14 (AH): missing (%s not scanned)" % missing,
+        "card set NOT written: fix the layout and scan again",
+    ]
+
+
+def test_pn532_reader_faults_are_rescanned_and_lose_nothing(tmp_path):
+    layout = make_uids(1, seed=23)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    # Checksum, error-frame and NACK faults leave the card in the field for the
+    # next poll. Noise before the ACK makes the station give up on a reply the
+    # chip did send, so that card is gone from the field: the technician does
+    # as told and presents it again (the 23rd card, polled by the 27th command,
+    # after four faulted ones). A repeat that was not needed is one scan anyway.
+    uids = list(layout[1])
+    uids.insert(23, uids[22])
+    result = enroll_with_pn532(tmp_path, uids, 1, faults="3:lcs,9:dcs,15:error,21:nack,27:garbage")
+    assert result.returncode == 0, result.stdout + result.stderr
+    unreadable = [line for line in result.stdout.splitlines() if line.startswith("unreadable scan")]
+    assert unreadable == [
+        "unreadable scan after 2 cards: pn532: Response length checksum did not match length!; scan that card again",
+        "unreadable scan after 7 cards: pn532: Response checksum did not match expected value: 1; scan that card again",
+        "unreadable scan after 12 cards: pn532: Received unexpected command response!; scan that card again",
+        "unreadable scan after 17 cards: pn532: Did not receive expected ACK from PN532!; scan that card again",
+        "unreadable scan after 22 cards: pn532: Did not receive expected ACK from PN532!; scan that card again",
+    ]
+    reg = registry.load(str(tmp_path / "set.bin"))
+    for p, uid in enumerate(layout[1]):
+        assert reg.card(reg.find(bytes.fromhex(uid), 7)) == card_int(LAYOUT[p])
+
+
+def test_pn532_on_i2c_off_a_single_board_computer_is_a_clear_error(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "pn532",
+                             "--bus", "i2c", "--port", "i2c-1", "--decks", "1", "--batch", "A",
+                             "--out", str(tmp_path / "set.bin")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "--bus i2c needs Blinka on a Linux single-board computer" in result.stderr
+    assert "use --bus uart with a USB-serial adapter" in result.stderr
