@@ -29,19 +29,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-try:
-    from time import ticks_add, ticks_diff, ticks_ms
-except ImportError:  # CPython
-    from time import monotonic
-
-    def ticks_ms():
-        return int(monotonic() * 1000)
-
-    def ticks_add(a, b):
-        return a + b
-
-    def ticks_diff(a, b):
-        return a - b
+from clock import ticks_add, ticks_diff, ticks_ms
 
 try:
     _setraw = termios.setraw

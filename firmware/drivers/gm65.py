@@ -20,16 +20,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-try:
-    from time import ticks_ms, ticks_diff
-except ImportError:  # CPython
-    from time import monotonic
-
-    def ticks_ms():
-        return int(monotonic() * 1000)
-
-    def ticks_diff(a, b):
-        return a - b
+from clock import ticks_diff, ticks_ms
 
 BAUD = const(9600)
 MAX_CODE = const(32)

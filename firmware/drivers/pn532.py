@@ -35,22 +35,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-try:
-    from time import sleep_ms, ticks_add, ticks_diff, ticks_ms
-except ImportError:  # CPython
-    from time import monotonic, sleep
-
-    def ticks_ms():
-        return int(monotonic() * 1000)
-
-    def ticks_add(a, b):
-        return a + b
-
-    def ticks_diff(a, b):
-        return a - b
-
-    def sleep_ms(ms):
-        sleep(ms / 1000)
+from clock import sleep_ms, ticks_add, ticks_diff, ticks_ms
 
 # An ACK leaves the chip within about a millisecond of the command frame.
 ACK_TIMEOUT_MS = const(30)

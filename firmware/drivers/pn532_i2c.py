@@ -12,7 +12,8 @@ The bus object is anything with machine.I2C's ``writeto`` and
 """
 
 from drivers import ReaderFault
-from drivers.pn532 import PN532, ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS, sleep_ms, ticks_add, ticks_diff, ticks_ms
+from clock import sleep_ms, ticks_add, ticks_diff, ticks_ms
+from drivers.pn532 import PN532, ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS
 
 try:
     from micropython import const

@@ -11,7 +11,8 @@ The bus object is anything with machine.SPI's ``write`` and ``readinto``;
 ``cs`` is a machine.Pin-like output (``value(v)``).
 """
 
-from drivers.pn532 import PN532, ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS, sleep_ms, ticks_diff, ticks_ms
+from clock import sleep_ms, ticks_diff, ticks_ms
+from drivers.pn532 import PN532, ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS
 
 try:
     from micropython import const

@@ -6,7 +6,8 @@ so reads never wait, or ``boards.ptyuart.PtyUART`` in the emulator.
 """
 
 from drivers import ReaderFault
-from drivers.pn532 import PN532, ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS, sleep_ms, ticks_diff, ticks_ms
+from clock import sleep_ms, ticks_diff, ticks_ms
+from drivers.pn532 import PN532, ACK_TIMEOUT_MS, REPLY_TIMEOUT_MS
 
 try:
     from micropython import const

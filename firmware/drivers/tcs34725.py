@@ -19,13 +19,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-try:
-    from time import sleep_ms
-except ImportError:  # CPython
-    from time import sleep
-
-    def sleep_ms(ms):
-        sleep(ms / 1000)
+from clock import sleep_ms
 
 ADDRESS = const(0x29)
 
