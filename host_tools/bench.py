@@ -13,6 +13,7 @@ BENCHES = {
     "link": "host_tools.bridge.bench",
     "footprint": "host_tools.boards.footprint",
     "pn532": "host_tools.sim.pn532_vm",
+    "shoe": "host_tools.emulate",
 }
 
 

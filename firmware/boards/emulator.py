@@ -1,0 +1,143 @@
+"""The emulator board: the board contract (docs/design.md) in the unix VM.
+
+The host link is a pty (``boards.ptyuart``), so the bridge talks to it with
+pyserial exactly as to a shoe on USB. The shoe's "flash" is the directory
+holding ``board_config.py``: the journal and ``shoe_key.bin`` live there, so
+killing and restarting the VM is a power cut.
+
+GPIO is the one part that cannot exist here, so the reader, the back sensor
+and the dealer's buttons are stood in for by a *dealer channel*: a second pty
+carrying dealing-script lines in the ``shoe replay`` vocabulary (``bets``,
+``9H``, ``9H up``, ``cover``, ``exposed``, ``empty``, ``shoe ...``). The
+button and sensor lines become what the GPIO would report (``buttons()``,
+``empty()``), so main.py's own handling of them runs here too; card, cover
+and new-shoe lines are handed to main.py as script lines. The watchdog is a
+counter that reports on stderr when the loop starved it.
+"""
+
+import sys
+import time
+
+from boards.ptyuart import PtyUART
+
+LINE_MAX = 128
+BUTTON_BETS = 1     # bits of buttons() (docs/design.md)
+BUTTON_EXPOSED = 2
+
+
+def _is(line, n, word):
+    """``line[:n]`` is exactly ``word``, trailing blanks aside, without a slice."""
+    while n and line[n - 1] in (0x20, 0x09):
+        n -= 1
+    if n != len(word):
+        return False
+    for i in range(n):
+        if line[i] | 0x20 != word[i]:
+            return False
+    return True
+
+
+def _here(config):
+    path = getattr(config, "__file__", "board_config.py")
+    cut = path.rfind("/")
+    return path[:cut] if cut > 0 else "."
+
+
+class Board:
+    def __init__(self, config):
+        here = _here(config)
+        self.journal_path = here + "/journal.bin"
+        self._key_path = here + "/shoe_key.bin"
+        self._key = b""
+        self.ticks_ms = time.ticks_ms
+        self.ticks_diff = time.ticks_diff
+        self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
+        dealer = config.READER.get("script")
+        self._dealer = PtyUART(dealer) if dealer else None
+        self._one = bytearray(1)
+        self._pressed = 0
+        self._empty = False
+        self._line = bytearray(LINE_MAX)
+        self._n = 0
+        self.reader = None
+        self.back_sensor = None
+        self.wdt_ms = config.WDT_MS
+        self.starved = 0
+        self._fed = time.ticks_ms()
+
+    # -- host link ----------------------------------------------------------
+
+    def link_read(self, buf):
+        return self._link.readinto(buf) or 0
+
+    def link_write(self, buf, n):
+        # A full pty (nobody reading) drops the frame like an unplugged cable;
+        # the session retransmits whatever was not acked.
+        self._link.write(memoryview(buf)[:n])
+
+    # -- dealer channel: stands for the reader, back sensor and buttons -----
+
+    def dealer_line(self, out):
+        """Take the next complete dealing-script line. A button or sensor line
+        is latched for ``buttons()``/``empty()`` and 0 returned, so it is seen
+        in this pass of the loop, in order with the cards; any other line is
+        copied into ``out`` and its length returned. 0 too when no whole line
+        has arrived. Over-long lines are cut."""
+        if self._dealer is None:
+            return 0
+        while self._dealer.readinto(self._one, 1):
+            b = self._one[0]
+            if b == 0x0A:
+                n = self._n
+                self._n = 0
+                line = self._line
+                if _is(line, n, b"bets"):
+                    self._pressed |= BUTTON_BETS
+                    return 0
+                if _is(line, n, b"exposed"):
+                    self._pressed |= BUTTON_EXPOSED
+                    return 0
+                if _is(line, n, b"empty"):
+                    self._empty = True
+                    return 0
+                if n >= 4 and _is(line, 4, b"shoe"):
+                    self._empty = False  # a new card set is loaded
+                for i in range(n):
+                    out[i] = line[i]
+                return n
+            if b != 0x0D and self._n < LINE_MAX:
+                self._line[self._n] = b
+                self._n += 1
+        return 0
+
+    def buttons(self):
+        mask = self._pressed
+        self._pressed = 0
+        return mask
+
+    def empty(self):
+        return self._empty
+
+    def lights(self, mask):
+        pass  # no LEDs on a PC: the next due hand is in every card event
+
+    def gate(self, open):
+        pass  # no solenoid either
+
+    def idle(self):
+        time.sleep_ms(1)
+
+    def feed(self):
+        now = time.ticks_ms()
+        gap = time.ticks_diff(now, self._fed)
+        if gap > self.wdt_ms:
+            self.starved += 1
+            sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
+                             % (gap, self.wdt_ms))
+        self._fed = now
+
+    def key(self):
+        if not self._key:
+            with open(self._key_path, "rb") as f:
+                self._key = f.read()
+        return self._key

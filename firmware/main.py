@@ -1,0 +1,178 @@
+"""The shoe: board -> reader -> game core -> link, in one bounded polling loop.
+
+A polling loop rather than asyncio: every step has a bounded cost (reads
+never wait, frames are sent a few per step), the watchdog is fed once per
+pass, and the same loop runs on the boards and in the unix VM.
+
+Nothing is sent before the boot self-test has run. First the files against
+the manifest `shoe deploy` installed, before any of them is imported (only
+board_config and built-in modules are loaded then): a damaged file is never
+run, and the shoe halts silently with the reason on the console, since the
+code that would report it is the code in doubt. Then known-answer tests of
+CRC-32, HMAC and the game core, then the journal's integrity (Session.boot);
+those failures leave the shoe refusing play and saying why in its hello.
+"""
+
+import binascii
+import hashlib
+import json
+import sys
+import time
+
+MANIFEST = "manifest.json"
+LINE_MAX = 128
+
+# Bits of board.buttons() and board.lights() (docs/design.md).
+BUTTON_BETS = 1
+BUTTON_EXPOSED = 2
+BUTTON_NEW_SHOE = 4
+LIGHT_PLAYER = 1
+LIGHT_BANKER = 2
+LIGHT_STOP = 4
+
+
+def _dir(path):
+    cut = path.rfind("/")
+    return path[:cut] if cut > 0 else "."
+
+
+def _check_manifest():
+    """Hash every file `shoe deploy` listed in manifest.json (beside main.py)
+    against the list; a development tree has no manifest and skips this."""
+    root = _dir(globals().get("__file__", "main.py"))
+    try:
+        f = open(root + "/" + MANIFEST)
+    except OSError:
+        return None
+    with f:
+        files = json.load(f)["files"]
+    chunk = bytearray(512)
+    for path in sorted(files):
+        h = hashlib.sha256()
+        try:
+            with open(root + "/" + path, "rb") as src:
+                while True:
+                    n = src.readinto(chunk)
+                    if not n:
+                        break
+                    h.update(chunk if n == len(chunk) else chunk[:n])
+        except OSError:
+            return "self-test: %s listed in the manifest is missing" % path
+        got = binascii.hexlify(h.digest()).decode()
+        if got != files[path]:
+            return "self-test: %s does not match the manifest (sha256 %s..., expected %s...)" % (
+                path, got[:12], files[path][:12])
+    return None
+
+
+def _known_answers():
+    from baccarat import cards, game
+    from link import frame, hmac
+
+    out = bytearray(16)
+    frame.crc32_into(b"123456789", 0, 9, out, 0)
+    if bytes(out[:8]) != b"cbf43926":
+        return "self-test: CRC-32 known answer failed"
+    # RFC 4231 test case 2.
+    if binascii.hexlify(hmac.digest(b"Jefe", b"what do ya want for nothing?")) != \
+            b"5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843":
+        return "self-test: HMAC-SHA256 known answer failed"
+    # The core: burn 2C + 2 cards, then Player 9H KS (a natural 9) against
+    # Banker 2C 3D (5): Ch 10 says the Player wins on two cards.
+    results = []
+
+    def keep(buf, n):
+        if bytes(buf[:14]) == b'{"type":"resul':
+            results.append(bytes(buf[:n]))
+
+    g = game.Game(keep)
+    g.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
+    for name in ("2C", "4S", "5S"):
+        g.card(cards.parse(name), False)
+    g.bets()
+    for name in ("9H", "2C", "KS", "3D"):
+        g.card(cards.parse(name), False)
+    r = results[0] if len(results) == 1 else b""
+    for part in (b'"winner":"player"', b'"player_total":9', b'"banker_total":5'):
+        if r.find(part) < 0:
+            return "self-test: game core known answer failed (no %s)" % part.decode()
+    return None
+
+
+def _self_test(part):
+    try:
+        return part()
+    except Exception as e:  # a self-test that crashes has failed
+        return "self-test: %s" % e
+
+
+def _halt(reason):
+    sys.stderr.write(reason + "\n")
+    while True:  # no watchdog runs yet: the shoe stays halted until reflashed
+        time.sleep(1)
+
+
+def _lights(session, game):
+    if session.tilt is not None or session.halt is not None:
+        return LIGHT_STOP
+    due = session.game.next_due()
+    if due < game.P1 or due > game.B3:
+        return LIGHT_STOP
+    # P1 B1 P2 B2 P3 B3 alternate from 0: even is the Player's.
+    return LIGHT_BANKER if due & 1 else LIGHT_PLAYER
+
+
+def run():
+    problem = _self_test(_check_manifest)
+    if problem is not None:
+        _halt(problem)
+    # Imported only now (it is one of the checked files), which also lets
+    # this file import on a PC where no board_config has been generated.
+    import board_config
+    from baccarat import game, script
+    from link.journal import Journal
+    from link.session import Session
+
+    pkg = __import__("boards." + board_config.MODULE)
+    board = getattr(pkg, board_config.MODULE).Board(board_config)
+    board.feed()
+    problem = _self_test(_known_answers)
+    board.feed()
+    session = Session(board, board_config, Journal(board.journal_path))
+    session.boot(problem)
+    dealer = getattr(board, "dealer_line", None)
+    idle = getattr(board, "idle", None)
+    line = bytearray(LINE_MAX)
+    was_empty = False
+    while True:
+        board.feed()
+        try:
+            session.step()
+            if dealer is not None:
+                n = dealer(line)
+                if n:
+                    message = script.feed_line(session, bytes(line[:n]).decode())
+                    if message is not None:
+                        session.error(message)
+            pressed = board.buttons()
+            if pressed & BUTTON_BETS:
+                session.bets()
+            if pressed & BUTTON_EXPOSED:
+                session.exposed()
+            if pressed & BUTTON_NEW_SHOE:
+                d, des, exp = session.shoe_values
+                session.new_shoe(d, des, exp)
+            empty = board.empty()
+            if empty and not was_empty:
+                session.empty()
+            was_empty = empty
+        except Exception as e:  # bad input never stops the shoe (docs/design.md)
+            session.error("internal error: %s" % e)
+        board.lights(_lights(session, game))
+        board.gate(session.tilt is None and session.halt is None and session.game.next_due() >= 0)
+        if idle is not None:
+            idle()
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,208 @@
+"""A whole table on one PC: emulated shoe, bridge and simulated dealer.
+
+`shoe demo`, `shoe bench link` and the end-to-end tests all need the same
+arrangement, so it lives here once. The dealer deals the way a person does:
+one card at a time, the next only after the shoe has taken the last. "Taken"
+is measured where it matters, at the store: every dealing-script line the
+dealer uses yields exactly one event of a known type (``shoe``, ``bets``,
+``card``, ``cover``), so counting those stored events tells the dealer how
+far the shoe has got, even across a power cut or a bridge restart.
+"""
+
+import sqlite3
+import threading
+import time
+
+from host_tools.bridge.session import Bridge
+from host_tools.store import db
+
+# The event each dealer line produces (the dealer never writes other lines).
+DEALT_TYPES = ("shoe", "bets", "card", "cover")
+
+
+def dealt_type(line):
+    """The type of the one event a dealer line produces."""
+    word = line.split()[0]
+    return word if word in ("shoe", "bets", "cover") else "card"
+
+
+class StoreProgress:
+    """The same counts as ThreadedBridge, read from the store file, for a
+    bridge running in another process. It counts everything stored for the
+    shoe, so give it a store that starts empty."""
+
+    def __init__(self, path, shoe_id):
+        self.path = str(path)
+        self.shoe_id = shoe_id
+        self.con = None
+
+    def _count(self, where, args):
+        try:
+            if self.con is None:
+                self.con = sqlite3.connect("file:%s?mode=ro" % self.path, uri=True, timeout=5)
+            return self.con.execute("SELECT COUNT(*) FROM events WHERE shoe_id = ? AND " + where,
+                                    (self.shoe_id,) + args).fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0  # no file, or the bridge has not created its tables yet
+
+    def progress(self):
+        return self._count("type IN (?, ?, ?, ?)", DEALT_TYPES)
+
+    def boots(self):
+        return self._count("type = ?", ("boot",))
+
+    def ended(self):
+        return self._count("type = ?", ("shoe_end",)) > 0
+
+    def close(self):
+        if self.con is not None:
+            self.con.close()
+
+
+class ThreadedBridge:
+    """A Bridge on its own thread (an SQLite connection belongs to one
+    thread); counts the dealer lines taken and times each commit, for the
+    events committed while it runs."""
+
+    def __init__(self, db_path, port, key):
+        self.taken = 0
+        self.boot_count = 0
+        self.end = None
+        self.committed_at = {}  # seq -> time.time() just after the commit
+        self.events = []
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.bridge = None
+        self.thread = threading.Thread(target=self._main, args=(db_path, port, key), daemon=True)
+        self.thread.start()
+        if not self.ready.wait(10):
+            raise RuntimeError("bridge thread did not start")
+
+    def _on_event(self, seq, event):
+        self.committed_at[seq] = time.time()
+        self.events.append((seq, event))
+        if event.get("type") in DEALT_TYPES:
+            self.taken += 1
+        elif event.get("type") == "boot":
+            self.boot_count += 1
+        elif event.get("type") == "shoe_end":
+            self.end = event
+
+    def _main(self, db_path, port, key):
+        with db.Store(db_path) as store:
+            self.bridge = Bridge(store, port, key, on_event=self._on_event)
+            self.ready.set()
+            self.bridge.run(self.stop)
+
+    def progress(self):
+        return self.taken
+
+    def boots(self):
+        return self.boot_count
+
+    def ended(self):
+        return self.end is not None
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+
+
+class Stalled(Exception):
+    """The shoe stopped taking the dealer's lines; the message says where."""
+
+
+class Feeder:
+    """Deals a script into an emulated shoe in lockstep with the store."""
+
+    def __init__(self, emu, lines, watcher, poll=0.003, stall=30.0, pause=0.0):
+        """``watcher`` is a ThreadedBridge or StoreProgress: ``progress()``
+        counts taken lines, ``boots()`` the shoe's boot events and
+        ``ended()`` says whether its shoe_end is stored."""
+        self.emu = emu
+        self.lines = list(lines)
+        self.progress = watcher.progress
+        self.boots = watcher.boots
+        self.ended = watcher.ended
+        self.poll = poll
+        self.stall = stall
+        self.pause = pause
+        self.written = 0
+        self.written_at = {}  # line index -> time.time() when the dealer wrote it
+
+    def wait_boot(self, count=1):
+        """Lines written before the shoe has opened its dealer channel are
+        lost (as cards drawn from an unpowered shoe), so deal only after the
+        shoe's boot event is in the store."""
+        self._wait(lambda: self.boots() >= count, "no boot event from the shoe")
+
+    def done(self):
+        return self.written >= len(self.lines)
+
+    def wait_taken(self, n=None):
+        """Block until the store shows ``n`` (default: all written) lines taken."""
+        n = self.written if n is None else n
+        self._wait(lambda: self.progress() >= n, "the store shows %d of %d dealt lines (last: %r)" % (
+            self.progress(), n, self.lines[n - 1] if 0 < n <= len(self.lines) else None))
+
+    def finish(self):
+        """Deal the rest and wait for the shoe's end to be stored."""
+        self.deal()
+        self._wait(self.ended, "no shoe_end stored after the last line")
+
+    def _wait(self, predicate, message):
+        end = time.monotonic() + self.stall
+        while not predicate():
+            if time.monotonic() > end:
+                raise Stalled("%s (%.0f s)" % (message, self.stall))
+            time.sleep(self.poll)
+
+    def deal(self, count=None):
+        """Deal ``count`` more lines (default all), each after the last is stored."""
+        stop = len(self.lines) if count is None else min(len(self.lines), self.written + count)
+        if self.written == 0:
+            self.wait_boot()
+        while self.written < stop:
+            self.wait_taken()
+            self.written_at[self.written] = time.time()
+            self.emu.deal(self.lines[self.written])
+            self.written += 1
+            if self.pause:
+                time.sleep(self.pause)
+        self.wait_taken()
+
+    def deal_until(self, predicate):
+        """Deal line by line until ``predicate(next line index)`` is true."""
+        while not self.done() and not predicate(self.written):
+            self.deal(1)
+
+    def blind(self, count=None, interval=0.02):
+        """Deal without waiting for the store (its bridge is down, or the
+        link is lossy and the shoe should have many events in flight)."""
+        if self.written == 0:
+            self.wait_boot()
+        count = len(self.lines) if count is None else count
+        for _ in range(count):
+            if self.done():
+                return
+            self.written_at[self.written] = time.time()
+            self.emu.deal(self.lines[self.written])
+            self.written += 1
+            time.sleep(interval)
+
+    def resync(self, boots_before, settle=1.5):
+        """After a power cut: wait for the shoe's new boot event, let it
+        redeliver its journal, then resume from what it actually took (a line
+        written as the power went may or may not have been journaled)."""
+        self._wait(lambda: self.boots() > boots_before, "no boot event from the restarted shoe")
+        end = time.monotonic() + self.stall
+        last, since = -1, time.monotonic()
+        while time.monotonic() - since < settle:
+            now = self.progress()
+            if now != last:
+                last, since = now, time.monotonic()
+            if time.monotonic() > end:
+                raise Stalled("the store did not settle after the restart")
+            time.sleep(0.05)
+        self.written = last
+        return last

@@ -1,0 +1,311 @@
+"""`shoe emulate`: the firmware in the real MicroPython VM, on a pty, with a
+simulated dealer.
+
+Layout of one emulated shoe (its directory is the shoe's flash):
+
+    bridge --pyserial--> HOST pty  <==relay==>  SHOE pty <-- PtyUART -- VM (firmware/main.py)
+    simulated dealer --> DEALER pty ------------------------ PtyUART -- VM (dealer channel)
+
+A pty has only one device path (its slave side), so the VM and the bridge
+each open the slave of their own pty and this process relays bytes between
+the two masters. The relay is the cable: it never blocks on a side nobody
+is reading (bytes are dropped, as on an unplugged line), and it survives the
+VM being killed and restarted, which is how tests cut the power.
+"""
+
+import hashlib
+import json
+import os
+import pathlib
+import pty
+import select
+import signal
+import subprocess
+import sys
+import secrets
+import threading
+import tty
+
+from host_tools import deploy, vm
+from host_tools.boards import config as board_config
+
+DEFAULT_SHOE_ID = "EMU1"
+KEY_FILE = deploy.KEY_NAME
+
+
+def _raw_pty():
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    os.set_blocking(master, False)
+    return master, slave, os.ttyname(slave)
+
+
+class Emulator:
+    """One emulated shoe: its flash directory, ptys, relay and VM process.
+
+    The flash is staged once by `shoe deploy`'s own staging (compiled .mpy
+    files, the key, manifest.json), exactly as a board is flashed, and then
+    kept: restarting on the same directory is a power cycle of the same shoe.
+    Only board_config changes per run, because the pty paths do.
+    """
+
+    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None):
+        self.dir = os.path.abspath(directory)
+        self.shoe_id = shoe_id
+        self.key_path = os.path.join(self.dir, KEY_FILE)
+        if not os.path.exists(os.path.join(self.dir, deploy.MANIFEST)):
+            deploy.stage("emulator", self.dir, shoe_id, key or secrets.token_bytes(deploy.KEY_BYTES))
+        with open(self.key_path, "rb") as f:
+            self.key = f.read()
+        self._shoe_m, self._shoe_s, shoe_path = _raw_pty()
+        self._host_m, self._host_s, self.host_path = _raw_pty()
+        self._deal_m, self._deal_s, deal_path = _raw_pty()
+        os.set_blocking(self._deal_m, True)
+        values = board_config.constants(
+            "emulator", shoe_id,
+            overrides={"LINK": {"device": shoe_path}, "READER": {"script": deal_path}})
+        self.heap = values["HEAP"]
+        self._write_config(values)
+        self.proc = None
+        self.stderr_path = os.path.join(self.dir, "vm.stderr")
+        self._stop = threading.Event()
+        # Set by the relay at the VM's first byte: the self-test is done and
+        # the VM has opened its ptys (opening a tty flushes its input, so the
+        # dealer must not deal before this).
+        self.booted = threading.Event()
+        self._relay = threading.Thread(target=self._relay_loop, daemon=True)
+        self._relay.start()
+
+    def _write_config(self, values):
+        """board_config.mpy for this run's ptys, and its hash in the manifest
+        so the boot self-test still covers every file."""
+        src = os.path.join(self.dir, "board_config.py")
+        with open(src, "w") as f:
+            f.write(board_config.render(values))
+        mpy = pathlib.Path(self.dir) / "board_config.mpy"
+        deploy.compile_mpy(pathlib.Path(src), mpy, "board_config.py")
+        os.remove(src)
+        path = os.path.join(self.dir, deploy.MANIFEST)
+        with open(path) as f:
+            manifest = json.load(f)
+        manifest["files"]["board_config.mpy"] = hashlib.sha256(mpy.read_bytes()).hexdigest()
+        with open(path, "w") as f:
+            f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+    # -- the VM -----------------------------------------------------------
+
+    def start(self):
+        """Power on: run main.py in the VM with this shoe's flash."""
+        self.booted.clear()
+        cmd = vm.micropython_cmd([os.path.join(self.dir, "main.py")],
+                                 heap="%dk" % (self.heap // 1024))
+        err = open(self.stderr_path, "ab")
+        env = dict(os.environ, MICROPYPATH=self.dir)
+        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env,
+                                     stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        err.close()
+        return self.proc
+
+    def wait_booted(self, timeout=30):
+        if not self.booted.wait(timeout):
+            raise RuntimeError("the shoe sent nothing within %ds; see %s" % (timeout, self.stderr_path))
+
+    def power_cut(self):
+        """kill -9: no chance to flush or close anything."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def deal(self, line):
+        """One dealing-script line on the dealer channel. Waits for the boot
+        first: the VM flushes its ttys' input when it opens them, so a line
+        written earlier would be lost (a card drawn while the shoe is off)."""
+        self.wait_booted()
+        os.write(self._deal_m, line.encode() + b"\n")
+
+    def close(self):
+        self.power_cut()
+        self._stop.set()
+        self._relay.join(2)
+        for fd in (self._shoe_m, self._shoe_s, self._host_m, self._host_s, self._deal_m, self._deal_s):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # -- the cable ---------------------------------------------------------
+
+    def _relay_loop(self):
+        pairs = {self._shoe_m: self._host_m, self._host_m: self._shoe_m}
+        while not self._stop.is_set():
+            try:
+                ready, _, _ = select.select(list(pairs), [], [], 0.05)
+            except (OSError, ValueError):
+                return
+            for fd in ready:
+                try:
+                    data = os.read(fd, 4096)
+                except (BlockingIOError, OSError):
+                    continue  # EIO: nobody has that side open right now
+                if fd == self._shoe_m:
+                    self.booted.set()
+                try:
+                    os.write(pairs[fd], data)
+                except (BlockingIOError, OSError):
+                    pass  # the far side is not reading: the bytes are lost, as on a cut line
+
+
+def add_arguments(parser):
+    parser.add_argument("--seed", type=int, default=7, help="seed of the simulated dealer's shoe")
+    parser.add_argument("--dir", default=None,
+                        help="the shoe's flash (staged firmware, key, journal); reused as it is, "
+                             "so a second run is a power cycle; delete it to reflash. "
+                             "Default: a new temp dir")
+    parser.add_argument("--shoe-id", default=DEFAULT_SHOE_ID)
+    parser.add_argument("--interval", type=float, default=0.05,
+                        help="seconds between the dealer's actions")
+    parser.add_argument("--irregularities", type=float, default=0.02,
+                        help="probability per round of a dealer mistake")
+    parser.add_argument("--designation", default="standard",
+                        choices=("standard", "ez", "fortune7", "no-commission"))
+    parser.add_argument("--no-dealer", action="store_true",
+                        help="start the shoe only; deal by writing to the dealer pty yourself")
+
+
+def run(args):
+    import tempfile
+
+    from host_tools import dealer as dealer_mod
+
+    directory = args.dir or tempfile.mkdtemp(prefix="shoe-emulate-")
+    emu = Emulator(directory, args.shoe_id)
+    emu.start()
+    print(emu.host_path, flush=True)
+    emu.wait_booted()
+    print("# shoe %s, flash %s, key %s, VM log %s" % (emu.shoe_id, emu.dir, emu.key_path, emu.stderr_path),
+          flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        if not args.no_dealer:
+            d = dealer_mod.Dealer(args.seed, designation=args.designation,
+                                  irregularity_rate=args.irregularities)
+            n = 0
+            for line in d.lines():
+                if stop.is_set() or emu.proc.poll() is not None:
+                    break
+                emu.deal(line)
+                n += 1
+                stop.wait(args.interval)
+            print("# dealer: %d lines dealt (seed %d); the shoe keeps running until Ctrl-C"
+                  % (n, args.seed), flush=True)
+        while not stop.is_set() and emu.proc.poll() is None:
+            stop.wait(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        code = emu.proc.poll()
+        emu.close()
+    if code not in (None, -signal.SIGKILL):
+        print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- benchmark: `python -m host_tools.emulate` ----------------------------------
+
+_BENCH_PROGRAM = r"""
+import gc, sys, time
+from baccarat import script
+from link.journal import Journal
+from link.session import Session
+import board_config
+
+class Board:
+    # The link is a sink here: the figure is the shoe's own work per card.
+    ticks_ms = time.ticks_ms
+    ticks_diff = time.ticks_diff
+    def key(self): return b"k" * 32
+    def link_read(self, buf): return 0
+    def link_write(self, buf, n): pass
+    def feed(self): pass
+
+mode = sys.argv[1]
+s = Session(Board(), board_config, Journal(sys.argv[2]))
+gc.collect()
+t = time.ticks_us()
+s.boot()
+boot_us = time.ticks_diff(time.ticks_us(), t)
+s.up = True
+if mode == "deal":
+    times = []
+    f = open(sys.argv[3])
+    while True:
+        line = f.readline()
+        if not line:
+            break
+        t = time.ticks_us()
+        script.feed_line(s, line)
+        s.step()
+        s.acked_to(s.seq)
+        times.append(time.ticks_diff(time.ticks_us(), t))
+    times.sort()
+    print("deal", len(times), times[len(times) // 2], times[len(times) * 99 // 100], s.seq)
+else:
+    gc.collect()
+    print("boot", boot_us, s.seq, gc.mem_free())
+"""
+
+
+def main(argv=None):
+    """Median VM cost per dealing action through the whole shoe side (core,
+    journal append + fsync, outbox, framing) and of a boot that replays a
+    full shoe's journal, at the emulator board's heap."""
+    import argparse
+    import statistics
+    import tempfile
+
+    from host_tools import dealer as dealer_mod
+
+    parser = argparse.ArgumentParser(prog="python -m host_tools.emulate")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        flash = os.path.join(tmp, "flash")
+        emu = Emulator(flash, "BENCH")
+        emu.close()
+        prog = os.path.join(tmp, "bench.py")
+        with open(prog, "w") as f:
+            f.write(_BENCH_PROGRAM)
+        lines = os.path.join(tmp, "shoe.txt")
+        with open(lines, "w") as f:
+            f.write("\n".join(dealer_mod.script(args.seed, irregularity_rate=0.02)))
+        cmd = vm.micropython_cmd([prog], heap="%dk" % (emu.heap // 1024))
+        env = dict(os.environ, MICROPYPATH=flash)
+        med, p99, boots, free = [], [], [], []
+        for run in range(args.runs):
+            journal = os.path.join(tmp, "journal%d.bin" % run)
+            proc = subprocess.run(cmd + ["deal", journal, lines], env=env, capture_output=True,
+                                  text=True, timeout=600)
+            if proc.returncode:
+                raise SystemExit("the VM failed:\n" + proc.stdout + proc.stderr)
+            out = proc.stdout.split()
+            actions, events = int(out[1]), int(out[4])
+            med.append(int(out[2]))
+            p99.append(int(out[3]))
+            out = subprocess.run(cmd + ["boot", journal], env=env, capture_output=True,
+                                 text=True, timeout=600, check=True).stdout.split()
+            boots.append(int(out[1]))
+            free.append(int(out[3]))
+    print("shoe side in the VM (heap %d KiB, seed %d, %d dealing actions, %d events, %d runs):"
+          % (emu.heap // 1024, args.seed, actions, events, args.runs))
+    print("  per action (core + journal fsync + outbox + frame): median %d us, p99 %d us"
+          % (statistics.median(med), statistics.median(p99)))
+    print("  boot replaying the full shoe's journal: median %.1f ms; heap free after: %d KiB"
+          % (statistics.median(boots) / 1000, statistics.median(free) // 1024))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

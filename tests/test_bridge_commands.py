@@ -1,0 +1,145 @@
+"""Pit commands through `shoe bridge` to the firmware in the MicroPython VM:
+signed with the shoe's key, counted past restarts of the bridge, and a bridge
+holding the wrong key is refused without disturbing the shoe's state."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from host_tools.emulate import Emulator
+from host_tools.store import db
+
+
+def _bridge(port, path, key_file):
+    return subprocess.Popen([sys.executable, "-m", "host_tools.cli", "bridge", "--port", port,
+                             "--db", str(path), "--key-file", str(key_file), "--no-console"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _send(path, line):
+    r = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(path),
+                        "--send", line], capture_output=True, text=True, timeout=20)
+    return r.stdout.strip()
+
+
+def _wait_up(path, timeout=20):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        reply = _send(path, "state")
+        if reply.startswith("ok ") and json.loads(reply[3:])["link"] == "up":
+            return json.loads(reply[3:])
+        time.sleep(0.1)
+    raise AssertionError("bridge never reported the link up: %r" % reply)
+
+
+def _events(path, shoe_id):
+    with db.Store(path) as store:
+        return [json.loads(t) for _s, _q, t, _p, _h in store.events(shoe_id)]
+
+
+def _wait_event(path, shoe_id, pred, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        found = [e for e in _events(path, shoe_id) if pred(e)]
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("no such event; last events: %r" % _events(path, shoe_id)[-4:])
+
+
+@pytest.fixture
+def table(tmp_path):
+    emu = Emulator(str(tmp_path / "flash"), "CMD1")
+    emu.start()
+    path = tmp_path / "s.db"
+    procs = []
+
+    def start(key_file=emu.key_path):
+        p = _bridge(emu.host_path, path, key_file)
+        procs.append(p)
+        return p
+    yield emu, path, start
+    for p in procs:
+        p.terminate()
+        p.wait(10)
+    emu.close()
+
+
+def test_commands_are_signed_and_counted_across_bridge_restarts(table):
+    emu, path, start = table
+    bridge = start()
+    _wait_up(path)
+    assert _send(path, "new_shoe decks=6 designation=ez exposed=burn").startswith("ok sent shoe")
+    shoe = _wait_event(path, "CMD1", lambda e: e["type"] == "shoe")[0]
+    assert (shoe["decks"], shoe["designation"], shoe["exposed"]) == (6, "ez", "burn")
+    for line in ("2C", "4S", "5S"):  # the burn: 2C and two more
+        emu.deal(line)
+    _wait_event(path, "CMD1", lambda e: e["type"] == "card" and e["card"] == "5S")
+    assert _send(path, "bets").startswith("ok")
+    _wait_event(path, "CMD1", lambda e: e["type"] == "bets" and e["round"] == 1)
+    assert _send(path, "status").startswith("ok")
+    status = _wait_event(path, "CMD1", lambda e: e["type"] == "status")[0]
+    assert status["next"] == "P1" and status["left"] == 6 * 52 - 3
+    accepted = [e["counter"] for e in _events(path, "CMD1") if e["type"] == "accepted"]
+    assert accepted == [1, 2, 3]
+    bridge.terminate()
+    bridge.wait(10)
+    start()  # a new bridge learns the counter from the shoe's hello
+    _wait_up(path)
+    assert _send(path, "time").startswith("ok sent time as command 4")
+    t = _wait_event(path, "CMD1", lambda e: e["type"] == "time")[0]
+    assert abs(t["t"] - time.time()) < 60
+
+
+def test_a_bridge_with_the_wrong_key_is_refused_and_changes_nothing(table, tmp_path):
+    emu, path, start = table
+    wrong = tmp_path / "wrong.bin"
+    wrong.write_bytes(bytes(32))
+    start(wrong)
+    _wait_up(path)
+    assert _send(path, "new_shoe decks=4").startswith("ok sent")
+    errors = _wait_event(path, "CMD1", lambda e: e["type"] == "error" and e.get("command") == "shoe")
+    assert errors[0]["reason"] == "bad_mac"
+    time.sleep(1.5)
+    state = json.loads(_send(path, "state")[3:])
+    assert state["refused"] and "wrong --key-file" in state["refused"]
+    events = _events(path, "CMD1")
+    assert not [e for e in events if e["type"] in ("shoe", "accepted")]
+    # refused acks: one error for the ack MAC, not a stream of them
+    ack_errors = [e for e in events if e["type"] == "error" and "command" not in e]
+    assert 1 <= len(ack_errors) <= 3
+
+
+def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
+    emu, path, start = table
+    start()
+    _wait_up(path)
+    for line in ("shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C"):
+        emu.deal(line)
+    _wait_event(path, "CMD1", lambda e: e["type"] == "card" and e.get("pos") == "B1")
+    emu.power_cut()
+    journal = emu.dir + "/journal.bin"
+    data = bytearray(open(journal, "rb").read())
+    data[len(data) // 2] ^= 0x40  # one flipped bit inside a complete record
+    open(journal, "wb").write(bytes(data))
+    for _boot in range(2):  # tilt survives a power cycle and is reported again
+        emu.start()
+        time.sleep(0.5)
+        tilts = _wait_event(path, "CMD1", lambda e: e["type"] == "tilt", timeout=20)
+        emu.power_cut()
+    assert len(tilts) == 2
+    emu.start()
+    state = _wait_up(path)
+    end = time.monotonic() + 10
+    while not state["tilt"] and time.monotonic() < end:
+        state = json.loads(_send(path, "state")[3:])
+        time.sleep(0.1)
+    assert state["tilt"]
+    emu.deal("9S")  # play is refused while tilted
+    _wait_event(path, "CMD1", lambda e: e["type"] == "error" and e.get("reason") == "tilted")
+    with db.Store(path) as store:
+        from host_tools.store.verify import check_shoe
+        assert check_shoe(store, "CMD1") is None
