@@ -139,7 +139,15 @@ def run():
     problem = _self_test(_known_answers)
     board.feed()
     session = Session(board, board_config, Journal(board.journal_path))
+    reading = None
+    set_problem = None
+    if getattr(board, "reader", None) is not None:
+        # Only a shoe with a reader pays the heap for the card-set checks.
+        import reading as _reading
+        reading, set_problem = _reading.start(board, session)
     session.boot(problem)
+    if set_problem is not None:
+        session.error(set_problem)
     dealer = getattr(board, "dealer_line", None)
     idle = getattr(board, "idle", None)
     line = bytearray(LINE_MAX)
@@ -148,6 +156,8 @@ def run():
         board.feed()
         try:
             session.step()
+            if reading is not None and session.tilt is None and session.halt is None:
+                reading.step()
             if dealer is not None:
                 n = dealer(line)
                 if n:
@@ -160,8 +170,8 @@ def run():
             if pressed & BUTTON_EXPOSED:
                 session.exposed()
             if pressed & BUTTON_NEW_SHOE:
-                d, des, exp = session.shoe_values
-                session.new_shoe(d, des, exp)
+                d, des, exp, batch = session.shoe_values
+                session.new_shoe(d, des, exp, batch=batch)
             empty = board.empty()
             if empty and not was_empty:
                 session.empty()

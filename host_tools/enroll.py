@@ -14,6 +14,11 @@ the layout. Without a manifest the scan order itself defines the cards
 (first enrollment of freshly tagged decks): duplicates and a short count are
 still caught, but a swap cannot be, which the report says.
 
+After the cards come the cover cards (Ch 9D ends the shoe on one, so the shoe
+must know its ID like a card's). They belong to the table rather than to a
+batch, so those already in the file are kept and a cover card scanned again
+is not enrolled twice.
+
 Nothing is written unless the whole batch checks out.
 """
 
@@ -51,7 +56,11 @@ def add_arguments(parser):
     parser.add_argument("--batch", choices=("A", "B"), required=True)
     parser.add_argument("--out", required=True,
                         help="card-set file; the other batch already in it is kept")
-    parser.add_argument("--manifest", help="text file: ID CARD DECK per line, to check against")
+    parser.add_argument("--covers", type=int, default=2,
+                        help="cover cards to scan after the decks, 0..%d (default 2: the cut card "
+                             "and the second cover card, Ch 3A(2), 5B(4), 5C(1))" % registry.MAX_COVERS)
+    parser.add_argument("--manifest", help="text file: ID CARD DECK per line (ID COVER 0 for a "
+                                           "cover card), to check against")
     parser.add_argument("--idle", type=float, default=60.0,
                         help="seconds without a scan that end the session")
 
@@ -79,10 +88,12 @@ def id_text(ident, kind):
 
 
 def read_manifest(path, kind, decks):
-    """ID -> layout slot, for every card of ``decks`` decks exactly once."""
+    """ID -> layout slot, for every card of ``decks`` decks exactly once, and
+    the set of IDs listed as cover cards (``ID COVER 0``)."""
     slot_of = {cards.name(c): i for i, c in enumerate(INSPECTION_ORDER)}
     found = {}
     taken = {}
+    covers = set()
     with open(path, encoding="ascii") as f:
         for number, line in enumerate(f, 1):
             words = line.split("#", 1)[0].split()
@@ -93,15 +104,21 @@ def read_manifest(path, kind, decks):
                 raise ValueError("%s: want ID CARD DECK" % where)
             try:
                 ident = parse_id(words[0], kind)
-                card = cards.name(cards.parse(words[1]))
+                cover = words[1].upper() == "COVER"
+                card = None if cover else cards.name(cards.parse(words[1]))
                 deck = int(words[2])
             except ValueError as exc:
                 raise ValueError("%s: %s" % (where, exc))
+            if ident in found or ident in covers:
+                raise ValueError("%s: ID listed twice" % where)
+            if cover:
+                if deck:
+                    raise ValueError("%s: a cover card has deck 0, not %d" % (where, deck))
+                covers.add(ident)
+                continue
             if not 1 <= deck <= decks:
                 raise ValueError("%s: deck %d outside 1..%d" % (where, deck, decks))
             slot = (deck - 1) * CARDS + slot_of[card]
-            if ident in found:
-                raise ValueError("%s: ID listed twice" % where)
             if slot in taken:
                 raise ValueError("%s: %s of deck %d listed twice" % (where, card, deck))
             found[ident] = slot
@@ -110,7 +127,7 @@ def read_manifest(path, kind, decks):
         absent = [place(s) for s in range(decks * CARDS) if s not in taken]
         raise ValueError("%s: no ID for %s" % (path, ", ".join(absent[:5])
                                                 + (" ..." if len(absent) > 5 else "")))
-    return found
+    return found, covers
 
 
 def _in_order(values):
@@ -192,6 +209,35 @@ def bind(scans, total, kind):
         problems.append("%s onward: not scanned (%d of %d cards read)"
                         % (place(len(slots)), len(slots), total))
     return problems, slots
+
+
+def check_covers(scans, wanted, known, listed, kind):
+    """The problems with the cover cards scanned, and their distinct IDs.
+
+    ``known`` maps every card ID of the set being written (this batch's and
+    the other batch's) to where it is, so a card scanned as a cover card is
+    named; ``listed`` holds the manifest's cover cards (empty: any new ID is
+    taken as a cover card).
+    """
+    problems = []
+    first = {}
+    for k, ident in enumerate(scans, 1):
+        at = "cover card %d" % k
+        shown = id_text(ident, kind)
+        if k > wanted:
+            problems.append("%s: %s is one more than the %d asked for (--covers)" % (at, shown, wanted))
+        elif ident in known:
+            problems.append("%s: duplicate: same ID %s as %s" % (at, shown, known[ident]))
+        elif ident in first:
+            problems.append("%s: duplicate: same ID %s as cover card %d" % (at, shown, first[ident]))
+        elif listed and ident not in listed:
+            problems.append("%s: unknown ID %s, not a cover card in the manifest" % (at, shown))
+        else:
+            first[ident] = k
+    if len(scans) < wanted:
+        problems.append("cover card %d onward: not scanned (%d of %d cover cards read)"
+                        % (len(scans) + 1, len(scans), wanted))
+    return problems, list(first)
 
 
 def _card(slot):
@@ -339,30 +385,50 @@ def _blinka_pn532(bus):
     return PN532_SPI(busio.SPI(board.SCK, board.MOSI, board.MISO), digitalio.DigitalInOut(board.D5))
 
 
-def scan(reader, total, manifest, idle, console, decks):
-    """Read IDs until every card is in or no scan comes for ``idle`` seconds."""
+def scan(reader, total, manifest, listed, covers, idle, console, decks):
+    """Read IDs until every card and then ``covers`` cover cards are in, or no
+    scan comes for ``idle`` seconds; return the card scans and the cover scans.
+
+    A scan is a cover card once every card is in, or at any time when the
+    manifest lists it as one (``listed``).
+    """
     scans = []
+    cover_scans = []
     seen = set()
+    cover_ids = set()
     per_deck = [0] * decks
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/52"),
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   console=console) as progress:
         tasks = [progress.add_task("deck %d" % (d + 1), total=CARDS) for d in range(decks)]
+        cover_task = progress.add_task("cover cards", total=covers, visible=covers > 0)
         last = time.monotonic()
-        while len(seen) < total:
+        previous = None
+        prompted = False
+        while len(seen) < total or len(cover_ids) < covers:
+            if len(seen) == total and not prompted:
+                console.print("all %d cards read: now scan the %d cover cards" % (total, covers))
+                prompted = True
             left = idle - (time.monotonic() - last)
             if left <= 0:
                 break
             try:
                 ident = reader.next_id(left)
             except ReaderFault as exc:
-                console.print("unreadable scan after %d cards: %s; scan that card again"
-                              % (len(scans), exc))
+                console.print("unreadable scan after %d cards%s: %s; scan that card again"
+                              % (len(scans), " and %d cover cards" % len(cover_scans) if prompted else "",
+                                 exc))
                 continue
             if ident is None:
                 break
             last = time.monotonic()
-            if scans and ident == scans[-1]:
+            if ident == previous:
                 continue  # the same card still in front of the reader
+            previous = ident
+            if len(seen) == total or ident in listed:
+                cover_scans.append(ident)
+                cover_ids.add(ident)
+                progress.update(cover_task, completed=min(len(cover_ids), covers))
+                continue
             scans.append(ident)
             if ident in seen or (manifest is not None and ident not in manifest):
                 continue
@@ -370,24 +436,34 @@ def scan(reader, total, manifest, idle, console, decks):
             deck = (manifest[ident] if manifest is not None else len(seen) - 1) // CARDS
             per_deck[deck] += 1
             progress.update(tasks[deck], completed=per_deck[deck])
-    return scans
+    return scans, cover_scans
 
 
 def _kept_entries(path, kind, batch):
-    """The other batch's records from an existing card-set file."""
+    """From an existing card-set file: the other batch's records, the cover
+    cards' IDs and the other batch's deck count."""
     if not os.path.exists(path):
-        return [], 0
+        return [], [], 0
     old = registry.load(path)
     if old.kind != kind:
         raise registry.CardSetError("%s holds a set for the other reader kind" % path)
     other = registry.BATCH_B if batch == registry.BATCH_A else registry.BATCH_A
     buf = bytearray(registry.MAX_ID)
     kept = []
+    covers = []
     for i in range(old.count):
-        if old.batch(i) == other:
-            n = old.id_of(i, buf)
-            kept.append((bytes(buf[:n]), old.card(i), old.deck(i), other))
-    return kept, old.decks(other)
+        ident = bytes(buf[:old.id_of(i, buf)])
+        if old.card(i) == registry.COVER:
+            covers.append(ident)
+        elif old.batch(i) == other:
+            kept.append((ident, old.card(i), old.deck(i), other))
+    return kept, covers, old.decks(other)
+
+
+def _other_batch(kept):
+    """ID -> where it is, for the other batch's cards kept from the file."""
+    return {ident: "%s of deck %d batch %s" % (cards.name(card), deck, registry.batch_name(batch))
+            for ident, card, deck, batch in kept}
 
 
 def run(args):
@@ -399,18 +475,21 @@ def run(args):
     if not 1 <= args.decks <= registry.MAX_DECKS:
         errors.print("shoe enroll: --decks must be 1..%d" % registry.MAX_DECKS)
         return 2
+    if not 0 <= args.covers <= registry.MAX_COVERS:
+        errors.print("shoe enroll: --covers must be 0..%d" % registry.MAX_COVERS)
+        return 2
     total = args.decks * CARDS
     try:
-        manifest = read_manifest(args.manifest, kind, args.decks) if args.manifest else None
-        kept, other_decks = _kept_entries(args.out, kind, batch)
+        manifest, listed = read_manifest(args.manifest, kind, args.decks) if args.manifest else (None, set())
+        kept, kept_covers, other_decks = _kept_entries(args.out, kind, batch)
         reader = BarcodeReader(args.port) if kind == registry.KIND_CODE else PN532Reader(args.port, args.bus)
     except (OSError, ValueError, ReaderFault) as exc:
         errors.print("shoe enroll: %s" % exc)
         return 2
-    console.print("batch %s, %d decks: scan each deck in suit order %s, ace to king"
-                  % (args.batch, args.decks, ", ".join(SUIT_ORDER)))
+    console.print("batch %s, %d decks: scan each deck in suit order %s, ace to king, then %d cover cards"
+                  % (args.batch, args.decks, ", ".join(SUIT_ORDER), args.covers))
     try:
-        scans = scan(reader, total, manifest, args.idle, console, args.decks)
+        scans, cover_scans = scan(reader, total, manifest, listed, args.covers, args.idle, console, args.decks)
     finally:
         reader.close()
     if manifest:
@@ -419,16 +498,30 @@ def run(args):
     else:
         problems, slots = bind(scans, total, kind)
         console.print("no manifest: the scan order defines the cards; a swap cannot be detected")
-    console.print("%d scans, %d problems" % (len(scans), len(problems)))
+    known = _other_batch(kept)
+    for ident, s in slots.items():
+        if ident in known:
+            problems.append("%s: ID %s is already enrolled as %s" % (place(s), id_text(ident, kind), known[ident]))
+        elif ident in kept_covers:
+            problems.append("%s: ID %s is already enrolled as a cover card" % (place(s), id_text(ident, kind)))
+    known.update((ident, place(s)) for ident, s in slots.items())
+    cover_problems, new_covers = check_covers(cover_scans, args.covers, known, listed, kind)
+    problems += cover_problems
+    # Cover cards belong to the table: those in the file stay, and one
+    # scanned again is the same card, not a second one.
+    covers = kept_covers + [ident for ident in new_covers if ident not in kept_covers]
+    if len(covers) > registry.MAX_COVERS:
+        problems.append("cover cards: %d already in %s and %d new make %d, the shoe takes 0..%d"
+                        % (len(kept_covers), args.out, len(covers) - len(kept_covers), len(covers),
+                           registry.MAX_COVERS))
+    console.print("%d scans, %d problems" % (len(scans) + len(cover_scans), len(problems)))
     for text in problems:
         console.print(text)
     if problems:
         console.print("card set NOT written: fix the layout and scan again")
         return 1
     entries = [(ident, INSPECTION_ORDER[s % CARDS], s // CARDS + 1, batch) for ident, s in slots.items()]
-    if kept and any(ident in slots for ident, *_rest in kept):
-        errors.print("shoe enroll: an ID of this batch is already enrolled in the other batch")
-        return 1
+    entries += [(ident, registry.COVER, 0, 0) for ident in covers]
     decks_a, decks_b = (args.decks, other_decks) if batch == registry.BATCH_A else (other_decks, args.decks)
     try:
         data = registry.encode(kind, entries + kept, decks_a, decks_b)
@@ -439,5 +532,6 @@ def run(args):
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, args.out)
-    console.print("wrote %s: batch %s, %d decks (%d bytes)" % (args.out, args.batch, args.decks, len(data)))
+    console.print("wrote %s: batch %s, %d decks, %d cover cards (%d kept from the file), %d bytes"
+                  % (args.out, args.batch, args.decks, len(covers), len(kept_covers), len(data)))
     return 0

@@ -10,7 +10,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
-DEFAULT_HEAP = "128k"  # the smallest heap the supported boards give (boards.toml)
+DEFAULT_HEAP = "128k"  # `shoe replay`: the core alone, at the bottom of the 128-190 KiB range
 
 
 def use_firmware():

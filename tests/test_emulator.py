@@ -211,7 +211,7 @@ def test_handshake_then_numbered_events_equal_to_replay(emu, host):
     host.hello()
     host.wait(lambda: len(host.hellos()) >= 3 and host.hellos()[-1]["settings"], what="hello")
     assert host.hellos()[-1]["settings"] == commands.settings_digest(
-        "decks=8 designation=standard exposed=simulated")
+        "decks=8 designation=standard exposed=simulated batch=A")
 
 
 def test_events_are_resent_until_acked_and_heartbeats_run(emu, host):
@@ -491,7 +491,7 @@ def test_new_shoe_command_sets_the_digest_and_bad_dealer_input_is_named(emu, hos
     host.hello()
     host.wait(lambda: host.hellos()[-1]["settings"], what="hello with settings")
     assert host.hellos()[-1]["settings"] == commands.settings_digest(
-        "decks=6 designation=ez exposed=burn set=BLUE-07 setdigest=9f00aa11")
+        "decks=6 designation=ez exposed=burn batch=A set=BLUE-07 setdigest=9f00aa11")
     assert host.hellos()[-1]["counter"] == counter
     before = status(host)
     deal(emu, ["ZZ", "9H sideways"])

@@ -46,7 +46,7 @@ def sim_command(kind):
     return [sys.executable, "-m", "host_tools.cli", "sim", kind]
 
 
-def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="set.bin", idle="1.5"):
+def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="set.bin", idle="1.5", covers=None):
     (tmp_path / "codes.txt").write_text("\n".join(scans) + "\n")
     sim = subprocess.Popen(sim_command("barcode") + ["--codes", str(tmp_path / "codes.txt"),
                                                      "--fast", "--interval", "0", "--start-delay", "0.5",
@@ -62,6 +62,8 @@ def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="s
                "--decks", str(decks), "--batch", batch, "--out", str(tmp_path / out), "--idle", idle]
         if manifest:
             cmd += ["--manifest", str(tmp_path / "manifest.txt")]
+        if covers is not None:
+            cmd += ["--covers", str(covers)]
         result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
                                 env=dict(os.environ, COLUMNS="200"))
     finally:
@@ -70,19 +72,110 @@ def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="s
     return result
 
 
-def test_a_clean_eight_deck_enrollment_writes_a_set_the_shoe_loads(tmp_path):
+COVER_CODES = ["CUT-0001", "CUT-0002"]
+
+
+def assert_covers(reg, ids):
+    """Every ID is a cover record (card 0xFF, deck 0, batch 0), and no other is."""
+    assert reg.covers == len(ids)
+    for ident in ids:
+        i = reg.find(ident, len(ident))
+        assert i >= 0 and (reg.card(i), reg.deck(i), reg.batch(i)) == (0xFF, 0, 0), ident
+    assert sum(reg.card(i) == 0xFF for i in range(reg.count)) == len(ids)
+
+
+def test_a_clean_eight_deck_enrollment_with_two_cover_cards_writes_a_set_the_shoe_loads(tmp_path):
     layout = make_codes(8, seed=1)
     write_manifest(tmp_path / "manifest.txt", layout)
-    scans = [code for d in range(1, 9) for code in layout[d]]
-    result = enroll_with_barcode(tmp_path, scans, 8)
+    scans = [code for d in range(1, 9) for code in layout[d]] + COVER_CODES
+    result = enroll_with_barcode(tmp_path, scans, 8)  # --covers defaults to 2
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "416 scans, 0 problems" in result.stdout
+    assert "all 416 cards read: now scan the 2 cover cards" in result.stdout
+    assert "418 scans, 0 problems" in result.stdout
     reg = registry.load(str(tmp_path / "set.bin"))
-    assert (reg.count, reg.kind, reg.decks_a, reg.decks_b) == (416, registry.KIND_CODE, 8, 0)
+    assert (reg.count, reg.kind, reg.decks_a, reg.decks_b) == (418, registry.KIND_CODE, 8, 0)
     for d, codes in layout.items():
         for p, code in enumerate(codes):
             i = reg.find(code.encode(), len(code))
             assert (reg.card(i), reg.deck(i), reg.batch(i)) == (card_int(LAYOUT[p]), d, registry.BATCH_A)
+    assert_covers(reg, [c.encode() for c in COVER_CODES])
+
+
+def test_a_cover_card_with_a_cards_id_is_reported_and_nothing_is_written(tmp_path):
+    layout = make_codes(2, seed=11)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    # The second "cover card" scanned is really 8S of deck 2.
+    scans = [code for d in (1, 2) for code in layout[d]] + [COVER_CODES[0], layout[2][7]]
+    result = enroll_with_barcode(tmp_path, scans, 2)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[lines.index("106 scans, 1 problems") + 1:] == [
+        "cover card 2: duplicate: same ID '%s' as deck 2 position 8 (8S)" % layout[2][7],
+        "card set NOT written: fix the layout and scan again",
+    ]
+    assert not (tmp_path / "set.bin").exists()
+
+
+def test_manifest_cover_cards_are_known_wherever_scanned_and_others_are_unknown(tmp_path):
+    layout = make_codes(1, seed=12)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    with open(tmp_path / "manifest.txt", "a") as f:
+        f.write("CUT-0001 COVER 0   # the cut card\nCUT-0002 cover 0\n")
+    # The cut card is scanned in the middle of the deck; as the manifest
+    # lists it, it is a cover card, not an unknown card in the layout.
+    scans = layout[1][:20] + ["CUT-0001"] + layout[1][20:] + ["CUT-0002"]
+    result = enroll_with_barcode(tmp_path, scans, 1)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert_covers(registry.load(str(tmp_path / "set.bin")), [b"CUT-0001", b"CUT-0002"])
+    # A cover card the manifest does not list.
+    result = enroll_with_barcode(tmp_path, layout[1] + ["CUT-0001", "CUT-9999"], 1, out="other.bin")
+    assert result.returncode == 1
+    assert "cover card 2: unknown ID 'CUT-9999', not a cover card in the manifest" in result.stdout
+
+
+def test_a_manifest_cover_line_must_name_deck_zero(tmp_path):
+    layout = make_codes(1, seed=13)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    with open(tmp_path / "manifest.txt", "a") as f:
+        f.write("CUT-0001 COVER 1\n")
+    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode",
+                             "--port", "/dev/null", "--decks", "1", "--batch", "A",
+                             "--out", str(tmp_path / "set.bin"), "--manifest", str(tmp_path / "manifest.txt")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "manifest.txt:54: a cover card has deck 0, not 1" in result.stderr
+
+
+def test_more_than_eight_cover_cards_is_refused_before_scanning(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode",
+                             "--port", "/dev/null", "--decks", "1", "--batch", "A", "--covers", "9",
+                             "--out", str(tmp_path / "set.bin")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "shoe enroll: --covers must be 0..8" in result.stderr
+
+
+def test_batch_b_keeps_the_cover_cards_of_a_without_doubling_them(tmp_path):
+    a = make_codes(1, seed=14)[1]
+    b = make_codes(1, seed=15)[1]
+    assert enroll_with_barcode(tmp_path, a + COVER_CODES, 1, manifest=False).returncode == 0
+    # The same two cover cards scanned again with batch B: still two.
+    result = enroll_with_barcode(tmp_path, b + COVER_CODES, 1, batch="B", manifest=False)
+    assert result.returncode == 0, result.stdout
+    assert "2 cover cards (2 kept from the file)" in result.stdout
+    reg = registry.load(str(tmp_path / "set.bin"))
+    assert (reg.decks_a, reg.decks_b, reg.count) == (1, 1, 106)
+    assert_covers(reg, [c.encode() for c in COVER_CODES])
+    # Batch B again with --covers 0: the covers stay.
+    assert enroll_with_barcode(tmp_path, b, 1, batch="B", manifest=False, covers=0).returncode == 0
+    assert_covers(registry.load(str(tmp_path / "set.bin")), [c.encode() for c in COVER_CODES])
+    # A third cover card for B is added to the two.
+    assert enroll_with_barcode(tmp_path, b + ["CUT-0003"], 1, batch="B", manifest=False, covers=1).returncode == 0
+    assert_covers(registry.load(str(tmp_path / "set.bin")), [c.encode() for c in COVER_CODES + ["CUT-0003"]])
+    # A cover card that is one of batch A's cards is named as that card.
+    result = enroll_with_barcode(tmp_path, b + [a[51]], 1, batch="B", manifest=False, covers=1)
+    assert result.returncode == 1
+    assert "cover card 1: duplicate: same ID '%s' as KD of deck 1 batch A" % a[51] in result.stdout
 
 
 def test_duplicate_missing_and_swapped_cards_are_reported_at_their_positions(tmp_path):
@@ -94,7 +187,7 @@ def test_duplicate_missing_and_swapped_cards_are_reported_at_their_positions(tmp
     missing = decks[5].pop(29)                # deck 5 position 30 (4C) not in the layout
     decks[2].insert(20, layout[2][9])         # deck 2 position 10 (TS) scanned again after position 20
     scans = [code for d in range(1, 9) for code in decks[d]]
-    result = enroll_with_barcode(tmp_path, scans, 8)
+    result = enroll_with_barcode(tmp_path, scans, 8, covers=0)
     assert result.returncode == 1, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     report = lines[lines.index("416 scans, 4 problems") + 1:]
@@ -114,11 +207,12 @@ def test_unreadable_scans_are_rescanned_and_lose_nothing(tmp_path):
     scans = list(layout[1])
     scans.insert(5, "!garbage")
     scans.insert(30, "!noise")
-    result = enroll_with_barcode(tmp_path, scans, 1)
+    result = enroll_with_barcode(tmp_path, scans, 1, covers=0)
     assert result.returncode == 0, result.stdout
     assert "unreadable scan after 5 cards: gm65: non-printable byte 0x01 at column 1" in result.stdout
     assert "unreadable scan after 29 cards: gm65: non-printable byte" in result.stdout
-    assert registry.load(str(tmp_path / "set.bin")).count == 52
+    reg = registry.load(str(tmp_path / "set.bin"))
+    assert (reg.count, reg.covers) == (52, 0)
 
 
 def test_an_unknown_card_is_named_with_its_code(tmp_path):
@@ -126,7 +220,7 @@ def test_an_unknown_card_is_named_with_its_code(tmp_path):
     write_manifest(tmp_path / "manifest.txt", layout)
     scans = list(layout[1])
     scans.insert(13, "FOREIGN-1")             # between KS (position 13) and AH (position 14)
-    result = enroll_with_barcode(tmp_path, scans, 1)
+    result = enroll_with_barcode(tmp_path, scans, 1, covers=0)
     assert result.returncode == 1
     assert "deck 1 position 14 (AH): unknown ID 'FOREIGN-1', not in the manifest" in result.stdout
 
@@ -134,8 +228,8 @@ def test_an_unknown_card_is_named_with_its_code(tmp_path):
 def test_without_a_manifest_the_scan_order_defines_the_cards_and_batch_b_joins_a(tmp_path):
     a = make_codes(1, seed=5)[1]
     b = make_codes(1, seed=6)[1]
-    assert enroll_with_barcode(tmp_path, a, 1, manifest=False).returncode == 0
-    result = enroll_with_barcode(tmp_path, b, 1, batch="B", manifest=False)
+    assert enroll_with_barcode(tmp_path, a, 1, manifest=False, covers=0).returncode == 0
+    result = enroll_with_barcode(tmp_path, b, 1, batch="B", manifest=False, covers=0)
     assert result.returncode == 0, result.stdout
     assert "a swap cannot be detected" in result.stdout
     reg = registry.load(str(tmp_path / "set.bin"))
@@ -148,7 +242,7 @@ def test_without_a_manifest_the_scan_order_defines_the_cards_and_batch_b_joins_a
 
 def test_without_a_manifest_a_duplicate_and_a_short_count_are_reported(tmp_path):
     a = make_codes(1, seed=7)[1]
-    result = enroll_with_barcode(tmp_path, a[:40] + [a[3]], 1, manifest=False, idle="1")
+    result = enroll_with_barcode(tmp_path, a[:40] + [a[3]], 1, manifest=False, idle="1", covers=0)
     assert result.returncode == 1
     assert "deck 1 position 41 (2D): duplicate: same ID '%s' as deck 1 position 4 (4S)" % a[3] in result.stdout
     assert "deck 1 position 41 (2D) onward: not scanned (40 of 52 cards read)" in result.stdout
@@ -191,7 +285,7 @@ def make_uids(decks, seed):
     return {d: uids[(d - 1) * 52:d * 52] for d in range(1, decks + 1)}
 
 
-def enroll_with_pn532(tmp_path, scans, decks, faults=""):
+def enroll_with_pn532(tmp_path, scans, decks, faults="", covers=0):
     """The other half of issue 4: `shoe sim pn532 --uids FILE` read by adafruit_pn532."""
     (tmp_path / "uids.txt").write_text("\n".join(scans) + "\n")
     sim = subprocess.Popen(sim_command("pn532") + ["--uids", str(tmp_path / "uids.txt"), "--faults", faults],
@@ -200,7 +294,7 @@ def enroll_with_pn532(tmp_path, scans, decks, faults=""):
         port = sim.stdout.readline().strip()
         return subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "pn532",
                                "--port", port, "--decks", str(decks), "--batch", "A",
-                               "--out", str(tmp_path / "set.bin"), "--idle", "1.5",
+                               "--out", str(tmp_path / "set.bin"), "--idle", "1.5", "--covers", str(covers),
                                "--manifest", str(tmp_path / "manifest.txt")],
                               cwd=ROOT, capture_output=True, text=True, timeout=300)
     finally:
@@ -208,17 +302,43 @@ def enroll_with_pn532(tmp_path, scans, decks, faults=""):
         sim.wait(timeout=10)
 
 
-def test_eight_decks_of_tags_through_the_pn532_simulator(tmp_path):
+def test_eight_decks_and_two_cover_cards_of_tags_through_the_pn532_simulator(tmp_path):
     layout = make_uids(8, seed=21)
     write_manifest(tmp_path / "manifest.txt", layout)
-    result = enroll_with_pn532(tmp_path, [u for d in range(1, 9) for u in layout[d]], 8)
+    covers = ["04c0ffee5e0001", "04c0ffee5e0002"]  # factory UIDs of the two plastic cover cards
+    assert not set(covers) & {u for uids in layout.values() for u in uids}
+    result = enroll_with_pn532(tmp_path, [u for d in range(1, 9) for u in layout[d]] + covers, 8, covers=2)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "418 scans, 0 problems" in result.stdout
     reg = registry.load(str(tmp_path / "set.bin"))
-    assert (reg.count, reg.kind, reg.width) == (416, registry.KIND_UID, 7)
+    assert (reg.count, reg.kind, reg.width) == (418, registry.KIND_UID, 7)
     for d, uids in layout.items():
         for p, uid in enumerate(uids):
             i = reg.find(bytes.fromhex(uid), 7)
             assert (reg.card(i), reg.deck(i)) == (card_int(LAYOUT[p]), d)
+    assert_covers(reg, [bytes.fromhex(c) for c in covers])
+
+
+def test_pn532_a_cover_tag_that_is_a_cards_tag_is_reported(tmp_path):
+    layout = make_uids(1, seed=24)
+    write_manifest(tmp_path / "manifest.txt", layout)
+    result = enroll_with_pn532(tmp_path, layout[1] + [layout[1][13]], 1, covers=1)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "cover card 1: duplicate: same ID %s as deck 1 position 14 (AH)" % layout[1][13] in result.stdout
+    assert not (tmp_path / "set.bin").exists()
+
+
+def test_the_file_holds_at_most_eight_cover_cards_across_both_batches(tmp_path):
+    eight = ["CUT-%04d" % k for k in range(1, 9)]
+    a = make_codes(1, seed=16)[1]
+    b = make_codes(1, seed=17)[1]
+    result = enroll_with_barcode(tmp_path, a + eight, 1, manifest=False, covers=8)
+    assert result.returncode == 0, result.stdout
+    result = enroll_with_barcode(tmp_path, b + ["CUT-0009"], 1, batch="B", manifest=False, covers=1)
+    assert result.returncode == 1
+    assert ("cover cards: 8 already in %s and 1 new make 9, the shoe takes 0..8" % (tmp_path / "set.bin")
+            in result.stdout)
+    assert registry.load(str(tmp_path / "set.bin")).decks_b == 0  # the file was left as it was
 
 
 def test_pn532_duplicate_missing_and_swapped_tags_are_reported_at_their_positions(tmp_path):
@@ -273,3 +393,22 @@ def test_pn532_on_i2c_off_a_single_board_computer_is_a_clear_error(tmp_path):
     assert result.returncode == 2
     assert "--bus i2c needs Blinka on a Linux single-board computer" in result.stderr
     assert "use --bus uart with a USB-serial adapter" in result.stderr
+
+
+def test_cover_card_checks_on_their_own():
+    from host_tools import enroll
+    known = {b"C1": "deck 1 position 1 (AS)", b"K9": "KD of deck 1 batch A"}
+    problems, covers = enroll.check_covers([b"X1", b"K9", b"X1", b"X2"], 4, known, set(), registry.KIND_CODE)
+    assert problems == [
+        "cover card 2: duplicate: same ID 'K9' as KD of deck 1 batch A",
+        "cover card 3: duplicate: same ID 'X1' as cover card 1",
+    ]
+    assert covers == [b"X1", b"X2"]
+    # Listed in the manifest, one too many, and one short.
+    problems, covers = enroll.check_covers([b"X2", b"X1", b"X3"], 2, known, {b"X1", b"X2"}, registry.KIND_CODE)
+    assert problems == ["cover card 3: 'X3' is one more than the 2 asked for (--covers)"]
+    assert covers == [b"X2", b"X1"]
+    problems, covers = enroll.check_covers([b"X9"], 2, known, {b"X1"}, registry.KIND_CODE)
+    assert problems == ["cover card 1: unknown ID 'X9', not a cover card in the manifest",
+                        "cover card 2 onward: not scanned (1 of 2 cover cards read)"]
+    assert covers == []

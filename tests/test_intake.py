@@ -1,4 +1,4 @@
-"""Reader ID -> game, with unknown, duplicate and wrong-batch cards.
+"""Reader ID -> game, with unknown, duplicate and wrong-batch cards and the cover card.
 
 A shoe is dealt through the intake into the real game core twice: once
 clean and once with bad cards drawn between the good ones. Apart from the
@@ -32,10 +32,13 @@ class Recorder:
     def alert(self, rule, card, detail):
         self.calls.append(("alert", rule, card, detail))
 
+    def cover(self):
+        self.calls.append(("cover",))
+
 
 @pytest.fixture()
 def setup():
-    entries = make_entries(8, 8, seed=11)
+    entries = make_entries(8, 8, seed=11, covers=2)
     reg = registry.Registry(registry.encode(registry.KIND_UID, entries, 8, 8))
     game = Recorder()
     feeder = intake.Intake(reg, game)
@@ -58,12 +61,31 @@ def test_good_cards_reach_the_game_with_the_sensor_face_flag(setup):
     assert game.calls == [("card", a[0][1], True), ("card", a[1][1], False), ("card", a[2][1], False)]
 
 
+def test_a_cover_card_goes_to_game_cover_whatever_its_back_and_however_often(setup):
+    entries, feeder, game = setup
+    covers = [e for e in entries if e[1] == registry.COVER]
+    a = [e for e in entries if e[3] == registry.BATCH_A]
+    assert len(covers) == 2
+    # The cover's back is neither batch colour: the sensor may read either
+    # (or a face); none of that is a wrong-batch card.
+    assert take(feeder, covers[0][0], registry.BATCH_B) == registry.COVER
+    assert take(feeder, a[0][0], registry.BATCH_A) == a[0][1]
+    assert take(feeder, covers[1][0], intake.FACE) == registry.COVER
+    assert take(feeder, covers[0][0], registry.BATCH_A) == registry.COVER  # no duplicate bit
+    assert take(feeder, covers[1][0]) == registry.COVER
+    assert game.calls == [("cover",), ("card", a[0][1], False), ("cover",), ("cover",), ("cover",)]
+    feeder.new_shoe(registry.BATCH_B)  # cover cards serve either batch
+    assert take(feeder, covers[0][0], registry.BATCH_A) == registry.COVER
+    assert game.calls[-1] == ("cover",)
+
+
 def test_bad_cards_raise_irregularities_and_leave_the_deal_unchanged(setup):
     entries, feeder, game = setup
     rng = random.Random(3)
     a = [e for e in entries if e[3] == registry.BATCH_A]
     b = [e for e in entries if e[3] == registry.BATCH_B]
     deal = rng.sample(a, 30)
+    assert len(a) == len(b) == 416
     unknown = bytes.fromhex("04deadbeef0001")
     assert unknown not in {e[0] for e in entries}
     dup = deal[4]
@@ -162,6 +184,53 @@ def test_a_shoe_dealt_through_the_reader_is_unchanged_by_bad_cards(setup):
         cards.name(a[130][1]), a[130][2])
 
 
+COVERED = DEAL + """
+
+def deal_direct(reg, stream, covers_at):
+    # The same deal fed straight to the game, with game.cover() called where
+    # the cover cards were drawn: what the intake must reproduce.
+    events = []
+    g = game.Game(lambda buf, n: events.append(bytes(buf[:n]).decode()))
+    g.new_shoe(8)
+    for j in range(len(stream)):
+        if g.phase == game.OPEN:
+            g.bets()
+        if j in covers_at:
+            g.cover()
+        else:
+            ident, colour = stream[j]
+            g.card(reg.card(reg.find(ident, len(ident))), colour == 0)
+    return events
+"""
+exec(COVERED)
+
+
+def test_the_cover_card_ends_the_shoe_through_the_intake_and_a_second_is_the_games_error(setup):
+    entries, _feeder, _game = setup
+    reg = registry.Registry(registry.encode(registry.KIND_UID, entries, 8, 8))
+    clean, _bad, _a, _b = shoe_streams(entries, seed=9)
+    covers = [e[0] for e in entries if e[1] == registry.COVER]
+    # Cover 1 drawn at 60 (its back read as batch B's colour), then, before
+    # the shoe ends, the second cover card (read as a face).
+    stream = clean[:60] + [(covers[0], registry.BATCH_B)] + clean[60:62] + [(covers[1], intake.FACE)] + clean[62:]
+    events = deal(reg, stream)
+    assert events == deal_direct(reg, stream, (60, 63))
+    got = [json.loads(e) for e in events]
+    kinds = [e["type"] for e in got]
+    assert kinds.count("cover") == 1 and "irregularity" not in kinds
+    cover = got[kinds.index("cover")]
+    assert (cover["rule"], cover["left"]) == ("9D", 8 * 52 - 60)
+    end = kinds.index("shoe_end")
+    errors = [e for e in got[:end] if e["type"] == "error"]
+    assert [e["message"] for e in errors] == ["cover card seen twice in one shoe"]
+    assert kinds.index("error") > kinds.index("cover")
+    # Ch 9D: complete the hand, "last hand", one more hand, then the shoe ends
+    # (the rest of the stream is drawn from a finished shoe).
+    assert got[end]["reason"] == "cover"
+    assert kinds.index("cover") < kinds.index("last_hand") < end
+    assert kinds[kinds.index("last_hand"):end].count("result") == 1
+
+
 VM_DEAL = DEAL + """
 import sys
 from cardset import registry
@@ -223,10 +292,13 @@ class Game:
     def __init__(self):
         self.n = 0
         self.sum = 0
+        self.covers = 0
         self.alerts = []
     def card(self, c, up):
         self.n += 1
         self.sum += c
+    def cover(self):
+        self.covers += 1
     def alert(self, rule, card, detail):
         self.alerts.append((rule, card, detail))
 g = Game()
@@ -253,19 +325,23 @@ deal_all(len(ids) // 7)
 feeder.take(buf, 7, 1)
 buf[0] ^= 0xFF
 feeder.take(buf, 7, 1)
-print(g.n, g.sum)
+print(g.n, g.sum, g.covers)
 for a in g.alerts:
     print(a[0], a[1], a[2])
 """
 
 
-def test_intake_in_the_vm_allocates_nothing_for_good_cards(tmp_path):
-    entries = make_entries(8, 8, seed=2)
+def test_intake_in_the_vm_allocates_nothing_for_good_cards_and_covers(tmp_path):
+    entries = make_entries(8, 8, seed=2, covers=2)
     (tmp_path / "set.bin").write_bytes(registry.encode(registry.KIND_UID, entries, 8, 8))
     a = [e for e in entries if e[3] == registry.BATCH_A]
-    (tmp_path / "ids.bin").write_bytes(b"".join(e[0] for e in a))
+    covers = [e[0] for e in entries if e[1] == registry.COVER]
+    ids = [e[0] for e in a]
+    ids[100:100] = [covers[0]]
+    ids[300:300] = [covers[1], covers[0]]  # a repeated cover is the game's to report
+    (tmp_path / "ids.bin").write_bytes(b"".join(ids))
     lines = run_vm(VM_SCRIPT, str(tmp_path / "set.bin"), str(tmp_path / "ids.bin")).splitlines()
-    assert lines[0] == "%d %d" % (len(a), sum(e[1] for e in a))
+    assert lines[0] == "%d %d 3" % (len(a), sum(e[1] for e in a))
     last = a[-1]
     assert lines[1] == "duplicate_card %d %s of deck %d batch A was already dealt from this shoe" % (
         last[1], cards.name(last[1]), last[2])
@@ -343,3 +419,69 @@ def test_a_shoe_dealt_through_the_simulated_pn532_and_back_sensor_in_the_vm(setu
     irregular = [e for e in events if '"action":"ignored; game unchanged"' in e]
     assert [json.loads(e)["rule"] for e in irregular] == ["unknown_card", "duplicate_card", "wrong_batch"]
     assert [e for e in events if e not in irregular] == deal(registry.Registry(data), clean)
+
+
+LOCKED_GAME = """
+import sys, micropython
+from baccarat import game
+from cardset import registry, intake
+reg = registry.load(sys.argv[1])
+ids = open(sys.argv[2], "rb").read()
+tally = [0, 0, 0, 0]  # events, bytes, sum of bytes, "cover card seen twice" errors
+
+
+def emit(buf, n):
+    tally[0] += 1
+    tally[1] += n
+    k = 0
+    while k < n:
+        tally[2] += buf[k]
+        k += 1
+    if buf.find(b"cover card seen twice", 0, n) >= 0:
+        tally[3] += 1
+
+
+g = game.Game(emit)
+feeder = intake.Intake(reg, g)
+g.new_shoe(8)
+feeder.new_shoe(registry.BATCH_A)
+buf = bytearray(7)
+
+
+def deal_all(total):
+    # In a function: new module globals would grow the globals dict.
+    micropython.heap_lock()  # cards, covers and the game's events: no allocation
+    j = 0
+    while j < total:
+        if g.phase == game.OPEN:
+            g.bets()
+        k = 0
+        while k < 7:
+            buf[k] = ids[j * 7 + k]
+            k += 1
+        feeder.take(buf, 7, registry.BATCH_A)
+        j += 1
+    micropython.heap_unlock()
+
+
+deal_all(len(ids) // 7)
+print(tally[0], tally[1], tally[2], tally[3])
+"""
+
+
+def test_the_real_game_takes_cards_and_both_covers_heap_locked_in_the_vm(setup, tmp_path):
+    entries, _feeder, _game = setup
+    data = registry.encode(registry.KIND_UID, entries, 8, 8)
+    clean, _bad, _a, _b = shoe_streams(entries, seed=5)
+    covers = [e[0] for e in entries if e[1] == registry.COVER]
+    stream = clean[:70] + [(covers[1], registry.BATCH_A)] + clean[70:73] + [(covers[0], registry.BATCH_A)]
+    stream = [(ident, registry.BATCH_A) for ident, _colour in stream + clean[73:90]]
+    (tmp_path / "set.bin").write_bytes(data)
+    (tmp_path / "ids.bin").write_bytes(b"".join(ident for ident, _c in stream))
+    vm = run_vm(LOCKED_GAME, str(tmp_path / "set.bin"), str(tmp_path / "ids.bin")).split()
+    events = [e.encode() for e in deal(registry.Registry(data), stream)]
+    assert sum(b'"type":"cover"' in e for e in events) == 1
+    assert [int(x) for x in vm] == [len(events), sum(len(e) for e in events),
+                                    sum(sum(e) for e in events),
+                                    sum(b"cover card seen twice" in e for e in events)]
+    assert int(vm[3]) == 1

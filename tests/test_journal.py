@@ -27,10 +27,10 @@ class Records:
 def _write_sample(path):
     j = J.Journal(str(path))
     j.open(0)
-    body = bytes((8, 0, 0)) + b"decks=8 designation=standard exposed=simulated"
+    body = bytes((8, 0, 0, 1)) + b"decks=8 designation=standard exposed=simulated batch=A"
     j.blob(J.NEW_SHOE, body, 0, len(body))
-    for c, up in ((5, False), (51, True), (0, False)):
-        j.card(c, up)
+    for c, up, ident in ((5, False, -1), (51, True, 300), (0, False, 0)):
+        j.card(c, up, ident)
     j.simple(J.BETS)
     j.number(J.COUNTER, 70000)
     event = b'{"type":"link_up","source":"link","down_ms":-1}'
@@ -38,7 +38,9 @@ def _write_sample(path):
     j.number(J.ACK, 3)
     j.simple(J.COVER)
     j.close()
-    return [("N", body), ("C", b"\x05\x00"), ("C", b"\x33\x01"), ("C", b"\x00\x00"), ("b", b""),
+    # A card's body: card, up, then its card-set record + 1 (0: none) as u16.
+    return [("N", body), ("C", b"\x05\x00\x00\x00"), ("C", b"\x33\x01\x01\x2d"),
+            ("C", b"\x00\x00\x00\x01"), ("b", b""),
             ("M", b"\x00\x01\x11\x70"), ("E", event), ("A", b"\x00\x00\x00\x03"), ("k", b"")]
 
 
@@ -124,7 +126,7 @@ def test_open_drops_a_torn_tail_and_appends_after_it(tmp_path):
     j.close()
     status, _, _, items = _scan(path)
     assert status == J.OK
-    assert items == want + [("C", b"\x07\x00")]
+    assert items == want + [("C", b"\x07\x00\x00\x00")]
 
 
 def test_compaction_replaces_the_file_whole(tmp_path):
@@ -133,7 +135,7 @@ def test_compaction_replaces_the_file_whole(tmp_path):
     j = J.Journal(str(path))
     j.open(os.path.getsize(path))
     ev = bytearray(b'xx{"type":"bets","round":9}yy')
-    shoe = bytes((6, 1, 1)) + b"decks=6 designation=ez exposed=burn"
+    shoe = bytes((6, 1, 1, 2)) + b"decks=6 designation=ez exposed=burn batch=B"
     j.compact(41, 40, 77, [(ev, 2, len(ev) - 2)], shoe)
     j.card(9, True)
     j.close()
@@ -141,7 +143,7 @@ def test_compaction_replaces_the_file_whole(tmp_path):
     status, _, _, items = _scan(path)
     assert status == J.OK
     assert items == [("S", bytes.fromhex("00000029" "00000028" "0000004d")),
-                     ("E", b'{"type":"bets","round":9}'), ("n", shoe), ("C", b"\x09\x01")]
+                     ("E", b'{"type":"bets","round":9}'), ("n", shoe), ("C", b"\x09\x01\x00\x00")]
 
 
 def test_bad_file_header_is_corrupt_and_cut_header_is_torn(tmp_path):

@@ -75,8 +75,8 @@ def test_parse_and_number():
 
 
 def test_settings_digest_is_sha256_prefix():
-    text = commands.settings_text(8, "ez", "burn", "BLUE-07", "9f00aa11")
-    assert text == "decks=8 designation=ez exposed=burn set=BLUE-07 setdigest=9f00aa11"
+    text = commands.settings_text(8, "ez", "burn", "BLUE-07", "9f00aa11", "B")
+    assert text == "decks=8 designation=ez exposed=burn batch=B set=BLUE-07 setdigest=9f00aa11"
     assert commands.settings_digest(text) == hashlib.sha256(text.encode()).hexdigest()[:16]
     assert commands.settings_digest("") == ""
 

@@ -5,11 +5,12 @@ registry's binary search over the file bytes must agree with it exactly.
 """
 
 import hashlib
+import os
 import random
 
 import pytest
 
-from host_tools.vm import run_micropython, use_firmware
+from host_tools.vm import ROOT, run_micropython, use_firmware
 
 use_firmware()
 
@@ -38,22 +39,26 @@ def compiled_firmware(outdir, modules):
     return outdir
 
 
-def make_entries(decks_a, decks_b, seed=1, kind=registry.KIND_UID):
+def make_entries(decks_a, decks_b, seed=1, kind=registry.KIND_UID, covers=0):
+    """Random distinct IDs for every card of the decks, then ``covers`` cover
+    cards as (ID, COVER, 0, 0)."""
     rng = random.Random(seed)
+    slots = [(card, deck, batch)
+             for batch, decks in ((registry.BATCH_A, decks_a), (registry.BATCH_B, decks_b))
+             for deck in range(1, decks + 1) for card in range(52)]
+    slots += [(registry.COVER, 0, 0)] * covers
     entries = []
     used = set()
-    for batch, decks in ((registry.BATCH_A, decks_a), (registry.BATCH_B, decks_b)):
-        for deck in range(1, decks + 1):
-            for card in range(52):
-                while True:
-                    if kind == registry.KIND_UID:
-                        ident = bytes([0x04]) + bytes(rng.randrange(256) for _ in range(6))
-                    else:
-                        ident = ("C%d" % rng.randrange(10 ** rng.randrange(3, 12))).encode()
-                    if ident not in used:
-                        break
-                used.add(ident)
-                entries.append((ident, card, deck, batch))
+    for card, deck, batch in slots:
+        while True:
+            if kind == registry.KIND_UID:
+                ident = bytes([0x04]) + bytes(rng.randrange(256) for _ in range(6))
+            else:
+                ident = ("C%d" % rng.randrange(10 ** rng.randrange(3, 12))).encode()
+            if ident not in used:
+                break
+        used.add(ident)
+        entries.append((ident, card, deck, batch))
     return entries
 
 
@@ -100,6 +105,60 @@ def test_file_layout_matches_the_documented_bytes():
     assert data[-32:] == hashlib.sha256(data[:-32]).digest()
 
 
+@pytest.mark.parametrize("covers", [0, 2, 8])
+def test_cover_cards_are_found_as_cover_records_among_the_cards(covers):
+    entries = make_entries(2, 1, seed=covers, covers=covers)
+    data = registry.encode(registry.KIND_UID, entries, 2, 1)
+    reg = registry.Registry(data)
+    assert (reg.count, reg.covers) == (3 * 52 + covers, covers)
+    assert data[12] == covers and data[8] | data[9] << 8 == 3 * 52 + covers
+    oracle = {e[0]: e[1:] for e in entries}
+    assert sum(1 for v in oracle.values() if v == (0xFF, 0, 0)) == covers
+    for ident, want in oracle.items():
+        i = reg.find(ident, len(ident))
+        assert (reg.card(i), reg.deck(i), reg.batch(i)) == want
+    # Sorted by ID with the cards, not appended after them.
+    keys = [data[16 + k * 11:16 + k * 11 + 8] for k in range(reg.count)]
+    assert keys == sorted(keys)
+
+
+def _example_lines():
+    """The hex lines of the example in docs/cardset.md: (bytes shown, label)."""
+    text = open(os.path.join(ROOT, "docs", "cardset.md"), encoding="utf-8").read()
+    block = text.split("### Example", 1)[1].split("```", 2)[1]
+    lines = []
+    for line in block.strip().splitlines():
+        shown, _gap, label = line.partition("   ")
+        lines.append((shown.split(), label.strip()))
+    return lines
+
+
+def test_file_layout_matches_the_documented_example():
+    # The example in docs/cardset.md, rebuilt from its own description: one
+    # deck of UIDs 04a1b2c3d4e5XX (XX the card number) and two cover cards.
+    entries = [(bytes([0x04, 0xA1, 0xB2, 0xC3, 0xD4, 0xE5, k]), k, 1, registry.BATCH_A) for k in range(52)]
+    entries += [(bytes.fromhex("043c910a7e2280"), registry.COVER, 0, 0),
+                (bytes.fromhex("04d7156b029f80"), registry.COVER, 0, 0)]
+    data = registry.encode(registry.KIND_UID, entries, 1, 0)
+    assert len(data) == 16 + 54 * 11 + 32 == 642
+    checked = 0
+    for shown, label in _example_lines():
+        if label.startswith("header"):
+            assert bytes.fromhex("".join(shown)) == data[:16]
+        elif label.startswith("record "):
+            k = int(label.split()[1].rstrip(":"))
+            assert bytes.fromhex("".join(shown)) == data[16 + k * 11:27 + k * 11], label
+        elif label.startswith("SHA-256"):
+            cut = shown.index("…")
+            head, tail = bytes.fromhex("".join(shown[:cut])), bytes.fromhex("".join(shown[cut + 1:]))
+            assert data[-32:].startswith(head) and data[-32:].endswith(tail)
+            assert data[-32:] == hashlib.sha256(data[:-32]).digest()
+        else:
+            continue
+        checked += 1
+    assert checked == 7  # header, five records, digest
+
+
 def _resign(body):
     return bytes(body) + hashlib.sha256(bytes(body)).digest()
 
@@ -120,6 +179,42 @@ def test_damaged_files_are_refused_with_a_precise_reason(damage, message):
     data = registry.encode(registry.KIND_UID, entries, 1, 0)
     with pytest.raises(registry.CardSetError, match=message):
         registry.Registry(damage(data))
+
+
+def _one_deck_two_covers():
+    entries = [(bytes([0x04, 9, 9, 9, 9, 9, k]), k, 1, registry.BATCH_A) for k in range(52)]
+    entries += [(bytes([0x04, 9, 9, 9, 9, 9, 0xC0 + k]), registry.COVER, 0, 0) for k in range(2)]
+    return registry.encode(registry.KIND_UID, entries, 1, 0)  # covers are records 52 and 53
+
+
+def _with_header(d, offset, value):
+    return d[:offset] + bytes([value]) + d[offset + 1:-32]
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: _resign(_with_header(d, 12, 9)), r"card set: 9 cover cards, the shoe takes 0\.\.8"),
+    (lambda d: _resign(_with_header(d, 12, 3)), "card set: 54 records for 1 decks and 3 cover cards"),
+    # Header says one cover; the records hold two covers and 51 cards.
+    (lambda d: _resign(_with_header(_with_header(d, 8, 53), 12, 1)[:16 + 51 * 11] + d[16 + 52 * 11:-32]),
+     "card set: 2 cover-card records, the header says 1"),
+    # A cover record carrying a deck, or a batch.
+    (lambda d: _resign(d[:16 + 52 * 11 + 9] + b"\x01" + d[16 + 52 * 11 + 10:-32]),
+     "card set: record 52 is a cover card with deck 1 batch 0, not deck 0 batch 0"),
+    (lambda d: _resign(d[:16 + 53 * 11 + 10] + b"\x02" + d[16 + 53 * 11 + 11:-32]),
+     "card set: record 53 is a cover card with deck 0 batch 2, not deck 0 batch 0"),
+    # The reserved bytes after the cover count are still reserved.
+    (lambda d: _resign(_with_header(d, 13, 1)), "reserved header bytes are not zero"),
+])
+def test_bad_cover_records_are_refused_with_a_precise_reason(damage, message):
+    data = _one_deck_two_covers()
+    assert registry.Registry(data).covers == 2
+    with pytest.raises(registry.CardSetError, match=message):
+        registry.Registry(damage(data))
+
+
+def test_more_than_eight_cover_cards_cannot_be_written():
+    with pytest.raises(registry.CardSetError, match=r"9 cover cards, the shoe takes 0\.\.8"):
+        registry.encode(registry.KIND_UID, make_entries(1, 0, covers=9), 1, 0)
 
 
 def test_a_set_missing_a_card_cannot_be_written():
@@ -144,7 +239,12 @@ for j in range(count):
     for k in range(7):
         buf[k] = ids[j * 8 + k]
     i = reg.find(buf, 7)
-    if i >= 0 and reg.card(i) == ids[j * 8 + 7] & 63 and reg.batch(i) == 1 + (ids[j * 8 + 7] >> 6):
+    want = ids[j * 8 + 7]
+    if i < 0:
+        continue
+    if want == 0xFF:
+        ok += reg.card(i) == registry.COVER and reg.deck(i) == 0 and reg.batch(i) == 0
+    elif reg.card(i) == want & 63 and reg.batch(i) == 1 + (want >> 6):
         ok += 1
 rounds = [0] * 21
 bare = [0] * 21
@@ -178,17 +278,19 @@ print(ok, used, (rounds[10] - bare[10]) * 1000 // count)
 """
 
 
-def test_sixteen_deck_registry_fits_and_finds_every_card_in_the_vm(tmp_path):
-    entries = make_entries(8, 8, seed=5)
+def test_the_largest_registry_fits_and_finds_every_card_and_cover_in_the_vm(tmp_path):
+    entries = make_entries(8, 8, seed=5, covers=8)
     path = tmp_path / "set.bin"
     path.write_bytes(registry.encode(registry.KIND_UID, entries, 8, 8))
-    # Each probe: 7 ID bytes, then card | (batch - 1) << 6 as the oracle.
-    probe = b"".join(e[0] + bytes([e[1] | (e[3] - 1) << 6]) for e in entries)
+    # Each probe: 7 ID bytes, then card | (batch - 1) << 6 as the oracle, or
+    # 0xFF for a cover card.
+    probe = b"".join(e[0] + bytes([0xFF if e[1] == registry.COVER else e[1] | (e[3] - 1) << 6])
+                     for e in entries)
     (tmp_path / "ids.bin").write_bytes(probe)
     ok, used, median_ns = map(int, run_vm(VM_SCRIPT, str(path), str(tmp_path / "ids.bin")).split())
-    assert ok == 832
-    # 832 records of 11 bytes plus header and digest is 9200 bytes; the whole
+    assert ok == 840
+    # 840 records of 11 bytes plus header and digest is 9288 bytes; the whole
     # registry must stay a small part of a 128 KiB heap.
     assert used < 16 * 1024, used
-    print("registry 16x52 in VM: %d bytes of heap, %d ns per lookup (median of 21 rounds)"
+    print("registry 16x52 + 8 covers in VM: %d bytes of heap, %d ns per lookup (median of 21 rounds)"
           % (used, median_ns))

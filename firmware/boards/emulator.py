@@ -5,14 +5,23 @@ pyserial exactly as to a shoe on USB. The shoe's "flash" is the directory
 holding ``board_config.py``: the journal and ``shoe_key.bin`` live there, so
 killing and restarting the VM is a power cut.
 
-GPIO is the one part that cannot exist here, so the reader, the back sensor
-and the dealer's buttons are stood in for by a *dealer channel*: a second pty
+GPIO is the one part that cannot exist here, so the dealer's buttons and
+the empty sensor are stood in for by a *dealer channel*: a second pty
 carrying dealing-script lines in the ``shoe replay`` vocabulary (``bets``,
-``9H``, ``9H up``, ``cover``, ``exposed``, ``empty``, ``shoe ...``). The
-button and sensor lines become what the GPIO would report (``buttons()``,
-``empty()``), so main.py's own handling of them runs here too; card, cover
-and new-shoe lines are handed to main.py as script lines. The watchdog is a
-counter that reports on stderr when the loop starved it.
+``exposed``, ``empty``, ``shoe ...``). Those lines become what the GPIO would
+report (``buttons()``, ``empty()``), so main.py's own handling of them runs
+here too. The watchdog is a counter that reports on stderr when the loop
+starved it.
+
+Cards arrive one of two ways, by ``READER["kind"]``:
+
+- no ``READER["device"]``: card and cover lines on the dealer channel are
+  handed to main.py as script lines: the whole shoe without any reader.
+- ``READER["kind"]`` ``"pn532"`` or ``"gm65"`` with ``READER["device"]``:
+  the real driver on a pty to the wire-level simulator, and the card-set
+  file ``cardset.bin`` in the emulator's directory, exactly as on a board. ``SENSOR["kind"] ==
+  "tcs34725"`` adds the back sensor, simulated at register level; the dealer
+  channel's ``sensor face|back_a|back_b`` lines say what it sees next.
 """
 
 import sys
@@ -43,10 +52,24 @@ def _here(config):
     return path[:cut] if cut > 0 else "."
 
 
+def _reader(cfg):
+    if "device" not in cfg:
+        return None  # no simulator attached: cards come on the dealer channel
+    kind = cfg.get("kind")
+    if kind == "pn532":
+        from drivers.pn532_uart import PN532_UART
+        return PN532_UART(PtyUART(cfg["device"], 115200))
+    if kind == "gm65":
+        from drivers.gm65 import GM65
+        return GM65(PtyUART(cfg["device"], 9600))
+    return None
+
+
 class Board:
     def __init__(self, config):
         here = _here(config)
         self.journal_path = here + "/journal.bin"
+        self.cardset_path = here + "/cardset.bin"
         self._key_path = here + "/shoe_key.bin"
         self._key = b""
         self.ticks_ms = time.ticks_ms
@@ -59,8 +82,15 @@ class Board:
         self._empty = False
         self._line = bytearray(LINE_MAX)
         self._n = 0
-        self.reader = None
+        self.reader = _reader(config.READER)
+        self._sensor_sim = None
         self.back_sensor = None
+        if config.SENSOR and config.SENSOR.get("kind") == "tcs34725":
+            from boards.sim_tcs34725 import SimTCS34725
+            from drivers.tcs34725 import TCS34725
+            self._sensor_sim = SimTCS34725()
+            self._sensor_sim.show("back_a")
+            self.back_sensor = TCS34725(self._sensor_sim, config.SENSOR.get("calibration"))
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
@@ -99,6 +129,9 @@ class Board:
                     return 0
                 if _is(line, n, b"empty"):
                     self._empty = True
+                    return 0
+                if n > 7 and self._sensor_sim is not None and _is(line, 7, b"sensor "):
+                    self._sensor_sim.show(bytes(line[7:n]).decode().strip())
                     return 0
                 if n >= 4 and _is(line, 4, b"shoe"):
                     self._empty = False  # a new card set is loaded

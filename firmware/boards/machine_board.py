@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # seen by mypy only: MicroPython has no typing module
 KEY_FILE = "shoe_key.bin"
 KEY_BYTES = const(32)
 JOURNAL_FILE = "journal.bin"
+CARDSET_FILE = "cardset.bin"  # written by `shoe deploy --cardset` (docs/cardset.md)
 # A microswitch bounces for a few ms; a dealer's press lasts over 50 ms.
 DEBOUNCE_MS = const(20)
 # UART receive buffer: several whole link frames from the pit PC, or many
@@ -50,6 +51,7 @@ class ConfigError(Exception):
 class MachineBoard:
     def __init__(self, config):
         self.journal_path = JOURNAL_FILE
+        self.cardset_path = CARDSET_FILE
         self.ticks_ms = ticks_ms
         self.ticks_diff = ticks_diff
         self._inputs = []

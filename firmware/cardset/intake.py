@@ -5,8 +5,9 @@ does not belong to the shoe is stopped: an ID the registry does not know, a
 physical card already dealt from this shoe, or a card of the other batch (by
 its enrolment or by the back colour the sensor saw). Each of those becomes
 ``game.alert`` and never reaches ``game.card``, so the round in progress is
-exactly as if the bad card had not been drawn. The normal path allocates
-nothing: one binary search and one bit in a preallocated bitset.
+exactly as if the bad card had not been drawn. The cover card (Ch 9D) is
+enrolled too and goes to ``game.cover``. The normal path allocates nothing:
+one binary search and one bit in a preallocated bitset.
 """
 
 from baccarat import cards
@@ -36,6 +37,10 @@ class Intake:
         self.batch = _registry.BATCH_A
         # One bit per record: "this physical card has left the shoe".
         self._seen = bytearray((registry.count + 7) >> 3)
+        # The record being handed to the game, -1 otherwise: the session's
+        # journal stores it with the card, so that after a power cut the
+        # replay can ``mark`` every physical card already dealt.
+        self.taking = -1
 
     def new_shoe(self, batch):
         """Start a shoe dealt from ``batch``; every card may be dealt once again."""
@@ -47,14 +52,20 @@ class Intake:
             seen[i] = 0
 
     def take(self, buf, n, colour):
-        """Hand the card with ID ``buf[:n]`` to the game; return it, or -1
-        when it was refused with an irregularity instead."""
+        """Hand the card with ID ``buf[:n]`` to the game; return it, COVER for
+        the cover card, or -1 when it was refused with an irregularity."""
         reg = self.registry
         i = reg.find(buf, n)
         if i < 0:
             self.game.alert(UNKNOWN, -1, "ID %s is not in the loaded card set" % _id_text(reg, buf, n))
             return -1
         c = reg.card(i)
+        if c == _registry.COVER:
+            # Neither batch check applies: the cover card belongs to the table
+            # and its back is neither batch's colour. No duplicate bit either:
+            # the game itself reports a second cover card in one shoe.
+            self.game.cover()
+            return c
         batch = reg.batch(i)
         if batch != self.batch:
             self.game.alert(WRONG_BATCH, c, "%s, but the shoe deals batch %s"
@@ -68,9 +79,17 @@ class Intake:
         if self._seen[i >> 3] & mask:
             self.game.alert(DUPLICATE, c, "%s was already dealt from this shoe" % _where(reg, i))
             return -1
-        self.game.card(c, colour == FACE)
+        self.taking = i
+        try:
+            self.game.card(c, colour == FACE)
+        finally:
+            self.taking = -1
         self._seen[i >> 3] |= mask
         return c
+
+    def mark(self, i):
+        """Record ``i`` left the shoe earlier (journal replay after a power cut)."""
+        self._seen[i >> 3] |= 1 << (i & 7)
 
 
 # Message helpers: only on the irregularity path, where allocating is fine.

@@ -1,6 +1,6 @@
 """The card-set file and the registry built on it (format: docs/cardset.md).
 
-The shoe must turn a reader ID into a card on a board with ~128 KiB of heap,
+The shoe must turn a reader ID into a card on a board with 128-190 KiB of heap,
 so the registry is the file's own bytes: fixed-size records sorted by ID and
 found by binary search. No dict, no per-card objects, nothing allocated per
 lookup. The pit PC writes the same format with ``encode`` so that the layout
@@ -35,7 +35,15 @@ MAX_ID = const(32)     # longest ID: a 7-byte UID or a printed code
 MAX_DECKS = const(16)  # both batches together
 CARDS_PER_DECK = const(52)
 
-# Record: [ID length][ID, zero padded to width][card 0..51][deck 1..][batch]
+# The cover card (Ch 9D) carries its own tag or printed code, which the shoe
+# must know to end the shoe, so it is enrolled like a card: card COVER, deck 0,
+# batch 0 (it belongs to the table, not to a batch). A table uses two, the cut
+# card and the second cover card (Ch 3A(2), 5B(4), 5C(1)); eight leaves room for
+# spares and for each batch having its own.
+COVER = const(0xFF)
+MAX_COVERS = const(8)
+
+# Record: [ID length][ID, zero padded to width][card 0..51 or COVER][deck 1..][batch]
 _EXTRA = const(4)
 
 
@@ -43,12 +51,19 @@ class CardSetError(ValueError):
     """The card-set file is not one the shoe may deal from."""
 
 
+def check_covers(n):
+    """Refuse a cover-card count the shoe does not take (reader and writer)."""
+    if not 0 <= n <= MAX_COVERS:
+        raise CardSetError("card set: %d cover cards, the shoe takes 0..%d" % (n, MAX_COVERS))
+
+
 def batch_name(batch):
     return "AB"[batch - 1] if batch in (BATCH_A, BATCH_B) else "?"
 
 
 class Registry:
-    """ID -> (card, deck, batch) for one verified card-set file."""
+    """ID -> (card, deck, batch) for one verified card-set file; ``card(i)``
+    is COVER for a cover card."""
 
     def __init__(self, data):
         self._data = data
@@ -68,19 +83,22 @@ class Registry:
             raise CardSetError("card set: unknown ID kind %d" % d[5])
         if not 1 <= d[6] <= MAX_ID:
             raise CardSetError("card set: ID width %d outside 1..%d" % (d[6], MAX_ID))
-        if d[7] or d[12] or d[13] or d[14] or d[15]:
+        if d[7] or d[13] or d[14] or d[15]:
             raise CardSetError("card set: reserved header bytes are not zero")
+        check_covers(d[12])
         self.kind = d[5]
         self.width = d[6]
         self.size = d[6] + _EXTRA
         self.count = d[8] | (d[9] << 8)
         self.decks_a = d[10]
         self.decks_b = d[11]
+        self.covers = d[12]
         decks = self.decks_a + self.decks_b
         if decks < 1 or decks > MAX_DECKS:
             raise CardSetError("card set: %d decks, the shoe takes 1..%d" % (decks, MAX_DECKS))
-        if self.count != decks * CARDS_PER_DECK:
-            raise CardSetError("card set: %d records for %d decks" % (self.count, decks))
+        if self.count != decks * CARDS_PER_DECK + self.covers:
+            raise CardSetError("card set: %d records for %d decks and %d cover cards"
+                               % (self.count, decks, self.covers))
         want = HEADER_SIZE + self.count * self.size + DIGEST_SIZE
         if len(d) != want:
             raise CardSetError("card set: %d bytes, header says %d" % (len(d), want))
@@ -92,10 +110,13 @@ class Registry:
             raise CardSetError("card set: SHA-256 mismatch, the file is corrupt")
 
     def _check_records(self):
-        # Each (batch, deck, card) exactly once and IDs strictly ascending, so
-        # a lookup can never be ambiguous and no card of a deck is absent.
+        # Each (batch, deck, card) exactly once, exactly ``covers`` cover
+        # records, and IDs strictly ascending: with the record count fixed by
+        # the header, a lookup can never be ambiguous and no card of a deck
+        # is absent.
         d = self._data
         w = self.width
+        covers = 0
         seen = bytearray((MAX_DECKS * 2 * CARDS_PER_DECK + 7) >> 3)
         for i in range(self.count):
             at = HEADER_SIZE + i * self.size
@@ -108,6 +129,12 @@ class Registry:
             if i and self._compare_records(at - self.size, at) >= 0:
                 raise CardSetError("card set: record %d is out of order or a repeated ID" % i)
             card, deck, batch = d[at + 1 + w], d[at + 2 + w], d[at + 3 + w]
+            if card == COVER:
+                if deck or batch:
+                    raise CardSetError("card set: record %d is a cover card with deck %d batch %d, "
+                                       "not deck 0 batch 0" % (i, deck, batch))
+                covers += 1
+                continue
             top = self.decks_a if batch == BATCH_A else self.decks_b if batch == BATCH_B else 0
             if card >= CARDS_PER_DECK or not 1 <= deck <= top:
                 raise CardSetError("card set: record %d names card %d deck %d batch %d"
@@ -117,6 +144,9 @@ class Registry:
                 raise CardSetError("card set: card %d of deck %d batch %s enrolled twice"
                                    % (card, deck, batch_name(batch)))
             seen[bit >> 3] |= 1 << (bit & 7)
+        if covers != self.covers:
+            raise CardSetError("card set: %d cover-card records, the header says %d"
+                               % (covers, self.covers))
 
     def _compare_records(self, a, b):
         d = self._data
@@ -176,7 +206,8 @@ def load(path):
 
 
 def encode(kind, entries, decks_a, decks_b):
-    """Build a card-set file from ``(id_bytes, card, deck, batch)`` entries.
+    """Build a card-set file from ``(id_bytes, card, deck, batch)`` entries,
+    a cover card being ``(id_bytes, COVER, 0, 0)``.
 
     Used by the enrollment station on the pit PC; the shoe only reads. The
     result is run through ``Registry`` so a writer bug cannot produce a file
@@ -188,14 +219,18 @@ def encode(kind, entries, decks_a, decks_b):
             width = len(e[0])
     if width > MAX_ID:
         raise CardSetError("card set: an ID of %d bytes is longer than %d" % (width, MAX_ID))
+    covers = 0
     keyed = []
     for e in entries:
+        if e[1] == COVER:
+            covers += 1
         key = bytes([len(e[0])]) + bytes(e[0]) + bytes(width - len(e[0]))
         keyed.append((key, e[1], e[2], e[3]))
+    check_covers(covers)
     keyed.sort()
     out = bytearray(MAGIC)
     out.extend(bytes([VERSION, kind, width, 0, len(keyed) & 0xFF, len(keyed) >> 8,
-                      decks_a, decks_b, 0, 0, 0, 0]))
+                      decks_a, decks_b, covers, 0, 0, 0]))
     for key, card, deck, batch in keyed:
         out.extend(key)
         out.extend(bytes([card, deck, batch]))

@@ -77,8 +77,8 @@ def encode_plain(kind):
     return _frame(kind, 0, b"")
 
 
-def settings_text(decks, designation, exposed, set_name="", set_digest=""):
-    text = "decks=%d designation=%s exposed=%s" % (decks, designation, exposed)
+def settings_text(decks, designation, exposed, set_name="", set_digest="", batch="A"):
+    text = "decks=%d designation=%s exposed=%s batch=%s" % (decks, designation, exposed, batch)
     if set_name:
         text += " set=" + set_name
     if set_digest:

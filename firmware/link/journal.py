@@ -125,7 +125,7 @@ class Journal:
         self.f = None
         self.broken = None
         # Fixed records for the per-card path, so appending allocates nothing.
-        self._card = bytearray(2 + OVERHEAD)
+        self._card = bytearray(4 + OVERHEAD)
         self._card[2] = CARD
         self._short = bytearray(OVERHEAD)
         self._u32 = bytearray(4 + OVERHEAD)
@@ -249,11 +249,16 @@ class Journal:
             self.broken = "journal write failed (%s)" % e
             self.close()
 
-    def card(self, c, up):
+    def card(self, c, up, ident=-1):
+        """``ident``: the card-set record of the physical card, or -1 when
+        the card came without one (a dealing script)."""
         rec = self._card
         rec[4] = c
         rec[5] = 1 if up else 0
-        seal(rec, 2)
+        ident += 1
+        rec[6] = ident >> 8
+        rec[7] = ident & 0xFF
+        seal(rec, 4)
         self._write(rec)
 
     def simple(self, kind):

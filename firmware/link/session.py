@@ -40,6 +40,10 @@ BAD_FRAME_MS = const(1000)  # at most one bad-frame report per second
 # Commands a tilted shoe still takes: they inspect or repair, never play.
 _TILT_COMMANDS = ("status", "time", "clear_tilt")
 _PHASES = ("no_shoe", "burning", "open", "dealing", "discarding")
+# Card-set batches, as cardset.registry numbers them (not imported: a shoe
+# without a reader should not pay the heap for the registry module).
+BATCH_A = const(1)
+BATCH_B = const(2)
 
 
 class Outbox:
@@ -130,6 +134,9 @@ class _Replay:
         if not self.n & 63:
             s.board.feed()  # a long journal must not starve the watchdog
         if kind == _journal.CARD:
+            ident = ((body[2] << 8) | body[3]) - 1 if blen >= 4 else -1
+            if ident >= 0 and s.intake is not None:
+                s.intake.mark(ident)  # this physical card has left the shoe
             g.card(body[0], body[1] != 0)
         elif kind == _journal.BETS:
             g.bets()
@@ -143,8 +150,10 @@ class _Replay:
             g.emit(body, blen)
         elif kind == _journal.NEW_SHOE or kind == _journal.QUIET_SHOE:
             if self.boot:
-                s.settings = bytes(body[3:blen]).decode()
-                s.shoe_values = (body[0], body[1], body[2])
+                s.settings = bytes(body[4:blen]).decode()
+                s.shoe_values = (body[0], body[1], body[2], body[3])
+            if s.intake is not None:
+                s.intake.new_shoe(body[3])
             # A compacted journal's shoe record follows its events as literals,
             # so replaying it must not emit them a second time.
             s.mute = kind == _journal.QUIET_SHOE
@@ -200,7 +209,11 @@ class Session:
         self.counter = 0        # last accepted command counter
         self.last_command = b""
         self.settings = ""
-        self.shoe_values = (8, _game.STANDARD, _game.EXPOSED_SIMULATED)
+        self.shoe_values = (8, _game.STANDARD, _game.EXPOSED_SIMULATED, BATCH_A)
+        # The card-set checks (cardset.intake), when the shoe has a reader:
+        # the journal records which physical card left, so that a duplicate
+        # is still caught after a power cut.
+        self.intake = None
         self.tilt = None        # persisted tilt reason (corrupt journal)
         self.tilt_from = 0      # seq of the first event made while tilted
         self.synced = False     # a tilted shoe has heard the host's ack since boot
@@ -343,13 +356,21 @@ class Session:
         return False
 
     def new_shoe(self, decks=8, designation=_game.STANDARD, exposed=_game.EXPOSED_SIMULATED,
-                 set_name="", set_digest=""):
+                 set_name="", set_digest="", batch=BATCH_A):
         if not self._playable("new shoe"):
             return
+        if self.intake is not None:
+            # A batch the loaded card set does not hold cannot be dealt.
+            try:
+                self.intake.new_shoe(batch)
+            except ValueError as e:
+                self._error("wrong_state", "new shoe refused: %s" % e, "shoe")
+                return
         self.settings = commands.settings_text(decks, _game.DESIGNATIONS[designation],
-                                               _game.EXPOSED_MODES[exposed], set_name, set_digest)
-        self.shoe_values = (decks, designation, exposed)
-        body = bytes((decks, designation, exposed)) + self.settings.encode()
+                                               _game.EXPOSED_MODES[exposed], set_name, set_digest,
+                                               "AB"[batch - 1])
+        self.shoe_values = (decks, designation, exposed, batch)
+        body = bytes((decks, designation, exposed, batch)) + self.settings.encode()
         j = self.journal
         j.blob(_journal.NEW_SHOE, body, 0, len(body))
         self.game.new_shoe(decks, designation, exposed)
@@ -377,7 +398,8 @@ class Session:
 
     def card(self, c, up=False):
         if self._playable("card"):
-            self.journal.card(c, up)
+            ident = self.intake.taking if self.intake is not None else -1
+            self.journal.card(c, up, ident)
             self.game.card(c, up)
 
     def cover(self):
@@ -503,6 +525,9 @@ class Session:
             problem = script.feed_line(shoe, " ".join(words))
             if problem is not None:
                 raise commands.Rejected("malformed", problem, name)
+            batch = args.get("batch", "A")
+            if batch not in ("A", "B"):
+                raise commands.Rejected("malformed", "shoe: batch must be A or B, got %r" % batch, name)
         elif name == "time":
             t = commands.number(name, args, "t", 0, 4102444800)
         elif name == "clear_tilt":
@@ -524,7 +549,8 @@ class Session:
             self.exposed()
         elif name == "shoe":
             d, des, exp = shoe.values
-            self.new_shoe(d, des, exp, args.get("set", ""), args.get("setdigest", ""))
+            self.new_shoe(d, des, exp, args.get("set", ""), args.get("setdigest", ""),
+                          BATCH_A if batch == "A" else BATCH_B)
         elif name == "status":
             self._status()
         elif name == "time":

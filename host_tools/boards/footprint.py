@@ -7,9 +7,10 @@ budget, and prints:
 
 - staged: total bytes of the device's file tree (flash);
 - import: heap held after importing what a running shoe imports: main.py's
-  modules and the board module's, with every reader driver (bytecode lives
-  in the heap when .mpy files are loaded; the real boards' bring-up modules
-  themselves need ``machine`` and are left out);
+  modules and the board module's, with the driver of the reader the board
+  is configured for (bytecode lives in the heap when .mpy files are loaded;
+  the real boards' bring-up modules themselves need ``machine`` and are left
+  out), plus an enrolled 8-deck card set loaded into its registry;
 - peak: the largest gc.mem_alloc() seen after any input of the shoe;
 - growth/card: heap allocated per card after warm-up, measured with the GC
   disabled over a stretch of cards (the design goal is 0);
@@ -31,6 +32,7 @@ import tempfile
 
 from host_tools import boards
 from host_tools import deploy
+from host_tools.boards import config
 
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
 VM_TIMEOUT_S = 120
@@ -45,6 +47,8 @@ base = gc.mem_alloc()
 for m in MODULES:
     __import__(m)
 from baccarat import game
+from cardset import registry
+cardset = registry.load("cardset.bin")
 gc.collect()
 after_import = gc.mem_alloc() - base
 
@@ -134,12 +138,35 @@ def staged_modules(manifest):
     return names
 
 
+_READER_DRIVERS = {"gm65": "drivers/gm65.py", "pn532": "drivers/pn532_%s.py"}
+
+
 def resident_modules(manifest):
     """What a running shoe keeps imported: main.py's imports and the board
-    module's, reader drivers for every bus included (an upper bound)."""
+    module's, with only the driver of the board's configured reader (the
+    bring-up imports the one it needs)."""
     rels = deploy.import_closure(["main.py", "boards/%s.py" % manifest["module"]])
+    reader = config.constants(manifest["board"], "BENCH")["READER"]
+    drivers = set(_READER_DRIVERS.values()) | {"drivers/pn532_%s.py" % b for b in ("uart", "i2c", "spi")}
+    rels = {r for r in rels if r not in drivers}
+    own = _READER_DRIVERS[reader["kind"]]
+    if "%s" in own:
+        own = own % reader["bus"]
+    rels |= deploy.import_closure([own])
     names = sorted(_module_name(r) for r in rels if r != "main.py")
     return ["board_config"] + [m for m in names if _runs_in_vm(manifest, m)]
+
+
+def eight_deck_cardset(path):
+    """An enrolled 8-deck set with two cover cards, 7-byte UIDs as on NTAG21x."""
+    from host_tools import vm
+    vm.use_firmware()
+    from cardset import registry
+    entries = [(bytes([4, deck, c, 0x10, 0x20, 0x30, 0x40]), c, deck + 1, registry.BATCH_A)
+               for deck in range(8) for c in range(52)]
+    entries += [(bytes([4, 0xC0, k, 0, 0, 0, 0]), registry.COVER, 0, 0) for k in range(2)]
+    with open(path, "wb") as f:
+        f.write(registry.encode(registry.KIND_UID, entries, 8, 0))
 
 
 def run_in_vm(stage_dir, heap_bytes, source, timeout=VM_TIMEOUT_S):
@@ -175,6 +202,7 @@ def main(argv):
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 manifest = deploy.stage(name, tmp, "BENCH", bytes(deploy.KEY_BYTES))
+                eight_deck_cardset(os.path.join(tmp, deploy.CARDSET))
                 runs = [measure(tmp, manifest, seed) for seed in range(1, args.runs + 1)]
             except (RuntimeError, deploy.DeployError, boards.BoardError) as exc:
                 print("footprint %s: %s" % (name, exc), file=sys.stderr)
