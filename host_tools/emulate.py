@@ -6,6 +6,12 @@ Layout of one emulated shoe (its directory is the shoe's flash):
     bridge --pyserial--> HOST pty  <==relay==>  SHOE pty <-- PtyUART -- VM (firmware/main.py)
     simulated dealer --> DEALER pty ------------------------ PtyUART -- VM (dealer channel)
 
+With ``reader="pn532"`` the cards do not come on the dealer channel: the
+shoe polls its real PN532 driver over a third pty, answered by the
+wire-level simulator (``host_tools.sim.pn532``) running in this process, and
+checks each tag against the card set in its flash, exactly as a board does.
+``present(uid)`` puts a tagged card at the simulator's antenna.
+
 A pty has only one device path (its slave side), so the VM and the bridge
 each open the slave of their own pty and this process relays bytes between
 the two masters. The relay is the cable: it never blocks on a side nobody
@@ -23,7 +29,9 @@ import signal
 import subprocess
 import sys
 import secrets
+import shutil
 import threading
+import time
 import tty
 
 from host_tools import deploy, vm
@@ -49,7 +57,7 @@ class Emulator:
     Only board_config changes per run, because the pty paths do.
     """
 
-    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None):
+    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -61,20 +69,45 @@ class Emulator:
         self._host_m, self._host_s, self.host_path = _raw_pty()
         self._deal_m, self._deal_s, deal_path = _raw_pty()
         os.set_blocking(self._deal_m, True)
+        self._stop = threading.Event()
+        reader_cfg = {"script": deal_path}
+        self.chip = None
+        if reader is not None:
+            reader_cfg.update(self._start_reader(reader, cardset))
         values = board_config.constants(
-            "emulator", shoe_id,
-            overrides={"LINK": {"device": shoe_path}, "READER": {"script": deal_path}})
+            "emulator", shoe_id, reader=reader,
+            overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
         self.heap = values["HEAP"]
         self._write_config(values)
         self.proc = None
         self.stderr_path = os.path.join(self.dir, "vm.stderr")
-        self._stop = threading.Event()
         # Set by the relay at the VM's first byte: the self-test is done and
         # the VM has opened its ptys (opening a tty flushes its input, so the
         # dealer must not deal before this).
         self.booted = threading.Event()
         self._relay = threading.Thread(target=self._relay_loop, daemon=True)
         self._relay.start()
+
+    def _start_reader(self, reader, cardset):
+        """The simulated reader on its own pty, and the card set on the flash."""
+        if reader != "pn532":
+            raise ValueError("the emulator simulates a pn532 reader, not %r" % reader)
+        from host_tools.sim import pn532 as sim
+
+        if cardset is not None:
+            deploy.check_cardset(cardset)
+            shutil.copyfile(cardset, os.path.join(self.dir, deploy.CARDSET))
+        self.chip = sim.Chip([])
+        self._sim_m, self._sim_s, sim_path = sim.open_pty()
+        self._sim = threading.Thread(target=sim.serve_hsu, args=(self.chip, self._sim_m, self._stop.is_set),
+                                     daemon=True)
+        self._sim.start()
+        return {"device": sim_path}
+
+    def present(self, uid):
+        """Put a tagged card at the antenna: the shoe's next poll reads it."""
+        self.wait_booted()
+        self.chip.field.append(bytes(uid))
 
     def _write_config(self, values):
         """board_config.mpy for this run's ptys, and its hash in the manifest
@@ -116,18 +149,36 @@ class Emulator:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
-    def deal(self, line):
+    def deal(self, line, timeout=10.0):
         """One dealing-script line on the dealer channel. Waits for the boot
         first: the VM flushes its ttys' input when it opens them, so a line
-        written earlier would be lost (a card drawn while the shoe is off)."""
+        written earlier would be lost (a card drawn while the shoe is off).
+        Then waits (bounded) for the board's ACK byte: the shoe acts on the
+        line in the same pass of its loop, so a button pressed before a card
+        is put at the reader's antenna is also seen by the shoe before it."""
         self.wait_booted()
+        while select.select([self._deal_m], [], [], 0)[0]:
+            os.read(self._deal_m, 64)  # stale ACKs of lines that timed out
         os.write(self._deal_m, line.encode() + b"\n")
+        end = time.monotonic() + timeout
+        while self.proc is not None and self.proc.poll() is None:
+            left = end - time.monotonic()
+            if left <= 0 or select.select([self._deal_m], [], [], min(left, 0.1))[0]:
+                break
+        else:
+            return
+        if select.select([self._deal_m], [], [], 0)[0]:
+            os.read(self._deal_m, 1)
 
     def close(self):
         self.power_cut()
         self._stop.set()
         self._relay.join(2)
-        for fd in (self._shoe_m, self._shoe_s, self._host_m, self._host_s, self._deal_m, self._deal_s):
+        fds = [self._shoe_m, self._shoe_s, self._host_m, self._host_s, self._deal_m, self._deal_s]
+        if self.chip is not None:
+            self._sim.join(2)
+            fds += [self._sim_m, self._sim_s]
+        for fd in fds:
             try:
                 os.close(fd)
             except OSError:
@@ -170,6 +221,10 @@ def add_arguments(parser):
                         choices=("standard", "ez", "fortune7", "no-commission"))
     parser.add_argument("--no-dealer", action="store_true",
                         help="start the shoe only; deal by writing to the dealer pty yourself")
+    parser.add_argument("--reader", choices=("pn532",),
+                        help="deal through the shoe's PN532 driver and the wire-level simulator, "
+                             "with an enrolled 8-deck card set of made-up tags, instead of the "
+                             "dealer channel")
 
 
 def run(args):
@@ -178,7 +233,14 @@ def run(args):
     from host_tools import dealer as dealer_mod
 
     directory = args.dir or tempfile.mkdtemp(prefix="shoe-emulate-")
-    emu = Emulator(directory, args.shoe_id)
+    tags = None
+    if args.reader:
+        tags = TaggedSet(8)
+        path = os.path.join(directory + ".cardset")
+        tags.write(path)
+        emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path)
+    else:
+        emu = Emulator(directory, args.shoe_id)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()
@@ -194,7 +256,10 @@ def run(args):
             for line in d.lines():
                 if stop.is_set() or emu.proc.poll() is not None:
                     break
-                emu.deal(line)
+                if tags is None:
+                    emu.deal(line)
+                else:
+                    tags.deal(emu, line)
                 n += 1
                 stop.wait(args.interval)
             print("# dealer: %d lines dealt (seed %d); the shoe keeps running until Ctrl-C"
@@ -210,6 +275,66 @@ def run(args):
         print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
         return 1
     return 0
+
+
+class TaggedSet:
+    """An enrolled card set of made-up NTAG-style 7-byte UIDs (one per card of
+    each deck, and two cover cards), and a dealer's hands for it: a script
+    line's card becomes the next unused copy of that card at the antenna."""
+
+    def __init__(self, decks):
+        vm.use_firmware()
+        from cardset import registry
+
+        self.registry = registry
+        self.decks = decks
+        self.covers = [bytes([4, 0xC0, k, 0, 0, 0, 0]) for k in range(2)]
+        self.used = {}
+
+    @staticmethod
+    def uid(card, deck):
+        return bytes([4, 0xA0, deck, card, 0x5A, 0xC3, 0x11])
+
+    def write(self, path):
+        reg = self.registry
+        entries = [(self.uid(c, d), c, d, reg.BATCH_A)
+                   for d in range(1, self.decks + 1) for c in range(52)]
+        entries += [(u, reg.COVER, 0, 0) for u in self.covers]
+        with open(path, "wb") as f:
+            f.write(reg.encode(reg.KIND_UID, entries, self.decks, 0))
+
+    def deal(self, emu, line, timeout=5.0):
+        """Buttons and a new shoe go on the dealer channel; cards and the cover
+        card go to the antenna, each read before the next action (the dealer
+        waits for the shoe's light, as at a table). A face-up card is the
+        dealer pressing "exposed card" after it: the emulator has no back sensor."""
+        from baccarat import cards
+
+        words = line.split()
+        if not words:
+            return
+        if words[0] == "cover":
+            self._present(emu, self.covers[0], timeout)
+            return
+        if words[0] == "shoe":
+            self.used = {}
+        try:
+            c = cards.parse(words[0])
+        except ValueError:
+            emu.deal(line)
+            return
+        copy = self.used.get(c, 0) + 1
+        self.used[c] = copy
+        self._present(emu, self.uid(c, copy), timeout)
+        if words[1:] == ["up"]:
+            emu.deal("exposed")
+
+    @staticmethod
+    def _present(emu, tag, timeout):
+        emu.present(tag)
+        end = time.monotonic() + timeout
+        while emu.chip.field and time.monotonic() < end:
+            time.sleep(0.002)
 
 
 # -- benchmark: `python -m host_tools.emulate` ----------------------------------

@@ -121,6 +121,10 @@ class Board:
                 n = self._n
                 self._n = 0
                 line = self._line
+                # Tell the simulated dealer the line is taken: main.py acts on
+                # it in this same pass, before the reader is polled again, so
+                # a dealer that waits for this keeps buttons and cards in order.
+                self._dealer.write(b"\x06")
                 if _is(line, n, b"bets"):
                     self._pressed |= BUTTON_BETS
                     return 0

@@ -1,0 +1,117 @@
+"""A minimal pit PC for tests that talk to an emulated shoe over its pty:
+it decodes frames with the firmware's own codec, keeps events by seq, acks
+like a bridge that stored them, and sends signed commands."""
+
+import json
+import time
+
+import serial
+
+from host_tools import vm
+
+vm.use_firmware()
+from link import commands, frame  # noqa: E402
+
+
+class Host:
+    """A minimal pit PC: reads frames, keeps events by seq, sends signed frames."""
+
+    def __init__(self, emu, key=None):
+        self.emu = emu
+        self.key = key or emu.key
+        self.port = serial.Serial(emu.host_path, 115200, timeout=0)
+        self.decoder = frame.Decoder()
+        self.frames = []     # (type, seq, payload) in arrival order
+        self.bad = []
+        self.events = {}     # seq -> payload text (first copy)
+        self.counter = 0
+        self.auto_ack = True  # ack like a bridge that stores every event at once
+        self.strict = True    # a resent seq must carry the same bytes
+        self.beats = False    # send a heartbeat every 0.5 s
+        self.last_beat = 0.0
+        self.acked = 0
+
+    # -- decoder callbacks
+    def on_frame(self, d):
+        payload = bytes(d.buf[d.pstart:d.pend]).decode()
+        self.frames.append((chr(d.kind), d.seq, payload))
+        if d.kind == ord("E"):
+            if d.seq in self.events and self.strict:
+                assert self.events[d.seq] == payload, "seq %d resent with different bytes" % d.seq
+            self.events.setdefault(d.seq, payload)
+
+    def on_bad(self, d, code, message):
+        self.bad.append(message)
+
+    def pump(self, seconds=0.05):
+        end = time.monotonic() + seconds
+        while True:
+            if self.beats and time.monotonic() - self.last_beat > 0.5:
+                self.send(commands.encode_plain("B"))  # as a connected bridge does
+                self.last_beat = time.monotonic()
+            data = self.port.read(4096)
+            if data:
+                n = len(self.frames)
+                self.decoder.feed(data, len(data), self)
+                # A bridge acks what it has stored after every batch, duplicates
+                # included, so a shoe that lost its acks in a power cut moves on.
+                if self.auto_ack and [f for f in self.frames[n:] if f[0] in "EH"]:
+                    self.ack_all()
+            if time.monotonic() >= end:
+                return
+            time.sleep(0.005)
+
+    def wait(self, pred, timeout=8.0, what="condition"):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.pump(0.02)
+            got = pred()
+            if got:
+                return got
+        raise AssertionError("timed out waiting for %s; frames: %r" % (what, self.frames[-8:]))
+
+    def event_list(self):
+        return [json.loads(self.events[s]) for s in sorted(self.events)]
+
+    def find(self, **fields):
+        for s in sorted(self.events):
+            e = json.loads(self.events[s])
+            if all(e.get(k) == v for k, v in fields.items()):
+                return s, e
+        return None
+
+    def wait_event(self, timeout=8.0, **fields):
+        return self.wait(lambda: self.find(**fields), timeout, "event %r" % fields)
+
+    def hellos(self):
+        return [json.loads(p) for k, s, p in self.frames if k == "H"]
+
+    def send(self, data):
+        self.port.write(data)
+        self.port.flush()
+
+    def hello(self):
+        self.send(commands.encode_plain("H"))
+
+    def ack(self, seq):
+        self.send(commands.encode_ack(self.key, self.emu.shoe_id, seq))
+
+    def ack_all(self):
+        """Ack the contiguous run of events held, as a bridge that stored them."""
+        s = 0
+        while s + 1 in self.events:
+            s += 1
+        self.ack(s)
+        self.acked = s
+        return s
+
+    def command(self, name, args=None, counter=None):
+        if counter is None:
+            self.counter += 1
+            counter = self.counter
+        data = commands.encode(self.key, self.emu.shoe_id, counter, name, args)
+        self.send(data)
+        return counter, data
+
+    def close(self):
+        self.port.close()
