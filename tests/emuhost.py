@@ -2,7 +2,10 @@
 it decodes frames with the firmware's own codec, keeps events by seq, acks
 like a bridge that stored them, and sends signed commands."""
 
+import contextlib
 import json
+import subprocess
+import sys
 import time
 
 import serial
@@ -115,3 +118,29 @@ class Host:
 
     def close(self):
         self.port.close()
+
+
+@contextlib.contextmanager
+def emulate_cli(flash, *options):
+    """Run `shoe emulate --dir FLASH OPTIONS...` as a user would, open its pty
+    (the first line it prints) as the pit PC, say hello, and yield the Host.
+    The command must exit 0 when terminated."""
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "emulate", "--dir", str(flash)]
+                            + list(options), stdout=subprocess.PIPE, text=True, cwd=vm.ROOT)
+    try:
+        path = proc.stdout.readline().strip()
+        assert path.startswith("/dev/pts/")
+
+        class Emu:
+            host_path = path
+            shoe_id = "EMU1"
+        with open(flash / "shoe_key.bin", "rb") as f:
+            host = Host(Emu, key=f.read())
+        try:
+            host.hello()
+            yield host
+        finally:
+            host.close()
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from emuhost import Host
+from emuhost import Host, emulate_cli
 from host_tools import vm
 from host_tools.emulate import Emulator
 
@@ -347,33 +347,12 @@ def test_damaged_firmware_file_is_never_run_and_nothing_is_sent(emu, host):
 
 
 def test_shoe_emulate_prints_the_pty_first_and_deals_a_shoe(tmp_path):
-    import subprocess
-    import sys
-
-    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "emulate", "--seed", "3",
-                             "--interval", "0.001", "--dir", str(tmp_path / "flash")],
-                            stdout=subprocess.PIPE, text=True, cwd=vm.ROOT)
-    try:
-        path = proc.stdout.readline().strip()
-        assert path.startswith("/dev/pts/")
-
-        class Emu:
-            host_path = path
-            shoe_id = "EMU1"
-        with open(tmp_path / "flash" / "shoe_key.bin", "rb") as f:
-            h = Host(Emu, key=f.read())
-        try:
-            h.hello()
-            h.wait_event(timeout=30, type="shoe_end")
-            assert h.hellos()[0]["board"] == "emulator"
-            kinds = {e["type"] for e in h.event_list()}
-            assert {"shoe", "bets", "card", "result", "cover", "last_hand"} <= kinds
-            assert sorted(h.events) == list(range(1, max(h.events) + 1))
-        finally:
-            h.close()
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0
+    with emulate_cli(tmp_path / "flash", "--seed", "3", "--interval", "0.001") as h:
+        h.wait_event(timeout=30, type="shoe_end")
+        assert h.hellos()[0]["board"] == "emulator"
+        kinds = {e["type"] for e in h.event_list()}
+        assert {"shoe", "bets", "card", "result", "cover", "last_hand"} <= kinds
+        assert sorted(h.events) == list(range(1, max(h.events) + 1))
 
 
 def test_new_shoe_command_sets_the_digest_and_bad_dealer_input_is_named(emu, host):

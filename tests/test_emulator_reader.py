@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from emuhost import Host
+from emuhost import Host, emulate_cli
 from host_tools import vm
 from host_tools.emulate import Emulator
 
@@ -162,34 +162,15 @@ def test_a_shoe_without_its_card_set_says_so(staged, tmp_path):
 
 
 def test_shoe_emulate_deals_a_whole_shoe_through_the_reader(tmp_path):
-    import subprocess
-    import sys
-
-    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "emulate", "--seed", "5",
-                             "--interval", "0.001", "--reader", "pn532", "--irregularities", "0.05",
-                             "--dir", str(tmp_path / "flash")],
-                            stdout=subprocess.PIPE, text=True, cwd=vm.ROOT)
-    try:
-        path = proc.stdout.readline().strip()
-        assert path.startswith("/dev/pts/")
-
-        class Emu:
-            host_path = path
-            shoe_id = "EMU1"
-        with open(tmp_path / "flash" / "shoe_key.bin", "rb") as f:
-            h = Host(Emu, key=f.read())
-        try:
-            h.hello()
-            h.wait_event(timeout=60, type="shoe_end")
-            events = h.event_list()
-            assert not [e for e in events if e["type"] == "error"], events[:12]
-            assert not [e for e in events if e.get("rule") in ("unknown_card", "duplicate_card",
-                                                               "wrong_batch", "reader_fault")]
-            end = [e for e in events if e["type"] == "shoe_end"][0]
-            assert end["reason"] == "cover" and end["excess"] == {}
-            assert sum(end["counts"].values()) == len([e for e in events if e["type"] == "card"])
-        finally:
-            h.close()
-    finally:
-        proc.terminate()
-        assert proc.wait(10) == 0
+    with emulate_cli(tmp_path / "flash", "--seed", "5", "--interval", "0.001", "--reader", "pn532",
+                     "--irregularities", "0.05") as h:
+        h.wait_event(timeout=60, type="shoe_end")
+        events = h.event_list()
+        assert not [e for e in events if e["type"] == "error"], events[:12]
+        assert not [e for e in events if e.get("rule") in ("unknown_card", "duplicate_card",
+                                                           "wrong_batch", "reader_fault")]
+        # The dealer's face-up mistakes reach the shoe as "exposed card" presses.
+        assert [e for e in events if e.get("rule") == "13D"]
+        end = [e for e in events if e["type"] == "shoe_end"][0]
+        assert end["reason"] == "cover" and end["excess"] == {}
+        assert sum(end["counts"].values()) == len([e for e in events if e["type"] == "card"])

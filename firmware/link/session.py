@@ -744,13 +744,6 @@ class _Filler:
         self.seq_done = after
         self.full = False
 
-    def _tilt(self, reason):
-        self.tilt = reason
-        o = self._link_begin(b"tilt")
-        o.raw(b',"reason":')
-        o.text(reason)
-        self._link_send()
-
     def base(self, seq):
         self.seq = seq
 

@@ -18,10 +18,11 @@ is stopped (SIGTERM or Ctrl-C), keeping the port open.
 
 import os
 import random
-import signal
 import sys
 import time
 import tty
+
+from host_tools.sim import Stop, stop_on_sigterm
 
 BAUD = 9600
 GARBAGE = b"\x01\x9f\xfe\x07\x1b"
@@ -72,14 +73,6 @@ def wire_bytes(kind, payload, rng):
     return bytes(rng.choice((0x00, 0xFF, 0x80, 0xE0, 0x7F)) for _ in range(6))
 
 
-class _Stop(Exception):
-    pass
-
-
-def _stop(_signum, _frame):
-    raise _Stop()
-
-
 def run(args):
     try:
         steps = read_script(args.codes)
@@ -90,7 +83,7 @@ def run(args):
     # Raw before the first byte: the line discipline would otherwise turn
     # each CR into LF on the way in, which is not what the engine sent.
     tty.setraw(slave)
-    signal.signal(signal.SIGTERM, _stop)
+    stop_on_sigterm()
     print(os.ttyname(slave), flush=True)
     rng = random.Random(args.seed)
     try:
@@ -102,7 +95,7 @@ def run(args):
             time.sleep(wire + (args.interval if kind == "code" else args.gap))
         while True:
             time.sleep(3600)
-    except (_Stop, KeyboardInterrupt):
+    except (Stop, KeyboardInterrupt):
         return 0
     finally:
         os.close(master)

@@ -39,10 +39,11 @@ silence while they are left at the power-on 0xFF ("retry for ever").
 import collections
 import os
 import select
-import signal
 import sys
 import time
 import tty
+
+from host_tools.sim import Stop, stop_on_sigterm
 
 IC, VER, REV, SUPPORT = 0x32, 0x01, 0x06, 0x07   # a PN532 v1.6, as shipped
 I2C_ADDRESS = 0x24
@@ -422,14 +423,6 @@ def add_arguments(parser):
     parser.add_argument("-v", "--verbose", action="store_true", help="log each event on stderr")
 
 
-class _Stop(Exception):
-    pass
-
-
-def _stop(_signum, _frame):
-    raise _Stop()
-
-
 def run(args):
     try:
         uids = read_uids(args.uids)
@@ -443,11 +436,11 @@ def run(args):
             print("pn532: " + text, file=sys.stderr, flush=True)
     chip = Chip(uids, faults, slow=args.slow, log=log)
     master, slave, path = open_pty()
-    signal.signal(signal.SIGTERM, _stop)
+    stop_on_sigterm()
     print(path, flush=True)
     try:
         serve_hsu(chip, master)
-    except (_Stop, KeyboardInterrupt):
+    except (Stop, KeyboardInterrupt):
         return 0
     finally:
         os.close(master)
