@@ -306,8 +306,8 @@ class TaggedSet:
     def deal(self, emu, line, timeout=5.0):
         """Buttons and a new shoe go on the dealer channel; cards and the cover
         card go to the antenna, each read before the next action (the dealer
-        waits for the shoe's light, as at a table). A face-up card is the
-        dealer pressing "exposed card" after it: the emulator has no back sensor."""
+        waits for the shoe's light, as at a table). A face-up card shows its
+        face to the simulated back sensor."""
         from baccarat import cards
 
         words = line.split()
@@ -325,9 +325,12 @@ class TaggedSet:
             return
         copy = self.used.get(c, 0) + 1
         self.used[c] = copy
+        up = words[1:] == ["up"]
+        if up:
+            emu.deal("sensor face")  # the back sensor sees the card's face
         self._present(emu, self.uid(c, copy), timeout)
-        if words[1:] == ["up"]:
-            emu.deal("exposed")
+        if up:
+            emu.deal("sensor back_a")
 
     @staticmethod
     def _present(emu, tag, timeout):

@@ -174,3 +174,22 @@ def test_shoe_emulate_deals_a_whole_shoe_through_the_reader(tmp_path):
         end = [e for e in events if e["type"] == "shoe_end"][0]
         assert end["reason"] == "cover" and end["excess"] == {}
         assert sum(end["counts"].values()) == len([e for e in events if e["type"] == "card"])
+
+
+def test_back_sensor_catches_a_foreign_back_and_a_face_up_card(shoe):
+    emu, host = shoe
+    emu.deal("shoe decks=8")
+    host.wait_event(type="shoe")
+    deal_good(emu, host, GOOD[:4])  # burn, then "no more bets"
+    # A card of batch A whose back reads as batch B's colour (Ch 3B).
+    emu.deal("sensor back_b")
+    _, wrong = draw(emu, host, uid("9H", 1), type="irregularity", rule="wrong_batch")
+    assert "back colour of batch B" in wrong["detail"]
+    emu.deal("sensor back_a")
+    deal_good(emu, host, [("9H", 2)])
+    # B1 leaves face up: the sensor sees its face, and 13D follows.
+    emu.deal("sensor face")
+    _, card = draw(emu, host, uid("3H", 1), type="card", card="3H")
+    assert card["pos"] == "B1" and card["up"] is True
+    host.wait_event(type="irregularity", rule="13D")
+    host.wait_event(type="void", rule="13D")

@@ -19,9 +19,11 @@ Cards arrive one of two ways, by ``READER["kind"]``:
   handed to main.py as script lines: the whole shoe without any reader.
 - ``READER["kind"]`` ``"pn532"`` or ``"gm65"`` with ``READER["device"]``:
   the real driver on a pty to the wire-level simulator, and the card-set
-  file ``cardset.bin`` in the emulator's directory, exactly as on a board. ``SENSOR["kind"] ==
-  "tcs34725"`` adds the back sensor, simulated at register level; the dealer
-  channel's ``sensor face|back_a|back_b`` lines say what it sees next.
+  file ``cardset.bin`` in the emulator's directory, exactly as on a board.
+
+``SENSOR["kind"] == "tcs34725"`` adds the back sensor, simulated at register
+level; the dealer channel's ``sensor face|back_a|back_b`` lines say what it
+sees next.
 """
 
 import sys
@@ -134,7 +136,7 @@ class Board:
                 if _is(line, n, b"empty"):
                     self._empty = True
                     return 0
-                if n > 7 and self._sensor_sim is not None and _is(line, 7, b"sensor "):
+                if n > 7 and self._sensor_sim is not None and line[6] == 0x20 and _is(line, 6, b"sensor"):
                     self._sensor_sim.show(bytes(line[7:n]).decode().strip())
                     return 0
                 if n >= 4 and _is(line, 4, b"shoe"):

@@ -1,0 +1,48 @@
+"""Issue budget for the game core: a whole 8-deck shoe, code included, in
+well under 48 KiB of MicroPython heap (the 64-bit unix VM, so an upper bound
+for the 32-bit boards), from the .mpy files `shoe deploy` stages."""
+
+import json
+
+from host_tools import deploy
+from host_tools.boards import footprint
+
+PROGRAM = r"""
+import gc, json
+gc.collect()
+base = gc.mem_alloc()
+from baccarat import game
+g = game.Game(lambda buf, n: None)
+deck = bytearray(416)
+for i in range(416):
+    deck[i] = i % 52
+x = 12345
+for i in range(415, 0, -1):
+    x = (x * 1103515245 + 12345) & 0x7fffffff
+    j = x % (i + 1)
+    deck[i], deck[j] = deck[j], deck[i]
+g.new_shoe(8)
+peak = 0
+i = 0
+while i < 416 and g.phase != game.NO_SHOE:
+    if g.phase == game.OPEN:
+        g.bets()
+    else:
+        if i == 400:
+            g.cover()
+        g.card(deck[i], i == 0)
+        i += 1
+    a = gc.mem_alloc() - base
+    if a > peak:
+        peak = a
+print(json.dumps({"cards": i, "peak": peak, "ended": g.phase == game.NO_SHOE}))
+"""
+
+
+def test_whole_shoe_with_the_core_code_fits_in_48k(tmp_path):
+    deploy.stage("pico", tmp_path, "BUDGET", bytes(32))
+    proc = footprint.run_in_vm(tmp_path, 48 * 1024, PROGRAM)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["ended"] and r["cards"] > 400
+    assert r["peak"] < 40 * 1024
