@@ -34,7 +34,7 @@ import threading
 import time
 import tty
 
-from host_tools import deploy, vm
+from host_tools import deploy, vm, vmcode
 from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
@@ -342,24 +342,15 @@ class TaggedSet:
 
 # -- benchmark: `python -m host_tools.emulate` ----------------------------------
 
-_BENCH_PROGRAM = r"""
+_BENCH_PROGRAM = vmcode.SINK_BOARD + r"""
 import gc, sys, time
 from baccarat import script
 from link.journal import Journal
 from link.session import Session
 import board_config
 
-class Board:
-    # The link is a sink here: the figure is the shoe's own work per card.
-    ticks_ms = time.ticks_ms
-    ticks_diff = time.ticks_diff
-    def key(self): return b"k" * 32
-    def link_read(self, buf): return 0
-    def link_write(self, buf, n): pass
-    def feed(self): pass
-
 mode = sys.argv[1]
-s = Session(Board(), board_config, Journal(sys.argv[2]))
+s = Session(SinkBoard(), board_config, Journal(sys.argv[2]))
 gc.collect()
 t = time.ticks_us()
 s.boot()

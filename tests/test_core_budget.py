@@ -4,23 +4,16 @@ for the 32-bit boards), from the .mpy files `shoe deploy` stages."""
 
 import json
 
-from host_tools import deploy
+from host_tools import deploy, vmcode
 from host_tools.boards import footprint
 
-PROGRAM = r"""
+PROGRAM = vmcode.SHUFFLED_DECK + r"""
 import gc, json
 gc.collect()
 base = gc.mem_alloc()
 from baccarat import game
 g = game.Game(lambda buf, n: None)
-deck = bytearray(416)
-for i in range(416):
-    deck[i] = i % 52
-x = 12345
-for i in range(415, 0, -1):
-    x = (x * 1103515245 + 12345) & 0x7fffffff
-    j = x % (i + 1)
-    deck[i], deck[j] = deck[j], deck[i]
+deck = shuffled_deck(8, 12345)
 g.new_shoe(8)
 peak = 0
 i = 0

@@ -4,36 +4,21 @@ its step (framing, CRC, link write) run with MicroPython's heap locked, so
 any allocation would raise MemoryError. Run from the .mpy files `shoe deploy`
 stages, at the emulator board's heap."""
 
-from host_tools import deploy
+from host_tools import deploy, vmcode
 from host_tools.boards import footprint
 
-PROGRAM = r"""
-import sys, time, micropython
+PROGRAM = vmcode.SINK_BOARD + vmcode.SHUFFLED_DECK + r"""
+import micropython
 from link.journal import Journal
 from link.session import Session
 from baccarat import game
 import board_config
 
-class Board:
-    ticks_ms = time.ticks_ms
-    ticks_diff = time.ticks_diff
-    def key(self): return b"k" * 32
-    def link_read(self, buf): return 0
-    def link_write(self, buf, n): pass
-    def feed(self): pass
-
-s = Session(Board(), board_config, Journal("journal.bin"))
+s = Session(SinkBoard(), board_config, Journal("journal.bin"))
 s.boot()
 s.up = True
 s.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
-deck = bytearray(416)
-for i in range(416):
-    deck[i] = i % 52
-x = 7
-for i in range(415, 0, -1):
-    x = (x * 1103515245 + 12345) & 0x7fffffff
-    j = x % (i + 1)
-    deck[i], deck[j] = deck[j], deck[i]
+deck = shuffled_deck(8, 7)
 i = 0
 locked = 0
 g = s.game

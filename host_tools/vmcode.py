@@ -1,0 +1,31 @@
+"""MicroPython source shared by the programs that benchmarks and tests run
+inside the VM against staged firmware, so that the stand-in board and the
+seeded shuffle are written once."""
+
+# A board whose link is a sink: what is measured is the shoe's own work.
+SINK_BOARD = r"""
+import time
+
+class SinkBoard:
+    ticks_ms = time.ticks_ms
+    ticks_diff = time.ticks_diff
+    def key(self): return b"k" * 32
+    def link_read(self, buf): return 0
+    def link_write(self, buf, n): pass
+    def feed(self): pass
+"""
+
+# N decks as card ints in a seeded order (an LCG: the same in every VM).
+SHUFFLED_DECK = r"""
+def shuffled_deck(decks, seed):
+    n = decks * 52
+    deck = bytearray(n)
+    for i in range(n):
+        deck[i] = i % 52
+    x = seed
+    for i in range(n - 1, 0, -1):
+        x = (x * 1103515245 + 12345) & 0x7fffffff
+        j = x % (i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+"""
