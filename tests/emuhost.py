@@ -4,6 +4,7 @@ like a bridge that stored them, and sends signed commands."""
 
 import contextlib
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ import time
 import serial
 
 from host_tools import vm
+from host_tools.emulate import Emulator
 
 vm.use_firmware()
 from link import commands, frame  # noqa: E402
@@ -144,3 +146,20 @@ def emulate_cli(flash, *options):
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+@contextlib.contextmanager
+def powered_on(staged, flash, shoe_id, **options):
+    """A fresh copy of a staged flash, powered on with the pit PC's port
+    open: yields (emulator, host). Staging compiles every firmware file, so
+    tests stage once and copy."""
+    shutil.copytree(staged, flash)
+    emu = Emulator(str(flash), shoe_id, **options)
+    host = Host(emu)
+    try:
+        emu.start()
+        emu.wait_booted()
+        yield emu, host
+    finally:
+        host.close()
+        emu.close()

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from emuhost import Host, emulate_cli
+from emuhost import emulate_cli, powered_on
 from host_tools import vm
 from host_tools.emulate import Emulator
 
@@ -50,16 +50,9 @@ def staged(tmp_path_factory, cardset):
 
 @pytest.fixture
 def shoe(staged, cardset, tmp_path):
-    flash = tmp_path / "flash"
-    shutil.copytree(staged, flash)
-    emu = Emulator(str(flash), "EMU2", reader="pn532", cardset=cardset)
-    host = Host(emu)
-    emu.start()
-    emu.wait_booted()
-    host.hello()
-    yield emu, host
-    host.close()
-    emu.close()
+    with powered_on(staged, tmp_path / "flash", "EMU2", reader="pn532", cardset=cardset) as (emu, host):
+        host.hello()
+        yield emu, host
 
 
 def draw(emu, host, tag, **expect):
@@ -145,20 +138,13 @@ def test_enrolled_cover_card_ends_the_shoe(shoe):
 
 
 def test_a_shoe_without_its_card_set_says_so(staged, tmp_path):
-    flash = tmp_path / "flash"
-    shutil.copytree(staged, flash)
-    (flash / "cardset.bin").unlink()
-    emu = Emulator(str(flash), "EMU2", reader="pn532")
-    host = Host(emu)
-    try:
-        emu.start()
-        emu.wait_booted()
+    bare = tmp_path / "bare"
+    shutil.copytree(staged, bare)
+    (bare / "cardset.bin").unlink()
+    with powered_on(bare, tmp_path / "flash", "EMU2", reader="pn532") as (emu, host):
         host.hello()
         _, err = host.wait_event(type="error")
         assert "card set" in err["message"] and "not loaded" in err["message"]
-    finally:
-        host.close()
-        emu.close()
 
 
 def test_shoe_emulate_deals_a_whole_shoe_through_the_reader(tmp_path):

@@ -5,14 +5,14 @@ replay` prints for the same dealing script, numbered 1..N without gaps,
 however often the power fails while the dealer deals.
 """
 
-import shutil
 import threading
 
 import pytest
 
+from emuhost import powered_on
 from host_tools import dealer
-from test_emulator import Host, core_events, reference, restart
 from host_tools.emulate import Emulator
+from test_emulator import core_events, reference, restart
 
 
 @pytest.fixture(scope="module")
@@ -23,12 +23,7 @@ def staged(tmp_path_factory):
 
 
 def _run(staged, tmp_path, seed, cuts):
-    flash = tmp_path / "flash"
-    shutil.copytree(staged, flash)
-    emu = Emulator(str(flash), "EMU2")
-    host = Host(emu)
-    try:
-        restart(emu)
+    with powered_on(staged, tmp_path / "flash", "EMU2") as (emu, host):
         host.hello()
         lines = dealer.script(seed, irregularity_rate=0.08)
         marks = [len(lines) * (i + 1) // (len(cuts) + 1) for i in range(len(cuts))]
@@ -56,9 +51,6 @@ def _run(staged, tmp_path, seed, cuts):
         with open(emu.stderr_path) as f:
             assert "watchdog" not in f.read()
         return host
-    finally:
-        host.close()
-        emu.close()
 
 
 def test_full_shoe_equals_replay(staged, tmp_path):
@@ -76,12 +68,7 @@ def test_long_outage_overflows_the_outbox_and_loses_nothing(staged, tmp_path):
     """Far more unacked events than the outbox holds (64): the rest wait in the
     journal and are replayed into the outbox as acks free it, also after a
     power cut in the middle of the outage."""
-    flash = tmp_path / "flash"
-    shutil.copytree(staged, flash)
-    emu = Emulator(str(flash), "EMU2")
-    host = Host(emu)
-    try:
-        restart(emu)
+    with powered_on(staged, tmp_path / "flash", "EMU2") as (emu, host):
         lines = dealer.script(5)[:260]
         for line in lines[:150]:
             emu.deal(line)
@@ -98,6 +85,3 @@ def test_long_outage_overflows_the_outbox_and_loses_nothing(staged, tmp_path):
         host.wait(lambda: core_events(host) == want, timeout=30, what="every event")
         assert sorted(host.events) == list(range(1, max(host.events) + 1))
         assert len(want) > 2 * 64
-    finally:
-        host.close()
-        emu.close()

@@ -46,6 +46,12 @@ def sim_command(kind):
     return [sys.executable, "-m", "host_tools.cli", "sim", kind]
 
 
+def enroll(*args, timeout=60, env=None):
+    """`shoe enroll ARGS...` as a technician runs it."""
+    return subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll"] + [str(a) for a in args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+
+
 def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="set.bin", idle="1.5", covers=None):
     (tmp_path / "codes.txt").write_text("\n".join(scans) + "\n")
     sim = subprocess.Popen(sim_command("barcode") + ["--codes", str(tmp_path / "codes.txt"),
@@ -58,14 +64,13 @@ def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="s
                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         port = sim.stdout.readline().strip()
-        cmd = [sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode", "--port", port,
-               "--decks", str(decks), "--batch", batch, "--out", str(tmp_path / out), "--idle", idle]
+        args = ["--reader", "barcode", "--port", port, "--decks", decks, "--batch", batch,
+                "--out", tmp_path / out, "--idle", idle]
         if manifest:
-            cmd += ["--manifest", str(tmp_path / "manifest.txt")]
+            args += ["--manifest", tmp_path / "manifest.txt"]
         if covers is not None:
-            cmd += ["--covers", str(covers)]
-        result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
-                                env=dict(os.environ, COLUMNS="200"))
+            args += ["--covers", covers]
+        result = enroll(*args, timeout=120, env=dict(os.environ, COLUMNS="200"))
     finally:
         sim.terminate()
         sim.wait(timeout=10)
@@ -138,19 +143,15 @@ def test_a_manifest_cover_line_must_name_deck_zero(tmp_path):
     write_manifest(tmp_path / "manifest.txt", layout)
     with open(tmp_path / "manifest.txt", "a") as f:
         f.write("CUT-0001 COVER 1\n")
-    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode",
-                             "--port", "/dev/null", "--decks", "1", "--batch", "A",
-                             "--out", str(tmp_path / "set.bin"), "--manifest", str(tmp_path / "manifest.txt")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = enroll("--reader", "barcode", "--port", "/dev/null", "--decks", 1, "--batch", "A",
+                    "--out", tmp_path / "set.bin", "--manifest", tmp_path / "manifest.txt")
     assert result.returncode == 2
     assert "manifest.txt:54: a cover card has deck 0, not 1" in result.stderr
 
 
 def test_more_than_eight_cover_cards_is_refused_before_scanning(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode",
-                             "--port", "/dev/null", "--decks", "1", "--batch", "A", "--covers", "9",
-                             "--out", str(tmp_path / "set.bin")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = enroll("--reader", "barcode", "--port", "/dev/null", "--decks", 1, "--batch", "A",
+                    "--covers", 9, "--out", tmp_path / "set.bin")
     assert result.returncode == 2
     assert "shoe enroll: --covers must be 0..8" in result.stderr
 
@@ -253,10 +254,8 @@ def test_a_manifest_that_does_not_cover_the_decks_is_refused_before_scanning(tmp
     write_manifest(tmp_path / "manifest.txt", layout)
     text = (tmp_path / "manifest.txt").read_text().splitlines()
     (tmp_path / "manifest.txt").write_text("\n".join(line for line in text if " QD " not in line) + "\n")
-    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "barcode",
-                             "--port", "/dev/null", "--decks", "1", "--batch", "A",
-                             "--out", str(tmp_path / "set.bin"), "--manifest", str(tmp_path / "manifest.txt")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = enroll("--reader", "barcode", "--port", "/dev/null", "--decks", 1, "--batch", "A",
+                    "--out", tmp_path / "set.bin", "--manifest", tmp_path / "manifest.txt")
     assert result.returncode == 2
     assert "manifest.txt: no ID for deck 1 position 51 (QD)" in result.stderr
 
@@ -292,11 +291,9 @@ def enroll_with_pn532(tmp_path, scans, decks, faults="", covers=0):
                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         port = sim.stdout.readline().strip()
-        return subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "pn532",
-                               "--port", port, "--decks", str(decks), "--batch", "A",
-                               "--out", str(tmp_path / "set.bin"), "--idle", "1.5", "--covers", str(covers),
-                               "--manifest", str(tmp_path / "manifest.txt")],
-                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        return enroll("--reader", "pn532", "--port", port, "--decks", decks, "--batch", "A",
+                      "--out", tmp_path / "set.bin", "--idle", "1.5", "--covers", covers,
+                      "--manifest", tmp_path / "manifest.txt", timeout=300)
     finally:
         sim.terminate()
         sim.wait(timeout=10)
@@ -386,10 +383,8 @@ def test_pn532_reader_faults_are_rescanned_and_lose_nothing(tmp_path):
 
 
 def test_pn532_on_i2c_off_a_single_board_computer_is_a_clear_error(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "host_tools.cli", "enroll", "--reader", "pn532",
-                             "--bus", "i2c", "--port", "i2c-1", "--decks", "1", "--batch", "A",
-                             "--out", str(tmp_path / "set.bin")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = enroll("--reader", "pn532", "--bus", "i2c", "--port", "i2c-1", "--decks", 1, "--batch", "A",
+                    "--out", tmp_path / "set.bin")
     assert result.returncode == 2
     assert "--bus i2c needs Blinka on a Linux single-board computer" in result.stderr
     assert "use --bus uart with a USB-serial adapter" in result.stderr
