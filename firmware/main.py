@@ -161,7 +161,12 @@ def run():
             if dealer is not None:
                 n = dealer(line)
                 if n:
-                    message = script.feed_line(session, bytes(line[:n]).decode())
+                    text = bytes(line[:n]).decode()
+                    if reading is not None and not text.startswith("shoe"):
+                        # With a reader, every card passes the card-set checks.
+                        message = "dealer channel: %r ignored, this shoe takes its cards from the reader" % text
+                    else:
+                        message = script.feed_line(session, text)
                     if message is not None:
                         session.error(message)
             pressed = board.buttons()

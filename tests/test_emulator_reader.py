@@ -179,3 +179,13 @@ def test_back_sensor_catches_a_foreign_back_and_a_face_up_card(shoe):
     assert card["pos"] == "B1" and card["up"] is True
     host.wait_event(type="irregularity", rule="13D")
     host.wait_event(type="void", rule="13D")
+
+
+def test_with_a_reader_no_card_bypasses_the_card_set(shoe):
+    emu, host = shoe
+    emu.deal("shoe decks=8")
+    host.wait_event(type="shoe")
+    emu.deal("9H")
+    _, err = host.wait_event(type="error")
+    assert "'9H' ignored" in err["message"] and "from the reader" in err["message"]
+    assert not host.find(type="card")
