@@ -48,3 +48,41 @@ def test_cards_pass_the_session_with_the_heap_locked(tmp_path):
     assert proc.returncode == 0, proc.stderr
     locked, seq = map(int, proc.stdout.split())
     assert locked > 300 and seq > 600
+
+
+FIRST_SIGHT = r"""
+import micropython
+from baccarat import game
+g = game.Game(lambda buf, n: None)
+class Spare:
+    pass
+# Interning a long new name leaves MicroPython's newest string-pool chunk
+# exactly full, so any further new interned string must take heap.
+setattr(Spare, "q" * 250, 1)
+
+
+def all_cards():
+    for c in range(52):
+        g.out.reset()
+        g._card_field(c)
+
+
+micropython.heap_lock()
+try:
+    all_cards()
+finally:
+    micropython.heap_unlock()
+print(bytes(g.out.buf[:g.out.n]).decode())
+"""
+
+
+def test_each_card_name_is_written_without_allocating_the_first_time(tmp_path):
+    """A card's name must cost nothing even when its rank or suit has not been
+    seen before in this VM: a str index interns a new one-letter string, which
+    takes heap whenever the interned-string pool is full. That happened in CI
+    (tests/test_intake.py, heap locked) and depends on pool state, so the test
+    fills the pool first to make it certain."""
+    manifest = deploy.stage("emulator", tmp_path, "HOT", bytes(32))
+    proc = footprint.run_in_vm(tmp_path, manifest["heap"], FIRST_SIGHT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ',"card":"KS"'

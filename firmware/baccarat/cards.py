@@ -20,6 +20,11 @@ KING = const(12)
 
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "CDHS"
+# The same letters as bytes for writing events: indexing a str makes a new
+# one-character str (a heap allocation the first time each letter is seen),
+# indexing bytes gives a small int and allocates nothing.
+RANK_BYTES = b"A23456789TJQK"
+SUIT_BYTES = b"CDHS"
 # Ch 6A: 2-9 face value, 10/J/Q/K zero, ace one. Indexed by rank.
 POINTS = b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x00\x00\x00\x00"
 # Ch 5G: for the burn, 10/J/Q/K count ten and an ace one.

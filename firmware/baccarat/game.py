@@ -583,7 +583,7 @@ class Game:
             if r:
                 o.byte(0x2C)
             o.byte(0x22)
-            o.byte(ord(cards.RANK_CHARS[r]))
+            o.byte(cards.RANK_BYTES[r])
             o.raw(b'":')
             o.int(n)
         o.raw(b'},"missing":{')
@@ -652,8 +652,8 @@ class Game:
     def _card_value(self, c):
         o = self.out
         o.byte(0x22)
-        o.byte(ord(cards.RANK_CHARS[c >> 2]))
-        o.byte(ord(cards.SUIT_CHARS[c & 3]))
+        o.byte(cards.RANK_BYTES[c >> 2])
+        o.byte(cards.SUIT_BYTES[c & 3])
         o.byte(0x22)
 
     def _card_field(self, c):
