@@ -29,3 +29,21 @@ def shuffled_deck(decks, seed):
         deck[i], deck[j] = deck[j], deck[i]
     return deck
 """
+
+# Locking the heap proves a path allocates nothing, with one catch: interning
+# a new string (a one-letter str index, say) takes heap only when the newest
+# chunk of interned strings is full, so such a path would pass or fail by
+# chance. lock_heap() interns a long new name first, which leaves that chunk
+# exactly full, so a path that interns fails every time. Each call leaks one
+# ~250-byte name: use it for a few locks per program, not one per card.
+LOCK_HEAP = r"""
+import micropython
+
+class _StringPool:
+    fills = 0
+
+def lock_heap():
+    _StringPool.fills += 1
+    setattr(_StringPool, "q" * 240 + str(_StringPool.fills), 0)
+    micropython.heap_lock()
+"""

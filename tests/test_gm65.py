@@ -14,6 +14,7 @@ import tty
 import pytest
 import serial
 
+from host_tools import vmcode
 from host_tools.vm import ROOT, use_firmware
 from test_registry import run_vm
 
@@ -123,7 +124,7 @@ def test_simulator_refuses_a_codes_file_it_cannot_send(tmp_path):
     assert "codes.txt:2: unknown fault 'sparks'" in out.stderr
 
 
-VM_SCRIPT = """
+VM_SCRIPT = vmcode.LOCK_HEAP + """
 import sys, time, micropython
 from boards.ptyuart import PtyUART
 from drivers import ReaderFault
@@ -138,7 +139,7 @@ lens = bytearray(5)
 def good_codes():
     # The first five lines are clean: read them with the heap locked, so any
     # allocation in the driver or the board UART on the normal path fails.
-    micropython.heap_lock()
+    lock_heap()
     got = 0
     start = time.ticks_ms()
     while got < 5 and time.ticks_diff(time.ticks_ms(), start) < 5000:

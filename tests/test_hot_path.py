@@ -50,15 +50,9 @@ def test_cards_pass_the_session_with_the_heap_locked(tmp_path):
     assert locked > 300 and seq > 600
 
 
-FIRST_SIGHT = r"""
-import micropython
+FIRST_SIGHT = vmcode.LOCK_HEAP + r"""
 from baccarat import game
 g = game.Game(lambda buf, n: None)
-class Spare:
-    pass
-# Interning a long new name leaves MicroPython's newest string-pool chunk
-# exactly full, so any further new interned string must take heap.
-setattr(Spare, "q" * 250, 1)
 
 
 def all_cards():
@@ -67,7 +61,7 @@ def all_cards():
         g._card_field(c)
 
 
-micropython.heap_lock()
+lock_heap()
 try:
     all_cards()
 finally:
@@ -80,8 +74,7 @@ def test_each_card_name_is_written_without_allocating_the_first_time(tmp_path):
     """A card's name must cost nothing even when its rank or suit has not been
     seen before in this VM: a str index interns a new one-letter string, which
     takes heap whenever the interned-string pool is full. That happened in CI
-    (tests/test_intake.py, heap locked) and depends on pool state, so the test
-    fills the pool first to make it certain."""
+    (tests/test_intake.py, heap locked); lock_heap makes it certain."""
     manifest = deploy.stage("emulator", tmp_path, "HOT", bytes(32))
     proc = footprint.run_in_vm(tmp_path, manifest["heap"], FIRST_SIGHT)
     assert proc.returncode == 0, proc.stderr

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from host_tools import vmcode
 from host_tools.vm import ROOT, use_firmware
 from test_registry import compiled_firmware, make_entries, run_vm
 
@@ -283,7 +284,7 @@ def test_printed_codes_are_named_as_text_when_unknown():
     assert game.calls == [("alert", "unknown_card", -1, 'ID "NOPE-42" is not in the loaded card set')]
 
 
-VM_SCRIPT = """
+VM_SCRIPT = vmcode.LOCK_HEAP + """
 import sys, micropython
 from cardset import registry, intake
 data = open(sys.argv[1], "rb").read()
@@ -309,7 +310,7 @@ buf = bytearray(7)
 
 def deal_all(count):
     # In a function: new module globals would grow the globals dict.
-    micropython.heap_lock()  # the normal path must not allocate at all
+    lock_heap()  # the normal path must not allocate at all
     j = 0
     while j < count:
         k = 0
@@ -421,7 +422,7 @@ def test_a_shoe_dealt_through_the_simulated_pn532_and_back_sensor_in_the_vm(setu
     assert [e for e in events if e not in irregular] == deal(registry.Registry(data), clean)
 
 
-LOCKED_GAME = """
+LOCKED_GAME = vmcode.LOCK_HEAP + """
 import sys, micropython
 from baccarat import game
 from cardset import registry, intake
@@ -450,7 +451,7 @@ buf = bytearray(7)
 
 def deal_all(total):
     # In a function: new module globals would grow the globals dict.
-    micropython.heap_lock()  # cards, covers and the game's events: no allocation
+    lock_heap()  # cards, covers and the game's events: no allocation
     j = 0
     while j < total:
         if g.phase == game.OPEN:

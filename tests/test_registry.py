@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from host_tools import vmcode
 from host_tools.vm import ROOT, run_micropython, use_firmware
 
 use_firmware()
@@ -223,7 +224,7 @@ def test_a_set_missing_a_card_cannot_be_written():
         registry.encode(registry.KIND_UID, entries, 1, 0)
 
 
-VM_SCRIPT = """
+VM_SCRIPT = vmcode.LOCK_HEAP + """
 import sys, gc, time, micropython
 from cardset import registry
 gc.collect()
@@ -252,7 +253,7 @@ bare = [0] * 21
 
 def timed(rounds, lookup):
     # In a function: new module globals would grow the globals dict.
-    micropython.heap_lock()  # any allocation inside find() now raises MemoryError
+    lock_heap()  # any allocation inside find() now raises MemoryError
     r = 0
     while r < 21:
         t0 = time.ticks_us()

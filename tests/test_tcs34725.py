@@ -8,6 +8,7 @@ these tests check the driver's set-up as well as its decisions.
 
 import pytest
 
+from host_tools import vmcode
 from host_tools.vm import use_firmware
 from test_registry import run_vm
 
@@ -82,7 +83,7 @@ def test_no_data_before_the_adc_is_enabled():
         sensor.classify()
 
 
-VM_SCRIPT = """
+VM_SCRIPT = vmcode.LOCK_HEAP + """
 import micropython
 from boards.sim_tcs34725 import SimTCS34725
 from drivers import tcs34725, ReaderFault
@@ -97,7 +98,7 @@ results = bytearray(3)
 def locked():
     # The driver's per-card path (status read, 8-byte burst read, shares,
     # nearest reference) and the simulated chip under it must not allocate.
-    micropython.heap_lock()
+    lock_heap()
     i = 0
     while i < 3:
         results[i] = sensor.classify()
