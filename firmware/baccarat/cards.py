@@ -18,13 +18,13 @@ ACE = const(0)
 TEN = const(9)
 KING = const(12)
 
-RANK_CHARS = "A23456789TJQK"
-SUIT_CHARS = "CDHS"
-# The same letters as bytes for writing events: indexing a str makes a new
-# one-character str (a heap allocation the first time each letter is seen),
-# indexing bytes gives a small int and allocates nothing.
+# Rank and suit letters. Events are written from the bytes: indexing bytes
+# gives a small int, while indexing a str interns a one-letter str, which can
+# take heap the first time each letter is seen. Parsing and names use the str.
 RANK_BYTES = b"A23456789TJQK"
 SUIT_BYTES = b"CDHS"
+RANK_CHARS = RANK_BYTES.decode()
+SUIT_CHARS = SUIT_BYTES.decode()
 # Ch 6A: 2-9 face value, 10/J/Q/K zero, ace one. Indexed by rank.
 POINTS = b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x00\x00\x00\x00"
 # Ch 5G: for the burn, 10/J/Q/K count ten and an ace one.
