@@ -58,6 +58,14 @@ def restart(emu):
     emu.wait_booted()
 
 
+def reconnect(emu, host):
+    """Power the shoe on again and wait for its hello, as a bridge would."""
+    restart(emu)
+    host.frames = []
+    host.hello()
+    host.wait(lambda: host.hellos(), what="hello")
+
+
 def deal(emu, lines):
     for line in lines:
         emu.deal(line)
@@ -283,10 +291,7 @@ def test_corrupt_journal_tilts_persists_and_needs_clear_tilt(emu, host):
     host.beats = True
     for boot in range(2):  # tilted, and still tilted after another power cycle
         before = set(host.events)
-        restart(emu)
-        host.frames = []
-        host.hello()
-        host.wait(lambda: host.hellos(), what="hello")
+        reconnect(emu, host)
         hello = host.hellos()[0]
         assert hello["tilt"] and hello["tilt"].startswith("corrupt journal: record %d at byte " % bad)
         host.wait(lambda: [s for s, p in host.events.items() if s not in before and '"type":"tilt"' in p],
@@ -301,10 +306,7 @@ def test_corrupt_journal_tilts_persists_and_needs_clear_tilt(emu, host):
         assert not [p for s, p in host.events.items() if s > stored and '"type":"card"' in p]
         host.pump(0.3)
         emu.power_cut()
-    restart(emu)
-    host.frames = []
-    host.hello()
-    host.wait(lambda: host.hellos(), what="hello")
+    reconnect(emu, host)
     host.ack_all()
     counter, _ = host.command("clear_tilt", {"seq": "100"})
     _, cleared = host.wait_event(type="tilt_cleared", counter=counter)
@@ -320,10 +322,7 @@ def test_corrupt_journal_tilts_persists_and_needs_clear_tilt(emu, host):
     # And it stays clear across a power cycle.
     host.pump(0.2)
     emu.power_cut()
-    restart(emu)
-    host.frames = []
-    host.hello()
-    host.wait(lambda: host.hellos(), what="hello")
+    reconnect(emu, host)
     assert host.hellos()[0]["tilt"] is None
 
 
