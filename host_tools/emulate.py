@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import pathlib
-import pty
 import select
 import signal
 import subprocess
@@ -32,20 +31,12 @@ import secrets
 import shutil
 import threading
 import time
-import tty
 
-from host_tools import deploy, vm, vmcode
+from host_tools import deploy, ptys, vm, vmcode
 from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
 KEY_FILE = deploy.KEY_NAME
-
-
-def _raw_pty():
-    master, slave = pty.openpty()
-    tty.setraw(slave)
-    os.set_blocking(master, False)
-    return master, slave, os.ttyname(slave)
 
 
 class Emulator:
@@ -65,9 +56,9 @@ class Emulator:
             deploy.stage("emulator", self.dir, shoe_id, key or secrets.token_bytes(deploy.KEY_BYTES))
         with open(self.key_path, "rb") as f:
             self.key = f.read()
-        self._shoe_m, self._shoe_s, shoe_path = _raw_pty()
-        self._host_m, self._host_s, self.host_path = _raw_pty()
-        self._deal_m, self._deal_s, deal_path = _raw_pty()
+        self._shoe_m, self._shoe_s, shoe_path = ptys.open_raw(nonblocking=True)
+        self._host_m, self._host_s, self.host_path = ptys.open_raw(nonblocking=True)
+        self._deal_m, self._deal_s, deal_path = ptys.open_raw(nonblocking=True)
         os.set_blocking(self._deal_m, True)
         self._stop = threading.Event()
         reader_cfg = {"script": deal_path}
@@ -98,7 +89,7 @@ class Emulator:
             deploy.check_cardset(cardset)
             shutil.copyfile(cardset, os.path.join(self.dir, deploy.CARDSET))
         self.chip = sim.Chip([])
-        self._sim_m, self._sim_s, sim_path = sim.open_pty()
+        self._sim_m, self._sim_s, sim_path = ptys.open_raw()
         self._sim = threading.Thread(target=sim.serve_hsu, args=(self.chip, self._sim_m, self._stop.is_set),
                                      daemon=True)
         self._sim.start()
@@ -187,23 +178,12 @@ class Emulator:
     # -- the cable ---------------------------------------------------------
 
     def _relay_loop(self):
-        pairs = {self._shoe_m: self._host_m, self._host_m: self._shoe_m}
-        while not self._stop.is_set():
-            try:
-                ready, _, _ = select.select(list(pairs), [], [], 0.05)
-            except (OSError, ValueError):
-                return
-            for fd in ready:
-                try:
-                    data = os.read(fd, 4096)
-                except (BlockingIOError, OSError):
-                    continue  # EIO: nobody has that side open right now
-                if fd == self._shoe_m:
-                    self.booted.set()
-                try:
-                    os.write(pairs[fd], data)
-                except (BlockingIOError, OSError):
-                    pass  # the far side is not reading: the bytes are lost, as on a cut line
+        ptys.relay(self._shoe_m, self._host_m, self._stop.is_set, self._passing)
+
+    def _passing(self, src, data):
+        if src == self._shoe_m:
+            self.booted.set()
+        return data
 
 
 def add_arguments(parser):

@@ -17,6 +17,7 @@ from boards.ptyuart import PtyUART
 from drivers import ReaderFault
 from drivers.pn532 import frame
 from drivers.pn532_uart import PN532_UART
+from host_tools import ptys
 from host_tools.sim import pn532 as sim
 from host_tools.sim.pn532_vm import start_sim
 
@@ -65,7 +66,7 @@ def served():
     threads, uarts = [], []
 
     def start(chip):
-        master, slave, path = sim.open_pty()
+        master, slave, path = ptys.open_raw()
         thread = threading.Thread(target=sim.serve_hsu, args=(chip, master, stop.is_set), daemon=True)
         thread.start()
         threads.append((thread, master, slave))

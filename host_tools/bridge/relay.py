@@ -14,10 +14,10 @@ run can be reproduced exactly.
 
 import os
 import random
-import select
 import threading
-import time
 import tty
+
+from host_tools import ptys
 
 
 class Relay:
@@ -27,9 +27,7 @@ class Relay:
         self.drop = drop
         self.corrupt = corrupt
         self.duplicate = duplicate
-        self.master, self._slave = os.openpty()
-        tty.setraw(self._slave)  # no echo, no line discipline: bytes pass as sent
-        self.path = os.ttyname(self._slave)
+        self.master, self._slave, self.path = ptys.open_raw()
         self.shoe = os.open(shoe_path, os.O_RDWR | os.O_NOCTTY)
         tty.setraw(self.shoe)
         self.faults = {"dropped": 0, "corrupted": 0, "duplicated": 0}
@@ -70,23 +68,4 @@ class Relay:
         return bytes(out)
 
     def _run(self):
-        pairs = {self.master: self.shoe, self.shoe: self.master}
-        while not self._stop.is_set():
-            try:
-                ready, _, _ = select.select(list(pairs), [], [], 0.05)
-            except (OSError, ValueError):
-                return
-            for src in ready:
-                try:
-                    data = os.read(src, 4096)
-                except OSError:
-                    # The far end closed (a shoe restarting); keep relaying
-                    # once it is back rather than ending the test's link.
-                    data = b""
-                if not data:
-                    time.sleep(0.01)
-                else:
-                    try:
-                        os.write(pairs[src], self._damage(data))
-                    except OSError:
-                        pass
+        ptys.relay(self.master, self.shoe, self._stop.is_set, lambda _src, data: self._damage(data))

@@ -20,8 +20,8 @@ import os
 import random
 import sys
 import time
-import tty
 
+from host_tools import ptys
 from host_tools.sim import Stop, stop_on_sigterm
 
 BAUD = 9600
@@ -79,12 +79,9 @@ def run(args):
     except (OSError, ValueError) as exc:
         print("shoe sim barcode: %s" % exc, file=sys.stderr)
         return 2
-    master, slave = os.openpty()
-    # Raw before the first byte: the line discipline would otherwise turn
-    # each CR into LF on the way in, which is not what the engine sent.
-    tty.setraw(slave)
+    master, slave, path = ptys.open_raw()
     stop_on_sigterm()
-    print(os.ttyname(slave), flush=True)
+    print(path, flush=True)
     rng = random.Random(args.seed)
     try:
         time.sleep(args.start_delay)

@@ -41,8 +41,8 @@ import os
 import select
 import sys
 import time
-import tty
 
+from host_tools import ptys
 from host_tools.sim import Stop, stop_on_sigterm
 
 IC, VER, REV, SUPPORT = 0x32, 0x01, 0x06, 0x07   # a PN532 v1.6, as shipped
@@ -290,14 +290,6 @@ class Chip:
 
 # -- HSU on a pty --------------------------------------------------------------
 
-def open_pty():
-    """(master fd, slave fd, slave path), the slave already raw so no byte is
-    translated before a client configures the port."""
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    return master, slave, os.ttyname(slave)
-
-
 def serve_hsu(chip, master, stop=None):
     """Answer on the pty's master side until ``stop()`` is true (forever when
     None). Bytes that arrive while the chip sleeps are dropped up to and
@@ -435,7 +427,7 @@ def run(args):
         def log(text):
             print("pn532: " + text, file=sys.stderr, flush=True)
     chip = Chip(uids, faults, slow=args.slow, log=log)
-    master, slave, path = open_pty()
+    master, slave, path = ptys.open_raw()
     stop_on_sigterm()
     print(path, flush=True)
     try:

@@ -1,0 +1,52 @@
+"""Pseudo-terminals: the simulated serial cables.
+
+Every simulated line (the shoe's link, the dealer channel, a reader's wire,
+the fault relay) is a pty whose slave side is made raw before anyone opens
+it; otherwise the line discipline echoes bytes and turns CR into LF before
+the far end has configured the port.
+"""
+
+import os
+import select
+import time
+import tty
+
+
+def open_raw(nonblocking=False):
+    """(master fd, slave fd, slave path). ``nonblocking`` sets the master so a
+    write to a side nobody reads fails at once instead of stalling a relay."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    if nonblocking:
+        os.set_blocking(master, False)
+    return master, slave, os.ttyname(slave)
+
+
+def relay(a, b, stopped, passing=None):
+    """Copy bytes both ways between fds ``a`` and ``b`` until ``stopped()``.
+
+    Behaves as a cable, not as a reader: when one side is closed (a VM being
+    restarted) or not reading, bytes are lost and the relay keeps going, so
+    a power cycle at either end never ends the line. ``passing(src, data)``
+    returns what to deliver (the fault relay damages it there); by default
+    the bytes pass unchanged."""
+    pairs = {a: b, b: a}
+    while not stopped():
+        try:
+            ready = select.select(list(pairs), [], [], 0.05)[0]
+        except (OSError, ValueError):
+            return  # an fd was closed under us: the owner is shutting down
+        for src in ready:
+            try:
+                data = os.read(src, 4096)
+            except OSError:
+                data = b""  # EIO: nobody has that side open right now
+            if not data:
+                time.sleep(0.01)
+                continue
+            if passing is not None:
+                data = passing(src, data)
+            try:
+                os.write(pairs[src], data)
+            except OSError:
+                pass  # the far side is not reading: lost, as on a cut line
