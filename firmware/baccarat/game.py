@@ -696,7 +696,7 @@ class Game:
     def _assign(self, c, pos):
         """A card already reported is given its place by a rule; a separate
         event type so that counting card events still counts each card once."""
-        o = self._begin(b"assign")
+        self._begin(b"assign")
         self._round_field()
         self._pos_field(b',"pos":', pos)
         self._card_field(c)

@@ -35,7 +35,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-from clock import sleep_ms, ticks_add, ticks_diff, ticks_ms
+from clock import ticks_add, ticks_ms
 
 # An ACK leaves the chip within about a millisecond of the command frame.
 ACK_TIMEOUT_MS = const(30)

@@ -71,7 +71,6 @@ def main_distribution(n):
     u = [[0] * 10 for _ in range(100)]
     vv = [[0] * 10 for _ in range(100)]
     removed = [0] * 10
-    dpk = 0
     for a in range(10):
         ka = n[a] - removed[a]
         if ka <= 0:
