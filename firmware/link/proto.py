@@ -1,0 +1,45 @@
+"""Link protocol constants, shared by the shoe and the bridge (docs/protocol.md).
+
+Both ends import this module, so a timing, a frame type or a size is written
+once. Nothing here touches hardware or allocates after import.
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+PROTO = const(2)
+
+# Frame types (docs/protocol.md 2).
+HELLO = const(0x48)      # H: shoe's handshake; host's hello request
+EVENT = const(0x45)      # E
+BEAT = const(0x42)       # B: heartbeat, both ways
+ACK = const(0x41)        # A: host -> shoe
+COMMAND = const(0x43)    # C: host -> shoe
+
+# Timings (docs/protocol.md 7), in milliseconds on the shoe.
+HEARTBEAT_MS = const(1000)
+DOWN_MS = const(3000)
+RETRANSMIT_MS = const(700)
+WINDOW = const(16)
+BAD_REPORT_MS = const(1000)  # one aggregated bad-frame or bad-MAC report a second at most
+
+# Authentication (docs/protocol.md 4).
+MAC_BYTES = const(16)
+MAC_HEX = const(32)
+NONCE_HEX = const(16)
+CHECKPOINT_EVERY = const(256)
+NO_CHALLENGE = b"-"
+
+
+class Rejected(Exception):
+    """A host frame or command the shoe refuses; ``reason`` is the protocol's
+    word for why (docs/protocol.md 6) and ``message`` the one-line detail."""
+
+    def __init__(self, reason, message, name=None):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.name = name
