@@ -53,32 +53,16 @@ def test_verify_accepts_the_genuine_and_names_the_forged():
     assert err.value.reason == "bad_mac" and "no 32-digit MAC" in err.value.message
 
 
-@pytest.mark.parametrize("body,reason,words", [
-    (b"shuffle", "unknown_command", "unknown command 'shuffle'"),
-    (b"bets now=1", "malformed", "unexpected argument 'now=1'"),
-    (b"shoe decks=6 decks=8", "malformed", "decks given twice"),
-    (b"shoe set=BL/UE", "malformed", "must be 1-32 of"),
-    (b"time t=", "malformed", "must be 1-32 of"),
-])
-def test_parse_rejects_precisely(body, reason, words):
-    with pytest.raises(commands.Rejected) as err:
-        commands.parse(body)
-    assert err.value.reason == reason and words in err.value.message
-
-
-def test_parse_and_number():
-    name, args = commands.parse(b"shoe decks=6 designation=ez set=BLUE-07 setdigest=9f00aa11")
-    assert name == "shoe" and args["set"] == "BLUE-07"
-    assert commands.number("time", {"t": "1763776000"}, "t", 0, 4102444800) == 1763776000
-    with pytest.raises(commands.Rejected):
-        commands.number("time", {"t": "-5"}, "t", 0, 10)
-
-
-def test_settings_digest_is_sha256_prefix():
-    text = commands.settings_text(8, "ez", "burn", "BLUE-07", "9f00aa11", "B")
-    assert text == "decks=8 designation=ez exposed=burn batch=B set=BLUE-07 setdigest=9f00aa11"
-    assert commands.settings_digest(text) == hashlib.sha256(text.encode()).hexdigest()[:16]
-    assert commands.settings_digest("") == ""
+def test_a_signed_body_parses_through_the_schema():
+    # Parsing is link/schema.py's (tests/test_schema.py has every argument
+    # error); a body signed in the schema's canonical order verifies and parses.
+    from link import schema
+    args = [("decks", "6"), ("batch", "B")]
+    body = _split(commands.encode(KEY, "T1", 9, "shoe", args))
+    assert body.rsplit(" ", 1)[0] == "C9 " + schema.command_text("shoe", args)
+    payload = body.split(" ", 1)[1].encode()
+    assert schema.parse_command(commands.verify(KEY, "T1", "C", 9, payload)) == (
+        "shoe", {"decks": 6, "designation": 0, "exposed": 0, "batch": 2, "set": "", "setdigest": ""})
 
 
 def test_outbox_matches_a_list_model_through_wraparound():

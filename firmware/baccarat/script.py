@@ -6,7 +6,7 @@ One input per line; ``#`` starts a comment. A malformed line becomes an
 is also how a technician reproduces a reported problem and must never stop
 half way::
 
-    shoe decks=8 designation=ez exposed=burn
+    shoe decks=8 designation=ez exposed=burn batch=A
     7S up          # first burn card, exposed
     bets
     9H
@@ -18,38 +18,26 @@ half way::
 import sys
 
 from baccarat import cards, game
-
-_DESIGNATION = {"standard": game.STANDARD, "ez": game.EZ, "fortune7": game.FORTUNE7,
-                "no-commission": game.NO_COMMISSION}
-_EXPOSED = {"simulated": game.EXPOSED_SIMULATED, "burn": game.EXPOSED_BURN}
+from link import proto, schema
 
 
 def _shoe(g, words):
-    decks = 8
-    designation = game.STANDARD
-    exposed = game.EXPOSED_SIMULATED
-    for w in words[1:]:
-        key, eq, value = w.partition("=")
-        if not eq:
-            return "shoe: expected key=value, got %r" % w
-        if key == "decks":
-            try:
-                decks = int(value)
-            except ValueError:
-                return "shoe: decks must be a number, got %r" % value
-            if decks < 1 or decks > 16:
-                return "shoe: decks must be 1 to 16, got %d" % decks
-        elif key == "designation":
-            if value not in _DESIGNATION:
-                return "shoe: unknown designation %r" % value
-            designation = _DESIGNATION[value]
-        elif key == "exposed":
-            if value not in _EXPOSED:
-                return "shoe: exposed must be burn or simulated, got %r" % value
-            exposed = _EXPOSED[value]
-        else:
-            return "shoe: unknown key %r" % key
-    g.new_shoe(decks, designation, exposed)
+    """A ``shoe`` line is the ``shoe`` command's text (link/schema.py), so a
+    script, the dealer channel and a signed command accept the same settings
+    with the same messages."""
+    try:
+        _name, a = schema.parse_command(" ".join(["shoe"] + words[1:]))
+    except proto.Rejected as r:
+        return r.message
+    extra = ()
+    if not isinstance(g, game.Game):
+        # The game deals whatever it is given; a session (the dealer channel)
+        # also takes the card set's name, digest and batch when the line
+        # names any of them.
+        for w in words[1:]:
+            if w.partition("=")[0] in ("batch", "set", "setdigest"):
+                extra = (a["set"], a["setdigest"], a["batch"])
+    g.new_shoe(a["decks"], a["designation"], a["exposed"], *extra)
     return None
 
 

@@ -1,0 +1,216 @@
+"""Every event type the shoe emits, and its hello and heartbeat, defined once
+(docs/protocol.md 6).
+
+The shoe writes its events with JsonOut and never needs this table, so it
+lives apart from link/schema.py: the shoe never imports it and pays no heap
+for it. The host imports it to check what it reads (`check_event`) and to
+take field names from one place; a test checks the replayed scenarios and
+docs/protocol.md against it.
+
+A table row is ``type`` and its fields as ``name:kind`` words. ``kind|null``
+may be null; a trailing ``?`` marks a field that may be absent. Kinds:
+int, str, bool, card (e.g. "TD"), pos (P1 ... HELD), cards and strs (lists),
+ranks ({"A": n, ...}) and tally ({"9H": n, ...}), designation, exposed,
+winner, reason, command, hex16 and hex32 (lower-case hex digits).
+Events from the game core carry no "source"; link events carry
+"source":"link" (not listed as a field).
+"""
+
+from baccarat import cards, game
+from link import schema
+
+WINNERS = ("player", "banker", "tie")
+# An `error` event's reason (docs/protocol.md 6).
+ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "replayed", "malformed",
+                 "unknown_command", "wrong_state", "bad_ack", "tilted")
+
+GAME_EVENTS = (
+    ("shoe", "decks:int designation:designation exposed:exposed cards:int next:pos"),
+    ("bets", "round:int"),
+    ("card", "round:int pos:pos|null card:card up:bool next:pos|null simulated:bool left:int burn:int?"),
+    ("assign", "round:int pos:pos card:card next:pos|null from:pos? simulated:bool?"),
+    ("counts", "round:int player:int banker:int simulated:bool"),
+    ("result", "round:int player:cards banker:cards player_total:int banker_total:int "
+               "player_cards:int banker_cards:int winner:winner natural:bool player_natural:bool "
+               "banker_natural:bool player_pair:bool banker_pair:bool announce:strs simulated:bool"),
+    ("void", "round:int rule:str wagers:str simulated:bool"),
+    ("irregularity", "rule:str section:str round:int card:card? detail:str? action:str"),
+    ("cover", "round:int left:int rule:str"),
+    ("last_hand", "round:int rule:str"),
+    ("shoe_end", "reason:str rounds:int left:int counts:ranks missing:tally excess:tally"),
+    ("error", "line:int? message:str"),
+)
+
+LINK_EVENTS = (
+    ("boot", "fw:str resumed:bool torn:bool round:int"),
+    ("link_down", "silent_ms:int"),
+    ("link_up", "down_ms:int"),
+    ("accepted", "command:command counter:int"),
+    ("error", "reason:reason command:str? counter:int? message:str"),
+    ("status", "round:int phase:str next:pos|null player:cards banker:cards held:cards left:int "
+               "settings:str seq:int acked:int counter:int tilt:str|null t:int?"),
+    ("time", "t:int"),
+    ("tilt", "reason:str"),
+    ("tilt_cleared", "counter:int lost_from:int"),
+    ("checkpoint", "through:int"),
+)
+
+# The JSON of the shoe's `H` and `B` frames (docs/protocol.md 3, 7).
+HELLO = "proto:int fw:str board:str shoe:str settings:str seq:int acked:int counter:int " \
+        "tilt:str|null nonce:hex16 chain:hex32 first:int"
+BEAT = "acked:int queued:int"
+
+# Where a card can go, as events name it; the first six are the hands' places.
+POSITIONS = tuple(p.decode() for p in game.POS_NAMES)
+HAND_POSITIONS = POSITIONS[:6]
+
+_tables = {}
+
+
+def _parse(text):
+    """'name:kind|null?' words -> ((name, kind, nullable, optional), ...)."""
+    out = []
+    for word in text.split():
+        name, _, kind = word.partition(":")
+        optional = kind.endswith("?")
+        if optional:
+            kind = kind[:-1]
+        nullable = kind.endswith("|null")
+        if nullable:
+            kind = kind[:-5]
+        out.append((name, kind, nullable, optional))
+    return tuple(out)
+
+
+def table(source=None):
+    """{type: fields} for the game's events (source None) or "link" events."""
+    t = _tables.get(source)
+    if t is None:
+        rows = GAME_EVENTS if source is None else LINK_EVENTS if source == "link" else ()
+        t = {}
+        for kind, spec in rows:
+            t[kind] = _parse(spec)
+        _tables[source] = t
+    return t
+
+
+def fields(kind, source=None):
+    """The field names of event type ``kind``, in the order the shoe writes them."""
+    return tuple(f[0] for f in table(source)[kind])
+
+
+def require(kind, *names, source=None):
+    """``names``, after checking each is a field of ``kind``: a host reader
+    that names its fields through this fails at import, not in the pit, when
+    the schema changes under it."""
+    known = fields(kind, source)
+    for n in names:
+        if n not in known:
+            raise ValueError("%s has no field %r (fields: %s)" % (kind, n, ", ".join(known)))
+    return names
+
+
+def _is_int(v):
+    return isinstance(v, int) and v is not True and v is not False
+
+
+def _is_card(v):
+    return isinstance(v, str) and len(v) == 2 and v[0] in cards.RANK_CHARS and v[1] in cards.SUIT_CHARS
+
+
+def _is_hex(v, n):
+    return isinstance(v, str) and len(v) == n and all(c in "0123456789abcdef" for c in v)
+
+
+
+
+def _ok(kind, v):
+    if kind == "int":
+        return _is_int(v)
+    if kind == "str":
+        return isinstance(v, str)
+    if kind == "bool":
+        return v is True or v is False
+    if kind == "card":
+        return _is_card(v)
+    if kind == "pos":
+        return v in POSITIONS
+    if kind == "cards":
+        return isinstance(v, list) and all(_is_card(c) for c in v)
+    if kind == "strs":
+        return isinstance(v, list) and all(isinstance(s, str) for s in v)
+    if kind == "ranks":
+        return isinstance(v, dict) and all(k in cards.RANK_CHARS and len(k) == 1 and _is_int(n)
+                                           for k, n in v.items())
+    if kind == "tally":
+        return isinstance(v, dict) and all(_is_card(k) and _is_int(n) for k, n in v.items())
+    if kind == "designation":
+        return v in game.DESIGNATIONS
+    if kind == "exposed":
+        return v in game.EXPOSED_MODES
+    if kind == "winner":
+        return v in WINNERS
+    if kind == "reason":
+        return v in ERROR_REASONS
+    if kind == "command":
+        return v in schema.NAMES
+    if kind == "hex16":
+        return _is_hex(v, 16)
+    if kind == "hex32":
+        return _is_hex(v, 32)
+    raise ValueError("schema: unknown field kind %r" % kind)
+
+
+def check_fields(obj, spec, what, skip=()):
+    """None, or a one-line message naming the first field of ``obj`` that does
+    not match ``spec`` (as parsed by ``_parse``); ``what`` starts the message."""
+    if not isinstance(obj, dict):
+        return "%s is not a JSON object" % what
+    for name, kind, nullable, optional in spec:
+        if name not in obj:
+            if optional:
+                continue
+            return "%s: field %r is missing" % (what, name)
+        v = obj[name]
+        if v is None and nullable:
+            continue
+        if not _ok(kind, v):
+            return "%s: field %r must be %s%s, got %s" % (what, name, kind, " or null" if nullable else "",
+                                                          _show(v))
+    names = [f[0] for f in spec]
+    for key in obj:
+        if key not in names and key not in skip:
+            return "%s: unexpected field %r" % (what, key)
+    return None
+
+
+def _show(v):
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_event(obj):
+    """None when ``obj`` (a decoded event) is one the shoe can emit, else a
+    one-line message naming the first bad field."""
+    if not isinstance(obj, dict):
+        return "event is not a JSON object"
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        return "event has no type"
+    source = obj.get("source")
+    if source is not None and source != "link":
+        return "%s: unknown source %s" % (kind, _show(source))
+    spec = table(source).get(kind)
+    if spec is None:
+        return "unknown %sevent type %s" % ("link " if source else "", _show(kind))
+    return check_fields(obj, spec, kind, ("type", "source"))
+
+
+def check_hello(obj):
+    """None, or what is wrong with the JSON of a shoe's hello."""
+    return check_fields(obj, _parse(HELLO), "hello")
+
+
+def check_beat(obj):
+    """None, or what is wrong with the JSON of a shoe's heartbeat."""
+    return check_fields(obj, _parse(BEAT), "heartbeat")
