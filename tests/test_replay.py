@@ -56,3 +56,26 @@ def test_mpy_cross_compiles_every_firmware_file(tmp_path):
         proc = subprocess.run([mpy_cross, "-o", str(out), f], capture_output=True, text=True)
         assert proc.returncode == 0, "%s: %s" % (f, proc.stderr)
         assert out.stat().st_size > 0
+
+
+def test_a_scripts_shoe_line_is_the_shoe_command():
+    # The script parses `shoe` through link/schema.py: what a signed command
+    # takes (batch=, set=, setdigest=) a script takes, and what it refuses
+    # the script refuses with the same message, in both VMs.
+    vm.use_firmware()
+    from link import schema
+    from link.proto import Rejected
+    bad = ["shoe decks=17", "shoe designation=martian", "shoe batch=C", "shoe decks", "shoe set=a/b",
+           "shoe setdigest=xyz", "shoe colour=red", "shoe decks=6 decks=6"]
+    script = "\n".join(["shoe decks=6 batch=B set=BLUE-07 setdigest=9f00aa11"] + bad) + "\n"
+    cpy = replay.replay_bytes(script.encode(), "cpython")
+    assert cpy == replay.replay_bytes(script.encode(), "micropython")
+    events = [json.loads(line) for line in cpy.splitlines()]
+    assert events[0]["type"] == "shoe" and events[0]["decks"] == 6
+    want = []
+    for line in bad:
+        with pytest.raises(Rejected) as err:
+            schema.parse_command(line)
+        want.append(err.value.message)
+    assert [e["message"] for e in events[1:]] == want
+    assert [e["line"] for e in events[1:]] == list(range(2, 2 + len(bad)))

@@ -4,6 +4,8 @@ Runs one shoe's link into the store with the live console, and takes pit
 commands from the keyboard and from the control socket ``PATH.ctl``
 (host_tools/bridge/control.py). `shoe bridge --db PATH --send LINE` is that
 socket's client: it asks a running bridge to do LINE and prints the reply.
+Both check a command with the shoe's own parser (firmware/link/schema.py),
+so a bad argument is refused with the shoe's message before it is signed.
 
 Display work (console, edge monitor) runs after each batch of frames has
 been committed and acknowledged, so it can never delay an ack.
@@ -15,10 +17,15 @@ import signal
 import sys
 import time
 
+from host_tools import vm
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView
 from host_tools.bridge.session import Bridge, read_key
 from host_tools.store import db
+
+vm.use_firmware()
+from link import schema  # noqa: E402
+from link.proto import Rejected  # noqa: E402
 
 # console keys -> control lines (the same path a script uses)
 KEYS = {"b": "bets", "x": "exposed", "s": "status", "n": "new_shoe", "t": "time"}
@@ -35,10 +42,24 @@ def add_arguments(parser):
                         help="send LINE to the bridge already running on --db and print its reply")
 
 
+def _usage():
+    words = []
+    for name, args in schema.COMMANDS:
+        shown = "new_shoe" if name == "shoe" else name
+        if args:
+            shown += " [%s]" % " ".join(a[0] + "=" for a in args)
+        words.append(shown)
+    return ", ".join(words + ["state"])
+
+
 def parse_control(line):
     """A control line -> (command name, args) for the shoe, or ("state", None).
 
-    Raises ValueError with the reason for anything else.
+    The line is checked by the shoe's own parser (link/schema.py) so a bad
+    argument is refused here, with the shoe's message, and never signed;
+    args come back in the schema's canonical order. ``new_shoe`` is ``shoe``
+    and ``time`` without ``t=`` is the pit PC's clock. Raises ValueError
+    with the reason for anything else.
     """
     words = line.split()
     if not words:
@@ -48,20 +69,17 @@ def parse_control(line):
         name = "shoe"
     if name == "state" and not rest:
         return "state", None
-    if name in ("bets", "exposed", "status") and not rest:
-        return name, None
+    if name not in schema.NAMES:
+        raise ValueError("unknown request %r (%s)" % (line, _usage()))
     if name == "time" and not rest:
-        return "time", [("t", str(int(time.time())))]
-    if name in ("shoe", "clear_tilt", "time"):
-        pairs = []
-        for w in rest:
-            key, eq, value = w.partition("=")
-            if not eq:
-                raise ValueError("%s: expected key=value, got %r" % (name, w))
-            pairs.append((key, value))
-        return name, pairs
-    raise ValueError("unknown request %r (bets, exposed, new_shoe [decks= designation= exposed= "
-                     "set= setdigest=], status, time, clear_tilt [seq=], state)" % line)
+        rest = ["t=%d" % int(time.time())]
+    try:
+        schema.parse_command(" ".join([name] + rest))
+        body = schema.command_text(name, [w.split("=", 1) for w in rest])
+    except Rejected as e:
+        raise ValueError(e.message)
+    pairs = [tuple(w.split("=", 1)) for w in body.split()[1:]]
+    return name, pairs or None
 
 
 class Runner:
@@ -167,6 +185,11 @@ def edge_monitor_factory():
 
 def run(args):
     if args.send:
+        try:
+            parse_control(args.send)  # refused here, with the shoe's message, before any bridge sees it
+        except ValueError as e:
+            print("error %s" % e)
+            return 2
         try:
             print(control.request(args.db, args.send))
         except OSError as e:

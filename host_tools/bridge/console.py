@@ -10,12 +10,19 @@ that fold, so a restarted bridge rebuilds the identical view from the store.
 import collections
 import time
 
+from host_tools import vm
 from host_tools.store.recall import RoundBook, describe_round
 
-# Shoe events a person must see (docs/protocol.md 6 for the link ones).
-ALERT_TYPES = ("irregularity", "error", "tilt", "link_down", "reader")
+vm.use_firmware()
+from link import events_schema as E  # noqa: E402
+
+# Shoe events a person must see: game or link types of docs/protocol.md 6
+# (checked against the event schema by tests/test_schema.py).
+ALERT_TYPES = ("irregularity", "error", "tilt", "link_down")
 POS_TEXT = {"P1": "Player", "P2": "Player", "P3": "Player", "B1": "Banker",
             "B2": "Banker", "B3": "Banker", "BURN": "burn", "DISCARD": "discard"}
+# The fields an irregularity's alert line shows, in order.
+_IRREGULARITY = E.require("irregularity", "rule", "card", "round", "action", "detail")
 
 
 class TableView:
@@ -147,12 +154,13 @@ def _next_text(pos):
 def _alert_text(event):
     kind = event.get("type")
     if kind == "irregularity":
-        words = [event.get("rule", "?")]
-        if "card" in event:
-            words.append(event["card"])
-        if "round" in event:
-            words.append("round %s" % event["round"])
-        words.append(event.get("action") or event.get("detail") or "")
+        rule, card, rnd, action, detail = _IRREGULARITY
+        words = [event.get(rule, "?")]
+        if card in event:
+            words.append(event[card])
+        if rnd in event:
+            words.append("round %s" % event[rnd])
+        words.append(event.get(action) or event.get(detail) or "")
         return "irregularity " + " ".join(str(w) for w in words if w)
     rest = ", ".join("%s=%s" % (k, v) for k, v in event.items() if k not in ("type", "source"))
     return "%s: %s" % (kind, rest)

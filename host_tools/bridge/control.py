@@ -4,9 +4,16 @@ A Unix stream socket next to the store (``PATH.ctl`` for ``--db PATH``), so
 only users who may write the store may command the shoe, and a script finds
 it without configuration. One request per connection, one line each way:
 
-    request:  bets | exposed | new_shoe [decks=8] [designation=ez] [exposed=burn]
-              | status | time | state
+    request:  a shoe command (docs/protocol.md 5), e.g. new_shoe batch=B | state
     reply:    ok <detail>      or      error <reason>
+
+The requests are the shoe's commands exactly as firmware/link/schema.py
+defines them, so this socket can never offer an argument the shoe lacks (as
+`batch` once was) or pass one it would refuse: ``command.parse_control``
+checks each line with the shoe's parser and answers ``error`` with the shoe's
+own message before anything is signed. Two conveniences only: ``new_shoe``
+names the ``shoe`` command (as the dealer's button does), and ``time``
+without ``t=`` is the pit PC's clock.
 
 ``state`` is answered by the bridge itself (JSON: link, shoe id, last stored
 seq, events stored) and is what tests and `shoe demo` poll; the other

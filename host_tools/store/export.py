@@ -1,8 +1,9 @@
 """`shoe export --db PATH [--shoe ID]`: the stored events as JSON lines.
 
 The lines are the shoe's own event objects, in the vocabulary of `shoe
-replay`, with only "seq" added, so any tool that reads a replay reads an
-export too.
+replay` (firmware/link/events_schema.py), with only "seq" added, so any tool
+that reads a replay reads an export too. A `status` event already carries
+its own seq as "seq"; the value added is the same number.
 """
 
 import sys

@@ -12,10 +12,23 @@ rounds, so the screen and the recall can never disagree.
 import json
 import sys
 
+from host_tools import vm
 from host_tools.store import db
 from host_tools.store.export import pick_shoe
 
-HAND_POSITIONS = ("P1", "B1", "P2", "B2", "P3", "B3")
+vm.use_firmware()
+from link import events_schema as E  # noqa: E402
+
+# What a round keeps of each event, named through the event schema so a
+# renamed or dropped field fails at import rather than as a blank in a dispute.
+HAND_POSITIONS = E.HAND_POSITIONS
+for _kind in ("card", "assign"):
+    E.require(_kind, "round", "pos", "card", "simulated")
+_COUNTS = E.require("counts", "player", "banker")
+_IRREGULARITY = E.require("irregularity", "rule", "section", "card", "action", "detail")
+_RESULT = E.require("result", "player", "banker", "player_total", "banker_total", "winner",
+                    "natural", "announce", "simulated")
+_VOID = E.require("void", "rule", "wagers")
 
 
 class RoundBook:
@@ -51,22 +64,21 @@ class RoundBook:
             record["cards"].append([event["pos"], event["card"]])
             record["simulated"] = bool(event.get("simulated", record["simulated"]))
         elif kind == "counts":
-            record["counts"] = [event.get("player"), event.get("banker")]
+            record["counts"] = [event.get(key) for key in _COUNTS]
         elif kind == "irregularity":
             item = {"rule": event.get("rule")}
-            for key in ("section", "card", "action", "detail"):
+            for key in _IRREGULARITY[1:]:
                 if key in event:
                     item[key] = event[key]
             record["irregularities"].append(item)
         elif kind == "result":
             record["status"] = "result"
-            for key in ("player", "banker", "player_total", "banker_total", "winner",
-                        "natural", "announce", "simulated"):
+            for key in _RESULT:
                 record[key] = event.get(key)
             self._complete(record)
         elif kind == "void":
             record["status"] = "void"
-            record["void"] = {"rule": event.get("rule"), "wagers": event.get("wagers")}
+            record["void"] = {key: event.get(key) for key in _VOID}
             record["player"] = [c for p, c in record["cards"] if p[0] == "P"]
             record["banker"] = [c for p, c in record["cards"] if p[0] == "B"]
             self._complete(record)
