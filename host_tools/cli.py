@@ -18,7 +18,7 @@ COMMANDS = {
     "bridge": ("host_tools.bridge.command", "serial bridge from a shoe into the store"),
     "export": ("host_tools.store.export", "print stored events as JSON lines"),
     "recall": ("host_tools.store.recall", "show the last rounds with all their cards"),
-    "verify": ("host_tools.store.verify", "check the store's hash chain"),
+    "verify": ("host_tools.store.verify", "check the store's chains and the shoe's signatures"),
     "sim": ("host_tools.sim.command", "wire-level reader simulators on a pty"),
     "enroll": ("host_tools.enroll", "enrollment and inspection station (Ch 4)"),
     "deploy": ("host_tools.deploy", "stage or flash the firmware to a board"),

@@ -68,6 +68,35 @@ def test_duplicates_dropped_conflicts_and_gaps_refused(tmp_path):
         assert store.count(SHOE) == 2 and store.last_seq(SHOE) == 6
 
 
+def test_a_new_shoe_starts_at_first_seq_and_keeps_its_tags(tmp_path):
+    """A store new to a shoe starts exactly where the hello says (a later
+    first seq is a gap, never a new start); the tag and the first PREV are
+    kept; a resend is a duplicate only with the same tag too."""
+    tag = "ab" * 16
+    with db.Store(tmp_path / "s.db") as store:
+        with pytest.raises(db.SequenceGap) as gap:
+            store.append(SHOE, 2, '{"type":"cover"}', mac=tag, first_seq=1, first_prev="0" * 32)
+        assert (gap.value.expected, gap.value.got) == (1, 2)
+        assert store.last_seq(SHOE) is None
+        assert store.append(SHOE, 1, '{"type":"cover"}', mac=tag, first_seq=1,
+                            first_prev="0" * 32) == db.STORED
+        assert store.append(SHOE, 1, '{"type":"cover"}', mac=tag) == db.DUPLICATE
+        with pytest.raises(db.Conflict):
+            store.append(SHOE, 1, '{"type":"cover"}', mac="cd" * 16)
+        info = store.shoe(SHOE)
+        assert (info["first_seq"], info["first_prev"], info["last_mac"]) == (1, "0" * 32, tag)
+        assert store.event_row(SHOE, 1) == ('{"type":"cover"}', tag)
+
+
+def test_max_counter_reads_accepted_events_only(tmp_path):
+    with db.Store(tmp_path / "s.db") as store:
+        assert store.max_counter(SHOE) == 0
+        store.append(SHOE, 1, '{"type":"accepted","source":"link","command":"bets","counter":7}')
+        store.append(SHOE, 2, '{"type":"error","source":"link","reason":"replayed","counter":99}')
+        store.append(SHOE, 3, '{"type":"accepted","source":"link","command":"bets","counter":5}')
+        assert store.max_counter(SHOE) == 7
+
+
 def test_chain_matches_an_independent_computation(filled):
     # Written from the documented formula, not by calling chain_hash.
     import hashlib
@@ -132,7 +161,8 @@ def _tamper(path, *sql):
     # swap two rows' contents in place
     (["UPDATE events SET event = (SELECT event FROM events WHERE seq = 4) || ' ' WHERE seq = 3"],
      3, "hash mismatch"),
-    (["INSERT INTO events SELECT shoe_id, 21, type, round, event, received, hash, hash"
+    (["INSERT INTO events (shoe_id, seq, type, round, event, mac, received, prev_hash, hash)"
+      " SELECT shoe_id, 21, type, round, event, mac, received, hash, hash"
       " FROM events WHERE seq = 20"], 21, "inserted"),
     (["UPDATE events SET type = 'cover' WHERE seq = 13"], 13, "columns"),
 ], ids=["edited", "deleted-middle", "deleted-last", "deleted-first", "reordered",
@@ -152,7 +182,8 @@ def test_verify_catches_a_rechained_insertion_via_the_head(filled):
         last_hash = bytes.fromhex(store.shoe(SHOE)["head_hash"])
     text = '{"type":"cover"}'
     digest = db.chain_hash(last_hash, text.encode(), 21, SHOE).hex()
-    _tamper(filled, "INSERT INTO events VALUES ('T01', 21, 'cover', NULL, '%s', 0, '%s', '%s')"
+    _tamper(filled, "INSERT INTO events (shoe_id, seq, type, round, event, received, prev_hash, hash)"
+            " VALUES ('T01', 21, 'cover', NULL, '%s', 0, '%s', '%s')"
             % (text, last_hash.hex(), digest))
     r = _shoe("verify", "--db", str(filled))
     assert r.returncode == 1 and "FAIL shoe T01: seq 21:" in r.stdout

@@ -1,16 +1,35 @@
-"""One shoe's link, seen from the pit PC (docs/protocol.md, host side).
+"""One shoe's link, seen from the pit PC (docs/protocol.md, host side, link v2).
 
-The bridge's one promise is exactly-once delivery into the store: it stores
-events strictly in seq order, acknowledges only what is committed, drops what
-it already has, and never stores past a gap (the shoe's go-back-N resend
-fills it). Everything else here — reconnecting, heartbeats, signing commands —
-serves that promise or the supervisor watching it.
+The bridge's one promise is exactly-once delivery into the store of what the
+shoe said, and of nothing else: it stores events strictly in seq order, only
+when their tag (made by the shoe with its key over the previous event's tag)
+verifies, acknowledges only what is committed, drops what it already has,
+and never stores past a gap (the shoe's go-back-N resend fills it).
+Everything else here — the challenge-response hello, reconnecting,
+heartbeats, signing commands, alerts — serves that promise or the
+supervisor watching it.
+
+What an attacker on the serial line can do, and what it gets:
+
+- forge or alter an event, a hello or a heartbeat: its tag does not verify,
+  so nothing is stored, no state changes, and the frames are counted into
+  one aggregated alert per kind, written at most once a second, with the
+  sender's text truncated and escaped;
+- play back an old hello: it covers an old challenge, so it is only a reason
+  to ask again;
+- play back an old command or ack: it covers the nonce of an earlier hello,
+  so the shoe refuses it.
+
+A shoe whose hello shows it lost state the store holds (seq or command
+counter below the record) has rolled back: a critical alert, and the stored
+chain is never overwritten or forked.
 
 Framing, MACs and command encoding are the firmware's own modules
 (``firmware/link``), imported here, so the two ends cannot disagree.
 """
 
 import hashlib
+import hmac as _hmac
 import json
 import os
 import select
@@ -22,13 +41,16 @@ from host_tools import vm
 from host_tools.store import db
 
 vm.use_firmware()
-from link import commands, frame  # noqa: E402
+from link import auth, frame, proto, schema  # noqa: E402
 
-PROTO = 1
+PROTO = proto.PROTO
 HEARTBEAT_S = 0.5      # the host must send a frame at least every 1000 ms (protocol 7)
 SILENCE_S = 3.0        # the shoe sends B after 1000 ms idle; 3 s of nothing is a dead link
 REOPEN_S = 0.5         # how often a vanished port is retried
 HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
+REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
+MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
+SHOWN = 48             # characters of a sender's text that enter the record
 RESULT_TYPES = ("result",)
 
 
@@ -45,18 +67,79 @@ def read_key(path):
     return key
 
 
+def command_body(name, args=None):
+    """The canonical body text of a command, checked by the shoe's own parser
+    (link/schema.py) before anything is signed. The one place the bridge
+    builds a body."""
+    return schema.command_text(name, args)
+
+
+def shown(data, limit=SHOWN):
+    """Text chosen by whoever is on the line, made safe to keep: at most
+    ``limit`` characters, every byte outside printable ASCII (and quotes and
+    backslashes) escaped, with the full length when it was cut."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "replace")
+    data = bytes(data)
+    out = json.dumps(data[:limit].decode("latin-1"), ensure_ascii=True)
+    if len(data) > limit:
+        out += "... (%d bytes)" % len(data)
+    return out
+
+
+class Tally:
+    """Counts frames the bridge throws away (bad tag, bad CRC) and reports
+    each kind as one aggregated line (count, first and last time, the latest
+    sample) at most once a second: a flood must neither fill the disk nor
+    slow the bridge down with a write per frame."""
+
+    def __init__(self, write, every=REPORT_S):
+        self.write = write   # write(kind, count, first_time, last_time, detail)
+        self.every = every
+        self.pending = {}    # kind -> [count, first_time, last_time, detail]
+        self.last_write = {}
+        self.total = {}
+
+    def note(self, kind, detail):
+        now = time.time()
+        self.total[kind] = self.total.get(kind, 0) + 1
+        p = self.pending.get(kind)
+        if p is None:
+            self.pending[kind] = [1, now, now, detail]
+        else:
+            p[0] += 1
+            p[2] = now
+            p[3] = detail
+        self.flush(kind)
+
+    def flush(self, kind=None, force=False):
+        """Write what is due (all kinds when ``kind`` is None)."""
+        now = time.monotonic()
+        for k in ([kind] if kind is not None else list(self.pending)):
+            p = self.pending.get(k)
+            if p is None or (not force and now - self.last_write.get(k, -1e9) < self.every):
+                continue
+            del self.pending[k]
+            self.last_write[k] = now
+            self.write(k, p[0], p[1], p[2], p[3])
+
+
 class Bridge:
     """Drive one serial port: call `poll()` in a loop (or `run()`).
 
     ``on_event(seq, event)`` is called once for every event newly committed
     (never for a dropped duplicate); ``on_link(state, detail)`` on connection
-    changes.
+    changes and refusals. ``shoe_id``, when given, is the only shoe this
+    bridge records; otherwise the first verified hello names it, and no
+    later hello changes it.
     """
 
-    def __init__(self, store, port, key=None, on_event=None, on_link=None, baud=115200):
+    def __init__(self, store, port, key=None, on_event=None, on_link=None, baud=115200,
+                 shoe_id=None):
         self.store = store
         self.port_path = port
         self.key = key
+        self.fkey = auth.frames_key(key) if key is not None else None
         self.baud = baud
         self.on_event = on_event or (lambda seq, event: None)
         self.on_link = on_link or (lambda state, detail: None)
@@ -64,17 +147,24 @@ class Bridge:
         self.rx = bytearray(4096)
         self.ser = None
         self.state = "down"
-        self.shoe_id = None
-        self.hello = None
+        self.shoe_id = shoe_id
+        self.hello = None      # the latest verified hello (dict); its nonce signs acks and commands
         self.counter = None
-        self.refuse = None     # why this shoe's events must not be acked, if so
+        self.refuse = None     # why this shoe's events must not be stored or acked, if so
+        self.refused_logged = None
+        self.challenge = None  # what the next hello must cover
+        self.challenge_open = False  # False once a hello has answered it
+        self.recent = []       # earlier challenges of this bridge: a hello to one is stale, not forged
         self.ack_due = False
         self.last_rx = 0.0
         self.last_tx = 0.0
         self.last_open_try = 0.0
         self.hello_asked = 0.0
         self.gap_logged = None
-        self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0}
+        self.no_key_said = False
+        self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0,
+                      "bad_tags": 0}
+        self.tally = Tally(self._report)
 
     # -- connection ---------------------------------------------------------
 
@@ -93,9 +183,22 @@ class Bridge:
         self.last_rx = now
         self.hello = None
         self._set_state("connecting", "opened %s" % self.port_path)
-        self._send(commands.encode_plain("H"))
-        self.hello_asked = now
+        self._ask_hello(force=True)
         return True
+
+    def _ask_hello(self, force=False):
+        """Send a hello request with a fresh challenge. Not while an earlier
+        request is still young, unless ``force``: the answer to it is on its
+        way, and asking again would make that answer stale in turn."""
+        now = time.monotonic()
+        if not force and self.challenge_open and now - self.hello_asked < HELLO_RETRY_S:
+            return
+        if self.challenge_open:
+            self.recent = self.recent[-3:] + [self.challenge]  # its answer may still come
+        self.challenge = auth.new_nonce()
+        self.challenge_open = True
+        self.hello_asked = now
+        self._send(auth.encode_hello_request(self.challenge))
 
     def _lost(self, detail):
         if self.ser is not None:
@@ -116,6 +219,7 @@ class Bridge:
         self.on_link(state, detail)
 
     def close(self):
+        self.tally.flush(force=True)
         if self.ser is not None:
             self.ser.close()
             self.ser = None
@@ -165,17 +269,17 @@ class Bridge:
 
     def _housekeeping(self):
         now = time.monotonic()
+        self.tally.flush()
         if now - self.last_rx > SILENCE_S:
             self._lost("no frame from the shoe for %.1f s" % (now - self.last_rx))
             return
         if self.hello is None and now - self.hello_asked > HELLO_RETRY_S:
-            self._send(commands.encode_plain("H"))
-            self.hello_asked = now
+            self._ask_hello(force=True)
         if self.ser is not None and now - self.last_tx > HEARTBEAT_S:
-            if self.hello is not None and self.key is not None and self.refuse is None:
+            if self.hello is not None and self.refuse is None:
                 self._ack()  # an ack doubles as the heartbeat and repairs a lost one
             else:
-                self._send(commands.encode_plain("B"))
+                self._send(auth.encode_beat())
 
     def _send(self, data):
         if self.ser is None:
@@ -188,61 +292,160 @@ class Bridge:
         self.last_tx = time.monotonic()
         return True
 
+    # -- reports ------------------------------------------------------------
+
+    _KINDS = {
+        # tally kind -> (where, severity, what)
+        "forged_event": ("alert", "warning", "event frames whose tag does not verify (not stored)"),
+        "forged_hello": ("alert", "warning", "hello frames whose tag does not verify under this "
+                         "bridge's key (ignored; if none ever does: is --key-file this shoe's key?)"),
+        "forged_beat": ("alert", "warning", "heartbeats whose tag does not verify (ignored)"),
+        "bad_crc": ("log", None, "frames with a bad CRC"),
+        "bad_frame": ("log", None, "malformed frames"),
+    }
+
+    def _report(self, kind, count, first, last, detail):
+        where, severity, what = self._KINDS[kind]
+        text = "%d %s from %s to %s; last: %s" % (
+            count, what, _clock(first), _clock(last), detail)
+        if where == "alert":
+            self.store.alert(self.shoe_id, severity, kind, text, count, first, last, MERGE_S)
+        else:
+            self.store.log_link(self.shoe_id, kind, text)
+
+    def _critical(self, kind, detail):
+        """A stored critical alert (``shoe verify`` fails on it), logged and shown."""
+        self.store.alert(self.shoe_id, "critical", kind, detail, merge_within=MERGE_S)
+        self.store.log_link(self.shoe_id, kind, detail)
+        self.on_link("alert", detail)
+
+    def _refusing(self, reason):
+        """Stop recording this shoe for ``reason``, said once (not per frame)."""
+        self.refuse = reason
+        if self.refused_logged != reason:
+            self.refused_logged = reason
+            self.store.log_link(self.shoe_id, "refused", reason)
+            self.on_link("refused", reason)
+
     # -- frames (called by frame.Decoder) -------------------------------------
 
     def on_bad(self, _decoder, code, message):
         self.stats["bad_frames"] += 1
-        self.store.log_link(self.shoe_id, "bad_crc" if code == frame.BAD_CRC else "bad_frame", message)
+        self.tally.note("bad_crc" if code == frame.BAD_CRC else "bad_frame", shown(message, 120))
 
     def on_frame(self, dec):
         self.last_rx = time.monotonic()
-        kind = chr(dec.kind)
+        kind = dec.kind
         payload = bytes(dec.buf[dec.pstart:dec.pend])
-        if kind == "H":
+        if self.key is None:
+            self._no_key()
+        elif kind == proto.HELLO:
             self._hello(dec.seq, payload)
-        elif kind == "E":
+        elif kind == proto.EVENT:
             self._event(dec.seq, payload)
-        elif kind == "B":
-            self._heartbeat(payload)
+        elif kind == proto.BEAT:
+            self._heartbeat(dec.seq, payload)
         else:
-            self.store.log_link(self.shoe_id, "bad_frame", "unexpected frame type %r from the shoe" % kind)
+            self.tally.note("bad_frame", "unexpected frame type %s from the shoe" % shown(chr(kind)))
+
+    def _no_key(self):
+        if not self.no_key_said:
+            self.no_key_said = True
+            self._refusing("no key for this shoe: the bridge cannot tell its frames from forged "
+                           "ones, so it records nothing (start it with --key-file)")
+
+    def _tag_ok(self, shoe_id, kind, seq, link, body, tag):
+        want = auth.frame_mac(self.fkey, shoe_id, kind, seq, link, body)
+        return len(tag) == proto.MAC_HEX and _hmac.compare_digest(want, tag)
 
     def _hello(self, seq, payload):
         try:
-            hello = json.loads(payload)
-            shoe_id = hello["shoe"]
-            proto = hello["proto"]
-        except (ValueError, KeyError, TypeError) as e:
-            self.store.log_link(self.shoe_id, "bad_hello", "%s: %r" % (e, payload[:120]))
+            hello = json.loads(payload)  # a v1 hello: JSON with no tag after it
+            tagged = False
+        except ValueError:
+            body, tag = auth.split_mac(payload)
+            tagged = True
+            try:
+                hello = json.loads(body)
+            except ValueError:
+                hello = None
+        if not isinstance(hello, dict) or not isinstance(hello.get("shoe"), str):
+            self.tally.note("forged_hello", "H%d not a hello: %s" % (seq, shown(payload)))
             return
+        their = hello.get("proto")
+        if their != PROTO:
+            # Cannot be verified under v2 rules, so it changes nothing but the
+            # one line that tells the technician why nothing is recorded.
+            if self.hello is None:
+                self._refusing("shoe speaks link protocol %s, this bridge speaks %d: not recording"
+                               % (their if _whole(their) else shown(str(their), 8), PROTO))
+            return
+        shoe_id = hello["shoe"]
+        if tagged and self.challenge_open and self._tag_ok(shoe_id, proto.HELLO, seq, self.challenge,
+                                                            body, tag):
+            self.challenge_open = False
+            self.recent = self.recent[-3:] + [self.challenge]
+            self._verified_hello(seq, hello)
+            return
+        if tagged and any(self._tag_ok(shoe_id, proto.HELLO, seq, link, body, tag)
+                          for link in [proto.NO_CHALLENGE] + self.recent[-4:]):
+            # Genuine but not the answer to the open challenge: the shoe
+            # rebooted, repeated itself, answered an earlier request, or this
+            # is a playback. Not evidence of anything now: ask again.
+            self._ask_hello()
+            return
+        self.stats["bad_tags"] += 1
+        self.tally.note("forged_hello", "H%d claiming shoe %s: %s" % (
+            seq, shown(shoe_id, 16), shown(payload)))
+        self._ask_hello()
+
+    def _verified_hello(self, seq, hello):
+        shoe_id = hello["shoe"]
         if self.shoe_id is not None and shoe_id != self.shoe_id:
-            self.store.log_link(self.shoe_id, "shoe_changed",
-                                "shoe %s replaced by %s on %s" % (self.shoe_id, shoe_id, self.port_path))
+            self._critical("shoe_changed", "a hello signed as shoe %s arrived on %s, which records "
+                           "shoe %s: not recording it" % (shown(shoe_id, 16), self.port_path, self.shoe_id))
+            return
+        nonce = hello.get("nonce")
+        chain = hello.get("chain")
+        acked = hello.get("acked")
+        counter = hello.get("counter")
+        if not (isinstance(nonce, str) and len(nonce) == proto.NONCE_HEX
+                and isinstance(chain, str) and len(chain) == proto.MAC_HEX
+                and _whole(acked) and _whole(counter)):
+            self._refusing("shoe %s's hello lacks nonce, chain, acked or counter: not recording"
+                           % shown(shoe_id, 16))
+            return
         self.shoe_id = shoe_id
         self.hello = hello
-        self.counter = hello.get("counter", 0)
         self.refuse = None
-        if proto != PROTO:
-            self.refuse = "shoe speaks protocol %r, this bridge %d: not acknowledging" % (proto, PROTO)
-        self.store.register_shoe(
-            shoe_id, key_id(self.key) if self.key else None,
-            {k: hello.get(k) for k in ("proto", "fw", "board", "settings")})
-        stored = self._stored()
-        acked = hello.get("acked", 0)
-        if stored is not None and acked > stored:
-            self.refuse = self.refuse or (
-                "the shoe says seq %d was acknowledged but this store ends at %d: "
-                "events %d..%d went to another store" % (acked, stored, stored + 1, acked))
+        self.store.register_shoe(shoe_id, key_id(self.key),
+                                 {k: hello.get(k) for k in ("proto", "fw", "board", "settings")})
+        head = self.store.shoe(shoe_id)
+        stored = head["last_seq"] if head else None
+        held = self.store.max_counter(shoe_id)
+        tilt = hello.get("tilt")
+        rollback = []
         if stored is not None and seq < stored:
-            self.store.log_link(shoe_id, "seq_regressed",
-                                "shoe's last seq %d is below the stored %d" % (seq, stored))
-        if self.refuse:
-            self.store.log_link(shoe_id, "refused", self.refuse)
-        if self.key is None:
-            self.store.log_link(shoe_id, "no_key", "no key for shoe %s: recording only, no acks" % shoe_id)
+            rollback.append("its last seq is %d but the store holds seq %d" % (seq, stored))
+        if counter < held:
+            rollback.append("its command counter is %d but the store shows command %d accepted"
+                            % (counter, held))
+        self.counter = max(counter, held)  # commands in the record never go backwards
+        if rollback:
+            what = "shoe %s rolled back: %s" % (shoe_id, "; ".join(rollback))
+            if tilt is not None:
+                self._critical("rollback", what + "; it is tilted (%s), so its new events follow "
+                               "the stored seq %d" % (shown(str(tilt), 80), stored or 0))
+            else:
+                self._critical("rollback", what + "; not storing or acknowledging: the stored "
+                               "record is kept as it is")
+                self._refusing(what + ": recording stopped")
+        if stored is not None and acked > stored and self.refuse is None:
+            self._refusing("the shoe says seq %d was acknowledged but this store ends at %d: "
+                           "events %d..%d went to another store" % (acked, stored, stored + 1, acked))
         detail = "shoe %s fw %s board %s, last seq %d, acked %d%s" % (
-            shoe_id, hello.get("fw"), hello.get("board"), seq, acked,
-            ", TILT: %s" % hello["tilt"] if hello.get("tilt") else "")
+            shoe_id, shown(str(hello.get("fw")), 40), shown(str(hello.get("board")), 20), seq, acked,
+            ", TILT: %s" % shown(str(tilt), 80) if tilt is not None else "")
         if self.state == "up":
             self.store.log_link(shoe_id, "hello", detail)  # a repeat on a live link
         else:
@@ -257,39 +460,91 @@ class Bridge:
         return None if self.shoe_id is None else self.store.last_seq(self.shoe_id)
 
     def _event(self, seq, payload):
-        if self.hello is None:
-            return  # the shoe's id comes with its hello; it resends after it
-        try:
-            outcome = self.store.append(self.shoe_id, seq, payload)
-        except db.SequenceGap as e:
+        if self.hello is None or self.refuse:
+            return  # the shoe resends after its hello; a refused shoe is not recorded
+        body, tag = auth.split_mac(payload)
+        shoe_id = self.shoe_id
+        head = self.store.shoe(shoe_id)
+        if head is None or head["last_seq"] is None:
+            # A store new to this shoe starts exactly where the hello says.
+            expected = self.hello["acked"] + 1
+            link = self.hello["chain"]
+            start = {"first_seq": expected, "first_prev": link}
+            if seq < expected:
+                return  # acknowledged to another store before this one
+        else:
+            expected = head["last_seq"] + 1
+            link = head["last_mac"] or ""
+            start = {}
+        if seq > expected:
             self.stats["gaps"] += 1
-            if self.gap_logged != e.expected:
-                self.gap_logged = e.expected
-                self.store.log_link(self.shoe_id, "gap", "%s; waiting for the resend" % e)
+            if self.gap_logged != expected:
+                self.gap_logged = expected
+                self.store.log_link(shoe_id, "gap", "shoe %s: expected seq %d, got %d; waiting for "
+                                    "the resend" % (shoe_id, expected, seq))
             return
-        except db.Conflict as e:
-            self.store.log_link(self.shoe_id, "conflict", str(e))
-            self.on_event(seq, {"type": "error", "source": "bridge", "message": str(e)})
+        if seq < expected:
+            self._old_event(seq, body, tag, head)
+            return
+        how = db.tag_link(self.fkey, shoe_id, seq, link, body, tag)
+        if how is None:
+            self.stats["bad_tags"] += 1
+            self.tally.note("forged_event", "E%d %s" % (seq, shown(body)))
+            return
+        try:
+            self.store.append(shoe_id, seq, body, mac=tag, **start)
+        except db.Conflict as e:  # cannot happen with one bridge per shoe; kept loud
+            self._critical("conflict", str(e))
             return
         except db.StoreError as e:
-            self.store.log_link(self.shoe_id, "bad_event", "seq %d: %s" % (seq, e))
+            self.store.log_link(shoe_id, "bad_event", "seq %d: %s" % (seq, shown(str(e), 160)))
             return
         self.ack_due = True
-        if outcome == db.DUPLICATE:
-            self.stats["duplicates"] += 1
-            return
         self.stats["stored"] += 1
-        event = json.loads(payload)
+        event = json.loads(body)
+        if how == db.RESTART and seq != 1:
+            self.store.log_link(shoe_id, "chain_restart", "shoe %s restarted its tag chain at seq %d "
+                                "(%s)" % (shoe_id, seq, event.get("type")))
         self._note(event)
         self.on_event(seq, event)
 
-    def _heartbeat(self, payload):
+    def _old_event(self, seq, body, tag, head):
+        """A seq the store already holds: a resend (acked again), or — if it
+        differs — either a forgery or, when the shoe's own tag vouches for
+        it, a shoe that signed two events for one seq. The stored one stays."""
+        row = self.store.event_row(self.shoe_id, seq)
+        if row is None:
+            return  # before this store's first seq
+        tag_text = tag.decode("ascii", "replace")
+        if row[0].encode("utf-8") == body and row[1] == tag_text:
+            self.stats["duplicates"] += 1
+            self.ack_due = True
+            return
+        if seq == head["first_seq"]:
+            link = head["first_prev"] or ""
+        else:
+            before = self.store.event_row(self.shoe_id, seq - 1)
+            link = (before[1] or "") if before else ""
+        if db.tag_link(self.fkey, self.shoe_id, seq, link, body, tag) is None:
+            self.stats["bad_tags"] += 1
+            self.tally.note("forged_event", "E%d (already stored) %s" % (seq, shown(body)))
+            return
+        self._critical("fork", "shoe %s signed a second, different event for stored seq %d: %s "
+                       "(the stored one is kept)" % (self.shoe_id, seq, shown(body, 120)))
+
+    def _heartbeat(self, seq, payload):
+        body, tag = auth.split_mac(payload)
+        if self.shoe_id is None or not self._tag_ok(self.shoe_id, proto.BEAT, seq,
+                                                    proto.NO_CHALLENGE, body, tag):
+            self.stats["bad_tags"] += 1
+            self.tally.note("forged_beat", "B%d %s" % (seq, shown(body)))
+            return
         try:
-            acked = json.loads(payload).get("acked", 0)
+            acked = json.loads(body).get("acked", 0)
         except (ValueError, AttributeError):
             return
         stored = self._stored()
-        if stored is not None and acked < stored:
+        if stored is not None and isinstance(acked, int) and acked < stored:
             self.ack_due = True
 
     def _ack(self):
@@ -298,7 +553,7 @@ class Bridge:
         self.ack_due = False
         if self.key is None or self.refuse or self.hello is None:
             return
-        self._send(commands.encode_ack(self.key, self.shoe_id, self._stored() or 0))
+        self._send(auth.encode_ack(self.key, self.shoe_id, self.hello["nonce"], self._stored() or 0))
 
     # -- commands -----------------------------------------------------------
 
@@ -309,32 +564,38 @@ class Bridge:
         if self.hello is None or self.ser is None:
             return "error the shoe is not connected"
         try:
-            data = commands.encode(self.key, self.shoe_id, self.counter + 1, name, args)
-        except ValueError as e:
+            body = command_body(name, args)
+        except (ValueError, proto.Rejected) as e:
             return "error %s" % e
-        self.counter += 1
+        counter = self.counter + 1
+        data = auth.encode_command(self.key, self.shoe_id, self.hello["nonce"], counter, body)
+        self.counter = counter
         if not self._send(data):
             return "error the link failed while sending"
-        self.store.log_link(self.shoe_id, "command", "C%d %s" % (self.counter, commands.body_text(name, args)))
-        return "ok sent %s as command %d" % (name, self.counter)
+        self.store.log_link(self.shoe_id, "command", "C%d %s" % (counter, body))
+        return "ok sent %s as command %d" % (name, counter)
 
     def _note(self, event):
         """React to what the shoe says about this bridge's own frames."""
-        if event.get("type") == "accepted" and isinstance(event.get("counter"), int):
+        if event.get("type") == "accepted" and _whole(event.get("counter")):
             self.counter = max(self.counter or 0, event["counter"])
-        elif event.get("type") == "error" and event.get("reason") == "replayed":
-            self._send(commands.encode_plain("H"))  # another host spoke: resync the counter
-            self.hello_asked = time.monotonic()
-        elif event.get("type") == "error" and event.get("reason") == "bad_mac" \
-                and "command" not in event and self.refuse is None:
-            # Our ack failed its MAC: the key file is not this shoe's. Every
-            # further ack would only add another error event to the record.
-            self.refuse = "shoe %s rejects this bridge's MACs: wrong --key-file" % self.shoe_id
-            self.store.log_link(self.shoe_id, "refused", self.refuse)
-            self.on_link("refused", self.refuse)
+        elif event.get("type") == "error" and event.get("reason") in ("replayed", "bad_mac"):
+            # Another host spoke (counter), or our nonce is not the shoe's
+            # current one (it said hello again, e.g. after a reboot, and we
+            # missed it): the shoe's verified hello resyncs both. The key is
+            # right: the event that says so verified under it.
+            self._ask_hello()
 
     def status(self):
         return {"link": self.state, "port": self.port_path, "shoe": self.shoe_id,
                 "stored": self._stored(), "counter": self.counter,
                 "tilt": (self.hello or {}).get("tilt"), "refused": self.refuse,
                 "stats": dict(self.stats), "pid": os.getpid()}
+
+
+def _whole(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _clock(t):
+    return time.strftime("%H:%M:%S", time.localtime(t)) + ("%.3f" % (t % 1))[1:]

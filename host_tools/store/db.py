@@ -1,4 +1,4 @@
-"""The SQLite store: shoes, their chained events, and the link log.
+"""The SQLite store: shoes, their chained events, the link log and alerts.
 
 Why these choices:
 
@@ -6,17 +6,33 @@ Why these choices:
   disk, because the bridge acknowledges the event to the shoe straight after,
   and the shoe then forgets it. A power cut of the pit PC after the ack must
   not lose the event.
-- One hash chain per shoe (not one for the whole file): shoes are independent
+- Two chains per shoe. The SHA-256 chain below is the store's own: it shows
+  that rows were not edited, dropped or reordered *by accident* or by anyone
+  who did not bother to recompute it. The shoe's tag chain (link v2,
+  docs/protocol.md) is what makes the record trustworthy: each event's tag
+  (column ``mac``) is a keyed BLAKE2s over the shoe id, the seq, the previous
+  event's tag and the event bytes, so only the key holder can extend it, and
+  ``shoe verify --key-file`` catches a store edited and re-chained by anyone
+  with write access to this file. ``first_prev`` is the PREV of the first
+  stored event (zeros at seq 1; the hello's ``chain`` when the shoe was
+  already running before this store saw it), so the tag chain can be checked
+  from the first row.
+- One chain per shoe (not one for the whole file): shoes are independent
   sources with their own sequence counters, and several bridges may write one
   file at once without serialising on a global chain head.
 - The chain head (last seq and hash) is also kept in the ``shoes`` row, updated
   in the same transaction, so deleting the newest rows is detected too.
-- The event text is stored byte for byte as the shoe sent it. It is the record;
-  the pit PC never rewrites what the shoe said.
+- The event text is stored byte for byte as the shoe sent it (without its
+  tag, which has its own column). It is the record; the pit PC never rewrites
+  what the shoe said.
 - ``link_log`` keeps what happened to the connection (connect, disconnect,
   bad frames, gaps, refusals, commands sent): a regulator asks for loss of
   communication to be logged, and it is not part of any shoe's chain
   because the shoe did not say it.
+- ``alerts`` keeps what surveillance must act on: forged frames (aggregated,
+  one row per flood, so a flood cannot fill the disk), a shoe that rolled
+  back, a shoe that signed two different events for one seq. ``shoe verify``
+  fails on a critical one.
 
 Hash of a row (all integers big-endian)::
 
@@ -24,9 +40,17 @@ Hash of a row (all integers big-endian)::
 
 ``prev_hash`` of a shoe's first stored row is 32 zero bytes. The event length
 makes the split between event and shoe id unambiguous.
+
+Tag of a row (checked with the shoe key, firmware/link/auth.py)::
+
+    BLAKE2s-128(K_frames, SHOE_ID " E" SEQ " " PREV " " event bytes)
+
+PREV is the previous row's ``mac``, ``first_prev`` for the first row, or 32
+zeros where the shoe restarted its chain (``chain_may_restart``).
 """
 
 import hashlib
+import hmac as _hmac
 import json
 import os
 import sqlite3
@@ -34,6 +58,8 @@ import struct
 import time
 
 GENESIS = bytes(32)
+FORMAT = 2  # PRAGMA user_version of a store written for link protocol 2
+SEVERITIES = ("info", "warning", "critical")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS shoes (
@@ -41,6 +67,7 @@ CREATE TABLE IF NOT EXISTS shoes (
     key_id     TEXT,
     settings   TEXT,
     first_seq  INTEGER,
+    first_prev TEXT,
     last_seq   INTEGER,
     head_hash  TEXT,
     first_seen REAL NOT NULL,
@@ -52,6 +79,7 @@ CREATE TABLE IF NOT EXISTS events (
     type      TEXT,
     round     INTEGER,
     event     TEXT NOT NULL,
+    mac       TEXT,
     received  REAL NOT NULL,
     prev_hash TEXT NOT NULL,
     hash      TEXT NOT NULL,
@@ -64,15 +92,31 @@ CREATE TABLE IF NOT EXISTS link_log (
     kind    TEXT NOT NULL,
     detail  TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS alerts (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    shoe_id    TEXT,
+    time       REAL NOT NULL,
+    severity   TEXT NOT NULL CHECK (severity IN ('info', 'warning', 'critical')),
+    kind       TEXT NOT NULL,
+    detail     TEXT NOT NULL,
+    count      INTEGER NOT NULL,
+    first_time REAL NOT NULL,
+    last_time  REAL NOT NULL
+);
 """
 
 # append() outcomes
 STORED = "stored"
 DUPLICATE = "duplicate"
 
+# tag_link() outcomes: how a tag verified
+LINKED = "linked"      # under the previous event's tag
+RESTART = "restart"    # under zeros, where the protocol lets the shoe restart its chain
+ZERO_HEX = "0" * 32    # auth.ZERO_MAC as text (kept here so opening a store needs no firmware)
+
 
 class StoreError(Exception):
-    """An event the store refuses; the message says exactly why."""
+    """An event the store refuses, or a file it cannot use; the message says exactly why."""
 
 
 class SequenceGap(StoreError):
@@ -98,6 +142,48 @@ def chain_hash(prev_hash, event_bytes, seq, shoe_id):
     return h.digest()
 
 
+def chain_may_restart(seq, event):
+    """Whether the shoe may start a new tag chain (PREV = zeros) at this
+    event: at seq 1, and at a link ``tilt`` or ``tilt_cleared`` event, where
+    a shoe that lost its journal no longer knows its last tag. Anywhere else
+    a restart would let a forger who dropped events splice in a fresh chain.
+    ``event`` is the parsed event (a dict) or None when it is not JSON."""
+    if seq == 1:
+        return True
+    return (isinstance(event, dict) and event.get("source") == "link"
+            and event.get("type") in ("tilt", "tilt_cleared"))
+
+
+def tag_link(fkey, shoe_id, seq, prev, event_bytes, tag):
+    """How an event's tag verifies: LINKED (under ``prev``, the previous
+    event's tag), RESTART (under zeros, where ``chain_may_restart``), or
+    None: the event is not the key holder's, or not in this place. The one
+    check of an event tag, shared by the bridge (before storing) and
+    ``shoe verify`` (after), so the two can never disagree."""
+    from host_tools import vm
+    vm.use_firmware()
+    from link import auth, proto
+    tag = tag.encode("ascii", "replace") if isinstance(tag, str) else bytes(tag)
+    prev = prev.encode("ascii", "replace") if isinstance(prev, str) else bytes(prev)
+    if isinstance(event_bytes, str):
+        event_bytes = event_bytes.encode("utf-8")
+    if len(tag) != proto.MAC_HEX:
+        return None
+    if len(prev) == proto.MAC_HEX and _hmac.compare_digest(
+            auth.frame_mac(fkey, shoe_id, proto.EVENT, seq, prev, event_bytes), tag):
+        return LINKED
+    if prev == auth.ZERO_MAC:
+        return None  # already tried
+    try:
+        event = json.loads(event_bytes)
+    except ValueError:
+        event = None
+    if chain_may_restart(seq, event) and _hmac.compare_digest(
+            auth.frame_mac(fkey, shoe_id, proto.EVENT, seq, auth.ZERO_MAC, event_bytes), tag):
+        return RESTART
+    return None
+
+
 def parse_event(event_bytes):
     """The event as a dict; raises StoreError if it is not a JSON object."""
     try:
@@ -110,18 +196,56 @@ def parse_event(event_bytes):
 
 
 class Store:
-    def __init__(self, path, timeout=10.0):
+    def __init__(self, path, timeout=10.0, readonly=False):
+        """Open (creating if need be) a store. ``readonly`` opens an existing
+        file through SQLite's ``mode=ro``: `shoe verify` must not change a
+        byte of the evidence it checks, and cannot by accident."""
         self.path = str(path)
         self.timeout = timeout
+        self.readonly = readonly
         # isolation_level=None: we issue BEGIN ourselves so each write is
         # exactly one transaction. SQLite's own busy handler is left short:
         # its back-off sleeps grow to 100 ms, which with many bridges on one
         # file turned lock waits into 100 ms latency tails; _begin waits in
         # steps of at most 2 ms instead.
-        self.db = sqlite3.connect(self.path, timeout=0.001, isolation_level=None)
-        self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
-        self.db.execute("PRAGMA synchronous=FULL")
-        self._retry(lambda: self.db.executescript(SCHEMA))
+        try:
+            if readonly:
+                from urllib.parse import quote
+                self.db = sqlite3.connect("file:%s?mode=ro" % quote(os.path.abspath(self.path)),
+                                          uri=True, timeout=timeout, isolation_level=None)
+            else:
+                self.db = sqlite3.connect(self.path, timeout=0.001, isolation_level=None)
+            self._check_format()
+            if not readonly:
+                self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
+                self.db.execute("PRAGMA synchronous=FULL")
+                self._retry(self._create)
+        except sqlite3.DatabaseError as e:
+            raise StoreError("cannot use %s as a store: %s" % (self.path, e))
+
+    def _create(self):
+        self.db.executescript(SCHEMA)
+        self.db.execute("PRAGMA user_version = %d" % FORMAT)
+
+    def _check_format(self):
+        """Refuse a file this code cannot keep its promises on, in one line."""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version == FORMAT:
+            return
+        if version == 0 and "events" in tables:
+            self.db.close()
+            raise StoreError(
+                "%s is a link-protocol-1 store (events without the shoe's tags); this version "
+                "cannot extend or verify it: keep it as it is and give the bridge a new --db" % self.path)
+        if version == 0 and not tables:
+            if self.readonly:
+                self.db.close()
+                raise StoreError("%s is not a store (no tables)" % self.path)
+            return
+        self.db.close()
+        raise StoreError("%s is not a store of this version (format %d, tables %s)"
+                         % (self.path, version, ", ".join(sorted(tables)) or "none"))
 
     def close(self):
         self.db.close()
@@ -176,12 +300,17 @@ class Store:
         return [r[0] for r in self.db.execute("SELECT shoe_id FROM shoes ORDER BY shoe_id")]
 
     def shoe(self, shoe_id):
+        """The shoe's row with its chain head (``last_mac``: the tag of the
+        newest stored event, the PREV the next event must carry), or None."""
         row = self.db.execute(
-            "SELECT shoe_id, key_id, settings, first_seq, last_seq, head_hash"
-            " FROM shoes WHERE shoe_id = ?", (shoe_id,)).fetchone()
+            "SELECT s.shoe_id, s.key_id, s.settings, s.first_seq, s.first_prev, s.last_seq,"
+            " s.head_hash, e.mac FROM shoes s LEFT JOIN events e"
+            " ON e.shoe_id = s.shoe_id AND e.seq = s.last_seq WHERE s.shoe_id = ?",
+            (shoe_id,)).fetchone()
         if row is None:
             return None
-        keys = ("shoe_id", "key_id", "settings", "first_seq", "last_seq", "head_hash")
+        keys = ("shoe_id", "key_id", "settings", "first_seq", "first_prev", "last_seq",
+                "head_hash", "last_mac")
         return dict(zip(keys, row))
 
     def last_seq(self, shoe_id):
@@ -190,31 +319,59 @@ class Store:
             "SELECT last_seq FROM shoes WHERE shoe_id = ?", (shoe_id,)).fetchone()
         return None if row is None else row[0]
 
+    def max_counter(self, shoe_id):
+        """The highest command counter of a stored ``accepted`` event (0 if
+        none): a hello reporting less has lost commands the record shows."""
+        best = 0
+        for (text,) in self.db.execute(
+                "SELECT event FROM events WHERE shoe_id = ? AND type = 'accepted'", (shoe_id,)):
+            try:
+                counter = json.loads(text).get("counter")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(counter, int) and not isinstance(counter, bool):
+                best = max(best, counter)
+        return best
+
     # -- events -------------------------------------------------------------
 
-    def append(self, shoe_id, seq, event_bytes, received=None):
+    def append(self, shoe_id, seq, event_bytes, received=None, mac=None, first_seq=None,
+               first_prev=None):
         """Store one event durably; return STORED or DUPLICATE.
 
-        The first event of a shoe may carry any seq (the shoe may have been
-        running before this file existed); after that only head + 1 is
-        accepted. A lower seq with identical bytes is a retransmission and is
-        dropped; with different bytes it is a Conflict. A higher seq raises
-        SequenceGap so the caller can ask for the missing events.
+        ``mac`` is the event's tag as the shoe sent it (the caller has
+        verified it; see ``tag_link``). The first event of a shoe must carry
+        ``first_seq`` when it is given (the seq after the hello's ``acked``:
+        a later one means the first event was lost, and is a SequenceGap like
+        any other, never a new start), and ``first_prev`` is recorded as the
+        PREV of that first event. Without ``first_seq`` the first event may
+        carry any seq (stores filled by tests and tools without a shoe).
+        After that only head + 1 is accepted. A lower seq with identical
+        bytes and tag is a retransmission and is dropped; anything else at a
+        stored seq is a Conflict. A higher seq raises SequenceGap so the
+        caller can wait for the missing events.
         """
+        if self.readonly:
+            raise StoreError("store %s is open read-only" % self.path)
         if isinstance(event_bytes, str):
             event_bytes = event_bytes.encode("utf-8")
+        if isinstance(mac, (bytes, bytearray)):
+            mac = bytes(mac).decode("ascii")
+        if isinstance(first_prev, (bytes, bytearray)):
+            first_prev = bytes(first_prev).decode("ascii")
         event = parse_event(event_bytes)
         received = time.time() if received is None else received
         self._begin()
         try:
-            outcome = self._append_locked(shoe_id, seq, event_bytes, event, received)
+            outcome = self._append_locked(shoe_id, seq, event_bytes, event, received, mac,
+                                          first_seq, first_prev)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         return outcome
 
-    def _append_locked(self, shoe_id, seq, event_bytes, event, received):
+    def _append_locked(self, shoe_id, seq, event_bytes, event, received, mac, first_seq, first_prev):
         head = self.db.execute(
             "SELECT last_seq, head_hash FROM shoes WHERE shoe_id = ?", (shoe_id,)).fetchone()
         if head is None:
@@ -225,26 +382,30 @@ class Store:
         last_seq, head_hex = head
         if last_seq is not None and seq <= last_seq:
             row = self.db.execute(
-                "SELECT event FROM events WHERE shoe_id = ? AND seq = ?",
+                "SELECT event, mac FROM events WHERE shoe_id = ? AND seq = ?",
                 (shoe_id, seq)).fetchone()
-            if row is not None and row[0].encode("utf-8") == event_bytes:
+            if row is not None and row[0].encode("utf-8") == event_bytes and row[1] == mac:
                 return DUPLICATE
             raise Conflict("shoe %s seq %d: already stored as %r, now received as %r" % (
                 shoe_id, seq, row[0] if row else None, event_bytes.decode("utf-8", "replace")))
         if last_seq is not None and seq != last_seq + 1:
             raise SequenceGap(shoe_id, last_seq + 1, seq)
+        if last_seq is None and first_seq is not None and seq != first_seq:
+            raise SequenceGap(shoe_id, first_seq, seq)
         prev = GENESIS if head_hex is None else bytes.fromhex(head_hex)
         digest = chain_hash(prev, event_bytes, seq, shoe_id).hex()
         rnd = event.get("round")
         self.db.execute(
-            "INSERT INTO events (shoe_id, seq, type, round, event, received, prev_hash, hash)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO events (shoe_id, seq, type, round, event, mac, received, prev_hash, hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (shoe_id, seq, event.get("type"), rnd if isinstance(rnd, int) else None,
-             event_bytes.decode("utf-8"), received, prev.hex(), digest))
+             event_bytes.decode("utf-8"), mac, received, prev.hex(), digest))
+        if last_seq is None:
+            self.db.execute("UPDATE shoes SET first_seq = ?, first_prev = ? WHERE shoe_id = ?",
+                            (seq, first_prev, shoe_id))
         self.db.execute(
-            "UPDATE shoes SET first_seq = COALESCE(first_seq, ?), last_seq = ?,"
-            " head_hash = ?, last_seen = ? WHERE shoe_id = ?",
-            (seq, seq, digest, received, shoe_id))
+            "UPDATE shoes SET last_seq = ?, head_hash = ?, last_seen = ? WHERE shoe_id = ?",
+            (seq, digest, received, shoe_id))
         return STORED
 
     def events(self, shoe_id=None):
@@ -253,6 +414,18 @@ class Store:
         if shoe_id is None:
             return self.db.execute(sql + " ORDER BY shoe_id, seq")
         return self.db.execute(sql + " WHERE shoe_id = ? ORDER BY seq", (shoe_id,))
+
+    def rows(self, shoe_id):
+        """Every stored column of a shoe's events, as dicts in seq order."""
+        keys = ("seq", "type", "round", "event", "mac", "prev_hash", "hash")
+        for row in self.db.execute("SELECT %s FROM events WHERE shoe_id = ? ORDER BY seq"
+                                   % ", ".join(keys), (shoe_id,)):
+            yield dict(zip(keys, row))
+
+    def event_row(self, shoe_id, seq):
+        """(event text, tag) stored at ``seq``, or None."""
+        return self.db.execute("SELECT event, mac FROM events WHERE shoe_id = ? AND seq = ?",
+                               (shoe_id, seq)).fetchone()
 
     def count(self, shoe_id):
         return self.db.execute(
@@ -272,6 +445,61 @@ class Store:
             return list(self.db.execute(sql + " ORDER BY id"))
         return list(self.db.execute(sql + " WHERE shoe_id = ? ORDER BY id", (shoe_id,)))
 
+    # -- alerts -------------------------------------------------------------
+
+    def alert(self, shoe_id, severity, kind, detail, count=1, first_time=None, last_time=None,
+              merge_within=None):
+        """Raise an alert, or merge it into the newest one of the same shoe,
+        kind and severity when that one's last occurrence is no more than
+        ``merge_within`` seconds before this one's first: a flood of forged
+        frames is then one row whose count and last time grow, so it cannot
+        fill the disk. Returns the row id."""
+        if severity not in SEVERITIES:
+            raise ValueError("severity must be one of %s, not %r" % (", ".join(SEVERITIES), severity))
+        now = time.time()
+        first_time = now if first_time is None else first_time
+        last_time = first_time if last_time is None else last_time
+
+        def write():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                row = None
+                if merge_within is not None:
+                    row = self.db.execute(
+                        "SELECT id FROM alerts WHERE shoe_id IS ? AND kind = ? AND severity = ?"
+                        " AND last_time >= ? ORDER BY id DESC LIMIT 1",
+                        (shoe_id, kind, severity, first_time - merge_within)).fetchone()
+                if row is not None:
+                    self.db.execute(
+                        "UPDATE alerts SET count = count + ?, last_time = MAX(last_time, ?),"
+                        " detail = ? WHERE id = ?", (count, last_time, detail, row[0]))
+                    rid = row[0]
+                else:
+                    rid = self.db.execute(
+                        "INSERT INTO alerts (shoe_id, time, severity, kind, detail, count,"
+                        " first_time, last_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (shoe_id, now, severity, kind, detail, count, first_time, last_time)).lastrowid
+                self.db.execute("COMMIT")
+                return rid
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        return self._retry(write)
+
+    def alerts(self, shoe_id=None, severity=None):
+        """Alerts as dicts, oldest first; filtered by shoe and/or severity."""
+        keys = ("id", "shoe_id", "time", "severity", "kind", "detail", "count", "first_time",
+                "last_time")
+        sql = "SELECT %s FROM alerts WHERE 1" % ", ".join(keys)
+        args = []
+        if shoe_id is not None:
+            sql += " AND shoe_id = ?"
+            args.append(shoe_id)
+        if severity is not None:
+            sql += " AND severity = ?"
+            args.append(severity)
+        return [dict(zip(keys, r)) for r in self.db.execute(sql + " ORDER BY id", args)]
+
 
 def with_seq(event_text, seq):
     """The shoe's event object with "seq" added, every other byte unchanged."""
@@ -282,7 +510,8 @@ def with_seq(event_text, seq):
 
 
 def open_existing(path):
-    """Open a store for reading; a mistyped path must not create an empty file."""
+    """Open a store for reading only; a mistyped path must not create an
+    empty file, and a reader must not change the evidence."""
     if not os.path.exists(str(path)):
         raise StoreError("no store at %s" % path)
-    return Store(path)
+    return Store(path, readonly=True)
