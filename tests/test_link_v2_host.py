@@ -77,7 +77,13 @@ class FakeShoe:
 
     def event(self, seq, text=None, prev=None, key_of=None):
         """Send event ``seq`` chained to this shoe's tag of ``seq - 1``
-        (zeros at seq 1, or ``prev`` when given)."""
+        (zeros at seq 1, or ``prev`` when given); ``key_of`` signs it with
+        another key, as a forger would."""
+        payload = self.event_payload(seq, text, prev, key_of)
+        self.send("E", seq, payload)
+        return payload[-proto.MAC_HEX:]
+
+    def event_payload(self, seq, text=None, prev=None, key_of=None):
         body = (text or '{"type":"bets","round":%d}' % seq).encode()
         if prev is None:
             prev = self.tags.get(seq - 1, auth.ZERO_MAC) if seq > 1 else auth.ZERO_MAC
@@ -85,8 +91,7 @@ class FakeShoe:
         tag = auth.frame_mac(fkey, self.shoe_id, ord("E"), seq, prev, body)
         if key_of is None:
             self.tags[seq] = tag
-        self.send("E", seq, body + b" " + tag)
-        return tag
+        return body + b" " + tag
 
     def beat(self, seq, acked, tag=None):
         body = json.dumps({"acked": acked, "queued": 0}).encode()

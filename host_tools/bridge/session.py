@@ -129,13 +129,14 @@ class Bridge:
 
     ``on_event(seq, event)`` is called once for every event newly committed
     (never for a dropped duplicate); ``on_link(state, detail)`` on connection
-    changes and refusals. ``shoe_id``, when given, is the only shoe this
+    changes and refusals; ``on_alert(severity, kind, detail)`` when a critical
+    alert is stored (a rollback, a fork, another shoe). ``shoe_id``, when given, is the only shoe this
     bridge records; otherwise the first verified hello names it, and no
     later hello changes it.
     """
 
     def __init__(self, store, port, key=None, on_event=None, on_link=None, baud=115200,
-                 shoe_id=None):
+                 shoe_id=None, on_alert=None):
         self.store = store
         self.port_path = port
         self.key = key
@@ -143,6 +144,7 @@ class Bridge:
         self.baud = baud
         self.on_event = on_event or (lambda seq, event: None)
         self.on_link = on_link or (lambda state, detail: None)
+        self.on_alert = on_alert or (lambda severity, kind, detail: None)
         self.decoder = frame.Decoder()
         self.rx = bytearray(4096)
         self.ser = None
@@ -317,7 +319,7 @@ class Bridge:
         """A stored critical alert (``shoe verify`` fails on it), logged and shown."""
         self.store.alert(self.shoe_id, "critical", kind, detail, merge_within=MERGE_S)
         self.store.log_link(self.shoe_id, kind, detail)
-        self.on_link("alert", detail)
+        self.on_alert("critical", kind, detail)
 
     def _refusing(self, reason):
         """Stop recording this shoe for ``reason``, said once (not per frame)."""
