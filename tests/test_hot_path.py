@@ -58,7 +58,7 @@ g = game.Game(lambda buf, n: None)
 def all_cards():
     for c in range(52):
         g.out.reset()
-        g._card_field(c)
+        g.events.card_field(c)
 
 
 lock_heap()

@@ -12,7 +12,10 @@ every place that applies a section says so next to the code and names the
 section in the event it emits.
 
 Nothing is allocated per card on the normal path: hands, counts and the held
-queue are preallocated bytearrays and events are written by ``JsonOut``.
+queue are preallocated bytearrays, the facts of a round come from the pure
+functions of ``baccarat.rules`` (which settlement uses too), and events are
+written into one preallocated buffer by ``baccarat.events``, the only module
+that knows their bytes.
 """
 
 try:
@@ -21,8 +24,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-from baccarat import cards, rules
-from baccarat.jsonout import JsonOut
+from baccarat import cards, events, rules
 
 # Positions a card can take. Indexes into POS_NAMES.
 P1 = const(0)
@@ -37,15 +39,18 @@ HELD = const(8)
 NONE = const(-1)
 POS_NAMES = (b"P1", b"B1", b"P2", b"B2", b"P3", b"B3", b"BURN", b"DISCARD", b"HELD")
 
-# Table designations (Ch 1, 11A) and the 13C(2) Rules Submission choice.
-STANDARD = const(0)
-EZ = const(1)
-FORTUNE7 = const(2)
-NO_COMMISSION = const(3)
-DESIGNATIONS = ("standard", "ez", "fortune7", "no-commission")
-EXPOSED_SIMULATED = const(0)  # 13C(2)(b)
-EXPOSED_BURN = const(1)  # 13C(2)(a)
-EXPOSED_MODES = ("simulated", "burn")
+# Table designations (Ch 1, 11A) and the 13C(2) Rules Submission choice are
+# defined once, in baccarat.rules; these names are how the rest of the
+# firmware and the host reach them. A name's code is its index in the tuple.
+STANDARD = rules.STANDARD
+EZ = rules.EZ
+FORTUNE7 = rules.FORTUNE7
+NO_COMMISSION = rules.NO_COMMISSION
+FIVE_TREASURES = rules.FIVE_TREASURES
+DESIGNATIONS = rules.DESIGNATIONS
+EXPOSED_SIMULATED = rules.EXPOSED_SIMULATED
+EXPOSED_BURN = rules.EXPOSED_BURN
+EXPOSED_MODES = rules.EXPOSED_MODES
 
 # Phases of the shoe.
 NO_SHOE = const(0)  # nothing loaded, or the set is spent (shoe end, 13E)
@@ -62,17 +67,13 @@ COVER_LAST = const(2)  # "last hand" announced, one more hand to play
 MAX_HELD = const(4)  # held cards fill P1, B1, P2, B2 of the next round (13A)
 MIN_COVER_DEPTH = const(14)  # Ch 5C(1)
 
-# Winner codes.
-PLAYER = const(0)
-BANKER = const(1)
-TIE = const(2)
-_WINNER_NAMES = (b"player", b"banker", b"tie")
 
 
 class Game:
     def __init__(self, emit, out_size=768):
         self.emit = emit
-        self.out = JsonOut(out_size)
+        self.events = events.Events(self, emit, out_size, POS_NAMES, HELD)
+        self.out = self.events.out
         self.player = bytearray(3)
         self.banker = bytearray(3)
         self.seen = bytearray(cards.CARDS_PER_DECK)  # copies seen, per face
@@ -121,17 +122,7 @@ class Game:
         self.left = decks * cards.CARDS_PER_DECK
         self.phase = BURNING
         self.burn_left = -1  # -1: the first, exposed burn card is due
-        o = self._begin(b"shoe")
-        o.raw(b',"decks":')
-        o.int(decks)
-        o.raw(b',"designation":')
-        o.text(DESIGNATIONS[designation])
-        o.raw(b',"exposed":')
-        o.text(EXPOSED_MODES[exposed])
-        o.raw(b',"cards":')
-        o.int(self.left)
-        o.raw(b',"next":"BURN"')
-        self._send()
+        self.events.shoe(BURN)
 
     def bets(self):
         """The dealer announced "no more bets" (Ch 7D, 8B)."""
@@ -145,26 +136,22 @@ class Game:
             return
         self.b2_window = False
         self._start_round(False)
-        o = self._begin(b"bets")
-        self._round_field()
-        self._send()
-        # Cards held under 13A/13B(2) are the first cards of this round.
-        n = self.n_held
-        self.n_held = 0
-        for i in range(n):
-            c = self.held[i]
-            pos = self._due()
-            self._place(c, pos)
-            o = self._begin(b"assign")
-            self._round_field()
-            self._pos_field(b',"pos":', pos)
-            self._card_field(c)
-            self._next_field()
-            o.raw(b',"from":"HELD"')
-            self._send()
-            self._after_place(pos)
+        self.events.bets()
+        self._deal_held()
         if self.phase == DEALING and self.left == 0:
             self._exhausted()
+
+    def _deal_held(self):
+        """Cards held under 13A/13B(2) are the first cards of this round."""
+        n = self.n_held
+        self.n_held = 0
+        i = 0
+        while i < n:
+            pos = self._due()
+            self._place(self.held[i], pos)
+            self.events.assign(pos, self.held[i], self.next_due(), True)
+            self._after_place(pos)
+            i += 1
 
     def card(self, c, up=False):
         """A card left the shoe; ``up`` when it was disclosed (face up)."""
@@ -176,20 +163,19 @@ class Game:
         if self.seen[c] > self.decks:
             # Ch 3A, 4: the set holds `decks` copies of each card. Flag it and
             # play on: a foreign card never silently changes the game.
-            self._irregular(b"excess_card", b"Ch 3A, 4", c, b"more copies than the set holds; dealt as drawn")
-        phase = self.phase
-        if phase == BURNING:
+            self.events.irregularity(b"excess_card", b"Ch 3A, 4", c, b"more copies than the set holds; dealt as drawn")
+        if self.phase == BURNING:
             self._burn(c, up)
-        elif phase == DISCARDING:
+        elif self.phase == DISCARDING:
             self.phase = OPEN
-            self._card_event(c, DISCARD, up, NONE)
+            self.events.card(DISCARD, c, up, NONE)
             self._remember(c, DISCARD)
-        elif phase == DEALING:
+        elif self.phase == DEALING:
             pos = self._due()
             if up and pos <= B2 and not self.simulated:
                 # 13D: P1, B1, P2, B2 leave face down; a disclosed one voids the
                 # round in progress (its wagers stand) and opens a simulated round.
-                self._card_event(c, pos, up, NONE)
+                self.events.card(pos, c, up, NONE)
                 self._remember(c, pos)
                 self._disclosed_in_round(c)
             else:
@@ -198,7 +184,7 @@ class Game:
                 # Banker's third whether or not it was disclosed; the shoe cannot
                 # see where the dealer put it, so the normal flow is the rule.
                 self._place(c, pos)
-                self._card_event(c, pos, up, self.next_due())
+                self.events.card(pos, c, up, self.next_due())
                 self._remember(c, pos)
                 self._after_place(pos)
                 if self.phase == DEALING and self.left == 0:
@@ -215,15 +201,10 @@ class Game:
             self.error(b"cover card seen twice in one shoe")
             return
         self.cover_state = COVER_SEEN
-        o = self._begin(b"cover")
-        self._round_field()
-        o.raw(b',"left":')
-        o.int(self.left)
-        o.raw(b',"rule":"9D"')
-        self._send()
+        self.events.cover()
         if self.left < MIN_COVER_DEPTH:
             # Ch 5C(1): the second cover card goes at least 14 cards above the bottom.
-            self._irregular(b"5C1", b"Ch 5C(1)", -1, b"cover card placed too deep")
+            self.events.irregularity(b"5C1", b"Ch 5C(1)", -1, b"cover card placed too deep")
 
     def exposed(self):
         """The dealer marks the last card drawn as disclosed."""
@@ -237,7 +218,7 @@ class Game:
             self.burn_left += 1  # it no longer counts as a face-down burn card
             if self.phase == OPEN:
                 self.phase = BURNING
-            self._irregular(b"13D", b"Ch 13D", c, b"disclosed burn card opens a simulated round")
+            self.events.irregularity(b"13D", b"Ch 13D", c, b"disclosed burn card opens a simulated round")
             self._simulated_from(c)
         elif pos <= B2 and pos >= P1 and self.phase == DEALING and not self.simulated:
             self._disclosed_in_round(c)
@@ -255,42 +236,21 @@ class Game:
         if self.phase == DEALING:
             self._exhausted()
         else:
-            self._irregular(b"13E", b"Ch 13E", -1, b"shoe empty between rounds; new card set needed")
+            self.events.irregularity(b"13E", b"Ch 13E", -1, b"shoe empty between rounds; new card set needed")
             self._shoe_end(b"empty")
 
     def alert(self, rule, c=-1, detail=None):
         """An irregularity found before the core (unknown, duplicate or
         wrong-batch card, reader fault). It is reported and changes nothing."""
-        o = self._begin(b"irregularity")
-        o.raw(b',"rule":')
-        o.text(rule)
-        o.raw(b',"section":"')
         # The inspected set (Ch 4) defines which cards belong; the two batches
         # of a shuffler table differ by back colour (Ch 3B, 4D).
-        o.raw(b"Ch 3B, 4D" if rule == "wrong_batch" else b"Ch 4" if rule != "reader_fault" else b"equipment")
-        o.byte(0x22)
-        self._round_field()
-        if c >= 0:
-            self._card_field(c)
-        if detail is not None:
-            o.raw(b',"detail":')
-            o.text(detail)
-        o.raw(b',"action":"ignored; game unchanged"')
-        self._send()
+        section = b"Ch 3B, 4D" if rule == "wrong_batch" else b"Ch 4" if rule != "reader_fault" else b"equipment"
+        self.events.irregularity(rule, section, c, b"ignored; game unchanged", detail)
 
     def error(self, message):
-        o = self._begin(b"error")
-        if self.line >= 0:
-            o.raw(b',"line":')
-            o.int(self.line)
-        o.raw(b',"message":')
-        if isinstance(message, str):
-            o.text(message)
-        else:
-            o.byte(0x22)
-            o.raw(message)
-            o.byte(0x22)
-        self._send()
+        """An input the game cannot take: ``message`` as bytes, or a str from
+        a parser (escaped on the way out)."""
+        self.events.error(message)
 
     # ---------------------------------------------------------------- queries
 
@@ -315,24 +275,21 @@ class Game:
             self.last_first_burn = True
             if self.burn_left == 0:
                 self.phase = OPEN
-            o = self._card_event_open(c, BURN, up, self.next_due())
-            o.raw(b',"burn":')
-            o.int(self.burn_left)
-            self._send()
+            self.events.card(BURN, c, up, self.next_due())  # with the burn count
             return
         self._remember(c, BURN)
         if up:
             # The brief: burn cards after the first leave face down; a disclosed
             # one is 13D. It is not a burn card and opens a simulated round;
             # the burn resumes afterwards.
-            self._card_event(c, BURN, up, NONE)
-            self._irregular(b"13D", b"Ch 13D", c, b"disclosed burn card opens a simulated round")
+            self.events.card(BURN, c, up, NONE)
+            self.events.irregularity(b"13D", b"Ch 13D", c, b"disclosed burn card opens a simulated round")
             self._simulated_from(c)
             return
         self.burn_left -= 1
         if self.burn_left == 0:
             self.phase = OPEN
-        self._card_event(c, BURN, up, self.next_due())
+        self.events.card(BURN, c, up, self.next_due())
 
     # ------------------------------------------------------------ stray cards
 
@@ -342,50 +299,50 @@ class Game:
         self.b2_window = False
         if up:
             # Its place is decided by the rule that follows.
-            self._card_event(c, NONE, up, NONE)
+            self.events.card(NONE, c, up, NONE)
             self._disclosed_stray(c, after_stand)
             return
         if self.n_held >= MAX_HELD:
-            self._card_event(c, DISCARD, up, NONE)
+            self.events.card(DISCARD, c, up, NONE)
             self._remember(c, DISCARD)
-            self._irregular(b"13A", b"Ch 13A", c, b"no room to hold more cards drawn in error; discarded")
+            self.events.irregularity(b"13A", b"Ch 13A", c, b"no room to hold more cards drawn in error; discarded")
             return
         self.held[self.n_held] = c
         self.n_held += 1
         self._remember(c, HELD)
-        self._card_event(c, HELD, up, NONE)
+        self.events.card(HELD, c, up, NONE)
         if after_stand:
             # 13B(2): an undisclosed extra card after both hands stood becomes
             # the first card of the next hand.
             self.held_rule = 2
-            self._irregular(b"13B2", b"Ch 13B(2)", c, b"held as the first card of the next round")
+            self.events.irregularity(b"13B2", b"Ch 13B(2)", c, b"held as the first card of the next round")
         else:
             # 13A: a card drawn in error, not disclosed, is used as the first
             # card of the next hand.
             self.held_rule = 1
-            self._irregular(b"13A", b"Ch 13A", c, b"held as the first card of the next round")
+            self.events.irregularity(b"13A", b"Ch 13A", c, b"held as the first card of the next round")
 
     def _disclosed_stray(self, c, after_stand):
         if after_stand:
             if self.exposed_mode == EXPOSED_BURN:
                 # 13C(2)(a): discard it and one more card drawn face down.
-                self._irregular(b"13C2a", b"Ch 13C(2)(a)", c, b"discarded with one more card drawn face down")
+                self.events.irregularity(b"13C2a", b"Ch 13C(2)(a)", c, b"discarded with one more card drawn face down")
                 self.phase = DISCARDING
-                self._assign(c, DISCARD)
+                self.events.assign(DISCARD, c, self.next_due(), False)
                 return
             # 13C(2)(b): it opens a simulated round with no wagers.
-            self._irregular(b"13C2b", b"Ch 13C(2)(b)", c, b"opens a simulated round with no wagers")
+            self.events.irregularity(b"13C2b", b"Ch 13C(2)(b)", c, b"opens a simulated round with no wagers")
             self._simulated_from(c)
             return
         # 13D: any other disclosed card opens a simulated round.
-        self._irregular(b"13D", b"Ch 13D", c, b"opens a simulated round with no wagers")
+        self.events.irregularity(b"13D", b"Ch 13D", c, b"opens a simulated round with no wagers")
         self._simulated_from(c)
 
     def _disclosed_in_round(self, c):
         # 13D: the cards already dealt to this round are void and its wagers
         # stand; the disclosed card opens a simulated round dealt at once, and
         # betting reopens for the next real round afterwards.
-        self._irregular(b"13D", b"Ch 13D", c, b"round void, wagers stand; simulated round follows")
+        self.events.irregularity(b"13D", b"Ch 13D", c, b"round void, wagers stand; simulated round follows")
         self._void(b"13D", b"stand")
         self._simulated_from(c)
 
@@ -393,7 +350,7 @@ class Game:
         self._start_round(True)
         pos = self._due()
         self._place(c, pos)
-        self._assign(c, pos)
+        self.events.assign(pos, c, self.next_due(), False)
         self._after_place(pos)
         if self.phase == DEALING and self.left == 0:
             self._exhausted()
@@ -440,62 +397,16 @@ class Game:
         if pos == B2 and not self.counted:
             self.counted = True
             # Ch 8D(3): the point counts are announced after the initial four.
-            o = self._begin(b"counts")
-            self._round_field()
-            o.raw(b',"player":')
-            o.int(cards.hand_total(self.player, 2))
-            o.raw(b',"banker":')
-            o.int(cards.hand_total(self.banker, 2))
-            self._sim_field()
-            self._send()
+            self.events.counts(cards.hand_total(self.player, 2), cards.hand_total(self.banker, 2))
         if self.np + self.nb >= 4 and self._due() == NONE:
             self._finish_round()
 
     def _finish_round(self):
+        pt = cards.hand_total(self.player, self.np)
+        bt = cards.hand_total(self.banker, self.nb)
+        facts = self._facts(pt, bt)
+        self.events.result(rules.winner(pt, bt), pt, bt, facts)
         simulated = self.simulated
-        np = self.np
-        nb = self.nb
-        pt = cards.hand_total(self.player, np)
-        bt = cards.hand_total(self.banker, nb)
-        if pt > bt:
-            winner = PLAYER
-        elif bt > pt:
-            winner = BANKER
-        else:
-            winner = TIE
-        p_nat = rules.is_natural(cards.hand_total(self.player, 2))
-        b_nat = rules.is_natural(cards.hand_total(self.banker, 2))
-        o = self._begin(b"result")
-        self._round_field()
-        o.raw(b',"player":')
-        self._hand(self.player, np)
-        o.raw(b',"banker":')
-        self._hand(self.banker, nb)
-        o.raw(b',"player_total":')
-        o.int(pt)
-        o.raw(b',"banker_total":')
-        o.int(bt)
-        o.raw(b',"player_cards":')
-        o.int(np)
-        o.raw(b',"banker_cards":')
-        o.int(nb)
-        o.raw(b',"winner":"')
-        o.raw(_WINNER_NAMES[winner])
-        o.raw(b'","natural":')
-        o.bool(p_nat or b_nat)
-        o.raw(b',"player_natural":')
-        o.bool(p_nat)
-        o.raw(b',"banker_natural":')
-        o.bool(b_nat)
-        o.raw(b',"player_pair":')
-        o.bool(cards.rank(self.player[0]) == cards.rank(self.player[1]))
-        o.raw(b',"banker_pair":')
-        o.bool(cards.rank(self.banker[0]) == cards.rank(self.banker[1]))
-        o.raw(b',"announce":[')
-        self._announce(winner, pt, bt, np, nb)
-        o.raw(b"]")
-        self._sim_field()
-        self._send()
         self.simulated = False
         self.phase = OPEN if self.burn_left <= 0 else BURNING
         if simulated:
@@ -503,218 +414,64 @@ class Game:
         self.real_rounds += 1
         # 13B(2)/13C(2) concern an extra card after the Player stood on two
         # cards and the Banker stood as well.
-        self.b2_window = np == 2 and nb == 2 and not (p_nat or b_nat)
+        self.b2_window = self.np == 2 and self.nb == 2 and not facts & (events.P_NATURAL | events.B_NATURAL)
         if self.cover_state == COVER_SEEN:
             # Ch 9D(2): upon completion of that hand, announce "last hand".
             self.cover_state = COVER_LAST
-            o = self._begin(b"last_hand")
-            self._round_field()
-            o.raw(b',"rule":"9D"')
-            self._send()
+            self.events.last_hand()
         elif self.cover_state == COVER_LAST:
             # Ch 9D(3): one more hand has been played; the shoe ends.
             self._shoe_end(b"cover")
 
-    def _announce(self, winner, pt, bt, np, nb):
-        """Ch 11A: the winner, "tie hand", and the designation's own calls."""
-        o = self.out
-        if winner == TIE:
-            o.raw(b'"tie hand"')  # 11A(1)
-        elif winner == PLAYER:
-            o.raw(b'"player wins"')
-        else:
-            o.raw(b'"banker wins"')
+    def _facts(self, pt, bt):
+        """What the result says of this round besides the totals, as
+        events.* bits: naturals and pairs, and the designation's own Ch 11A
+        calls (the winner's call, 11A(1), is made at every table)."""
+        f = 0
+        if rules.natural(pt, self.np):
+            f |= events.P_NATURAL
+        if rules.natural(bt, self.nb):
+            f |= events.B_NATURAL
+        if rules.pair(self.player):
+            f |= events.P_PAIR
+        if rules.pair(self.banker):
+            f |= events.B_PAIR
         d = self.designation
-        # Ch 1B(1): Dragon 7, a three-card Banker 7 against a Player under 7.
-        banker7 = nb == 3 and bt == 7 and pt < 7
         if d == EZ:
-            if banker7:
-                o.raw(b',"Dragon 7"')  # 11A(2)
-            # Ch 1B(5): Panda 8, a three-card Player 8 against a Banker under 8.
-            if np == 3 and pt == 8 and bt < 8:
-                o.raw(b',"Panda 8"')  # 11A(3)
+            if rules.dragon7(pt, bt, self.nb):
+                f |= events.CALL_DRAGON7  # 11A(2)
+            if rules.panda8(pt, bt, self.np):
+                f |= events.CALL_PANDA8  # 11A(3)
         elif d == FORTUNE7:
-            # The text names Fortune 7 and One Up without defining them; this
-            # product reads Fortune 7 as the Dragon 7 hand (Ch 7A(1)(a) treats
-            # them alike) and One Up as the Player winning by exactly one point
-            # (the two cases Ch 12J pays). See docs/rules.md.
-            if banker7:
-                o.raw(b',"Fortune 7"')  # 11A(4)
-            if winner == PLAYER and pt - bt == 1:
-                o.raw(b',"One Up"')  # 11A(5)
+            # The text names Fortune 7 and One Up without defining them; the
+            # readings are rules.dragon7 and rules.one_up (docs/rules.md).
+            if rules.dragon7(pt, bt, self.nb):
+                f |= events.CALL_FORTUNE7  # 11A(4)
+            if rules.one_up(pt, bt):
+                f |= events.CALL_ONE_UP  # 11A(5)
+        return f
 
     def _exhausted(self):
         # 13E: not enough cards to complete the round: void, wagers returned,
         # and play resumes only with a new card set.
-        self._irregular(b"13E", b"Ch 13E", -1, b"insufficient cards to complete the round")
+        self.events.irregularity(b"13E", b"Ch 13E", -1, b"insufficient cards to complete the round")
         self._void(b"13E", b"returned")
         self._shoe_end(b"13E")
 
     def _void(self, rule, wagers):
-        o = self._begin(b"void")
-        self._round_field()
-        o.raw(b',"rule":"')
-        o.raw(rule)
-        o.raw(b'","wagers":"')
-        o.raw(wagers)
-        o.byte(0x22)
-        self._sim_field()
-        self._send()
+        self.events.void(rule, wagers)
         self.np = 0
         self.nb = 0
         self.simulated = False
         self.phase = OPEN
 
     def _shoe_end(self, reason):
-        """The per-rank count of cards seen, and what is missing or in excess
-        against the set, so the pit can reconcile the shoe (Ch 4)."""
-        o = self._begin(b"shoe_end")
-        o.raw(b',"reason":"')
-        o.raw(reason)
-        o.raw(b'","rounds":')
-        o.int(self.real_rounds)
-        o.raw(b',"left":')
-        o.int(self.left)
-        o.raw(b',"counts":{')
-        for r in range(13):
-            n = 0
-            for s in range(4):
-                n += self.seen[cards.make(r, s)]
-            if r:
-                o.byte(0x2C)
-            o.byte(0x22)
-            o.byte(cards.RANK_BYTES[r])
-            o.raw(b'":')
-            o.int(n)
-        o.raw(b'},"missing":{')
-        self._face_counts(-1)
-        o.raw(b'},"excess":{')
-        self._face_counts(1)
-        o.raw(b"}")
-        self._send()
+        """The shoe is spent: report what was seen against the set (Ch 4)."""
+        self.events.shoe_end(reason)
         self.phase = NO_SHOE
 
-    def _face_counts(self, sign):
-        o = self.out
-        first = True
-        for c in range(cards.CARDS_PER_DECK):
-            d = (self.seen[c] - self.decks) * sign
-            if d > 0:
-                if not first:
-                    o.byte(0x2C)
-                first = False
-                self._card_value(c)
-                o.byte(0x3A)
-                o.int(d)
-
-    # ---------------------------------------------------------------- events
-
     def _remember(self, c, pos):
+        """The last card drawn and where it went, for "exposed"."""
         self.last = c
         self.last_pos = pos
         self.last_first_burn = False
-
-    def _begin(self, kind):
-        o = self.out
-        o.reset()
-        o.raw(b'{"type":"')
-        o.raw(kind)
-        o.byte(0x22)
-        return o
-
-    def _send(self):
-        o = self.out
-        if o.over:
-            # An event never goes out cut short: say so instead.
-            o.reset()
-            o.raw(b'{"type":"error","message":"event too long for the buffer"')
-        o.byte(0x7D)
-        self.emit(o.buf, o.n)
-
-    def _round_field(self):
-        self.out.raw(b',"round":')
-        self.out.int(self.round)
-
-    def _sim_field(self):
-        self.out.raw(b',"simulated":')
-        self.out.bool(self.simulated)
-
-    def _pos_field(self, key, pos):
-        o = self.out
-        o.raw(key)
-        if pos < 0:
-            o.raw(b"null")
-        else:
-            o.byte(0x22)
-            o.raw(POS_NAMES[pos])
-            o.byte(0x22)
-
-    def _card_value(self, c):
-        o = self.out
-        o.byte(0x22)
-        o.byte(cards.RANK_BYTES[c >> 2])
-        o.byte(cards.SUIT_BYTES[c & 3])
-        o.byte(0x22)
-
-    def _card_field(self, c):
-        self.out.raw(b',"card":')
-        self._card_value(c)
-
-    def _next_field(self):
-        self._pos_field(b',"next":', self.next_due())
-
-    def _hand(self, hand, n):
-        o = self.out
-        o.byte(0x5B)
-        for i in range(n):
-            if i:
-                o.byte(0x2C)
-            self._card_value(hand[i])
-        o.byte(0x5D)
-
-    def _card_event_open(self, c, pos, up, nxt):
-        o = self._begin(b"card")
-        if pos == HELD:
-            o.raw(b',"round":')
-            o.int(self.round + 1)  # the round it is held for
-        else:
-            self._round_field()
-        self._pos_field(b',"pos":', pos)
-        self._card_field(c)
-        o.raw(b',"up":')
-        o.bool(up)
-        self._pos_field(b',"next":', nxt)
-        self._sim_field()
-        o.raw(b',"left":')
-        o.int(self.left)
-        return o
-
-    def _card_event(self, c, pos, up, nxt):
-        self._card_event_open(c, pos, up, nxt)
-        self._send()
-
-    def _assign(self, c, pos):
-        """A card already reported is given its place by a rule; a separate
-        event type so that counting card events still counts each card once."""
-        self._begin(b"assign")
-        self._round_field()
-        self._pos_field(b',"pos":', pos)
-        self._card_field(c)
-        self._next_field()
-        self._sim_field()
-        self._send()
-
-    def _irregular(self, rule, section, c, action):
-        o = self._begin(b"irregularity")
-        o.raw(b',"rule":"')
-        o.raw(rule)
-        o.raw(b'","section":"')
-        o.raw(section)
-        o.byte(0x22)
-        self._round_field()
-        if c >= 0:
-            self._card_field(c)
-        o.raw(b',"action":"')
-        o.raw(action)
-        o.byte(0x22)
-        self._send()

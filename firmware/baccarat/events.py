@@ -1,0 +1,348 @@
+"""How each game event is written: its field names, their order and spelling.
+
+The state machine (game.py) decides what happened and hands the values here;
+this module is the only place that knows the bytes of an event, so the wire
+format (docs/protocol.md) can be read, reviewed and changed in one file, and
+the rules code stays free of JSON.
+
+Every event is written into one preallocated ``JsonOut`` from constant byte
+strings and small ints: nothing here allocates on the per-card path (card,
+assign, counts, result, bets, cover, void, last_hand), which tests/test_hot_path.py
+checks with MicroPython's heap locked. Only irregular paths that carry text
+chosen elsewhere (error messages, reader details) encode a str.
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+from baccarat import cards, rules
+from baccarat.jsonout import JsonOut
+
+# What a result says besides the totals, as bits of one int, so the game hands
+# the whole verdict over in one argument (see "Calls" in the Events docstring).
+P_NATURAL = const(1)  # Ch 1B(3)
+B_NATURAL = const(2)
+P_PAIR = const(4)  # Ch 7A(16)
+B_PAIR = const(8)
+# Ch 11A calls besides the winner's. EZ and Fortune 7 never share a table, so
+# the order in which they are written only matters within one designation.
+CALL_DRAGON7 = const(16)  # 11A(2)
+CALL_PANDA8 = const(32)  # 11A(3)
+CALL_FORTUNE7 = const(64)  # 11A(4)
+CALL_ONE_UP = const(128)  # 11A(5)
+_NATURALS = const(3)  # P_NATURAL | B_NATURAL
+# 11A(1): the winner's call, by rules.PLAYER / BANKER / TIE.
+_WINNER_CALLS = (b'"player wins"', b'"banker wins"', b'"tie hand"')
+
+
+class Events:
+    """The event writer of one game: its buffer and where finished events go.
+
+    It reads the game's state that every event repeats (round, simulated,
+    cards left, the hands) from the game itself, and takes as arguments only
+    what differs per event.
+
+    Calls: a MicroPython function whose locals and value stack exceed 11
+    slots gets its frame from the heap on every call (py/objfun.c,
+    VM_MAX_STATE_ON_STACK), so the per-card writers keep few arguments and
+    few locals; tests/test_events.py counts every byte allocated per card.
+    """
+
+    def __init__(self, game, emit, size, pos_names, held):
+        self.g = game
+        self.emit = emit
+        self.out = JsonOut(size)
+        self.pos_names = pos_names  # the game's position codes index these
+        self.held = held  # the code of a card held for the next round
+
+    # ------------------------------------------------------------ framing
+
+    def _begin(self, kind):
+        o = self.out
+        o.reset()
+        o.raw(b'{"type":"')
+        o.raw(kind)
+        o.byte(0x22)
+        return o
+
+    def _send(self):
+        o = self.out
+        if o.over:
+            # An event never goes out cut short: say so instead.
+            o.reset()
+            o.raw(b'{"type":"error","message":"event too long for the buffer"')
+        o.byte(0x7D)
+        self.emit(o.buf, o.n)
+
+    # ------------------------------------------------------------- fields
+
+    def _round(self):
+        self.out.raw(b',"round":')
+        self.out.int(self.g.round)
+
+    def _simulated(self):
+        self.out.raw(b',"simulated":')
+        self.out.bool(self.g.simulated)
+
+    def _pos(self, key, pos):
+        """A position field from the game's position code; < 0 is null."""
+        o = self.out
+        o.raw(key)
+        if pos < 0:
+            o.raw(b"null")
+        else:
+            o.byte(0x22)
+            o.raw(self.pos_names[pos])
+            o.byte(0x22)
+
+    def card_value(self, c):
+        """A card as a JSON string, "9H", from the byte tables: indexing a str
+        would intern a one-letter str, which can take heap (baccarat.cards)."""
+        o = self.out
+        o.byte(0x22)
+        o.byte(cards.RANK_BYTES[c >> 2])
+        o.byte(cards.SUIT_BYTES[c & 3])
+        o.byte(0x22)
+
+    def card_field(self, c):
+        self.out.raw(b',"card":')
+        self.card_value(c)
+
+    def _hand(self, hand, n):
+        o = self.out
+        o.byte(0x5B)
+        for i in range(n):
+            if i:
+                o.byte(0x2C)
+            self.card_value(hand[i])
+        o.byte(0x5D)
+
+    # ------------------------------------------------------------- events
+
+    def shoe(self, nxt):
+        g = self.g
+        o = self._begin(b"shoe")
+        o.raw(b',"decks":')
+        o.int(g.decks)
+        o.raw(b',"designation":')
+        o.text(rules.DESIGNATIONS[g.designation])
+        o.raw(b',"exposed":')
+        o.text(rules.EXPOSED_MODES[g.exposed_mode])
+        o.raw(b',"cards":')
+        o.int(g.left)
+        self._pos(b',"next":', nxt)
+        self._send()
+
+    def bets(self):
+        self._begin(b"bets")
+        self._round()
+        self._send()
+
+    def card(self, pos, c, up, nxt):
+        """A card left the shoe for position ``pos``, ``nxt`` is due next. A
+        card held under 13A/13B(2) is reported with the round it is held for,
+        the next one; the first, exposed burn card (Ch 5F) with how many
+        cards are burnt after it."""
+        g = self.g
+        o = self._begin(b"card")
+        o.raw(b',"round":')
+        o.int(g.round + 1 if pos == self.held else g.round)
+        self._pos(b',"pos":', pos)
+        self.card_field(c)
+        o.raw(b',"up":')
+        o.bool(up)
+        self._pos(b',"next":', nxt)
+        self._simulated()
+        o.raw(b',"left":')
+        o.int(g.left)
+        if g.last_first_burn:
+            o.raw(b',"burn":')
+            o.int(g.burn_left)
+        self._send()
+
+    def assign(self, pos, c, nxt, held):
+        """A card already reported is given its place by a rule; a separate
+        event type so that counting card events still counts each card once.
+        ``held``: a card held under 13A/13B(2) taking its place at "no more
+        bets", which says where it came from instead of ``simulated``."""
+        o = self._begin(b"assign")
+        self._round()
+        self._pos(b',"pos":', pos)
+        self.card_field(c)
+        self._pos(b',"next":', nxt)
+        if held:
+            o.raw(b',"from":"HELD"')
+        else:
+            self._simulated()
+        self._send()
+
+    def cover(self):
+        o = self._begin(b"cover")
+        self._round()
+        o.raw(b',"left":')
+        o.int(self.g.left)
+        o.raw(b',"rule":"9D"')
+        self._send()
+
+    def counts(self, player_total, banker_total):
+        o = self._begin(b"counts")
+        self._round()
+        o.raw(b',"player":')
+        o.int(player_total)
+        o.raw(b',"banker":')
+        o.int(banker_total)
+        self._simulated()
+        self._send()
+
+    def result(self, winner, pt, bt, facts):
+        """Ch 11A: both hands, totals, card counts, the winner, the natural and
+        pair flags and the announcements; ``facts`` holds the flags and calls
+        as the bits above."""
+        g = self.g
+        o = self._begin(b"result")
+        self._round()
+        o.raw(b',"player":')
+        self._hand(g.player, g.np)
+        o.raw(b',"banker":')
+        self._hand(g.banker, g.nb)
+        o.raw(b',"player_total":')
+        o.int(pt)
+        o.raw(b',"banker_total":')
+        o.int(bt)
+        o.raw(b',"player_cards":')
+        o.int(g.np)
+        o.raw(b',"banker_cards":')
+        o.int(g.nb)
+        o.raw(b',"winner":"')
+        o.raw(rules.WINNER_NAMES[winner])
+        o.raw(b'","natural":')
+        o.bool(facts & _NATURALS)
+        o.raw(b',"player_natural":')
+        o.bool(facts & P_NATURAL)
+        o.raw(b',"banker_natural":')
+        o.bool(facts & B_NATURAL)
+        o.raw(b',"player_pair":')
+        o.bool(facts & P_PAIR)
+        o.raw(b',"banker_pair":')
+        o.bool(facts & B_PAIR)
+        o.raw(b',"announce":[')
+        o.raw(_WINNER_CALLS[winner])
+        if facts & CALL_DRAGON7:
+            o.raw(b',"Dragon 7"')
+        if facts & CALL_PANDA8:
+            o.raw(b',"Panda 8"')
+        if facts & CALL_FORTUNE7:
+            o.raw(b',"Fortune 7"')
+        if facts & CALL_ONE_UP:
+            o.raw(b',"One Up"')
+        o.raw(b"]")
+        self._simulated()
+        self._send()
+
+    def last_hand(self):
+        o = self._begin(b"last_hand")
+        self._round()
+        o.raw(b',"rule":"9D"')
+        self._send()
+
+    def void(self, rule, wagers):
+        o = self._begin(b"void")
+        self._round()
+        o.raw(b',"rule":"')
+        o.raw(rule)
+        o.raw(b'","wagers":"')
+        o.raw(wagers)
+        o.byte(0x22)
+        self._simulated()
+        self._send()
+
+    def shoe_end(self, reason):
+        """The per-rank count of cards seen, and what is missing or in excess
+        against the set, so the pit can reconcile the shoe (Ch 4)."""
+        g = self.g
+        o = self._begin(b"shoe_end")
+        o.raw(b',"reason":"')
+        o.raw(reason)
+        o.raw(b'","rounds":')
+        o.int(g.real_rounds)
+        o.raw(b',"left":')
+        o.int(g.left)
+        o.raw(b',"counts":{')
+        for r in range(13):
+            if r:
+                o.byte(0x2C)
+            o.byte(0x22)
+            o.byte(cards.RANK_BYTES[r])
+            o.raw(b'":')
+            o.int(self._rank_seen(r))
+        o.raw(b'},"missing":{')
+        self._face_counts(-1)
+        o.raw(b'},"excess":{')
+        self._face_counts(1)
+        o.raw(b"}")
+        self._send()
+
+    def _rank_seen(self, r):
+        """Copies seen of rank ``r``: its four suits are four consecutive codes."""
+        seen = self.g.seen
+        c = cards.make(r, 0)
+        return seen[c] + seen[c + 1] + seen[c + 2] + seen[c + 3]
+
+    def _face_counts(self, sign):
+        """Each card seen fewer (sign -1) or more (sign 1) times than the set holds."""
+        o = self.out
+        first = True
+        for c in range(cards.CARDS_PER_DECK):
+            d = (self.g.seen[c] - self.g.decks) * sign
+            if d > 0:
+                if not first:
+                    o.byte(0x2C)
+                first = False
+                self.card_value(c)
+                o.byte(0x3A)
+                o.int(d)
+
+    def irregularity(self, rule, section, c, action, detail=None):
+        """An irregularity: ``rule`` and ``section`` as bytes from the game, or
+        ``rule`` as a str from the reader path (then escaped), with an
+        optional reader ``detail`` str. ``c`` < 0: no card is involved."""
+        o = self._begin(b"irregularity")
+        o.raw(b',"rule":')
+        if isinstance(rule, str):
+            o.text(rule)
+        else:
+            o.byte(0x22)
+            o.raw(rule)
+            o.byte(0x22)
+        o.raw(b',"section":"')
+        o.raw(section)
+        o.byte(0x22)
+        self._round()
+        if c >= 0:
+            self.card_field(c)
+        if detail is not None:
+            o.raw(b',"detail":')
+            o.text(detail)
+        o.raw(b',"action":"')
+        o.raw(action)
+        o.byte(0x22)
+        self._send()
+
+    def error(self, message):
+        """``message`` is bytes from the game or a str from elsewhere (then
+        escaped); a script driver's ``line`` >= 0 names the line."""
+        o = self._begin(b"error")
+        if self.g.line >= 0:
+            o.raw(b',"line":')
+            o.int(self.g.line)
+        o.raw(b',"message":')
+        if isinstance(message, str):
+            o.text(message)
+        else:
+            o.byte(0x22)
+            o.raw(message)
+            o.byte(0x22)
+        self._send()
