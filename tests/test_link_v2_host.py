@@ -233,6 +233,7 @@ def test_a_stale_or_unchallenged_hello_is_asked_again_not_believed(shoe, bridge)
     shoe.hello(seq=3, challenge=shoe.challenges[-1])
     shoe.pump(lambda f: shoe.acks())
     assert bridge.bridge.shoe_id == SHOE and bridge.bridge.hello["seq"] == 3
+    assert bridge.bridge.stats["bad_tags"] == 0  # stale is not forged: no false alert
 
 
 def test_forged_events_are_not_stored_and_become_one_alert(shoe, tmp_path):
