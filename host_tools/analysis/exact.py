@@ -382,8 +382,8 @@ def _probabilities(d, seq6):
         prob[h.winner] += w
         if h.player_natural or h.banker_natural:
             prob["natural"] += w
-        if wagers.dragon7(h):
+        if h.dragon7:
             prob["dragon7"] += w
-        if wagers.panda8(h):
+        if h.panda8:
             prob["panda8"] += w
     return {k: v / seq6 for k, v in prob.items()}

@@ -4,9 +4,16 @@ A round reaches settlement as card names (from `shoe settle` input or a
 firmware `result` event). The exact analysis builds the same object from
 point totals alone, because most wagers look at nothing else; the
 card-based wagers (pairs, nines, Royal 9, Jackpot) read ``player``/``banker``.
+
+Every fact of the round (winner, naturals, Dragon 7, Panda 8, One Up, pairs)
+is asked of the firmware's ``baccarat.rules``, the code the shoe announces
+with, so settlement and the shoe cannot disagree on a round.
 """
 
 from .core import cards, rules
+
+
+WINNERS = tuple(name.decode() for name in rules.WINNER_NAMES)
 
 
 class RoundError(ValueError):
@@ -23,6 +30,8 @@ class Hands:
         "banker_count",
         "player_natural",
         "banker_natural",
+        "dragon7",
+        "panda8",
     )
 
     def __init__(self, player_total, banker_total, player_count, banker_count, player=None, banker=None):
@@ -32,18 +41,23 @@ class Hands:
         self.banker_total = banker_total
         self.player_count = player_count
         self.banker_count = banker_count
-        # Ch 1B(3): a natural is 8 or 9 on the first two cards; a two-card
-        # hand that stood on 8 or 9 can only have done so as a natural.
-        self.player_natural = player_count == 2 and rules.is_natural(player_total)
-        self.banker_natural = banker_count == 2 and rules.is_natural(banker_total)
+        self.player_natural = rules.natural(player_total, player_count)
+        self.banker_natural = rules.natural(banker_total, banker_count)
+        self.dragon7 = rules.dragon7(player_total, banker_total, banker_count)
+        self.panda8 = rules.panda8(player_total, banker_total, player_count)
 
     @property
     def winner(self):
-        if self.player_total > self.banker_total:
-            return "player"
-        if self.banker_total > self.player_total:
-            return "banker"
-        return "tie"
+        """"player", "banker" or "tie", spelled as the shoe's result event spells it."""
+        return WINNERS[rules.winner(self.player_total, self.banker_total)]
+
+    @property
+    def one_up(self):
+        return rules.one_up(self.player_total, self.banker_total)
+
+    def pair(self, hand):
+        """Whether the first two cards of "player" or "banker" are a pair."""
+        return rules.pair(self.player if hand == "player" else self.banker)
 
     def initial(self):
         """The first four cards in dealing order P1, B1, P2, B2 (Ch 8C)."""

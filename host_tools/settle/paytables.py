@@ -7,6 +7,8 @@ integer cents. Settlement and the exact analysis both read this module; no
 payout figure appears anywhere else in the code.
 """
 
+from .core import rules
+
 # Ch 12B: the tie pays at least 8 to 1; the operator may pay more.
 TIE_MIN = 8
 # Ch 12A and 12C: Player and Banker pay even money.
@@ -157,15 +159,17 @@ OPTIONAL = (
     "lucky6",
 )
 
-# Ch 7A: the wagers of each designation, in layout order.
-DESIGNATIONS = {
-    "standard": ("player", "banker", "tie") + OPTIONAL,
-    "ez": ("player", "banker", "tie", "dragon7", "panda8") + OPTIONAL,
-    "fortune7": ("player", "banker", "tie", "fortune7", "one_up") + OPTIONAL,
-    "no-commission": ("player", "banker", "tie") + OPTIONAL,
-    "five-treasures": ("player", "banker", "tie", "fortune7_5t", "golden8", "heavenly9", "blazing7s", "cover_all")
-    + OPTIONAL,
+# Ch 7A: the wagers each designation adds to Player, Banker and Tie, in
+# layout order. The designations themselves are the shoe's list
+# (baccarat.rules.DESIGNATIONS): a table the shoe can be set to is a table
+# settlement can price, and the other way round.
+_OWN_WAGERS = {
+    "ez": ("dragon7", "panda8"),
+    "fortune7": ("fortune7", "one_up"),
+    "five-treasures": ("fortune7_5t", "golden8", "heavenly9", "blazing7s", "cover_all"),
 }
+DESIGNATIONS = {name: ("player", "banker", "tie") + _OWN_WAGERS.get(name, ()) + OPTIONAL
+                for name in rules.DESIGNATIONS}
 
 BETS = (
     "player",

@@ -25,16 +25,12 @@ def _win(odds, stake=1):
     return ("win", ("odds", odds, stake))
 
 
-# Ch 1B(1): Banker three-card 7 against a Player below 7. The firmware core
-# uses the same event for Fortune 7 (EZ and Fortune 7 tables) and the Five
-# Treasures "Fortune 7" wager ("Banker wins with three cards totalling 7").
-def dragon7(h):
-    return h.banker_count == 3 and h.banker_total == 7 and h.player_total < 7
-
-
-# Ch 1B(5): Player three-card 8 against a Banker below 8 (also Golden 8).
-def panda8(h):
-    return h.player_count == 3 and h.player_total == 8 and h.banker_total < 8
+# Dragon 7 (Ch 1B(1)), Panda 8 (1B(5)), One Up, naturals, pairs and the
+# winner are facts of the round: ``hands.Hands`` takes them from the
+# firmware's baccarat.rules, which the shoe announces with. The Fortune 7 of
+# EZ/Fortune 7 tables and the Five Treasures Fortune 7 wager ("Banker wins
+# with three cards totalling 7") are read as the Dragon 7 hand, Golden 8 as
+# the Panda 8 hand (docs/rules.md, docs/wagers.md).
 
 
 def _three_card(count, total, wanted):
@@ -66,7 +62,7 @@ def banker(h, table):  # Ch 7A(1), 12C, 12S
         return PUSH
     if w == "player":
         return LOSE
-    if table.designation in ("ez", "fortune7") and dragon7(h):
+    if table.designation in ("ez", "fortune7") and h.dragon7:
         return PUSH  # Ch 7A(1)(c)(ii)/(iii)
     if table.designation == "no-commission" and h.banker_total == 6:
         return _win(*pt.NO_COMMISSION_SIX)
@@ -96,29 +92,29 @@ def dragon_bonus_banker(h, table):
 
 
 def dragon7_wager(h, table):  # Ch 7A(5), 12G
-    return _win(pt.DRAGON7) if dragon7(h) else LOSE
+    return _win(pt.DRAGON7) if h.dragon7 else LOSE
 
 
 def panda8_wager(h, table):  # Ch 7A(6), 12H
-    return _win(pt.PANDA8) if panda8(h) else LOSE
+    return _win(pt.PANDA8) if h.panda8 else LOSE
 
 
 def fortune7(h, table):  # Ch 7A(7), 12I
-    return _win(pt.FORTUNE7) if dragon7(h) else LOSE
+    return _win(pt.FORTUNE7) if h.dragon7 else LOSE
 
 
 def one_up(h, table):  # Ch 7A(8), 12J: Player beats Banker by exactly one point
-    if h.player_total - h.banker_total != 1:
+    if not h.one_up:
         return LOSE
     return _win(pt.ONE_UP["one_nil" if h.player_total == 1 else "by_one"])
 
 
 def fortune7_5t(h, table):  # Ch 7A(11), 12P(1)
-    return _win(pt.FORTUNE7_5T) if dragon7(h) else LOSE
+    return _win(pt.FORTUNE7_5T) if h.dragon7 else LOSE
 
 
 def golden8(h, table):  # Ch 7A(12), 12P(2)
-    return _win(pt.GOLDEN8) if panda8(h) else LOSE
+    return _win(pt.GOLDEN8) if h.panda8 else LOSE
 
 
 def heavenly9(h, table):  # Ch 7A(13), 12P(3)
@@ -135,7 +131,7 @@ def blazing7s(h, table):  # Ch 7A(14), 12P(4); Paytable A pays only three-card 7
 
 
 def cover_all(h, table):  # Ch 7A(15), 12P(5)
-    hit = dragon7(h) or panda8(h) or _heavenly(h) > 0 or _blazing(h) is not None
+    hit = h.dragon7 or h.panda8 or _heavenly(h) > 0 or _blazing(h) is not None
     return _win(pt.COVER_ALL) if hit else LOSE
 
 
@@ -152,11 +148,10 @@ def any_pair(h, table, hand):
     at 11 to 1 is a one-hand pair bet (a pair in either hand would make
     11 to 1 a player-favoured game); see docs/wagers.md.
     """
-    cards_ = h.player if hand == "player" else h.banker
-    r = cards.rank(cards_[0])
-    if r != cards.rank(cards_[1]):
+    if not h.pair(hand):
         return LOSE
-    return _win(pt.ANY_PAIR["nines" if r == NINE else "pair"])
+    first = h.player[0] if hand == "player" else h.banker[0]
+    return _win(pt.ANY_PAIR["nines" if cards.rank(first) == NINE else "pair"])
 
 
 def lucky_nines(h, table):  # Ch 7A(17), 12R
