@@ -294,6 +294,12 @@ class _Config:
     FIRMWARE_VERSION = "0.0.0"
 
 
+try:
+    from link import host_frames  # link v2: host MACs cover the hello's nonce
+except ImportError:  # v1, until the lead's v2 session lands
+    host_frames = None
+
+
 class _Wire:
     """A pit PC on the session's wire: keeps every frame, acks every event."""
 
@@ -303,9 +309,22 @@ class _Wire:
         self.frames = []
         self.decoder = frame.Decoder()
         self.counter = 0
+        self.nonce = b""
 
     def on_frame(self, d):
         self.frames.append((chr(d.kind), d.seq, bytes(d.buf[d.pstart:d.pend]).decode()))
+        if d.kind == ord("H"):
+            self.nonce = (self.json("H")[-1].get("nonce") or "").encode()
+
+    def hello(self):
+        self.board.inbox += host_frames.encode_hello_request(b"0123456789abcdef") if host_frames \
+            else commands.encode_plain("H")
+        self.run()
+
+    def _ack(self, seq):
+        if host_frames:
+            return host_frames.encode_ack(bytes(32), "S1", self.nonce, seq)
+        return commands.encode_ack(bytes(32), "S1", seq)
 
     def on_bad(self, d, code, message):
         raise AssertionError(message)
@@ -317,11 +336,14 @@ class _Wire:
             self.decoder.feed(data, len(data), self)
             events = [f for f in self.frames if f[0] == "E"]
             if events and ack:
-                self.board.inbox += commands.encode_ack(bytes(32), "S1", max(f[1] for f in events))
+                self.board.inbox += self._ack(max(f[1] for f in events))
 
     def command(self, name, args=None, body=None):
         self.counter += 1
-        if body is None:
+        if body is None and host_frames:
+            self.board.inbox += host_frames.encode_command(bytes(32), "S1", self.nonce, self.counter,
+                                                           " ".join([name] + ["%s=%s" % kv for kv in args or ()]))
+        elif body is None:
             self.board.inbox += commands.encode(bytes(32), "S1", self.counter, name, args)
         else:
             self.board.inbox += body
@@ -350,8 +372,7 @@ def link_wire(tmp_path_factory):
     s = Session(board, _Config, journal.Journal(path))
     wire = _Wire(s, board)
     s.boot()
-    wire.board.inbox += commands.encode_plain("H")
-    wire.run()
+    wire.hello()
     wire.command("shoe", [("decks", "6"), ("designation", "ez")])
     wire.command("time", [("t", "1763776000")])
     wire.command("status")
@@ -367,8 +388,7 @@ def link_wire(tmp_path_factory):
     board.inbox = bytearray()
     board.now += 5000  # silence: link_down
     wire.run(ack=False)
-    board.inbox += commands.encode_plain("H")  # back: link_down is sent, then link_up
-    wire.run()
+    wire.hello()  # back: link_down is sent, then link_up
     data = bytearray(open(path, "rb").read())
     data[len(data) // 2] ^= 0x40
     open(path, "wb").write(bytes(data))
@@ -377,8 +397,7 @@ def link_wire(tmp_path_factory):
     wire2 = _Wire(s2, board2)
     wire2.counter = s.counter
     s2.boot()
-    board2.inbox += commands.encode_plain("H")
-    wire2.run()
+    wire2.hello()
     wire2.command("status")
     wire2.command("clear_tilt", [("seq", "1")])
     return wire, wire2

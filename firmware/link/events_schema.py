@@ -21,7 +21,7 @@ from link import schema
 
 WINNERS = ("player", "banker", "tie")
 # An `error` event's reason (docs/protocol.md 6).
-ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "replayed", "malformed",
+ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "replayed", "malformed",
                  "unknown_command", "wrong_state", "bad_ack", "tilted")
 
 GAME_EVENTS = (
@@ -46,7 +46,7 @@ LINK_EVENTS = (
     ("link_down", "silent_ms:int"),
     ("link_up", "down_ms:int"),
     ("accepted", "command:command counter:int"),
-    ("error", "reason:reason command:str? counter:int? message:str"),
+    ("error", "reason:reason command:str? counter:int? count:int? first_ms:int? last_ms:int? message:str"),
     ("status", "round:int phase:str next:pos|null player:cards banker:cards held:cards left:int "
                "settings:str seq:int acked:int counter:int tilt:str|null t:int?"),
     ("time", "t:int"),
