@@ -20,7 +20,7 @@ from host_tools.store import db
 from test_link_v2_host import FKEY, KEY, SHOE, FakeShoe
 
 vm.use_firmware()
-from link import auth, frame, proto  # noqa: E402
+from link import auth, frame, host_frames, proto  # noqa: E402
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_a_restarted_bridge_acks_what_it_already_stored(shoe, tmp_path):
     with db.Store(path) as store:
         for seq in range(1, 8):
             text = b'{"type":"bets","round":%d}' % seq
-            prev = shoe.tags[seq] = auth.frame_mac(FKEY, SHOE, ord("E"), seq, prev, text)
+            prev = shoe.tags[seq] = host_frames.frame_mac(FKEY, SHOE, ord("E"), seq, prev, text)
             store.append(SHOE, seq, text, mac=prev, first_seq=1, first_prev=auth.ZERO_MAC)
     r = ThreadedBridge(str(path), shoe.path, KEY)
     try:

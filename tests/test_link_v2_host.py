@@ -26,7 +26,7 @@ from host_tools.bridge.session import Bridge, shown
 from host_tools.store import db
 
 vm.use_firmware()
-from link import auth, frame, proto  # noqa: E402
+from link import auth, frame, host_frames, proto  # noqa: E402
 
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))
@@ -57,7 +57,7 @@ class FakeShoe:
         os.write(self.master, bytes(out[:n]))
 
     def signed(self, kind, seq, link, body):
-        tag = auth.frame_mac(self.fkey, self.shoe_id, ord(kind), seq, link, body)
+        tag = host_frames.frame_mac(self.fkey, self.shoe_id, ord(kind), seq, link, body)
         return body + b" " + tag
 
     def hello(self, seq=0, acked=0, counter=0, tilt=None, challenge=None, chain=None, **extra):
@@ -88,7 +88,7 @@ class FakeShoe:
         if prev is None:
             prev = self.tags.get(seq - 1, auth.ZERO_MAC) if seq > 1 else auth.ZERO_MAC
         fkey = auth.frames_key(key_of) if key_of else self.fkey
-        tag = auth.frame_mac(fkey, self.shoe_id, ord("E"), seq, prev, body)
+        tag = host_frames.frame_mac(fkey, self.shoe_id, ord("E"), seq, prev, body)
         if key_of is None:
             self.tags[seq] = tag
         return body + b" " + tag
@@ -345,7 +345,7 @@ def test_first_event_lost_store_waits_for_seq_1(shoe, bridge, tmp_path):
 
 def test_a_new_store_starts_at_acked_plus_one_with_the_hello_chain(shoe, bridge, tmp_path):
     for seq in (1, 2, 3):
-        shoe.tags[seq] = auth.frame_mac(FKEY, SHOE, ord("E"), seq,
+        shoe.tags[seq] = host_frames.frame_mac(FKEY, SHOE, ord("E"), seq,
                                         shoe.tags.get(seq - 1, auth.ZERO_MAC),
                                         b'{"type":"bets","round":%d}' % seq)
     shoe.connect(seq=5, acked=3)  # 1..3 went to the store of an earlier pit PC
@@ -477,7 +477,7 @@ def _signed_store(path, n=20, checkpoint_at=(10,), shoe_id=SHOE, start=1, restar
             else:
                 text = json.dumps({"type": "card", "round": seq // 4, "pos": "P1", "card": "9H"},
                                   separators=(",", ":"))
-            tag = auth.frame_mac(FKEY, shoe_id, ord("E"), seq, prev, text.encode())
+            tag = host_frames.frame_mac(FKEY, shoe_id, ord("E"), seq, prev, text.encode())
             store.append(shoe_id, seq, text, mac=tag, first_seq=start, first_prev=auth.ZERO_MAC)
             tags[seq] = tag.decode()
             prev = tag
@@ -589,7 +589,7 @@ def test_chain_restarts_only_where_the_protocol_allows(tmp_path):
     con = sqlite3.connect(str(bad))
     prev = auth.ZERO_MAC
     for seq, text in con.execute("SELECT seq, event FROM events WHERE seq >= 9 ORDER BY seq").fetchall():
-        prev = auth.frame_mac(FKEY, SHOE, ord("E"), seq, prev, text.encode())
+        prev = host_frames.frame_mac(FKEY, SHOE, ord("E"), seq, prev, text.encode())
         con.execute("UPDATE events SET mac = ? WHERE seq = ?", (prev.decode(), seq))
     con.commit()
     con.close()

@@ -41,7 +41,7 @@ from host_tools import vm
 from host_tools.store import db
 
 vm.use_firmware()
-from link import auth, frame, proto, schema  # noqa: E402
+from link import auth, frame, host_frames, proto, schema  # noqa: E402
 
 PROTO = proto.PROTO
 HEARTBEAT_S = 0.5      # the host must send a frame at least every 1000 ms (protocol 7)
@@ -200,7 +200,7 @@ class Bridge:
         self.challenge = auth.new_nonce()
         self.challenge_open = True
         self.hello_asked = now
-        self._send(auth.encode_hello_request(self.challenge))
+        self._send(host_frames.encode_hello_request(self.challenge))
 
     def _lost(self, detail):
         if self.ser is not None:
@@ -281,7 +281,7 @@ class Bridge:
             if self.hello is not None and self.refuse is None:
                 self._ack()  # an ack doubles as the heartbeat and repairs a lost one
             else:
-                self._send(auth.encode_beat())
+                self._send(host_frames.encode_beat())
 
     def _send(self, data):
         if self.ser is None:
@@ -357,7 +357,7 @@ class Bridge:
                            "ones, so it records nothing (start it with --key-file)")
 
     def _tag_ok(self, shoe_id, kind, seq, link, body, tag):
-        want = auth.frame_mac(self.fkey, shoe_id, kind, seq, link, body)
+        want = host_frames.frame_mac(self.fkey, shoe_id, kind, seq, link, body)
         return len(tag) == proto.MAC_HEX and _hmac.compare_digest(want, tag)
 
     def _hello(self, seq, payload):
@@ -555,7 +555,7 @@ class Bridge:
         self.ack_due = False
         if self.key is None or self.refuse or self.hello is None:
             return
-        self._send(auth.encode_ack(self.key, self.shoe_id, self.hello["nonce"], self._stored() or 0))
+        self._send(host_frames.encode_ack(self.key, self.shoe_id, self.hello["nonce"], self._stored() or 0))
 
     # -- commands -----------------------------------------------------------
 
@@ -570,7 +570,7 @@ class Bridge:
         except (ValueError, proto.Rejected) as e:
             return "error %s" % e
         counter = self.counter + 1
-        data = auth.encode_command(self.key, self.shoe_id, self.hello["nonce"], counter, body)
+        data = host_frames.encode_command(self.key, self.shoe_id, self.hello["nonce"], counter, body)
         self.counter = counter
         if not self._send(data):
             return "error the link failed while sending"

@@ -41,7 +41,7 @@ Hash of a row (all integers big-endian)::
 ``prev_hash`` of a shoe's first stored row is 32 zero bytes. The event length
 makes the split between event and shoe id unambiguous.
 
-Tag of a row (checked with the shoe key, firmware/link/auth.py)::
+Tag of a row (checked with the shoe key, firmware/link/host_frames.py)::
 
     BLAKE2s-128(K_frames, SHOE_ID " E" SEQ " " PREV " " event bytes)
 
@@ -162,7 +162,7 @@ def tag_link(fkey, shoe_id, seq, prev, event_bytes, tag):
     ``shoe verify`` (after), so the two can never disagree."""
     from host_tools import vm
     vm.use_firmware()
-    from link import auth, proto
+    from link import auth, host_frames, proto
     tag = tag.encode("ascii", "replace") if isinstance(tag, str) else bytes(tag)
     prev = prev.encode("ascii", "replace") if isinstance(prev, str) else bytes(prev)
     if isinstance(event_bytes, str):
@@ -170,7 +170,7 @@ def tag_link(fkey, shoe_id, seq, prev, event_bytes, tag):
     if len(tag) != proto.MAC_HEX:
         return None
     if len(prev) == proto.MAC_HEX and _hmac.compare_digest(
-            auth.frame_mac(fkey, shoe_id, proto.EVENT, seq, prev, event_bytes), tag):
+            host_frames.frame_mac(fkey, shoe_id, proto.EVENT, seq, prev, event_bytes), tag):
         return LINKED
     if prev == auth.ZERO_MAC:
         return None  # already tried
@@ -179,7 +179,7 @@ def tag_link(fkey, shoe_id, seq, prev, event_bytes, tag):
     except ValueError:
         event = None
     if chain_may_restart(seq, event) and _hmac.compare_digest(
-            auth.frame_mac(fkey, shoe_id, proto.EVENT, seq, auth.ZERO_MAC, event_bytes), tag):
+            host_frames.frame_mac(fkey, shoe_id, proto.EVENT, seq, auth.ZERO_MAC, event_bytes), tag):
         return RESTART
     return None
 
