@@ -38,31 +38,13 @@ def _dir(path):
 
 def _check_manifest():
     """Hash every file `shoe deploy` listed in manifest.json (beside main.py)
-    against the list; a development tree has no manifest and skips this."""
+    against the list; a development tree has no manifest and skips this.
+    The hashing is firmware/manifest.py, the same code `shoe deploy` uses."""
+    import manifest
+
     root = _dir(globals().get("__file__", "main.py"))
-    try:
-        f = open(root + "/" + MANIFEST)
-    except OSError:
-        return None
-    with f:
-        files = json.load(f)["files"]
-    chunk = bytearray(512)
-    for path in sorted(files):
-        h = hashlib.sha256()
-        try:
-            with open(root + "/" + path, "rb") as src:
-                while True:
-                    n = src.readinto(chunk)
-                    if not n:
-                        break
-                    h.update(chunk if n == len(chunk) else chunk[:n])
-        except OSError:
-            return "self-test: %s listed in the manifest is missing" % path
-        got = binascii.hexlify(h.digest()).decode()
-        if got != files[path]:
-            return "self-test: %s does not match the manifest (sha256 %s..., expected %s...)" % (
-                path, got[:12], files[path][:12])
-    return None
+    files = manifest.load(root)
+    return None if files is None else manifest.check(root, files)
 
 
 def _known_answers():

@@ -33,14 +33,17 @@ import subprocess
 import sys
 import tempfile
 
-from host_tools import boards
+from host_tools import boards, vm
 from host_tools.boards import config
+
+vm.use_firmware()
+import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one file hash)
 
 FIRMWARE = config.FIRMWARE_DIR
 SOURCE_ONLY = ("main.py", "boot.py")
 KEY_NAME = "shoe_key.bin"
 KEY_BYTES = 32
-MANIFEST = "manifest.json"
+MANIFEST = fw_manifest.NAME
 # The enrolled card set (docs/cardset.md). It changes with every new set of
 # cards (Ch 3C: at least every 24 hours) while the firmware does not, so it
 # carries its own SHA-256 and stays out of the firmware manifest.
@@ -256,7 +259,7 @@ def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, car
     files = {}
     for path in sorted(out.rglob("*")):
         if path.is_file() and path.name not in (MANIFEST, CARDSET):
-            files[path.relative_to(out).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+            files[path.relative_to(out).as_posix()] = fw_manifest.file_sha256(str(path))
     manifest = {"board": board_name, "shoe_id": shoe_id, "module": values["MODULE"],
                 "heap": values["HEAP"], "firmware_version": values["FIRMWARE_VERSION"],
                 "mpy_cross": mpy_cross_version(), "files": files}
@@ -279,20 +282,12 @@ def prepare_script(files):
 
 
 def hash_script(files):
-    """MicroPython run on the device after copying: one "<sha256> <path>" line
-    per file, or "missing <path>"; reads in small chunks to spare the heap."""
-    return ("import hashlib, binascii\n"
-            "b = bytearray(256)\n"
-            "for p in %r:\n"
-            "    try:\n        f = open(p, 'rb')\n"
-            "    except OSError:\n        print('missing', p)\n        continue\n"
-            "    h = hashlib.sha256()\n"
-            "    while True:\n"
-            "        n = f.readinto(b)\n"
-            "        if not n:\n            break\n"
-            "        h.update(b if n == len(b) else b[:n])\n"
-            "    f.close()\n"
-            "    print(binascii.hexlify(h.digest()).decode(), p)\n" % (sorted(files),))
+    """MicroPython run on the device after copying: firmware/manifest.py's
+    own source, then its report() of every file, so the device hashes with
+    the code the boot self-test uses. Sent as source rather than imported
+    from the copy, which is what is being verified."""
+    source = (FIRMWARE / "manifest.py").read_text()
+    return source + "\nreport(%r)\n" % (sorted(files),)
 
 
 def check_hashes(manifest_files, report):
@@ -349,7 +344,7 @@ def flash(stage_dir, manifest, port, run=None):
     for extra in (MANIFEST, CARDSET):
         path = pathlib.Path(stage_dir) / extra
         if path.exists():
-            files[extra] = hashlib.sha256(path.read_bytes()).hexdigest()
+            files[extra] = fw_manifest.file_sha256(str(path))
     cmds = mpremote_commands(port, stage_dir, files)
     for argv in cmds[:-2]:
         run(argv)

@@ -19,7 +19,6 @@ is reading (bytes are dropped, as on an unplugged line), and it survives the
 VM being killed and restarted, which is how tests cut the power.
 """
 
-import hashlib
 import json
 import os
 import pathlib
@@ -112,7 +111,7 @@ class Emulator:
         path = os.path.join(self.dir, deploy.MANIFEST)
         with open(path) as f:
             manifest = json.load(f)
-        manifest["files"]["board_config.mpy"] = hashlib.sha256(mpy.read_bytes()).hexdigest()
+        manifest["files"]["board_config.mpy"] = deploy.fw_manifest.file_sha256(str(mpy))
         with open(path, "w") as f:
             f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
