@@ -16,10 +16,10 @@ Events from the game core carry no "source"; link events carry
 "source":"link" (not listed as a field).
 """
 
-from baccarat import cards, game
+from baccarat import cards, game, rules
 from link import schema
 
-WINNERS = ("player", "banker", "tie")
+WINNERS = tuple(n.decode() for n in rules.WINNER_NAMES)
 # An `error` event's reason (docs/protocol.md 6).
 ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "replayed", "malformed",
                  "unknown_command", "wrong_state", "bad_ack", "tilted")
