@@ -61,8 +61,10 @@ class FakeShoe:
         return body + b" " + tag
 
     def hello(self, seq=0, acked=0, counter=0, tilt=None, challenge=None, chain=None, **extra):
-        """Send a signed hello; ``challenge`` defaults to the bridge's latest."""
+        """Send a signed hello; ``challenge`` defaults to the bridge's latest
+        (anything the bridge has sent is read first)."""
         if challenge is None:
+            self.read()
             challenge = self.challenges[-1] if self.challenges else proto.NO_CHALLENGE
         self.nonce = auth.new_nonce().decode()
         self.nonces.append(self.nonce)
@@ -658,3 +660,20 @@ def test_bridge_with_a_fixed_shoe_id_refuses_another(shoe, tmp_path):
             assert [a["kind"] for a in store.alerts(severity="critical")] == ["shoe_changed"]
         finally:
             b.close()
+
+
+def test_a_bridge_with_the_wrong_key_records_nothing_and_says_why(tmp_path):
+    shoe = FakeShoe(key=OTHER_KEY)
+    r = ThreadedBridge(str(tmp_path / "b.db"), shoe.path, KEY)
+    try:
+        shoe.wait_challenge()
+        shoe.hello(seq=1)
+        shoe.event(1)
+        _wait(lambda: r.bridge.refuse)
+        assert "wrong --key-file" in r.bridge.refuse and r.bridge.shoe_id is None
+        assert shoe.acks() == [] and not [f for f in shoe.frames if f[0] == "A"]
+    finally:
+        r.close()
+        shoe.close()
+    with db.Store(tmp_path / "b.db") as s:
+        assert s.shoe_ids() == [] and [a["kind"] for a in s.alerts()] == ["forged_hello"]

@@ -399,6 +399,12 @@ class Bridge:
         self.stats["bad_tags"] += 1
         self.tally.note("forged_hello", "H%d claiming shoe %s: %s" % (
             seq, shown(shoe_id, 16), shown(payload)))
+        if self.hello is None:
+            # Shown in the bridge's state; changes nothing else, and the
+            # first verified hello clears it.
+            self._refusing("no hello on %s verifies under this bridge's key %s: wrong --key-file, "
+                           "or someone else on the line; recording nothing"
+                           % (self.port_path, key_id(self.key)))
         self._ask_hello()
 
     def _verified_hello(self, seq, hello):
