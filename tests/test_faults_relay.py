@@ -112,7 +112,7 @@ class FrameRelay:
                 pass
 
 
-def _run_table(tmp_path, shoe_id, edit, lines, early=0):
+def _run_table(tmp_path, shoe_id, edit, lines, early=0, watch=None):
     """Deal ``lines`` into an emulated shoe whose link passes ``edit``, the
     first ``early`` of them before the bridge starts (the shoe queues their
     events); return (store path, key path)."""
@@ -120,7 +120,7 @@ def _run_table(tmp_path, shoe_id, edit, lines, early=0):
     from host_tools.emulate import Emulator
     emu = Emulator(str(tmp_path / "flash"), shoe_id)
     emu.start()
-    relay = FrameRelay(emu.host_path, edit)
+    relay = FrameRelay(emu.host_path, edit, watch)
     path = tmp_path / "s.db"
     bridge = None
     try:
@@ -158,39 +158,45 @@ def _assert_complete(path, shoe_id, key_path, lines):
 
 
 def test_a_frame_forged_on_the_line_is_not_stored_and_alerted(tmp_path):
-    """Needs the v2 firmware. The relay injects, after the shoe's 5th event,
-    a result at the next seq with a valid CRC and a made-up tag, and a
-    forged hello: neither is stored or believed, one alert is logged, and
-    every genuine event is stored."""
+    """Needs the v2 firmware. Once the bridge has acked a few events, the
+    relay injects, just before the shoe's next event, a result at that seq
+    with a valid CRC and a made-up tag, and a forged hello: neither is
+    stored or believed, one alert of each is logged, and every genuine
+    event is stored."""
     import json
+    import re
     from host_tools import dealer
     from host_tools.store import db
     from host_tools import vm
     vm.use_firmware()
     from link import frame
-    seen = {"events": 0, "injected": 0}
+    seen = {"acked": 0, "injected": 0}
 
     def forged(kind, seq, payload):
         out = bytearray(frame.MAX_FRAME)
         n = frame.encode(out, ord(kind), seq, payload, 0, len(payload))
         return bytes(out[:n])
 
+    def watch(data):
+        for seq in re.findall(rb"\$A(\d+) ", data):
+            seen["acked"] = max(seen["acked"], int(seq))
+
     def edit(line):
-        out = [line]
-        if line.startswith(b"$E"):
-            seen["events"] += 1
-            if seen["events"] == 5 and not seen["injected"]:
-                seen["injected"] = 1
-                seq = int(line[2:line.index(b" ")]) + 1
-                out.append(forged("E", seq, b'{"type":"result","round":1,"winner":"player"} '
-                                  + b"0123456789abcdef" * 2))
-                out.append(forged("H", 0, json.dumps({
+        if not line.startswith(b"$E") or seen["injected"] or seen["acked"] < 3:
+            return [line]
+        seq = int(line[2:line.index(b" ")])
+        if seq != seen["acked"] + 1:
+            return [line]
+        seen["injected"] = seq
+        return [forged("E", seq, b'{"type":"result","round":1,"winner":"player"} '
+                       + b"0123456789abcdef" * 2),
+                forged("H", 0, json.dumps({
                     "proto": 2, "shoe": "EVIL", "seq": 0, "acked": 0, "counter": 0, "tilt": None,
-                    "nonce": "0" * 16, "chain": "0" * 32}).encode() + b" " + b"f" * 32))
-        return out
+                    "nonce": "0" * 16, "chain": "0" * 32}).encode() + b" " + b"f" * 32),
+                line]
 
     lines = dealer.script(41, decks=1)[:40]
-    path, key_path = _run_table(tmp_path, "F1", edit, lines)
+    path, key_path = _run_table(tmp_path, "F1", edit, lines, watch=watch)
     assert seen["injected"]
     _assert_complete(path, "F1", key_path, lines)
     with db.Store(path) as store:
