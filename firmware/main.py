@@ -9,7 +9,7 @@ the manifest `shoe deploy` installed, before any of them is imported (only
 board_config and built-in modules are loaded then): a damaged file is never
 run, and the shoe halts silently with the reason on the console, since the
 code that would report it is the code in doubt. Then known-answer tests of
-CRC-32, HMAC and the game core, then the journal's integrity (Session.boot);
+CRC-32, HMAC, BLAKE2s and the game core, then the journal's integrity (Session.boot);
 those failures leave the shoe refusing play and saying why in its hello.
 """
 
@@ -59,6 +59,13 @@ def _known_answers():
     if binascii.hexlify(hmac.digest(b"Jefe", b"what do ya want for nothing?")) != \
             b"5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843":
         return "self-test: HMAC-SHA256 known answer failed"
+    from link.blake2s import Blake2s
+    b2 = Blake2s(bytes(range(32)), 32)
+    b2.update(b"\x00", 0, 1)  # the BLAKE2 reference KAT, keyed, one zero byte
+    tag = bytearray(64)
+    b2.hex_into(tag, 0)
+    if bytes(tag) != b"40d15fee7c328830166ac3f918650f807e7e01e177258cdc0a39b11f598066f1":
+        return "self-test: BLAKE2s known answer failed"
     # The core: burn 2C + 2 cards, then Player 9H KS (a natural 9) against
     # Banker 2C 3D (5): Ch 10 says the Player wins on two cards.
     results = []
@@ -110,23 +117,34 @@ def run():
         _halt(problem)
     # Imported only now (it is one of the checked files), which also lets
     # this file import on a PC where no board_config has been generated.
+    # The outbox's ring is the one large buffer: take it before the imports
+    # below scatter small objects over the heap, or no hole may be left big
+    # enough for it (MicroPython's heap does not move objects).
+    # The large buffers first (the outbox's ring, the card set), before the
+    # imports below scatter small objects over the heap: MicroPython's heap
+    # never moves objects, so later no hole might be big enough for them.
+    from link.outbox import Outbox
+    outbox = Outbox()
     import board_config
-    from baccarat import game, script
-    from link.journal import Journal
-    from link.session import Session
-
     pkg = __import__("boards." + board_config.MODULE)
     board = getattr(pkg, board_config.MODULE).Board(board_config)
     board.feed()
-    problem = _self_test(_known_answers)
-    board.feed()
-    session = Session(board, board_config, Journal(board.journal_path))
-    reading = None
+    cardset = None
     set_problem = None
     if getattr(board, "reader", None) is not None:
         # Only a shoe with a reader pays the heap for the card-set checks.
         import reading as _reading
-        reading, set_problem = _reading.start(board, session)
+        cardset, set_problem = _reading.load(board)
+    from baccarat import game, script
+    from link.journal import Journal
+    from link.session import Session
+
+    problem = _self_test(_known_answers)
+    board.feed()
+    session = Session(board, board_config, Journal(board.journal_path), outbox)
+    reading = None
+    if cardset is not None:
+        reading = _reading.start(board, session, cardset)
     session.boot(problem)
     if set_problem is not None:
         session.error(set_problem)

@@ -58,15 +58,20 @@ class Reading:
         self.intake.take(self.id, n, colour)
 
 
-def start(board, session):
-    """Load the enrolled card set and attach its checks to the session before
-    the journal is replayed (the replay marks the cards already dealt).
-    Returns (Reading or None, problem text or None)."""
+def load(board):
+    """Load the enrolled card set: (registry, None) or (None, problem text).
+    Called first thing at boot: the set is one large block of heap, best
+    taken before the firmware's imports scatter small objects over it."""
     path = board.cardset_path
     try:
-        reg = registry.load(path)
+        return registry.load(path), None
     except (OSError, ValueError) as e:
         return None, "card set %s not loaded (%s): no card is dealt until one is deployed" % (path, e)
+
+
+def start(board, session, reg):
+    """Attach the card set's checks to the session before the journal is
+    replayed (the replay marks the cards already dealt)."""
     feed = intake.Intake(reg, session)
     session.intake = feed
-    return Reading(board, session, feed), None
+    return Reading(board, session, feed)

@@ -1,6 +1,7 @@
 """A minimal pit PC for tests that talk to an emulated shoe over its pty:
-it decodes frames with the firmware's own codec, keeps events by seq, acks
-like a bridge that stored them, and sends signed commands."""
+it decodes frames with the firmware's own codec, checks every tag the shoe
+puts on them (link v2), keeps events by seq, acks like a bridge that stored
+them, and sends signed commands."""
 
 import contextlib
 import json
@@ -15,7 +16,7 @@ from host_tools import vm
 from host_tools.emulate import Emulator
 
 vm.use_firmware()
-from link import commands, frame  # noqa: E402
+from link import auth, frame, host_frames, proto  # noqa: E402
 
 
 class Host:
@@ -35,15 +36,45 @@ class Host:
         self.beats = False    # send a heartbeat every 0.5 s
         self.last_beat = 0.0
         self.acked = 0
+        self.fkey = auth.frames_key(self.key)
+        self.challenge = b"-"
+        self.nonce = b""       # from the latest hello whose tag checked
+        self.pending = False   # a hello request is out: the nonce is about to change
+        self.asked = 0.0
+        self.tags = {}         # seq -> the event's tag (first copy)
+        self.bad_tags = []     # frames whose tag did not check
 
     # -- decoder callbacks
     def on_frame(self, d):
-        payload = bytes(d.buf[d.pstart:d.pend]).decode()
+        raw = bytes(d.buf[d.pstart:d.pend])
+        body, tag = auth.split_mac(raw)
+        payload = body.decode()
         self.frames.append((chr(d.kind), d.seq, payload))
-        if d.kind == ord("E"):
+        if d.kind == ord("H"):
+            if host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, self.challenge, body) == tag:
+                self.nonce = json.loads(payload)["nonce"].encode()
+                self.pending = False
+            elif host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, b"-", body) != tag:
+                self.bad_tags.append(("H", d.seq))
+        elif d.kind == ord("B"):
+            if host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, b"-", body) != tag:
+                self.bad_tags.append(("B", d.seq))
+        elif d.kind == ord("E"):
             if d.seq in self.events and self.strict:
                 assert self.events[d.seq] == payload, "seq %d resent with different bytes" % d.seq
+            self._check_event(d.seq, body, tag)
             self.events.setdefault(d.seq, payload)
+            self.tags.setdefault(d.seq, tag)
+
+    def _check_event(self, seq, body, tag):
+        """The tag must chain to the previous event's (or restart from zeros
+        at seq 1 or a tilt); unknown predecessors are not judged."""
+        links = [auth.ZERO_MAC] if seq == 1 or b'"type":"tilt' in body else []
+        if seq - 1 in self.tags:
+            links.append(self.tags[seq - 1])
+        if links and all(host_frames.frame_mac(self.fkey, self.emu.shoe_id, ord("E"), seq, link, body) != tag
+                         for link in links):
+            self.bad_tags.append(("E", seq))
 
     def on_bad(self, d, code, message):
         self.bad.append(message)
@@ -51,8 +82,10 @@ class Host:
     def pump(self, seconds=0.05):
         end = time.monotonic() + seconds
         while True:
+            if self.pending and time.monotonic() - self.asked > 1.5:
+                self.hello()  # the request was lost (the VM flushes its tty at boot): ask again
             if self.beats and time.monotonic() - self.last_beat > 0.5:
-                self.send(commands.encode_plain("B"))  # as a connected bridge does
+                self.send(host_frames.encode_beat())  # as a connected bridge does
                 self.last_beat = time.monotonic()
             data = self.port.read(4096)
             if data:
@@ -96,10 +129,14 @@ class Host:
         self.port.flush()
 
     def hello(self):
-        self.send(commands.encode_plain("H"))
+        self.challenge = auth.new_nonce()
+        self.pending = True
+        self.asked = time.monotonic()
+        self.send(host_frames.encode_hello_request(self.challenge))
 
     def ack(self, seq):
-        self.send(commands.encode_ack(self.key, self.emu.shoe_id, seq))
+        if not self.pending:  # an ack signed for the old nonce would only be refused
+            self.send(host_frames.encode_ack(self.key, self.emu.shoe_id, self.nonce, seq))
 
     def ack_all(self):
         """Ack the contiguous run of events held, as a bridge that stored them."""
@@ -111,15 +148,24 @@ class Host:
         return s
 
     def command(self, name, args=None, counter=None):
+        if self.pending:
+            self.wait(lambda: not self.pending, what="the hello answering our challenge")
         if counter is None:
             self.counter += 1
             counter = self.counter
-        data = commands.encode(self.key, self.emu.shoe_id, counter, name, args)
+        data = host_frames.encode_command(self.key, self.emu.shoe_id, self.nonce, counter, body_text(name, args))
         self.send(data)
         return counter, data
 
     def close(self):
         self.port.close()
+
+
+def body_text(name, args=None):
+    """NAME KEY=VALUE ... as given, unchecked: tests send bad arguments on
+    purpose to see the shoe refuse them."""
+    items = list(args.items()) if isinstance(args, dict) else list(args or ())
+    return " ".join([name] + ["%s=%s" % kv for kv in items])
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ from host_tools.emulate import Emulator
 
 vm.use_firmware()
 from baccarat import script  # noqa: E402
-from link import commands, frame  # noqa: E402
+from link import auth, frame, host_frames, schema  # noqa: E402
 from link import hmac as link_hmac  # noqa: E402
 
 BURN_AND_ROUND = ["shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C", "KS"]
@@ -99,7 +99,7 @@ def test_handshake_then_numbered_events_equal_to_replay(emu, host):
     hello = host.hellos()[0]
     with open(os.path.join(emu.dir, "manifest.json")) as f:
         values = json.load(f)
-    assert hello["proto"] == 1 and hello["board"] == "emulator" and hello["shoe"] == "EMU1"
+    assert hello["proto"] == 2 and hello["board"] == "emulator" and hello["shoe"] == "EMU1"
     assert hello["fw"] == values["firmware_version"]
     assert hello["acked"] == 0 and hello["counter"] == 0 and hello["tilt"] is None
     assert hello["settings"] == ""
@@ -109,12 +109,12 @@ def test_handshake_then_numbered_events_equal_to_replay(emu, host):
     host.pump(0.3)
     seqs = sorted(host.events)
     assert seqs == list(range(1, len(seqs) + 1))  # no gaps, from 1
-    assert host.bad == []
+    assert host.bad == [] and host.bad_tags == []
     assert core_events(host) == reference(BURN_AND_ROUND + ["3D", "4C"])
     # The hello after a new shoe carries the settings digest.
     host.hello()
     host.wait(lambda: len(host.hellos()) >= 3 and host.hellos()[-1]["settings"], what="hello")
-    assert host.hellos()[-1]["settings"] == commands.settings_digest(
+    assert host.hellos()[-1]["settings"] == schema.settings_digest(
         "decks=8 designation=standard exposed=simulated batch=A")
 
 
@@ -163,15 +163,15 @@ def test_forged_corrupted_and_replayed_commands_change_nothing(emu, host):
     host.wait(lambda: host.find(type="card", card="KS"), what="P2")
     before = status(host)
     assert before["next"] == "B2" and before["player"] == ["9H", "KS"] and before["banker"] == ["2C"]
-    # 1. Forged: signed with another key.
-    host.send(commands.encode(bytes(32), "EMU1", 50, "exposed"))
+    # 1. Forged: signed with another key (reported as one aggregated event).
+    host.send(host_frames.encode_command(bytes(32), "EMU1", host.nonce, 50, "exposed"))
     _, e = host.wait_event(type="error", reason="bad_mac")
-    assert e["command"] == "exposed" and e["counter"] == 50
+    assert e["count"] == 1 and e["message"].startswith("C 50 exposed: MAC does not verify")
     # 2. Corrupted: a valid frame with one payload byte changed on the line.
-    good = bytearray(commands.encode(host.key, "EMU1", 51, "exposed"))
+    good = bytearray(host_frames.encode_command(host.key, "EMU1", host.nonce, 51, "exposed"))
     good[good.index(b"exposed")] ^= 0x20
     host.send(bytes(good))
-    _, e = host.wait_event(type="error", reason="bad_crc")
+    _, e = host.wait_event(type="error", reason="bad_frame")
     assert e["message"].startswith("bad crc: frame says ")
     # 3. Replayed: the status command already accepted, sent again later.
     _, old = host.command("status")
@@ -186,7 +186,7 @@ def test_forged_corrupted_and_replayed_commands_change_nothing(emu, host):
     #    and authentic but malformed.
     host.counter += 1
     body = b"deal_faster"
-    mac = link_hmac.mac_hex(host.key, commands.mac_input("EMU1", "C", host.counter, body))
+    mac = link_hmac.mac_hex(host.key, auth.host_message("EMU1", host.nonce, "C", host.counter, body))
     out = bytearray(frame.MAX_FRAME)
     n = frame.encode(out, ord("C"), host.counter, body + b" " + mac, 0, len(body) + 33)
     host.send(bytes(out[:n]))
@@ -233,10 +233,12 @@ def test_power_cut_mid_round_resumes_the_exact_round(emu, host):
     assert boot and boot[0] == last + 1
     hello = host.hellos()[0]
     assert hello["acked"] == acked and hello["tilt"] is None
-    # The command counter survived: the old command is now a replay.
+    # The command counter survived, and the old command, signed for the last
+    # connection's nonce, is refused outright.
     assert hello["counter"] == counter
     host.send(old_command)
-    host.wait_event(type="error", reason="replayed", counter=counter)
+    _, e = host.wait_event(type="error", reason="bad_mac")
+    assert e["message"].startswith("C %d time: MAC does not verify" % counter)
     st = status(host)
     assert st["next"] == "B2" and st["player"] == ["9H", "KS"] and st["banker"] == ["2C"]
     deal(emu, ["3D", "4C"])
@@ -364,7 +366,7 @@ def test_new_shoe_command_sets_the_digest_and_bad_dealer_input_is_named(emu, hos
     assert (shoe["decks"], shoe["designation"], shoe["exposed"]) == (6, "ez", "burn")
     host.hello()
     host.wait(lambda: host.hellos()[-1]["settings"], what="hello with settings")
-    assert host.hellos()[-1]["settings"] == commands.settings_digest(
+    assert host.hellos()[-1]["settings"] == schema.settings_digest(
         "decks=6 designation=ez exposed=burn batch=A set=BLUE-07 setdigest=9f00aa11")
     assert host.hellos()[-1]["counter"] == counter
     before = status(host)
@@ -383,14 +385,14 @@ def test_line_noise_is_reported_at_most_once_a_second(emu, host):
     host.beats = True
     host.hello()
     host.wait_event(type="link_up")
-    good = commands.encode_plain("B")
+    good = host_frames.encode_beat()
     garbled = good.replace(b"B0", b"B1")  # CRC no longer matches
     for _ in range(30):
         host.send(garbled)
-    host.wait_event(type="error", reason="bad_crc")
+    host.wait_event(type="error", reason="bad_frame", count=1)
     host.pump(1.2)
-    host.send(garbled)
-    _, e = host.wait(lambda: [(s, json.loads(p)) for s, p in host.events.items()
-                              if "more bad frames not reported" in p][:1] or None, what="summary")[0]
-    assert e["message"].endswith("(and 29 more bad frames not reported)")
-    assert len([p for p in host.events.values() if '"bad_crc"' in p]) == 2
+    _, e = host.wait_event(type="error", reason="bad_frame", count=29)
+    assert e["message"].startswith("bad crc: frame says ")
+    assert 0 <= e["last_ms"] - e["first_ms"] < 1000
+    assert len([p for p in host.events.values() if '"bad_frame"' in p]) == 2
+    assert host.bad_tags == []

@@ -18,17 +18,20 @@ half way::
 import sys
 
 from baccarat import cards, game
-from link import proto, schema
 
 
 def _shoe(g, words):
     """A ``shoe`` line is the ``shoe`` command's text (link/schema.py), so a
     script, the dealer channel and a signed command accept the same settings
-    with the same messages."""
+    with the same messages. The schema is loaded only for this rare line."""
+    from lazy import unload
+    from link import proto, schema
     try:
         _name, a = schema.parse_command(" ".join(["shoe"] + words[1:]))
     except proto.Rejected as r:
         return r.message
+    finally:
+        unload("link.schema")
     extra = ()
     if not isinstance(g, game.Game):
         # The game deals whatever it is given; a session (the dealer channel)

@@ -8,6 +8,9 @@ An event's tag covers the tag of the event before it, so the shoe's events
 form a chain that only the key holder can extend: an edited, dropped or
 reordered event in a store breaks it, however its hashes were recomputed.
 
+The host's halves (building its frames, checking the shoe's tags with
+``hashlib``) are in link/host_frames.py, which the shoe never imports.
+
 Host -> shoe frames (acks, commands) keep HMAC-SHA256: they are rare, the
 shoe has it in ``hashlib``, and their tag covers the nonce of the shoe's
 latest hello, so a command captured on one connection is worthless on the
@@ -20,7 +23,7 @@ of another.
 
 import binascii
 
-from link import frame, hmac, proto
+from link import hmac, proto
 from link.blake2s import Blake2s
 
 FRAMES_LABEL = b"shoe frames v2"
@@ -31,23 +34,6 @@ _DIGITS = b"0123456789"
 def frames_key(shoe_key):
     """The BLAKE2s key of every shoe -> host frame."""
     return hmac.digest(shoe_key, FRAMES_LABEL)
-
-
-def frame_message(shoe_id, kind, seq, link, payload):
-    """What a shoe -> host tag covers, as one bytes value:
-    ``SHOE_ID ␠ TYPE SEQ ␠ LINK ␠ PAYLOAD``. LINK is the previous event's tag
-    for ``E``, the host's challenge (or ``-``) for ``H``, ``-`` for ``B``."""
-    if isinstance(shoe_id, str):
-        shoe_id = shoe_id.encode()
-    return b"%s %s%d %s %s" % (shoe_id, bytes((kind,)), seq, bytes(link), bytes(payload))
-
-
-def frame_mac(fkey, shoe_id, kind, seq, link, payload):
-    """The host's check of a shoe frame's tag (32 hex bytes). CPython only:
-    it uses ``hashlib.blake2s``, independent of the shoe's implementation."""
-    import hashlib
-    msg = frame_message(shoe_id, kind, seq, link, payload)
-    return hashlib.blake2s(msg, key=fkey, digest_size=proto.MAC_BYTES).hexdigest().encode()
 
 
 class FrameSigner:
@@ -92,33 +78,6 @@ def host_message(shoe_id, nonce, kind, seq, body=None):
     if body:
         text += " " + (bytes(body).decode() if isinstance(body, (bytes, bytearray, memoryview)) else body)
     return text.encode()
-
-
-def _frame(kind, seq, payload):
-    out = bytearray(frame.MAX_FRAME)
-    n = frame.encode(out, ord(kind), seq, payload, 0, len(payload))
-    return bytes(out[:n])
-
-
-def encode_command(key, shoe_id, nonce, counter, body):
-    """The finished ``C`` frame for a command body (``schema.command_text``)."""
-    mac = hmac.mac_hex(key, host_message(shoe_id, nonce, "C", counter, body))
-    return _frame("C", counter, body.encode() + b" " + mac)
-
-
-def encode_ack(key, shoe_id, nonce, seq):
-    """The finished ``A`` frame acknowledging every event up to ``seq``."""
-    return _frame("A", seq, hmac.mac_hex(key, host_message(shoe_id, nonce, "A", seq)))
-
-
-def encode_hello_request(challenge):
-    """The host's ``H``: its protocol version and a fresh challenge that the
-    shoe's hello must cover, so an old hello cannot be played back."""
-    return _frame("H", 0, b"%d %s" % (proto.PROTO, bytes(challenge)))
-
-
-def encode_beat():
-    return _frame("B", 0, b"")
 
 
 def new_nonce():

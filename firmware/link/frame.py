@@ -79,16 +79,19 @@ def crc32_into(data, start, end, out, at):
     out[at + 7] = HEX[lo & 15]
 
 
-def encode(out, kind, seq, payload, start, end):
+def encode(out, kind, seq, payload, start, end, tail=None, tstart=0, tend=0):
     """Write one frame into bytearray ``out``; return its length.
 
     ``kind`` is the TYPE byte (e.g. ``ord("E")``), ``payload[start:end]`` the
-    payload. Bytes a frame may not carry become ``?`` (docs/protocol.md 1); a
-    payload longer than MAX_PAYLOAD raises ValueError, because cutting an
-    event would corrupt the record.
+    payload, and ``tail[tstart:tend]``, when given, is appended after a space
+    (the shoe's tag: it lives in its own buffer, so nothing is copied
+    together first). Bytes a frame may not carry become ``?``
+    (docs/protocol.md 1); a payload longer than MAX_PAYLOAD raises
+    ValueError, because cutting an event would corrupt the record.
     """
-    if end - start > MAX_PAYLOAD:
-        raise ValueError("payload of %d bytes exceeds %d" % (end - start, MAX_PAYLOAD))
+    extra = tend - tstart + 1 if tail is not None else 0
+    if end - start + extra > MAX_PAYLOAD:
+        raise ValueError("payload of %d bytes exceeds %d" % (end - start + extra, MAX_PAYLOAD))
     if seq < 0:
         raise ValueError("negative seq")
     out[0] = DOLLAR
@@ -110,6 +113,12 @@ def encode(out, kind, seq, payload, start, end):
             b = QMARK
         out[n] = b
         n += 1
+    if tail is not None:
+        out[n] = SPACE
+        n += 1
+        for i in range(tstart, tend):
+            out[n] = tail[i]
+            n += 1
     out[n] = STAR
     crc32_into(out, 1, n, out, n + 1)
     out[n + 9] = NL
@@ -188,10 +197,10 @@ class Decoder:
             return
         seq = 0
         i = 1
-        while i < star and 0x30 <= buf[i] <= 0x39 and i <= 10:
+        while i < star and 0x30 <= buf[i] <= 0x39 and i <= 11:
             seq = seq * 10 + buf[i] - 0x30
             i += 1
-        if i == 1 or i > 10 or buf[i] != SPACE or (buf[1] == 0x30 and i > 2):
+        if i == 1 or i > 11 or buf[i] != SPACE or (buf[1] == 0x30 and i > 2):
             handler.on_bad(self, BAD_FRAME, "malformed frame: seq must be 1-10 digits then a space")
             return
         self.kind = kind

@@ -15,6 +15,20 @@ corruption would pass for a torn write. A power cut can only cut the last
 record short ("torn": expected, dropped); a complete record that does not
 check, an unknown kind or a bad header cannot come from a power cut, so it is
 corruption and the shoe tilts (docs/protocol.md 8).
+
+A journal that is deleted, emptied, cut back at a record boundary or swapped
+for an older copy is still a sound journal, so it cannot be caught from the
+inside. A second small file, the *marker*, records the journal's generation
+(a GEN record opens every journal; each compaction writes the next one) and
+the length it has reached; it is rewritten in place after every append. At
+boot a journal shorter than its marker, of an older generation, or missing
+while its marker is there has lost records: the shoe tilts instead of
+resuming from an earlier state (docs/protocol.md 8). The marker also keeps
+the last accepted command counter, so a counter is spent durably even while
+the shoe is tilted and its journal is not written.
+
+Both halves of the codec live here: the writers below and the ``*_fields``
+readers that recovery uses, so a record's layout is stated once.
 """
 
 try:
@@ -26,7 +40,10 @@ except ImportError:  # CPython
 import os
 from array import array
 
-HEADER = b"SJRNL1\r\n"
+HEADER = b"SJRNL2\r\n"
+MARK_MAGIC = b"JM"
+MARK_BYTES = const(16)  # magic, gen, length, counter (u32 each but magic), crc16
+TAG_HEX = const(32)
 MAX_BODY = const(1024)
 
 # Record kinds (docs/protocol.md 8).
@@ -41,7 +58,9 @@ EVENT = const(0x45)     # E
 ACK = const(0x41)       # A
 COUNTER = const(0x4D)   # M
 BASE = const(0x53)      # S
-KINDS = b"NCbxkyEAMSn"
+GEN = const(0x47)       # G: the journal's generation, its first record
+CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
+KINDS = b"NCbxkyEAMSnGK"
 
 # scan() outcomes.
 OK = const(0)
@@ -70,7 +89,7 @@ def crc16(data, start, end, c=0xFFFF):
     return c
 
 
-def _exists(path):
+def exists(path):
     try:
         os.stat(path)
         return True
@@ -96,6 +115,28 @@ def get_u32(buf, at):
     return (buf[at] << 24) | (buf[at + 1] << 16) | (buf[at + 2] << 8) | buf[at + 3]
 
 
+def card_fields(body, blen):
+    """(card, up, card-set record or -1) of a CARD record."""
+    ident = ((body[2] << 8) | body[3]) - 1 if blen >= 4 else -1
+    return body[0], body[1] != 0, ident
+
+
+def shoe_body(decks, designation, exposed, batch, settings):
+    """The body of a NEW_SHOE record: four codes, then the settings text."""
+    return bytes((decks, designation, exposed, batch)) + settings.encode()
+
+
+def shoe_fields(body, blen):
+    """(decks, designation, exposed, batch, settings text) of a NEW_SHOE record."""
+    return body[0], body[1], body[2], body[3], bytes(body[4:blen]).decode()
+
+
+def base_fields(body):
+    """(seq, acked, counter) of a BASE record; the acked event's tag follows
+    at byte 12 (``tag_at``)."""
+    return get_u32(body, 0), get_u32(body, 4), get_u32(body, 8)
+
+
 HEAD = const(4)      # LEN LEN KIND HCHK
 OVERHEAD = const(6)  # HEAD + CRC
 
@@ -118,28 +159,46 @@ def seal(rec, blen):
     return blen + OVERHEAD
 
 
+def _decode(raw):
+    """Text from a file the shoe wrote, even if the flash mangled it: a tilt
+    reason must never stop the boot that reports it."""
+    try:
+        return raw.decode()
+    except UnicodeError:
+        return "".join(chr(b) if 0x20 <= b < 0x7F else "?" for b in raw)
+
+
 class Journal:
     def __init__(self, path):
         self.path = path
         self.tilt_path = path + ".tilt"
+        self.mark_path = path + ".mark"
         self.f = None
+        self.mf = None
         self.broken = None
+        self.gen = 0        # generation of the journal in use
+        self.size = 0       # its length, as the marker records it
+        self.counter = 0    # the last command counter, as the marker records it
+        self.found_gen = 0  # what scan() read from the GEN record
         # Fixed records for the per-card path, so appending allocates nothing.
         self._card = bytearray(4 + OVERHEAD)
         self._card[2] = CARD
         self._short = bytearray(OVERHEAD)
         self._u32 = bytearray(4 + OVERHEAD)
+        self._ack = bytearray(4 + TAG_HEX + OVERHEAD)
+        self._ack[2] = ACK
+        self._mark = bytearray(MARK_BYTES)
         self._big = bytearray(MAX_BODY + OVERHEAD)
 
     # ------------------------------------------------------------ tilt marker
 
     def tilt_reason(self):
         """The persisted tilt reason, or None. Checked first at every boot."""
-        if not _exists(self.tilt_path):
+        if not exists(self.tilt_path):
             return None
         with open(self.tilt_path, "rb") as f:
             text = f.read(200)
-        return text.decode() if text else "tilt (no reason recorded)"
+        return _decode(text) if text else "tilt (no reason recorded)"
 
     def set_tilt(self, reason):
         with open(self.tilt_path, "wb") as f:
@@ -147,12 +206,41 @@ class Journal:
             f.flush()
 
     def clear_tilt(self):
-        """Keep the corrupt journal for the technician, then lift the tilt."""
+        """Keep the journal for the technician, then lift the tilt."""
         self.close()
-        if _exists(self.path):
+        if exists(self.path):
             _remove(self.path + ".bad")
             os.rename(self.path, self.path + ".bad")
         _remove(self.tilt_path)
+
+    # ------------------------------------------------------- loss marker
+
+    def _write_mark(self):
+        m = self._mark
+        m[0] = 0x4A  # J
+        m[1] = 0x4D  # M
+        put_u32(m, 2, self.gen)
+        put_u32(m, 6, self.size)
+        put_u32(m, 10, self.counter)
+        c = crc16(m, 0, MARK_BYTES - 2)
+        m[MARK_BYTES - 2] = c >> 8
+        m[MARK_BYTES - 1] = c & 0xFF
+        if self.mf is None:
+            # "r+b" rewrites in place: "wb" would empty the marker first, and
+            # a power cut right then would read as a damaged marker.
+            self.mf = open(self.mark_path, "r+b" if exists(self.mark_path) else "wb")
+        self.mf.seek(0)
+        self.mf.write(m)
+        self.mf.flush()
+
+    def spend_counter(self, counter):
+        """Record an accepted command counter in the marker only: the path a
+        tilted shoe takes, whose journal is not written."""
+        self.counter = counter
+        try:
+            self._write_mark()
+        except OSError:
+            pass  # failing flash: the tilt already holds
 
     # ------------------------------------------------------------------ read
 
@@ -162,7 +250,8 @@ class Journal:
         Returns (OK | TORN | CORRUPT, message, good_bytes): the length of the
         sound prefix lets ``open`` drop a torn tail.
         """
-        if not _exists(self.path):
+        self.found_gen = 0
+        if not exists(self.path):
             return OK, None, 0
         with open(self.path, "rb") as f:
             head = f.read(len(HEADER))
@@ -200,22 +289,39 @@ class Journal:
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
                     return CORRUPT, where + ": crc %04x, computed %04x" % (want, got), good
-                handler.record(h[2], memoryview(rec)[HEAD:HEAD + blen], blen)
+                if h[2] == GEN:
+                    self.found_gen = get_u32(rec, HEAD)
+                else:
+                    handler.record(h[2], memoryview(rec)[HEAD:HEAD + blen], blen)
                 good += blen + OVERHEAD
                 index += 1
 
     # ----------------------------------------------------------------- write
 
+    def _gen_record(self, gen):
+        rec = self._u32
+        rec[2] = GEN
+        put_u32(rec, 4, gen)
+        seal(rec, 4)
+        return rec
+
     def open(self, good_bytes):
         """Open for appending, first cutting off a torn tail (copy + atomic rename,
-        since MicroPython files cannot be truncated)."""
+        since MicroPython files cannot be truncated). A new journal starts
+        with the next generation."""
         self.close()
-        size = os.stat(self.path)[6] if _exists(self.path) else -1
+        size = os.stat(self.path)[6] if exists(self.path) else -1
+        if good_bytes < len(HEADER):
+            self.gen = max(self.gen, self.found_gen) + 1
+        else:
+            self.gen = self.found_gen
         if size != good_bytes:
             tmp = self.path + ".tmp"
             with open(tmp, "wb") as out:
                 if good_bytes < len(HEADER):
                     out.write(HEADER)
+                    out.write(self._gen_record(self.gen))
+                    good_bytes = len(HEADER) + 4 + OVERHEAD
                 else:
                     with open(self.path, "rb") as src:
                         left = good_bytes
@@ -228,13 +334,18 @@ class Journal:
                 out.flush()
             os.rename(tmp, self.path)
         self.f = open(self.path, "ab")
+        self.size = good_bytes
+        self._write_mark()
 
     def close(self):
         if self.f is not None:
             self.f.close()
             self.f = None
+        if self.mf is not None:
+            self.mf.close()
+            self.mf = None
 
-    def _write(self, rec):
+    def _write(self, rec, n):
         if self.f is None:
             return  # broken: the session has tilted
         try:
@@ -242,6 +353,8 @@ class Journal:
             # On MicroPython flush() syncs the file (fsync on unix, a littlefs
             # commit on the boards); the event is sent only after this returns.
             self.f.flush()
+            self.size += n
+            self._write_mark()
         except OSError as e:
             # Flash full or failing. The input is already in hand, so play in
             # memory is still right, but it is no longer durable: the session
@@ -258,21 +371,29 @@ class Journal:
         ident += 1
         rec[6] = ident >> 8
         rec[7] = ident & 0xFF
-        seal(rec, 4)
-        self._write(rec)
+        self._write(rec, seal(rec, 4))
 
     def simple(self, kind):
         rec = self._short
         rec[2] = kind
-        seal(rec, 0)
-        self._write(rec)
+        self._write(rec, seal(rec, 0))
 
     def number(self, kind, value):
         rec = self._u32
         rec[2] = kind
         put_u32(rec, 4, value)
-        seal(rec, 4)
-        self._write(rec)
+        self._write(rec, seal(rec, 4))
+        if kind == COUNTER:
+            self.counter = value
+
+    def ack(self, seq, tag):
+        """The host's ack, with the tag of the acked event (the link of the
+        chain the shoe resumes from after a power cut)."""
+        rec = self._ack
+        put_u32(rec, 4, seq)
+        for i in range(TAG_HEX):
+            rec[8 + i] = tag[i]
+        self._write(rec, seal(rec, 4 + TAG_HEX))
 
     def blob(self, kind, data, start, end):
         """A record with a variable body (event JSON, settings, alert): rare paths."""
@@ -284,34 +405,53 @@ class Journal:
         for i in range(n):
             rec[HEAD + i] = data[start + i]
         total = seal(rec, n)
-        self._write(memoryview(rec)[:total])
+        self._write(memoryview(rec)[:total], total)
 
-    def compact(self, seq, acked, counter, events, shoe_body=None):
-        """Start a fresh journal: a base record, the still-unacked events
-        ``events`` (a list of (buf, start, end)), then the new shoe (as a quiet
-        record: its events are among the literals). Written to a
-        temp file and renamed over the old one, so a power cut leaves one or
-        the other whole."""
+    def compact(self, seq, acked, counter, tag, events, shoe_body=None):
+        """Start a fresh journal of the next generation: a base record (with
+        the tag of event ``acked``), the still-unacked events ``events`` (a
+        list of (buf, start, end)), then the new shoe (as a quiet record: its
+        events are among the literals). Written to a temp file and renamed
+        over the old one, so a power cut leaves one or the other whole; the
+        marker follows the rename (a newer generation than the marker's is
+        accepted at boot)."""
         self.close()
         tmp = self.path + ".tmp"
         rec = self._big
+        gen = self.gen + 1
+        size = 0
         with open(tmp, "wb") as f:
             f.write(HEADER)
+            size += len(HEADER)
+            f.write(self._gen_record(gen))
+            size += 4 + OVERHEAD
             rec[2] = BASE
             put_u32(rec, HEAD, seq)
             put_u32(rec, HEAD + 4, acked)
             put_u32(rec, HEAD + 8, counter)
-            f.write(memoryview(rec)[:seal(rec, 12)])
+            for i in range(TAG_HEX):
+                rec[HEAD + 12 + i] = tag[i]
+            n = seal(rec, 12 + TAG_HEX)
+            f.write(memoryview(rec)[:n])
+            size += n
             for buf, start, end in events:
                 rec[2] = EVENT
                 for i in range(end - start):
                     rec[HEAD + i] = buf[start + i]
-                f.write(memoryview(rec)[:seal(rec, end - start)])
+                n = seal(rec, end - start)
+                f.write(memoryview(rec)[:n])
+                size += n
             if shoe_body is not None:
                 rec[2] = QUIET_SHOE
                 for i in range(len(shoe_body)):
                     rec[HEAD + i] = shoe_body[i]
-                f.write(memoryview(rec)[:seal(rec, len(shoe_body))])
+                n = seal(rec, len(shoe_body))
+                f.write(memoryview(rec)[:n])
+                size += n
             f.flush()
         os.rename(tmp, self.path)
+        self.gen = gen
+        self.size = size
+        self.counter = counter
         self.f = open(self.path, "ab")
+        self._write_mark()

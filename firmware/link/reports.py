@@ -1,0 +1,221 @@
+"""What the link itself says: the hello, the heartbeat and the link's own
+events (docs/protocol.md 3 and 6).
+
+Each writer fills the session's one JsonOut; the session decides whether the
+result is journaled and queued (``Session.link_send``) or framed at once
+(hello, heartbeat). Link events all carry ``"source":"link"`` so a host can
+tell link metadata from the game record with one test. Text that came from
+outside (a host's command name, a decoder's message) is cut to
+``TEXT_MAX`` and escaped by JsonOut before it enters the record.
+"""
+
+from baccarat import cards
+from baccarat import game as _game
+from link import proto
+
+TEXT_MAX = 120
+_PHASES = ("no_shoe", "burning", "open", "dealing", "discarding")
+
+
+def begin(s, kind):
+    o = s.out
+    o.reset()
+    o.raw(b'{"type":"')
+    o.raw(kind)
+    o.raw(b'","source":"link"')
+    return o
+
+
+def _text(o, key, value):
+    o.raw(key)
+    o.text(value if len(value) <= TEXT_MAX else value[:TEXT_MAX] + "...")
+
+
+def boot(s, torn):
+    o = begin(s, b"boot")
+    _text(o, b',"fw":', s.fw)
+    o.raw(b',"resumed":')
+    o.bool(s.seq > 0)
+    o.raw(b',"torn":')
+    o.bool(torn)
+    o.raw(b',"round":')
+    o.int(s.game.round)
+    s.link_send()
+
+
+def tilt(s, reason):
+    o = begin(s, b"tilt")
+    _text(o, b',"reason":', reason)
+    s.link_send()
+
+
+def link_up(s, down_ms):
+    o = begin(s, b"link_up")
+    o.raw(b',"down_ms":')
+    o.int(down_ms)
+    s.link_send()
+
+
+def link_down(s, silent_ms):
+    o = begin(s, b"link_down")
+    o.raw(b',"silent_ms":')
+    o.int(silent_ms)
+    s.link_send()
+
+
+def error(s, reason, message, name=None, counter=-1):
+    o = begin(s, b"error")
+    o.raw(b',"reason":')
+    o.text(reason)
+    if name is not None:
+        _text(o, b',"command":', name)
+    if counter >= 0:
+        o.raw(b',"counter":')
+        o.int(counter)
+    _text(o, b',"message":', message)
+    s.link_send()
+
+
+def aggregated(s, limiter):
+    """One report for a burst of unauthenticated or garbled frames."""
+    o = begin(s, b"error")
+    o.raw(b',"reason":')
+    o.text(limiter.reason)
+    o.raw(b',"count":')
+    o.int(limiter.count)
+    o.raw(b',"first_ms":')
+    o.int(limiter.first)
+    o.raw(b',"last_ms":')
+    o.int(limiter.last)
+    _text(o, b',"message":', limiter.message)
+    s.link_send()
+
+
+def accepted(s, name, counter):
+    o = begin(s, b"accepted")
+    o.raw(b',"command":')
+    o.text(name)
+    o.raw(b',"counter":')
+    o.int(counter)
+    s.link_send()
+
+
+def time(s, t):
+    o = begin(s, b"time")
+    o.raw(b',"t":')
+    o.int(t)
+    s.link_send()
+
+
+def tilt_cleared(s, lost_from):
+    o = begin(s, b"tilt_cleared")
+    o.raw(b',"counter":')
+    o.int(s.counter)
+    o.raw(b',"lost_from":')
+    o.int(lost_from)
+    s.link_send()
+
+
+def checkpoint(o, through):
+    """A checkpoint: its frame's tag is the anchor that `shoe verify --anchor`
+    checks a store against. Written into ``o`` only; never journaled as
+    text (the journal keeps its seq, and replay rebuilds it)."""
+    o.reset()
+    o.raw(b'{"type":"checkpoint","source":"link","through":')
+    o.int(through)
+    o.byte(0x7D)
+
+
+def _hand(o, hand, n):
+    o.byte(0x5B)
+    for i in range(n):
+        if i:
+            o.byte(0x2C)
+        o.text(cards.name(hand[i]))
+    o.byte(0x5D)
+
+
+def status(s):
+    g = s.game
+    o = begin(s, b"status")
+    o.raw(b',"round":')
+    o.int(g.round)
+    o.raw(b',"phase":')
+    o.text(_PHASES[g.phase])
+    due = g.next_due()
+    o.raw(b',"next":')
+    if due < 0:
+        o.raw(b"null")
+    else:
+        o.byte(0x22)
+        o.raw(_game.POS_NAMES[due])
+        o.byte(0x22)
+    o.raw(b',"player":')
+    _hand(o, g.player, g.np)
+    o.raw(b',"banker":')
+    _hand(o, g.banker, g.nb)
+    o.raw(b',"held":')
+    _hand(o, g.held, g.n_held)
+    o.raw(b',"left":')
+    o.int(g.left)
+    o.raw(b',"settings":')
+    o.text(s.settings)
+    o.raw(b',"seq":')
+    o.int(s.seq + 1)  # this event's own seq
+    o.raw(b',"acked":')
+    o.int(s.acked)
+    o.raw(b',"counter":')
+    o.int(s.counter)
+    o.raw(b',"tilt":')
+    if s.tilt is None:
+        o.raw(b"null")
+    else:
+        o.text(s.tilt)
+    if s.time_t >= 0:
+        o.raw(b',"t":')
+        o.int(s.time_t + s.board.ticks_diff(s.board.ticks_ms(), s.time_ticks) // 1000)
+    s.link_send()
+
+
+def hello(s):
+    """The handshake JSON (docs/protocol.md 3), left in ``s.out``."""
+    o = s.out
+    o.reset()
+    o.raw(b'{"proto":')
+    o.int(proto.PROTO)
+    _text(o, b',"fw":', s.fw)
+    o.raw(b',"board":')
+    o.text(s.board_name)
+    o.raw(b',"shoe":')
+    o.text(s.shoe_id)
+    o.raw(b',"settings":')
+    o.text(s.settings_digest())
+    o.raw(b',"seq":')
+    o.int(s.seq)
+    o.raw(b',"acked":')
+    o.int(s.acked)
+    o.raw(b',"counter":')
+    o.int(s.counter)
+    o.raw(b',"tilt":')
+    if s.tilt is None and s.halt is None:
+        o.raw(b"null")
+    else:
+        _text(o, b"", s.tilt or s.halt)
+    o.raw(b',"nonce":"')
+    o.raw(s.nonce)
+    o.raw(b'","chain":"')
+    o.raw(s.acked_tag)
+    o.raw(b'"}')
+    return o
+
+
+def beat(s):
+    """The heartbeat JSON, left in ``s.out``."""
+    o = s.out
+    o.reset()
+    o.raw(b'{"acked":')
+    o.int(s.acked)
+    o.raw(b',"queued":')
+    o.int(s.seq - s.acked)
+    o.byte(0x7D)
+    return o
