@@ -105,12 +105,14 @@ def test_corruption_message_names_record_and_offset(tmp_path):
     _write_sample(path)
     data = bytearray(path.read_bytes())
     ends = _boundaries(data)
-    data[ends[2] + 4] ^= 0x10  # the body of record 2 (the second card)
+    # Records: 0 the generation (kept by the journal, not handed on), 1 the
+    # new shoe, 2 and 3 the first two cards.
+    data[ends[3] + 4] ^= 0x10  # the body of record 3 (the second card)
     path.write_bytes(bytes(data))
     status, message, good, items = _scan(path)
     assert status == J.CORRUPT
-    assert message.startswith("record 2 at byte %d: crc " % ends[2])
-    assert good == ends[2] and len(items) == 2
+    assert message.startswith("record 3 at byte %d: crc " % ends[3])
+    assert good == ends[3] and len(items) == 2
 
 
 def test_open_drops_a_torn_tail_and_appends_after_it(tmp_path):
@@ -136,19 +138,20 @@ def test_compaction_replaces_the_file_whole(tmp_path):
     j.open(os.path.getsize(path))
     ev = bytearray(b'xx{"type":"bets","round":9}yy')
     shoe = bytes((6, 1, 1, 2)) + b"decks=6 designation=ez exposed=burn batch=B"
-    j.compact(41, 40, 77, [(ev, 2, len(ev) - 2)], shoe)
+    tag = b"0123456789abcdef" * 2  # the tag of event 40, the chain's link
+    j.compact(41, 40, 77, tag, [(ev, 2, len(ev) - 2)], shoe)
     j.card(9, True)
     j.close()
     assert not os.path.exists(str(path) + ".tmp")
     status, _, _, items = _scan(path)
     assert status == J.OK
-    assert items == [("S", bytes.fromhex("00000029" "00000028" "0000004d")),
+    assert items == [("S", bytes.fromhex("00000029" "00000028" "0000004d") + tag),
                      ("E", b'{"type":"bets","round":9}'), ("n", shoe), ("C", b"\x09\x01\x00\x00")]
 
 
 def test_bad_file_header_is_corrupt_and_cut_header_is_torn(tmp_path):
     path = tmp_path / "j.bin"
-    path.write_bytes(b"SJRNL2\r\n")
+    path.write_bytes(b"SJRNL1\r\n")  # a version-1 journal: not read as this one
     assert _scan(path)[0] == J.CORRUPT
     path.write_bytes(b"SJRN")
     assert _scan(path)[0] == J.TORN

@@ -15,10 +15,11 @@ import pytest
 from host_tools import vm
 
 vm.use_firmware()
-from link import commands  # noqa: E402
-from link.session import Outbox  # noqa: E402
+from link import auth, host_frames, proto  # noqa: E402
+from link.outbox import Outbox  # noqa: E402
 
 KEY = bytes(range(32))
+NONCE = b"0123456789abcdef"
 
 
 def _split(frame_bytes):
@@ -30,27 +31,34 @@ def _split(frame_bytes):
 
 
 def test_command_frame_is_the_documented_text():
-    data = commands.encode(KEY, "T1", 13, "shoe", [("decks", "6"), ("designation", "ez")])
+    data = host_frames.encode_command(KEY, "T1", NONCE, 13, "shoe decks=6 designation=ez")
     body = _split(data)
-    mac = py_hmac.new(KEY, b"T1 C13 shoe decks=6 designation=ez", hashlib.sha256).hexdigest()[:32]
+    mac = py_hmac.new(KEY, b"T1 0123456789abcdef C13 shoe decks=6 designation=ez",
+                      hashlib.sha256).hexdigest()[:32]
     assert body == "C13 shoe decks=6 designation=ez " + mac
 
 
 def test_ack_frame_is_the_documented_text():
-    body = _split(commands.encode_ack(KEY, "T1", 42))
-    assert body == "A42 " + py_hmac.new(KEY, b"T1 A42", hashlib.sha256).hexdigest()[:32]
+    body = _split(host_frames.encode_ack(KEY, "T1", NONCE, 42))
+    assert body == "A42 " + py_hmac.new(KEY, b"T1 0123456789abcdef A42", hashlib.sha256).hexdigest()[:32]
 
 
 def test_verify_accepts_the_genuine_and_names_the_forged():
-    payload = _split(commands.encode(KEY, "T1", 7, "bets")).split(" ", 1)[1].encode()
-    assert commands.verify(KEY, "T1", "C", 7, payload) == b"bets"
-    for key, shoe, counter in ((bytes(32), "T1", 7), (KEY, "T2", 7), (KEY, "T1", 8)):
-        with pytest.raises(commands.Rejected) as err:
-            commands.verify(key, shoe, "C", counter, payload)
+    payload = _split(host_frames.encode_command(KEY, "T1", NONCE, 7, "bets")).split(" ", 1)[1].encode()
+    assert auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 7, payload) == b"bets"
+    # Another key, another shoe, another counter, another connection's nonce.
+    for key, shoe, counter, nonce in ((bytes(32), "T1", 7, NONCE), (KEY, "T2", 7, NONCE),
+                                      (KEY, "T1", 8, NONCE), (KEY, "T1", 7, b"fedcba9876543210")):
+        with pytest.raises(proto.Rejected) as err:
+            auth.verify_host(key, shoe, nonce, proto.COMMAND, counter, payload)
         assert err.value.reason == "bad_mac" and err.value.name == "bets"
-    with pytest.raises(commands.Rejected) as err:
-        commands.verify(KEY, "T1", "C", 7, b"bets")
+    with pytest.raises(proto.Rejected) as err:
+        auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 7, b"bets")
     assert err.value.reason == "bad_mac" and "no 32-digit MAC" in err.value.message
+    # A sender's name word is cut and never taken as text if it is not printable.
+    with pytest.raises(proto.Rejected) as err:
+        auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 7, b'"\\x' + b"q" * 40 + b" " + b"0" * 32)
+    assert err.value.name == "?"
 
 
 def test_a_signed_body_parses_through_the_schema():
@@ -58,10 +66,10 @@ def test_a_signed_body_parses_through_the_schema():
     # error); a body signed in the schema's canonical order verifies and parses.
     from link import schema
     args = [("decks", "6"), ("batch", "B")]
-    body = _split(commands.encode(KEY, "T1", 9, "shoe", args))
+    body = _split(host_frames.encode_command(KEY, "T1", NONCE, 9, schema.command_text("shoe", args)))
     assert body.rsplit(" ", 1)[0] == "C9 " + schema.command_text("shoe", args)
     payload = body.split(" ", 1)[1].encode()
-    assert schema.parse_command(commands.verify(KEY, "T1", "C", 9, payload)) == (
+    assert schema.parse_command(auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 9, payload)) == (
         "shoe", {"decks": 6, "designation": 0, "exposed": 0, "batch": 2, "set": "", "setdigest": ""})
 
 
@@ -98,17 +106,36 @@ def test_outbox_matches_a_list_model_through_wraparound():
 
 
 def test_protocol_document_examples_are_exact():
+    """docs/protocol.md 4's examples, rebuilt from the standard library alone."""
     import os
     text = open(os.path.join(vm.ROOT, "docs", "protocol.md")).read()
     key = bytes(range(32))
-    mac = py_hmac.new(key, b"T1 C13 bets", hashlib.sha256).hexdigest()[:32]
-    body = "C13 bets " + mac
-    assert "`$%s*%08x`" % (body, zlib.crc32(body.encode())) in text
-    mac = py_hmac.new(key, b"T1 A42", hashlib.sha256).hexdigest()[:32]
-    body = "A42 " + mac
-    assert "`$%s*%08x`" % (body, zlib.crc32(body.encode())) in text
-    for body in ("H0 ", "B0 "):
-        assert "`$%s*%08x`" % (body, zlib.crc32(body.encode())) in text
+    nonce = "0123456789abcdef"
+
+    def frame_text(body):
+        return "`$%s*%08x`" % (body, zlib.crc32(body.encode()))
+
+    mac = py_hmac.new(key, ("T1 %s C13 bets" % nonce).encode(), hashlib.sha256).hexdigest()[:32]
+    assert frame_text("C13 bets " + mac) in text
+    mac = py_hmac.new(key, ("T1 %s A42" % nonce).encode(), hashlib.sha256).hexdigest()[:32]
+    assert frame_text("A42 " + mac) in text
+    assert frame_text("H0 2 " + nonce) in text and frame_text("B0 ") in text
+    frames_key = py_hmac.new(key, b"shoe frames v2", hashlib.sha256).digest()
+    event = '{"type":"bets","round":3}'
+    tag = hashlib.blake2s(("T1 E7 " + "0" * 32 + " " + event).encode(), key=frames_key,
+                          digest_size=16).hexdigest()
+    assert frame_text("E7 %s %s" % (event, tag)) in text
+    # ...and the project's own code makes the very same frames.
+    assert host_frames.encode_command(key, "T1", nonce.encode(), 13, "bets").decode().strip() == \
+        frame_text("C13 bets " + py_hmac.new(key, ("T1 %s C13 bets" % nonce).encode(),
+                                             hashlib.sha256).hexdigest()[:32]).strip("`")
+    assert host_frames.frame_mac(auth.frames_key(key), "T1", ord("E"), 7, auth.ZERO_MAC,
+                                 event.encode()).decode() == tag
+    signer = auth.FrameSigner(key, "T1")
+    out = bytearray(32)
+    body = event.encode()
+    signer.sign_into(ord("E"), 7, auth.ZERO_MAC, 0, 32, body, 0, len(body), out, 0)
+    assert out.decode() == tag
 
 
 def test_boot_known_answers_pass_on_this_core():

@@ -16,7 +16,7 @@ from host_tools import dealer, replay, vm
 
 vm.use_firmware()
 from baccarat import cards, game  # noqa: E402
-from link import commands, events_schema, frame, schema  # noqa: E402
+from link import events_schema, frame, host_frames, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402
 
 DOC = os.path.join(vm.ROOT, "docs", "protocol.md")
@@ -294,11 +294,6 @@ class _Config:
     FIRMWARE_VERSION = "0.0.0"
 
 
-try:
-    from link import host_frames  # link v2: host MACs cover the hello's nonce
-except ImportError:  # v1, until the lead's v2 session lands
-    host_frames = None
-
 
 class _Wire:
     """A pit PC on the session's wire: keeps every frame, acks every event."""
@@ -317,14 +312,11 @@ class _Wire:
             self.nonce = (self.json("H")[-1].get("nonce") or "").encode()
 
     def hello(self):
-        self.board.inbox += host_frames.encode_hello_request(b"0123456789abcdef") if host_frames \
-            else commands.encode_plain("H")
+        self.board.inbox += host_frames.encode_hello_request(b"0123456789abcdef")
         self.run()
 
     def _ack(self, seq):
-        if host_frames:
-            return host_frames.encode_ack(bytes(32), "S1", self.nonce, seq)
-        return commands.encode_ack(bytes(32), "S1", seq)
+        return host_frames.encode_ack(bytes(32), "S1", self.nonce, seq)
 
     def on_bad(self, d, code, message):
         raise AssertionError(message)
@@ -340,11 +332,9 @@ class _Wire:
 
     def command(self, name, args=None, body=None):
         self.counter += 1
-        if body is None and host_frames:
+        if body is None:
             self.board.inbox += host_frames.encode_command(bytes(32), "S1", self.nonce, self.counter,
                                                            " ".join([name] + ["%s=%s" % kv for kv in args or ()]))
-        elif body is None:
-            self.board.inbox += commands.encode(bytes(32), "S1", self.counter, name, args)
         else:
             self.board.inbox += body
         self.run()
