@@ -189,3 +189,38 @@ def test_with_a_reader_no_card_bypasses_the_card_set(shoe):
     _, err = host.wait_event(type="error")
     assert "'9H' ignored" in err["message"] and "from the reader" in err["message"]
     assert not host.find(type="card")
+
+
+def test_new_shoe_batch_b_from_the_bridge_then_a_batch_a_card_is_refused(staged, cardset, tmp_path):
+    """`shoe bridge --send "new_shoe batch=B"` reaches the shoe through the
+    bridge's signed command: the shoe event says batch B, and a card of
+    batch A is then an irregularity (Ch 3B), not a card of the game."""
+    import json
+    import subprocess
+    import sys
+    from test_bridge_commands import _bridge, _send, _wait_event, _wait_up
+    flash = tmp_path / "flash"
+    shutil.copytree(staged, flash)
+    emu = Emulator(str(flash), "EMU2", reader="pn532", cardset=cardset)
+    emu.start()
+    path = tmp_path / "s.db"
+    bridge = _bridge(emu.host_path, path, emu.key_path)
+    try:
+        _wait_up(path)
+        assert _send(path, "new_shoe batch=B").startswith("ok sent shoe")
+        shoe = _wait_event(path, "EMU2", lambda e: e["type"] == "shoe")[0]
+        assert shoe["batch"] == "B"
+        emu.deal("sensor back_b")  # the dealer now deals batch B's backs
+        emu.present(uid("7C", 1, registry.BATCH_B))  # batch B's first burn card is taken
+        _wait_event(path, "EMU2", lambda e: e["type"] == "card" and e["card"] == "7C")
+        emu.present(uid("9H", 3))  # a batch-A card
+        wrong = _wait_event(path, "EMU2", lambda e: e.get("rule") == "wrong_batch")[0]
+        assert wrong["card"] == "9H" and "batch B" in wrong["detail"]
+    finally:
+        bridge.terminate()
+        bridge.wait(10)
+        emu.close()
+    r = subprocess.run([sys.executable, "-m", "host_tools.cli", "export", "--db", str(path)],
+                       capture_output=True, text=True, timeout=60)
+    cards = [json.loads(line) for line in r.stdout.splitlines() if '"type":"card"' in line]
+    assert [c["card"] for c in cards] == ["7C"]  # the foreign card never entered the game

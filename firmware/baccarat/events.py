@@ -131,7 +131,9 @@ class Events:
         o.text(rules.DESIGNATIONS[g.designation])
         o.raw(b',"exposed":')
         o.text(rules.EXPOSED_MODES[g.exposed_mode])
-        o.raw(b',"cards":')
+        o.raw(b',"batch":"')
+        o.byte(0x40 + g.batch)  # 1 -> A, 2 -> B
+        o.raw(b'","cards":')
         o.int(g.left)
         self._pos(b',"next":', nxt)
         self._send()

@@ -83,6 +83,7 @@ class Game:
         self.decks = 0
         self.designation = STANDARD
         self.exposed_mode = EXPOSED_SIMULATED
+        self.batch = 1
         self._clear_shoe()
 
     def _clear_shoe(self):
@@ -106,8 +107,10 @@ class Game:
 
     # ----------------------------------------------------------------- inputs
 
-    def new_shoe(self, decks=8, designation=STANDARD, exposed=EXPOSED_SIMULATED):
-        """A new card set is in the shoe (Ch 5): reset and expect the burn."""
+    def new_shoe(self, decks=8, designation=STANDARD, exposed=EXPOSED_SIMULATED, batch=1):
+        """A new card set is in the shoe (Ch 5): reset and expect the burn.
+        ``batch`` (1 A, 2 B) is only recorded: which batch of the enrolled
+        set is dealt matters to the record (Ch 3B), not to the rules."""
         if decks < 1 or decks > 16:
             self.error(b"new shoe: decks must be 1 to 16")
             return
@@ -119,6 +122,7 @@ class Game:
         self.decks = decks
         self.designation = designation
         self.exposed_mode = exposed
+        self.batch = batch
         self.left = decks * cards.CARDS_PER_DECK
         self.phase = BURNING
         self.burn_left = -1  # -1: the first, exposed burn card is due

@@ -32,15 +32,11 @@ def _shoe(g, words):
         return r.message
     finally:
         unload("link.schema")
-    extra = ()
-    if not isinstance(g, game.Game):
-        # The game deals whatever it is given; a session (the dealer channel)
-        # also takes the card set's name, digest and batch when the line
-        # names any of them.
-        for w in words[1:]:
-            if w.partition("=")[0] in ("batch", "set", "setdigest"):
-                extra = (a["set"], a["setdigest"], a["batch"])
-    g.new_shoe(a["decks"], a["designation"], a["exposed"], *extra)
+    if isinstance(g, game.Game):
+        g.new_shoe(a["decks"], a["designation"], a["exposed"], a["batch"])
+    else:
+        # A session (the dealer channel) also keeps the card set's name and digest.
+        g.new_shoe(a["decks"], a["designation"], a["exposed"], a["batch"], a["set"], a["setdigest"])
     return None
 
 

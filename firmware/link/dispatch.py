@@ -25,8 +25,8 @@ def _exposed(s, args):
 
 
 def _shoe(s, args):
-    s.new_shoe(args["decks"], args["designation"], args["exposed"], args["set"],
-               args["setdigest"], args["batch"])
+    s.new_shoe(args["decks"], args["designation"], args["exposed"], args["batch"], args["set"],
+               args["setdigest"])
 
 
 def _status(s, args):

@@ -10,7 +10,7 @@ docs/protocol.md against it.
 A table row is ``type`` and its fields as ``name:kind`` words. ``kind|null``
 may be null; a trailing ``?`` marks a field that may be absent. Kinds:
 int, str, bool, card (e.g. "TD"), pos (P1 ... HELD), cards and strs (lists),
-ranks ({"A": n, ...}) and tally ({"9H": n, ...}), designation, exposed,
+ranks ({"A": n, ...}) and tally ({"9H": n, ...}), designation, exposed, batch,
 winner, reason, command, hex16 and hex32 (lower-case hex digits).
 Events from the game core carry no "source"; link events carry
 "source":"link" (not listed as a field).
@@ -25,7 +25,7 @@ ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "r
                  "unknown_command", "wrong_state", "bad_ack", "tilted")
 
 GAME_EVENTS = (
-    ("shoe", "decks:int designation:designation exposed:exposed cards:int next:pos"),
+    ("shoe", "decks:int designation:designation exposed:exposed batch:batch cards:int next:pos"),
     ("bets", "round:int"),
     ("card", "round:int pos:pos|null card:card up:bool next:pos|null simulated:bool left:int burn:int?"),
     ("assign", "round:int pos:pos card:card next:pos|null from:pos? simulated:bool?"),
@@ -148,6 +148,8 @@ def _ok(kind, v):
         return v in game.DESIGNATIONS
     if kind == "exposed":
         return v in game.EXPOSED_MODES
+    if kind == "batch":
+        return v in schema.BATCHES
     if kind == "winner":
         return v in WINNERS
     if kind == "reason":

@@ -69,7 +69,7 @@ class Replay:
             # A compacted journal's shoe record follows its events as literals,
             # so replaying it must not emit them a second time.
             s.mute = kind == _journal.QUIET_SHOE
-            g.new_shoe(decks, designation, exposed)
+            g.new_shoe(decks, designation, exposed, batch)
             s.mute = False
         elif kind == _journal.BASE:
             seq, acked, counter = _journal.base_fields(body)

@@ -292,7 +292,7 @@ class Session:
         return False
 
     def new_shoe(self, decks=8, designation=_game.STANDARD, exposed=_game.EXPOSED_SIMULATED,
-                 set_name="", set_digest="", batch=BATCH_A):
+                 batch=BATCH_A, set_name="", set_digest=""):
         if not self._playable("new shoe"):
             return
         if self.intake is not None:
@@ -311,7 +311,7 @@ class Session:
         body = _journal.shoe_body(decks, designation, exposed, batch, self.settings)
         j = self.journal
         j.blob(_journal.NEW_SHOE, body, 0, len(body))
-        self.game.new_shoe(decks, designation, exposed)
+        self.game.new_shoe(decks, designation, exposed, batch)
         if not self.spilled and not self.tag_stale:
             # A new shoe resets the game, so nothing before it is needed to
             # rebuild the state: only the unacked events carry over, and
