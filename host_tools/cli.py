@@ -26,6 +26,7 @@ COMMANDS = {
     "analyse": ("host_tools.analysis.command", "exact odds and house edge of a shoe"),
     "edges": ("host_tools.analysis.monitor", "edge monitor over an exported event stream"),
     "bench": ("host_tools.bench", "benchmarks (not part of the test suite)"),
+    "soak": ("host_tools.soak.command", "chaos, noise and fuzz soaks (not part of the test suite)"),
 }
 
 
