@@ -349,6 +349,21 @@ if mode == "deal":
         times.append(time.ticks_diff(time.ticks_us(), t))
     times.sort()
     print("deal", len(times), times[len(times) // 2], times[len(times) * 99 // 100], s.seq)
+elif mode == "mac":
+    # One event's tag, chained to the last (docs/protocol.md 4), for a card
+    # event of the usual size.
+    from link import auth
+    signer = auth.FrameSigner(b"k" * 32, "BENCH")
+    body = (b'{"type":"card","round":12,"pos":"P1","card":"9H","up":false,'
+            b'"next":"B1","simulated":false,"left":371}')
+    tag = bytearray(b"0" * 32)
+    times = []
+    for i in range(400):
+        t = time.ticks_us()
+        signer.sign_into(0x45, 1000 + i, tag, 0, 32, body, 0, len(body), tag, 0)
+        times.append(time.ticks_diff(time.ticks_us(), t))
+    times.sort()
+    print("mac", len(body), times[len(times) // 2], times[len(times) * 99 // 100])
 else:
     gc.collect()
     print("boot", boot_us, s.seq, gc.mem_free())
@@ -357,8 +372,8 @@ else:
 
 def main(argv=None):
     """Median VM cost per dealing action through the whole shoe side (core,
-    journal append + fsync, outbox, framing) and of a boot that replays a
-    full shoe's journal, at the emulator board's heap."""
+    journal append + fsync, outbox, tag, framing), of a boot that replays a
+    full shoe's journal, and of one event's tag, at the emulator board's heap."""
     import argparse
     import statistics
     import tempfile
@@ -381,7 +396,7 @@ def main(argv=None):
             f.write("\n".join(dealer_mod.script(args.seed, irregularity_rate=0.02)))
         cmd = vm.micropython_cmd([prog], heap="%dk" % (emu.heap // 1024))
         env = dict(os.environ, MICROPYPATH=flash)
-        med, p99, boots, free = [], [], [], []
+        med, p99, boots, free, macs = [], [], [], [], []
         for run in range(args.runs):
             journal = os.path.join(tmp, "journal%d.bin" % run)
             proc = subprocess.run(cmd + ["deal", journal, lines], env=env, capture_output=True,
@@ -396,12 +411,18 @@ def main(argv=None):
                                  text=True, timeout=600, check=True).stdout.split()
             boots.append(int(out[1]))
             free.append(int(out[3]))
+            out = subprocess.run(cmd + ["mac", journal], env=env, capture_output=True,
+                                 text=True, timeout=600, check=True).stdout.split()
+            body_bytes = int(out[1])
+            macs.append((int(out[2]), int(out[3])))
     print("shoe side in the VM (heap %d KiB, seed %d, %d dealing actions, %d events, %d runs):"
           % (emu.heap // 1024, args.seed, actions, events, args.runs))
     print("  per action (core + journal fsync + outbox + frame): median %d us, p99 %d us"
           % (statistics.median(med), statistics.median(p99)))
     print("  boot replaying the full shoe's journal: median %.1f ms; heap free after: %d KiB"
           % (statistics.median(boots) / 1000, statistics.median(free) // 1024))
+    print("  one event's tag (BLAKE2s-128, %d-byte card event, chained): median %d us, p99 %d us"
+          % (body_bytes, statistics.median(m for m, _ in macs), statistics.median(p for _, p in macs)))
     return 0
 
 
