@@ -38,6 +38,25 @@ _NATURALS = const(3)  # P_NATURAL | B_NATURAL
 _WINNER_CALLS = (b'"player wins"', b'"banker wins"', b'"tie hand"')
 
 
+def write_card(o, c):
+    """A card as a JSON string, "9H", from the byte tables: indexing a str
+    would intern a one-letter str, which can take heap (baccarat.cards)."""
+    o.byte(0x22)
+    o.byte(cards.RANK_BYTES[c >> 2])
+    o.byte(cards.SUIT_BYTES[c & 3])
+    o.byte(0x22)
+
+
+def write_hand(o, hand, n):
+    """The first ``n`` cards of ``hand`` as a JSON list."""
+    o.byte(0x5B)
+    for i in range(n):
+        if i:
+            o.byte(0x2C)
+        write_card(o, hand[i])
+    o.byte(0x5D)
+
+
 class Events:
     """The event writer of one game: its buffer and where finished events go.
 
@@ -99,26 +118,14 @@ class Events:
             o.byte(0x22)
 
     def card_value(self, c):
-        """A card as a JSON string, "9H", from the byte tables: indexing a str
-        would intern a one-letter str, which can take heap (baccarat.cards)."""
-        o = self.out
-        o.byte(0x22)
-        o.byte(cards.RANK_BYTES[c >> 2])
-        o.byte(cards.SUIT_BYTES[c & 3])
-        o.byte(0x22)
+        write_card(self.out, c)
 
     def card_field(self, c):
         self.out.raw(b',"card":')
         self.card_value(c)
 
     def _hand(self, hand, n):
-        o = self.out
-        o.byte(0x5B)
-        for i in range(n):
-            if i:
-                o.byte(0x2C)
-            self.card_value(hand[i])
-        o.byte(0x5D)
+        write_hand(self.out, hand, n)
 
     # ------------------------------------------------------------- events
 

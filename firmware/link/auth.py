@@ -23,12 +23,11 @@ of another.
 
 import binascii
 
-from link import hmac, proto
+from link import frame, hmac, proto
 from link.blake2s import Blake2s
 
 FRAMES_LABEL = b"shoe frames v2"
 ZERO_MAC = b"0" * proto.MAC_HEX  # PREV of the first event of a chain
-_DIGITS = b"0123456789"
 
 
 def frames_key(shoe_key):
@@ -52,14 +51,7 @@ class FrameSigner:
         b2.update(self.id, 0, len(self.id))
         num[0] = 0x20
         num[1] = kind
-        n = 2
-        div = 1
-        while div * 10 <= seq:
-            div *= 10
-        while div:
-            num[n] = _DIGITS[(seq // div) % 10]
-            n += 1
-            div //= 10
+        n = frame.put_decimal(num, 2, seq)
         num[n] = 0x20
         b2.update(num, 0, n + 1)
         b2.update(link, lstart, lend)

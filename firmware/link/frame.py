@@ -79,6 +79,19 @@ def crc32_into(data, start, end, out, at):
     out[at + 7] = HEX[lo & 15]
 
 
+def put_decimal(out, at, value):
+    """Write ``value`` (>= 0) in decimal at ``out[at]``; return the index after
+    it. By hand, most significant digit first, so no temporary string is made."""
+    div = 1
+    while div * 10 <= value:
+        div *= 10
+    while div:
+        out[at] = _DIGITS[(value // div) % 10]
+        at += 1
+        div //= 10
+    return at
+
+
 def encode(out, kind, seq, payload, start, end, tail=None, tstart=0, tend=0):
     """Write one frame into bytearray ``out``; return its length.
 
@@ -96,15 +109,7 @@ def encode(out, kind, seq, payload, start, end, tail=None, tstart=0, tend=0):
         raise ValueError("negative seq")
     out[0] = DOLLAR
     out[1] = kind
-    n = 2
-    # Decimal digits by hand, most significant first, without a temporary string.
-    div = 1
-    while div * 10 <= seq:
-        div *= 10
-    while div:
-        out[n] = _DIGITS[(seq // div) % 10]
-        n += 1
-        div //= 10
+    n = put_decimal(out, 2, seq)
     out[n] = SPACE
     n += 1
     for i in range(start, end):

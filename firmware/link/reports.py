@@ -9,8 +9,8 @@ outside (a host's command name, a decoder's message) is cut to
 ``TEXT_MAX`` and escaped by JsonOut before it enters the record.
 """
 
-from baccarat import cards
 from baccarat import game as _game
+from baccarat.events import write_hand
 from link import proto
 
 TEXT_MAX = 120
@@ -49,18 +49,19 @@ def tilt(s, reason):
     s.link_send()
 
 
-def link_up(s, down_ms):
-    o = begin(s, b"link_up")
-    o.raw(b',"down_ms":')
-    o.int(down_ms)
+def _one_int(s, kind, key, value):
+    o = begin(s, kind)
+    o.raw(key)
+    o.int(value)
     s.link_send()
+
+
+def link_up(s, down_ms):
+    _one_int(s, b"link_up", b',"down_ms":', down_ms)
 
 
 def link_down(s, silent_ms):
-    o = begin(s, b"link_down")
-    o.raw(b',"silent_ms":')
-    o.int(silent_ms)
-    s.link_send()
+    _one_int(s, b"link_down", b',"silent_ms":', silent_ms)
 
 
 def error(s, reason, message, name=None, counter=-1):
@@ -101,10 +102,7 @@ def accepted(s, name, counter):
 
 
 def time(s, t):
-    o = begin(s, b"time")
-    o.raw(b',"t":')
-    o.int(t)
-    s.link_send()
+    _one_int(s, b"time", b',"t":', t)
 
 
 def tilt_cleared(s, lost_from):
@@ -126,15 +124,6 @@ def checkpoint(o, through):
     o.byte(0x7D)
 
 
-def _hand(o, hand, n):
-    o.byte(0x5B)
-    for i in range(n):
-        if i:
-            o.byte(0x2C)
-        o.text(cards.name(hand[i]))
-    o.byte(0x5D)
-
-
 def status(s):
     g = s.game
     o = begin(s, b"status")
@@ -151,11 +140,11 @@ def status(s):
         o.raw(_game.POS_NAMES[due])
         o.byte(0x22)
     o.raw(b',"player":')
-    _hand(o, g.player, g.np)
+    write_hand(o, g.player, g.np)
     o.raw(b',"banker":')
-    _hand(o, g.banker, g.nb)
+    write_hand(o, g.banker, g.nb)
     o.raw(b',"held":')
-    _hand(o, g.held, g.n_held)
+    write_hand(o, g.held, g.n_held)
     o.raw(b',"left":')
     o.int(g.left)
     o.raw(b',"settings":')
