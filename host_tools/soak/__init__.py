@@ -1,0 +1,1 @@
+"""`shoe soak`: long chaos, noise and fuzz runs that `make test` only samples."""

@@ -1,0 +1,6 @@
+def add_arguments(parser):
+    pass
+
+
+def run(args):
+    return 0
