@@ -69,7 +69,8 @@ class Host:
     def _check_event(self, seq, body, tag):
         """The tag must chain to the previous event's (or restart from zeros
         at seq 1 or a tilt); unknown predecessors are not judged."""
-        links = [auth.ZERO_MAC] if seq == 1 or b'"type":"tilt' in body else []
+        restart = seq == 1 or json.loads(body).get("type") in proto.RESTART_TYPES
+        links = [auth.ZERO_MAC] if restart else []
         if seq - 1 in self.tags:
             links.append(self.tags[seq - 1])
         if links and all(host_frames.frame_mac(self.fkey, self.emu.shoe_id, ord("E"), seq, link, body) != tag

@@ -32,6 +32,10 @@ MAC_HEX = const(32)
 NONCE_HEX = const(16)
 CHECKPOINT_EVERY = const(256)
 NO_CHALLENGE = b"-"
+# Link events at which the shoe may restart its tag chain (PREV = zeros), the
+# only ones besides seq 1: a tilted shoe cannot know the tag of the host's
+# last event (docs/protocol.md 4, 8).
+RESTART_TYPES = ("tilt", "tilt_cleared")
 
 
 class Rejected(Exception):

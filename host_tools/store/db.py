@@ -148,10 +148,13 @@ def chain_may_restart(seq, event):
     a shoe that lost its journal no longer knows its last tag. Anywhere else
     a restart would let a forger who dropped events splice in a fresh chain.
     ``event`` is the parsed event (a dict) or None when it is not JSON."""
+    from host_tools import vm
+    vm.use_firmware()
+    from link import proto
     if seq == 1:
         return True
     return (isinstance(event, dict) and event.get("source") == "link"
-            and event.get("type") in ("tilt", "tilt_cleared"))
+            and event.get("type") in proto.RESTART_TYPES)
 
 
 def tag_link(fkey, shoe_id, seq, prev, event_bytes, tag):
