@@ -19,6 +19,8 @@ from host_tools.bridge.rig import ThreadedBridge
 from host_tools.store import db
 from test_link_v2_host import FKEY, KEY, SHOE, FakeShoe
 
+COVER = '{"type":"cover","round":3,"left":14,"rule":"cut card"}'
+
 vm.use_firmware()
 from link import auth, frame, host_frames, proto  # noqa: E402
 
@@ -57,7 +59,7 @@ def test_duplicates_gaps_and_corruption_lose_nothing(shoe, bridge, tmp_path):
     for seq in (1, 2, 3, 2, 3, 1):
         shoe.event(seq)
     shoe.pump(lambda f: shoe.acked() == 3)
-    four = shoe.event_payload(4, '{"type":"cover"}')
+    four = shoe.event_payload(4, COVER)
     shoe.event(5)  # 4 was "lost": must not be stored past the gap
     # 4 with one flipped byte: the CRC must reject it
     out = bytearray(frame.MAX_FRAME)
@@ -70,7 +72,7 @@ def test_duplicates_gaps_and_corruption_lose_nothing(shoe, bridge, tmp_path):
     shoe.event(5)
     shoe.pump(lambda f: shoe.acked() == 5)
     rows = _stored(tmp_path / "b.db")
-    assert [s for s, _t in rows] == [1, 2, 3, 4, 5] and rows[3][1] == '{"type":"cover"}'
+    assert [s for s, _t in rows] == [1, 2, 3, 4, 5] and rows[3][1] == COVER
     kinds = [k for _s, _t, k, _d in db.Store(tmp_path / "b.db").link_log(SHOE)]
     assert "gap" in kinds and "bad_crc" in kinds
     assert bridge.stats["duplicates"] == 3

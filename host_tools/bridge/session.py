@@ -28,10 +28,14 @@ Framing, MACs and command encoding are the firmware's own modules
 (``firmware/link``), imported here, so the two ends cannot disagree.
 """
 
+import errno
+import fcntl
 import hashlib
 import hmac as _hmac
 import json
+import logging
 import os
+import re
 import select
 import time
 
@@ -42,6 +46,12 @@ from host_tools.store import db
 
 vm.use_firmware()
 from link import auth, frame, host_frames, proto, schema  # noqa: E402
+from link import events_schema  # noqa: E402
+
+log = logging.getLogger("shoe.bridge")
+# Only `shoe bridge` decides where the log goes (DB.log); a library user or a
+# test that sets nothing gets no stderr noise from logging's last resort.
+logging.getLogger("shoe").addHandler(logging.NullHandler())
 
 PROTO = proto.PROTO
 HEARTBEAT_S = 0.5      # the host must send a frame at least every 1000 ms (protocol 7)
@@ -52,6 +62,11 @@ REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a seco
 MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
 SHOWN = 48             # characters of a sender's text that enter the record
 RESULT_TYPES = ("result",)
+BEHIND_S = 5.0         # the shoe holds unacked events and the store has not moved for this long
+
+NO_KEY = ("no key for this shoe: nothing is acknowledged, so the shoe holds its events (they "
+          "are not lost, but none is recorded until a bridge with the shoe's key runs: start it "
+          "with --key-file); the bridge cannot tell its frames from forged ones, so it records nothing")
 
 
 def key_id(key):
@@ -165,8 +180,18 @@ class Bridge:
         self.gap_logged = None
         self.no_key_said = False
         self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0,
-                      "bad_tags": 0}
+                      "bad_tags": 0, "invalid": 0, "internal_errors": 0}
         self.tally = Tally(self._report)
+        # What the recording state is made of (``recording()``): each is set
+        # where the fact is learnt, so the state shown is never a guess.
+        self.busy = None       # another program holds the port (exclusive open failed)
+        self.lease = None      # (shoe id, fd) of this bridge's lock on the shoe in this store
+        self.stall = None      # (seq, reason): a verified event the schema rejects blocks the chain
+        self.store_error = None  # the store refused a write: nothing more is recorded
+        self.queued = 0        # the shoe's unacknowledged events, from its latest heartbeat
+        self.progress_at = time.monotonic()  # last time the store grew or the shoe had nothing queued
+        self.link_detail = ""
+        self.last_stored = None  # the newest stored seq, as last read (for other threads' eyes)
 
     # -- connection ---------------------------------------------------------
 
@@ -176,11 +201,24 @@ class Bridge:
             return False
         self.last_open_try = now
         try:
-            self.ser = serial.Serial(self.port_path, self.baud, timeout=0, write_timeout=1.0)
-        except (serial.SerialException, OSError) as e:
+            # exclusive: an flock on the device, so a second bridge (or any
+            # program that also asks for exclusivity) cannot take part of
+            # the record into another store.
+            self.ser = serial.Serial(self.port_path, self.baud, timeout=0, write_timeout=1.0,
+                                     exclusive=True)
+        except (serial.SerialException, OSError, ValueError) as e:
+            if "exclusively lock" in str(e):
+                busy = ("another program holds %s (another bridge?); this bridge waits for it and "
+                        "records nothing meanwhile" % self.port_path)
+                if self.busy != busy:
+                    self.busy = busy
+                    self._set_state("busy", busy)
+                return False
+            self.busy = None
             if self.state != "reconnecting":
                 self._set_state("reconnecting", "cannot open %s: %s" % (self.port_path, e))
             return False
+        self.busy = None
         self.decoder = frame.Decoder()
         self.last_rx = now
         self.hello = None
@@ -216,16 +254,71 @@ class Bridge:
 
     def _set_state(self, state, detail):
         self.state = state
+        self.link_detail = detail
         kind = {"up": "connect", "lost": "disconnect"}.get(state, state)
-        self.store.log_link(self.shoe_id, kind, detail)
+        log.info("link %s: %s", state, detail)
+        self._log_link(kind, detail)
         self.on_link(state, detail)
+
+    def _log_link(self, kind, detail):
+        """A link_log row; a store that refuses it stops recording (said in
+        the state) but never stops the bridge."""
+        try:
+            self.store.log_link(self.shoe_id, kind, detail)
+        except db.StoreError as e:
+            self._store_failed(e)
+
+    def _store_failed(self, e):
+        text = "the store refused a write: %s" % shown(str(e), 160)
+        if self.store_error != text:
+            log.error(text)
+        self.store_error = text
 
     def close(self):
         self.tally.flush(force=True)
         if self.ser is not None:
             self.ser.close()
             self.ser = None
-            self.store.log_link(self.shoe_id, "disconnect", "bridge stopped")
+            self._log_link("disconnect", "bridge stopped")
+        self._release()
+
+    # -- one bridge per shoe in a store -------------------------------------
+
+    def _take_lease(self, shoe_id):
+        """Hold ``lease_path(store, shoe)`` locked (flock) for as long as this
+        bridge records the shoe. The kernel drops the lock when the process
+        dies however it dies, so a SIGKILLed bridge never blocks its
+        successor, and nothing has to be cleaned up. Returns None, or why
+        another bridge has it."""
+        if self.lease is not None and self.lease[0] == shoe_id:
+            return None
+        self._release()
+        path = lease_path(self.store.path, shoe_id)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            return "cannot create the lock %s: %s" % (path, e.strerror)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            holder = _read_small(fd)
+            os.close(fd)
+            if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                return "cannot lock %s: %s" % (path, e.strerror)
+            return ("another bridge (%s) records shoe %s into this store: this one records nothing"
+                    % (holder or "unknown process", shoe_id))
+        os.ftruncate(fd, 0)
+        os.write(fd, ("pid %d on %s" % (os.getpid(), self.port_path)).encode("utf-8", "replace"))
+        self.lease = (shoe_id, fd)
+        return None
+
+    def _release(self):
+        if self.lease is not None:
+            try:
+                os.close(self.lease[1])  # closing the only descriptor drops the flock
+            except OSError:
+                pass
+            self.lease = None
 
     # -- the loop -----------------------------------------------------------
 
@@ -304,21 +397,38 @@ class Bridge:
         "forged_beat": ("alert", "warning", "heartbeats whose tag does not verify (ignored)"),
         "bad_crc": ("log", None, "frames with a bad CRC"),
         "bad_frame": ("log", None, "malformed frames"),
+        # Frames whose tag verifies (the shoe sent them) but whose JSON the
+        # link schema (firmware/link/events_schema.py) rejects: a shoe bug or
+        # a firmware newer than this bridge. Never used, never stored.
+        "invalid_hello": ("alert", "warning", "signed hellos the link schema rejects (ignored)"),
+        "invalid_beat": ("alert", "warning", "signed heartbeats the link schema rejects (ignored)"),
+        "invalid_event": ("alert", "warning", "signed events the link schema rejects (not stored; "
+                          "the shoe keeps them and every later event)"),
+        "internal": ("alert", "warning", "frames the bridge failed on (skipped; a bridge bug)"),
     }
 
     def _report(self, kind, count, first, last, detail):
         where, severity, what = self._KINDS[kind]
         text = "%d %s from %s to %s; last: %s" % (
             count, what, _clock(first), _clock(last), detail)
-        if where == "alert":
-            self.store.alert(self.shoe_id, severity, kind, text, count, first, last, MERGE_S)
-        else:
-            self.store.log_link(self.shoe_id, kind, text)
+        log.warning("%s: %s", kind, text)
+        try:
+            if where == "alert":
+                self.store.alert(self.shoe_id, severity, kind, text, count, first, last, MERGE_S)
+                self.on_alert(severity, kind, text)
+            else:
+                self.store.log_link(self.shoe_id, kind, text)
+        except db.StoreError as e:
+            self._store_failed(e)
 
     def _critical(self, kind, detail):
         """A stored critical alert (``shoe verify`` fails on it), logged and shown."""
-        self.store.alert(self.shoe_id, "critical", kind, detail, merge_within=MERGE_S)
-        self.store.log_link(self.shoe_id, kind, detail)
+        log.error("%s: %s", kind, detail)
+        try:
+            self.store.alert(self.shoe_id, "critical", kind, detail, merge_within=MERGE_S)
+        except db.StoreError as e:
+            self._store_failed(e)
+        self._log_link(kind, detail)
         self.on_alert("critical", kind, detail)
 
     def _refusing(self, reason):
@@ -326,7 +436,8 @@ class Bridge:
         self.refuse = reason
         if self.refused_logged != reason:
             self.refused_logged = reason
-            self.store.log_link(self.shoe_id, "refused", reason)
+            log.warning("not recording: %s", reason)
+            self._log_link("refused", reason)
             self.on_link("refused", reason)
 
     # -- frames (called by frame.Decoder) -------------------------------------
@@ -336,46 +447,63 @@ class Bridge:
         self.tally.note("bad_crc" if code == frame.BAD_CRC else "bad_frame", shown(message, 120))
 
     def on_frame(self, dec):
+        """Every frame the decoder passes (its CRC is good). Nothing on the
+        line may stop the bridge: whatever a frame makes this code raise is
+        logged with the frame's bytes, counted (``internal_errors``, which
+        the fuzz test holds at 0) and the frame skipped."""
         self.last_rx = time.monotonic()
         kind = dec.kind
+        seq = dec.seq
         payload = bytes(dec.buf[dec.pstart:dec.pend])
-        if self.key is None:
-            self._no_key()
-        elif kind == proto.HELLO:
-            self._hello(dec.seq, payload)
-        elif kind == proto.EVENT:
-            self._event(dec.seq, payload)
-        elif kind == proto.BEAT:
-            self._heartbeat(dec.seq, payload)
-        else:
-            self.tally.note("bad_frame", "unexpected frame type %s from the shoe" % shown(chr(kind)))
+        try:
+            if self.key is None:
+                self._no_key()
+            elif kind == proto.HELLO:
+                self._hello(seq, payload)
+            elif kind == proto.EVENT:
+                self._event(seq, payload)
+            elif kind == proto.BEAT:
+                self._heartbeat(seq, payload)
+            else:
+                self.tally.note("bad_frame", "unexpected frame type %s from the shoe" % shown(chr(kind)))
+        except db.StoreError as e:
+            self._store_failed(e)
+        except Exception as e:  # noqa: BLE001 - the last line of defence; see docstring
+            self.stats["internal_errors"] += 1
+            log.exception("frame %s%s skipped: %s", shown(chr(kind)), seq, shown(payload, 120))
+            self.tally.note("internal", "%s%s %s: %s" % (chr(kind), seq, shown(payload),
+                                                         shown("%s: %s" % (type(e).__name__, e), 80)))
 
     def _no_key(self):
         if not self.no_key_said:
             self.no_key_said = True
-            self._refusing("no key for this shoe: the bridge cannot tell its frames from forged "
-                           "ones, so it records nothing (start it with --key-file)")
+            self._refusing(NO_KEY)
 
     def _tag_ok(self, shoe_id, kind, seq, link, body, tag):
         want = host_frames.frame_mac(self.fkey, shoe_id, kind, seq, link, body)
         return len(tag) == proto.MAC_HEX and _hmac.compare_digest(want, tag)
 
+    def _invalid(self, kind, seq, payload, why):
+        """A frame that the shoe signed but the link schema rejects: logged
+        with its bytes, counted, and not used."""
+        self.stats["invalid"] += 1
+        self.tally.note("invalid_" + kind, "%s%d %s: %s" % (kind[0].upper(), seq, shown(why, 120),
+                                                           shown(payload)))
+
     def _hello(self, seq, payload):
-        try:
-            hello = json.loads(payload)  # a v1 hello: JSON with no tag after it
-            tagged = False
-        except ValueError:
+        hello, _err = parse_json(payload)  # a v1 hello: JSON with no tag after it
+        tagged = hello is None
+        if tagged:
             body, tag = auth.split_mac(payload)
-            tagged = True
-            try:
-                hello = json.loads(body)
-            except ValueError:
-                hello = None
+            hello, _err = parse_json(body)
+        # Before the tag can be checked, only two fields are read: "proto"
+        # (a v1 shoe signs nothing) and "shoe" (the tag covers it), each
+        # checked for its type first.
         if not isinstance(hello, dict) or not isinstance(hello.get("shoe"), str):
             self.tally.note("forged_hello", "H%d not a hello: %s" % (seq, shown(payload)))
             return
         their = hello.get("proto")
-        if their != PROTO:
+        if their != PROTO or isinstance(their, bool):
             # Cannot be verified under v2 rules, so it changes nothing but the
             # one line that tells the technician why nothing is recorded.
             if self.hello is None:
@@ -387,6 +515,14 @@ class Bridge:
                                                             body, tag):
             self.challenge_open = False
             self.recent = self.recent[-3:] + [self.challenge]
+            why = check_hello(hello)
+            if why is not None:
+                self._invalid("hello", seq, payload, why)
+                if self.hello is None:
+                    self._refusing("shoe %s's hello fails the link schema (%s): not recording"
+                                   % (shown(shoe_id, 16), shown(why, 120)))
+                self._ask_hello()
+                return
             self._verified_hello(seq, hello)
             return
         if tagged and any(self._tag_ok(shoe_id, proto.HELLO, seq, link, body, tag)
@@ -413,23 +549,31 @@ class Bridge:
             self._critical("shoe_changed", "a hello signed as shoe %s arrived on %s, which records "
                            "shoe %s: not recording it" % (shown(shoe_id, 16), self.port_path, self.shoe_id))
             return
-        nonce = hello.get("nonce")
-        chain = hello.get("chain")
-        acked = hello.get("acked")
-        counter = hello.get("counter")
-        if not (isinstance(nonce, str) and len(nonce) == proto.NONCE_HEX
-                and isinstance(chain, str) and len(chain) == proto.MAC_HEX
-                and _whole(acked) and _whole(counter)):
-            self._refusing("shoe %s's hello lacks nonce, chain, acked or counter: not recording"
-                           % shown(shoe_id, 16))
+        # check_hello has vouched for every field's type; the ranges the
+        # schema cannot say are checked here.
+        acked = hello["acked"]
+        counter = hello["counter"]
+        if acked < 0 or counter < 0 or hello["seq"] < 0:
+            self._invalid("hello", seq, json.dumps(hello), "a negative seq, acked or counter")
+            if self.hello is None:
+                self._refusing("shoe %s's hello has a negative seq, acked or counter: not recording"
+                               % shown(shoe_id, 16))
+            return
+        taken = self._take_lease(shoe_id)
+        if taken is not None:
+            self.shoe_id = self.shoe_id or shoe_id
+            self._refusing(taken)
             return
         self.shoe_id = shoe_id
         self.hello = hello
         self.refuse = None
+        self.stall = None
+        self.queued = max(0, hello["seq"] - acked)
+        self.progress_at = time.monotonic()
         self.store.register_shoe(shoe_id, key_id(self.key),
                                  {k: hello.get(k) for k in ("proto", "fw", "board", "settings")})
         head = self.store.shoe(shoe_id)
-        stored = head["last_seq"] if head else None
+        stored = self.last_stored = head["last_seq"] if head else None
         held = self.store.max_counter(shoe_id)
         tilt = hello.get("tilt")
         rollback = []
@@ -455,7 +599,7 @@ class Bridge:
             shoe_id, shown(str(hello.get("fw")), 40), shown(str(hello.get("board")), 20), seq, acked,
             ", TILT: %s" % shown(str(tilt), 80) if tilt is not None else "")
         if self.state == "up":
-            self.store.log_link(shoe_id, "hello", detail)  # a repeat on a live link
+            self._log_link("hello", detail)  # a repeat on a live link
         else:
             self._set_state("up", detail)
         # Ack at once after every hello (protocol 7): a shoe that lost its
@@ -465,7 +609,8 @@ class Bridge:
         self._ack()
 
     def _stored(self):
-        return None if self.shoe_id is None else self.store.last_seq(self.shoe_id)
+        self.last_stored = None if self.shoe_id is None else self.store.last_seq(self.shoe_id)
+        return self.last_stored
 
     def _event(self, seq, payload):
         if self.hello is None or self.refuse:
@@ -488,16 +633,30 @@ class Bridge:
             self.stats["gaps"] += 1
             if self.gap_logged != expected:
                 self.gap_logged = expected
-                self.store.log_link(shoe_id, "gap", "shoe %s: expected seq %d, got %d; waiting for "
-                                    "the resend" % (shoe_id, expected, seq))
+                self._log_link("gap", "shoe %s: expected seq %d, got %d; waiting for the resend"
+                               % (shoe_id, expected, seq))
             return
         if seq < expected:
             self._old_event(seq, body, tag, head)
             return
-        how = db.tag_link(self.fkey, shoe_id, seq, link, body, tag)
+        how = _tag_link(self.fkey, shoe_id, seq, link, body, tag)
         if how is None:
             self.stats["bad_tags"] += 1
             self.tally.note("forged_event", "E%d %s" % (seq, shown(body)))
+            return
+        # The shoe sent it; now every field is checked before any use
+        # (storing, the console, the command counter). A rejected event is
+        # not stored and not acknowledged, so the shoe keeps it and resends
+        # it: nothing is lost, and the recording state says exactly which
+        # seq blocks the record and why (storing it would hand every reader
+        # of the store an event it cannot trust the shape of).
+        event, why = parse_json(body)
+        if why is None:
+            why = events_schema.check_event(event) or _too_big(event)
+        if why is not None:
+            self._invalid("event", seq, body, why)
+            self.stall = (seq, "the shoe's event %d fails the link schema (%s): not stored; the "
+                          "shoe holds it and every later event" % (seq, shown(why, 120)))
             return
         try:
             self.store.append(shoe_id, seq, body, mac=tag, **start)
@@ -505,14 +664,18 @@ class Bridge:
             self._critical("conflict", str(e))
             return
         except db.StoreError as e:
-            self.store.log_link(shoe_id, "bad_event", "seq %d: %s" % (seq, shown(str(e), 160)))
+            self._log_link("bad_event", "seq %d: %s" % (seq, shown(str(e), 160)))
+            self._store_failed(e)
             return
+        self.store_error = None
+        self.stall = None
+        self.last_stored = seq
+        self.progress_at = time.monotonic()
         self.ack_due = True
         self.stats["stored"] += 1
-        event = json.loads(body)
         if how == db.RESTART and seq != 1:
-            self.store.log_link(shoe_id, "chain_restart", "shoe %s restarted its tag chain at seq %d "
-                                "(%s)" % (shoe_id, seq, event.get("type")))
+            self._log_link("chain_restart", "shoe %s restarted its tag chain at seq %d (%s)"
+                           % (shoe_id, seq, event["type"]))
         self._note(event)
         self.on_event(seq, event)
 
@@ -533,7 +696,7 @@ class Bridge:
         else:
             before = self.store.event_row(self.shoe_id, seq - 1)
             link = (before[1] or "") if before else ""
-        if db.tag_link(self.fkey, self.shoe_id, seq, link, body, tag) is None:
+        if _tag_link(self.fkey, self.shoe_id, seq, link, body, tag) is None:
             self.stats["bad_tags"] += 1
             self.tally.note("forged_event", "E%d (already stored) %s" % (seq, shown(body)))
             return
@@ -547,12 +710,17 @@ class Bridge:
             self.stats["bad_tags"] += 1
             self.tally.note("forged_beat", "B%d %s" % (seq, shown(body)))
             return
-        try:
-            acked = json.loads(body).get("acked", 0)
-        except (ValueError, AttributeError):
+        beat, why = parse_json(body)
+        if why is None:
+            why = events_schema.check_beat(beat) or _too_big(beat)
+        if why is not None:
+            self._invalid("beat", seq, body, why)
             return
+        self.queued = beat["queued"]
+        if self.queued <= 0:
+            self.progress_at = time.monotonic()  # nothing waiting: the store is not behind
         stored = self._stored()
-        if stored is not None and isinstance(acked, int) and acked < stored:
+        if stored is not None and beat["acked"] < stored:
             self.ack_due = True
 
     def _ack(self):
@@ -580,7 +748,8 @@ class Bridge:
         self.counter = counter
         if not self._send(data):
             return "error the link failed while sending"
-        self.store.log_link(self.shoe_id, "command", "C%d %s" % (counter, body))
+        self._log_link("command", "C%d %s" % (counter, body))
+        log.info("sent command %d: %s", counter, body)
         return "ok sent %s as command %d" % (name, counter)
 
     def _note(self, event):
@@ -594,11 +763,108 @@ class Bridge:
             # right: the event that says so verified under it.
             self._ask_hello()
 
+    def recording(self):
+        """(True, what is recorded) or (False, why not), from what this
+        bridge knows now; the first reason that applies is the one given,
+        most specific first. The console, `--send status`/`state` and
+        `shoe bridge --check` all show this, so they cannot disagree."""
+        if self.key is None:
+            return False, NO_KEY
+        if self.busy:
+            return False, self.busy
+        if self.store_error:
+            return False, self.store_error
+        if self.refuse:
+            return False, self.refuse
+        if self.hello is None or self.state != "up":
+            what = {"connecting": "waiting for the shoe's hello", "down": "not started"}.get(
+                self.state, self.state)
+            return False, "no link to the shoe (%s%s)" % (
+                what, ": " + self.link_detail if self.link_detail and self.state != "connecting" else "")
+        if self.stall:
+            return False, self.stall[1]
+        stored = self.last_stored
+        idle = time.monotonic() - self.progress_at
+        if self.queued > 0 and idle > BEHIND_S:
+            return False, ("the store is behind the shoe: the shoe holds %d unacknowledged events "
+                           "and the store has not moved for %.0f s (stored through seq %s)"
+                           % (self.queued, idle, stored if stored is not None else "none"))
+        return True, "shoe %s on %s, stored through seq %s" % (
+            self.shoe_id, self.port_path, stored if stored is not None else "none yet")
+
+    def recording_line(self):
+        """``RECORDING: ...`` or ``NOT RECORDING: <reason>``: one line."""
+        ok, why = self.recording()
+        return ("RECORDING: " if ok else "NOT RECORDING: ") + why
+
     def status(self):
+        ok, why = self.recording()
         return {"link": self.state, "port": self.port_path, "shoe": self.shoe_id,
-                "stored": self._stored(), "counter": self.counter,
+                "stored": self.last_stored, "counter": self.counter,
                 "tilt": (self.hello or {}).get("tilt"), "refused": self.refuse,
-                "stats": dict(self.stats), "pid": os.getpid()}
+                "recording": ok, "reason": why,
+                "line": ("RECORDING: " if ok else "NOT RECORDING: ") + why,
+                "queued": self.queued, "stats": dict(self.stats), "pid": os.getpid()}
+
+
+def parse_json(data):
+    """(object, None) or (None, why): JSON from the line, never an exception
+    (bad UTF-8, deep nesting and huge numbers included)."""
+    try:
+        return json.loads(data), None
+    except (ValueError, RecursionError) as e:
+        return None, "not JSON: %s" % shown(str(e), 80)
+
+
+def check_hello(hello):
+    """events_schema.check_hello, with one tolerance: the schema lists a
+    ``first`` field that the shoe's hello (firmware/link/reports.py) does not
+    write yet; absent, it is not required (present, it is checked)."""
+    if isinstance(hello, dict) and "first" not in hello:
+        hello = dict(hello, first=0)
+    return events_schema.check_hello(hello) or _too_big(hello)
+
+
+INT64 = 2 ** 63
+
+
+def _too_big(obj):
+    """None, or which whole number of a schema-checked object no shoe can
+    have sent and the store cannot hold (SQLite integers are 64-bit; the
+    schema's ``int`` has no bound)."""
+    for name, v in obj.items():
+        for x in (v if isinstance(v, list) else v.values() if isinstance(v, dict) else (v,)):
+            if isinstance(x, int) and not -INT64 <= x < INT64:
+                return "field %r is out of range: %s" % (name, shown(str(x), 24))
+    return None
+
+
+def _tag_link(fkey, shoe_id, seq, link, body, tag):
+    """db.tag_link, which parses the body as JSON when it tries a chain
+    restart; a body nested too deep for the parser is no event at all."""
+    try:
+        return db.tag_link(fkey, shoe_id, seq, link, body, tag)
+    except RecursionError:
+        return None
+
+
+def lease_path(store_path, shoe_id):
+    """The lock file that says which bridge records ``shoe_id`` into the
+    store at ``store_path``: ``STORE.shoe-ID.lock`` (the id hashed when it is
+    not a plain name, so no shoe id can point the file elsewhere)."""
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}", shoe_id):
+        name = shoe_id
+    else:
+        name = "x" + hashlib.sha256(shoe_id.encode("utf-8", "replace")).hexdigest()[:16]
+    return "%s.shoe-%s.lock" % (store_path, name)
+
+
+def _read_small(fd):
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        return os.read(fd, 200).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
 
 
 def _whole(v):
