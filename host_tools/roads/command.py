@@ -65,6 +65,8 @@ def read_board(data):
 
 def _rows(cells, width=2):
     """Grid rows of cell labels -> lines, each cell ``width`` characters wide."""
+    if not any(cells):
+        return ["  (no marks yet)"]
     return ["".join(c.ljust(width) for c in row).rstrip() for row in cells]
 
 
