@@ -3,13 +3,19 @@
 ``--vm micropython`` runs the very same firmware files inside the MicroPython
 VM with a board-sized heap; the two outputs must be byte-identical, which is
 how the suite shows that the code on the shoe is the code that was tested.
+Both read the script as bytes (firmware/baccarat/script.py judges each
+line), so a script that is not UTF-8 gives the same error events in both.
 """
 
 import io
 import json
 import sys
 
-from host_tools import vm
+from host_tools import cli, vm
+
+
+class ReplayError(RuntimeError):
+    """The replay could not run at all (the VM failed); the message says why."""
 
 
 def add_arguments(parser):
@@ -23,7 +29,8 @@ def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
     if which == "micropython":
         rc, out, err = vm.run_micropython(["-m", "baccarat.script"], stdin=script, heap=heap)
         if rc != 0:
-            raise RuntimeError("micropython replay failed (%d): %s" % (rc, err.decode(errors="replace")))
+            last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+            raise ReplayError("the MicroPython VM stopped with status %d: %s" % (rc, last[0]))
         return out
     vm.use_firmware()
     from baccarat import script as dealing
@@ -34,7 +41,7 @@ def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
         out.write(bytes(buf[:n]))
         out.write(b"\n")
 
-    dealing.run(io.StringIO(script.decode()), emit)
+    dealing.run(io.BytesIO(script), emit)
     return out.getvalue()
 
 
@@ -44,11 +51,20 @@ def replay_events(script_text):
 
 
 def run(args):
-    if args.script == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(args.script, "rb") as f:
-            data = f.read()
-    sys.stdout.buffer.write(replay_bytes(data, args.vm, args.heap))
+    try:
+        if args.script == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.script, "rb") as f:
+                data = f.read()
+    except OSError as exc:
+        print("shoe replay: cannot read %s: %s" % (args.script, exc.strerror or exc), file=sys.stderr)
+        return cli.EXIT_FILE
+    try:
+        out = replay_bytes(data, args.vm, args.heap)
+    except RuntimeError as exc:  # the VM failed, or is not installed
+        print("shoe replay: %s" % exc, file=sys.stderr)
+        return cli.EXIT_INTERNAL
+    sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
     return 0

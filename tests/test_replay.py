@@ -79,3 +79,57 @@ def test_a_scripts_shoe_line_is_the_shoe_command():
         want.append(err.value.message)
     assert [e["message"] for e in events[1:]] == want
     assert [e["line"] for e in events[1:]] == list(range(2, 2 + len(bad)))
+
+
+# --- input that is not ASCII (issue 11) ------------------------------------
+
+def _both(data):
+    cpy = replay.replay_bytes(data, "cpython")
+    mpy = replay.replay_bytes(data, "micropython")
+    assert cpy == mpy, "CPython and MicroPython disagree:\n%r\n---\n%r" % (cpy, mpy)
+    return [json.loads(line) for line in cpy.splitlines()]
+
+
+def test_a_line_that_is_not_utf8_is_an_error_event_in_both_vms():
+    """It used to stop CPython with UnicodeDecodeError and the VM with UnicodeError."""
+    events = _both(b"shoe decks=8\n\xff\xfe9H\n9H\n")
+    assert events[1] == {"type": "error", "line": 2,
+                         "message": "byte 0xff at column 1 is not ASCII; script words are ASCII text"}
+    assert events[2]["type"] == "card"  # the replay carried on
+
+
+def test_non_ascii_words_get_the_same_message_in_both_vms():
+    """`shoe decks=٣` (an Arabic-Indic three): CPython's repr kept the digit
+    while MicroPython's escaped it, so the two VMs wrote different events."""
+    events = _both("shoe decks=\u0663\n".encode())
+    assert events == [{"type": "error", "line": 1,
+                       "message": "byte 0xd9 at column 12 is not ASCII; script words are ASCII text"}]
+    assert _both("shoe decks=8\n9H\u00e9\n".encode())[1]["message"].startswith("byte 0xc3 at column 3")
+
+
+def test_anything_may_follow_the_comment_sign():
+    events = _both("shoe decks=8 # premi\u00e8re \xff\n9H # caf\u00e9\n".encode("utf-8", "surrogateescape"))
+    assert [e["type"] for e in events] == ["shoe", "card"]
+
+
+def test_feed_line_names_a_non_ascii_character_by_code_in_both_vms():
+    """The dealer channel hands feed_line text, not bytes: the same rule."""
+    from baccarat import game, script
+    out = []
+    g = game.Game(lambda buf, n: out.append(json.loads(bytes(buf[:n]))))
+    assert script.feed_line(g, "shoe decks=\u0663") == \
+        "character U+0663 at column 12 is not ASCII; script words are ASCII text"
+    code = ("from baccarat import game, script\n"
+            "g = game.Game(lambda b, n: None)\n"
+            "print(script.feed_line(g, 'shoe decks=\\u0663'))\n")
+    rc, out, err = vm.run_micropython(["-c", code])
+    assert rc == 0, err
+    assert out.decode().strip() == "character U+0663 at column 12 is not ASCII; script words are ASCII text"
+
+
+def test_replay_of_a_missing_file_is_one_line(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "host_tools.cli", "replay", str(tmp_path / "nonexistent")],
+                       capture_output=True, text=True, cwd=vm.ROOT)
+    assert p.returncode == 3 and p.stdout == ""
+    assert p.stderr.strip().splitlines() == [
+        "shoe replay: cannot read %s: No such file or directory" % (tmp_path / "nonexistent")]

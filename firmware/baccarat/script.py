@@ -13,6 +13,13 @@ half way::
     cover
     exposed
     empty
+
+A script is ASCII text; anything may follow ``#``. A line with another
+character before its comment becomes an error event naming the character by
+its code and column, never by its repr: CPython and MicroPython spell the
+repr of non-ASCII text differently, and both must give the same events for
+the same bytes. ``run`` also takes lines as bytes, so input that is not even
+UTF-8 is reported the same way instead of stopping the replay.
 """
 
 import sys
@@ -40,9 +47,30 @@ def _shoe(g, words):
     return None
 
 
+def _not_ascii(text):
+    """Why ``text`` (str or bytes, comment already cut) is not ASCII, or None.
+    A loop of small ints and one-character ASCII strings, which MicroPython
+    interns: no heap allocation on the card path."""
+    col = 0
+    for c in text:
+        col += 1
+        code = c if isinstance(c, int) else ord(c)
+        if code > 127:
+            if isinstance(c, int):
+                what = "byte 0x%02x" % code
+            else:
+                what = "character U+%04X" % code
+            return "%s at column %d is not ASCII; script words are ASCII text" % (what, col)
+    return None
+
+
 def feed_line(g, text):
     """Apply one script line to game ``g``; return an error message or None."""
-    text = text.split("#", 1)[0].strip()
+    text = text.split("#", 1)[0]
+    problem = _not_ascii(text)
+    if problem is not None:
+        return problem
+    text = text.strip()
     if not text:
         return None
     words = text.split()
@@ -82,7 +110,13 @@ def run(lines, emit):
         n += 1
         g.line = n
         try:
-            message = feed_line(g, line)
+            if isinstance(line, bytes):
+                line = line.split(b"#", 1)[0]
+                message = _not_ascii(line)
+                if message is None:
+                    message = feed_line(g, line.decode())
+            else:
+                message = feed_line(g, line)
         except Exception as e:  # a script must never stop the replay
             message = "internal error: %s" % e
         if message is not None:
@@ -100,9 +134,11 @@ def main():
         out.write(memoryview(buf)[:n])
         out.write(nl)
 
-    def lines():
+    stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+
+    def lines():  # bytes: a line that is not UTF-8 must not stop the replay
         while True:
-            line = sys.stdin.readline()
+            line = stdin.readline()
             if not line:
                 return
             yield line
