@@ -393,3 +393,60 @@ def test_settles_every_firmware_round_in_step_with_its_announcements(designation
         assert (("banker", None) in won) == (e["winner"] == "banker" and "Dragon 7" not in e["announce"]
                                              and "Fortune 7" not in e["announce"]), e
     assert seen == set(calls)  # the shoe actually exercised both calls
+
+
+# --- malformed settings and rounds (issue 11) -------------------------------
+
+@pytest.mark.parametrize("table, words", [
+    ({"designation": "ez", "min": None}, "min must be an integer number of cents >= 1, got None"),
+    ({"designation": "ez", "increment": None}, "increment must be an integer number of cents"),
+    ({"designation": "ez", "limits": {"tie": {"min": None}}}, "min must be an integer number of cents"),
+    ({"designation": "ez", "royal9_wager": None}, "royal9_wager must be an integer number of cents"),
+    ({"designation": "ez", "must_hit": {"meter": None, "reset": None, "max": None}},
+     "must_hit.meter must be an integer number of cents"),
+    ({"designation": ["ez"]}, "designation must be one of"),
+    ({"designation": {"ez": 1}}, "designation must be one of"),
+    ({"designation": "ez", "jackpot": ["A"]}, "jackpot paytable must be one of"),
+    ({"designation": "ez", "tie_odds": 7}, "tie_odds must be an integer N (the tie pays N to 1) >= 8, got 7"),
+])
+def test_malformed_table_settings_are_one_clear_error(table, words):
+    """null, lists and objects where a number or name belongs used to raise
+    TypeError (a traceback from `shoe settle`)."""
+    with pytest.raises(TableError) as info:
+        settle({"table": table, "round": {"player": ["2C", "3D"], "banker": ["4H", "4S"]},
+                "wagers": [{"seat": 1, "bet": "player", "amount": 1000}]})
+    assert words in str(info.value)
+
+
+def test_max_null_still_means_no_maximum():
+    out = settle({"table": {"designation": "standard", "max": None},
+                  "round": {"player": ["2C", "3D"], "banker": ["4H", "4S"]},
+                  "wagers": [{"seat": 1, "bet": "banker", "amount": 10 ** 9}]})
+    assert out["results"][0]["outcome"] == "win"
+
+
+def test_cede_takes_lists_of_seats_only():
+    with pytest.raises(InputError, match="cede must map"):
+        settle({"table": {"designation": "standard", "midi": True},
+                "wagers": [{"seat": 1, "bet": "player", "amount": 500}], "cede": {"player": [[]]}})
+
+
+def test_a_natural_is_named_when_the_other_hand_drew():
+    """P 9H KS / B 2C 3D 4H: the banker's third card breaks the Player natural
+    (Ch 10A), not a Banker drawing rule; the message used to cite the latter."""
+    with pytest.raises(RoundError) as info:
+        settle({"table": {"designation": "standard"},
+                "round": {"player": ["9H", "KS"], "banker": ["2C", "3D", "4H"]}, "wagers": []})
+    assert str(info.value) == ("banker hand 2C 3D 4H has 3 cards but must stand: player 9H KS is a "
+                               "natural 9, so nobody draws (Ch 10A)")
+    assert "banker rule" not in str(info.value) and "player third card" not in str(info.value)
+    with pytest.raises(RoundError, match="banker 4H 4S is a natural 8"):
+        settle({"table": {"designation": "standard"},
+                "round": {"player": ["2C", "3D", "KS"], "banker": ["4H", "4S"]}, "wagers": []})
+
+
+def test_cli_refuses_settings_and_text_it_cannot_use_in_one_line(tmp_path):
+    for doc in ('{"table": {"designation": "ez", "min": null}, "wagers": []}',
+                '{"table": {"designation": ["ez"]}}'):
+        p = _cli(doc)
+        assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.splitlines()) == 1

@@ -2,11 +2,14 @@
 
 Exit status: 0 every wager settled; 1 the result was printed but some
 wagers were rejected (each says why); 2 the input could not be settled at
-all (malformed JSON, bad table settings, or a round that breaks Ch 10).
+all (malformed JSON, bad table settings, or a round that breaks Ch 10);
+3 the file cannot be read; 4 it is not UTF-8 text (host_tools/cli.py).
 """
 
 import json
 import sys
+
+from host_tools import cli
 
 from .hands import RoundError
 from .settle import InputError, TableError, settle
@@ -18,25 +21,40 @@ def add_arguments(parser):
     )
 
 
+class NotText(InputError):
+    """The input is not UTF-8, so it is no JSON document at all."""
+
+
+def parse(data):
+    """The input document from bytes; InputError for anything that is not a
+    JSON document Python can hold (not UTF-8, not JSON, nested too deeply)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText("input is not UTF-8 text (byte 0x%02x at offset %d)"
+                      % (data[exc.start], exc.start)) from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError("input nests too deeply to be a settlement document") from None
+    except ValueError as exc:
+        raise InputError("input is not valid JSON: %s" % exc) from None
+
+
 def run(args):
     try:
         if args.file == "-":
-            text = sys.stdin.read()
+            data = sys.stdin.buffer.read()
         else:
-            with open(args.file, encoding="utf-8") as f:
-                text = f.read()
+            with open(args.file, "rb") as f:
+                data = f.read()
     except OSError as exc:
         print("shoe settle: cannot read %s: %s" % (args.file, exc.strerror), file=sys.stderr)
-        return 2
+        return cli.EXIT_FILE
     try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        print("shoe settle: input is not valid JSON: %s" % exc, file=sys.stderr)
-        return 2
-    try:
-        result = settle(doc)
+        result = settle(parse(data))
     except (InputError, TableError, RoundError) as exc:
         print("shoe settle: %s" % exc, file=sys.stderr)
-        return 2
+        return cli.EXIT_TEXT if isinstance(exc, NotText) else cli.EXIT_USAGE
     print(json.dumps(result))
     return 1 if any("error" in r for r in result["results"]) else 0

@@ -72,6 +72,15 @@ def from_cards(player, banker):
     p2 = cards.hand_total(player, 2)
     b2 = cards.hand_total(banker, 2)
     natural = rules.is_natural(p2) or rules.is_natural(b2)  # Ch 10A: nobody draws
+    if natural and (len(player) == 3 or len(banker) == 3):
+        # The natural is the rule that was broken, whichever hand drew: naming
+        # the drawing hand's own rule would send the reader to the wrong table.
+        side, hand, total = ("player", player, p2) if rules.is_natural(p2) else ("banker", banker, b2)
+        drew = "player" if len(player) == 3 else "banker"
+        raise RoundError(
+            "%s hand %s has 3 cards but must stand: %s %s is a natural %d, so nobody draws (Ch 10A)"
+            % (drew, _names(player if drew == "player" else banker), side, _names(hand[:2]), total)
+        )
     p_draws = not natural and rules.player_draws(p2)
     if p_draws != (len(player) == 3):
         raise RoundError(

@@ -43,9 +43,13 @@ def _wagers(doc):
     return items
 
 
+def _is_seat(seat):
+    return isinstance(seat, int) and not isinstance(seat, bool) and seat >= 1
+
+
 def _shape_error(w):
     seat = w.get("seat")
-    if not isinstance(seat, int) or isinstance(seat, bool) or seat < 1:
+    if not _is_seat(seat):
         return "seat must be a positive integer, got %r" % (seat,)
     if w.get("bet") in wagers.HAND_WAGERS and w.get("hand") not in ("player", "banker"):
         return "%s names its hand: add \"hand\": \"player\" or \"banker\" (Ch 7A(16))" % w["bet"]
@@ -81,7 +85,9 @@ def settle(doc):
         raise InputError("cede is for Midi Baccarat tables; this table has no \"midi\": true")
     if table.midi:
         cede = doc.get("cede", {})
-        if not isinstance(cede, dict) or set(cede) - {"player", "banker"}:
+        if (not isinstance(cede, dict) or set(cede) - {"player", "banker"}
+                or not all(isinstance(seats, list) and all(_is_seat(x) for x in seats)
+                           for seats in cede.values())):
             raise InputError("cede must map \"player\"/\"banker\" to lists of seats")
         control = card_control([w[:3] for w in accepted], cede)
         out["card_control"] = {k: ("dealer" if v is None else v) for k, v in control.items()}

@@ -16,13 +16,20 @@ class TableError(ValueError):
     """The table settings are not valid."""
 
 
-def _cents(settings, key, default, minimum=0):
+def _whole(settings, key, default, minimum, what, nullable=False):
+    """An integer setting of at least ``minimum``; ``what`` says what the number
+    counts, in the message. Null only where it means "none" (a table with no
+    maximum), never for an amount the settlement computes with."""
     value = settings.get(key, default)
-    if value is None:
+    if value is None and nullable:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise TableError("%s must be an integer number of cents >= %d, got %r" % (key, minimum, value))
+        raise TableError("%s must be %s >= %d, got %r" % (key, what, minimum, value))
     return value
+
+
+def _cents(settings, key, default, minimum=0, nullable=False):
+    return _whole(settings, key, default, minimum, "an integer number of cents", nullable)
 
 
 class Limits:
@@ -35,7 +42,7 @@ class Limits:
         if unknown:
             raise TableError("unknown limit field(s): %s" % ", ".join(sorted(unknown)))
         self.min = _cents(doc, "min", base.min if base else 1, 1)
-        self.max = _cents(doc, "max", base.max if base else None, 1)
+        self.max = _cents(doc, "max", base.max if base else None, 1, nullable=True)
         self.increment = _cents(doc, "increment", base.increment if base else 1, 1)
         if self.max is not None and self.max < self.min:
             raise TableError("maximum wager %d is below the minimum %d" % (self.max, self.min))
@@ -66,11 +73,12 @@ class Table:
         if unknown:
             raise TableError("unknown table setting(s): %s" % ", ".join(sorted(unknown)))
         self.designation = settings.get("designation")
-        if self.designation not in pt.DESIGNATIONS:
+        if not isinstance(self.designation, str) or self.designation not in pt.DESIGNATIONS:
             raise TableError(
                 "designation must be one of %s, got %r" % (", ".join(pt.DESIGNATIONS), self.designation)
             )
-        self.tie_odds = _cents(settings, "tie_odds", pt.TIE_MIN, pt.TIE_MIN)  # Ch 12B: at least 8 to 1
+        # Ch 12B: at least 8 to 1; the number is N of "N to 1", not money.
+        self.tie_odds = _whole(settings, "tie_odds", pt.TIE_MIN, pt.TIE_MIN, "an integer N (the tie pays N to 1)")
         self.vig = settings.get("vig", "payout")
         if self.vig not in VIG_MODES:
             raise TableError("vig must be %s, got %r" % (" or ".join(VIG_MODES), self.vig))
@@ -81,7 +89,7 @@ class Table:
             choice = settings.get(key, "A")
             if choice is False:
                 continue
-            if choice not in tables:
+            if not isinstance(choice, str) or choice not in tables:
                 raise TableError("%s paytable must be one of %s, got %r" % (key, ", ".join(tables), choice))
             self._paytables[key] = choice
         self.offered = []
@@ -112,7 +120,8 @@ class Table:
             raise TableError("must_hit needs the Royal 9 wager (Ch 7A(9)(a))")
         if not isinstance(given, dict) or set(given) != {"meter", "reset", "max"}:
             raise TableError("must_hit must be {\"meter\": cents, \"reset\": cents, \"max\": cents}")
-        meter, reset, top = (_cents(given, k, None, 0) for k in ("meter", "reset", "max"))
+        meter, reset, top = (_cents({"must_hit." + k: given[k]}, "must_hit." + k, None, 0)
+                             for k in ("meter", "reset", "max"))
         if not any(reset >= r and top >= m for r, m in pt.MUST_HIT_LEAST):
             raise TableError("must_hit reset %d / max %d is below every Ch 12O(2) minimum" % (reset, top))
         if not reset <= meter <= top:
