@@ -148,3 +148,21 @@ def test_cli_rejects_bad_cards_and_impossible_removals():
     assert p.returncode == 2 and "no 9H left" in p.stderr
     p = _cli("--remove", "1H")
     assert p.returncode == 2 and "bad card" in p.stderr
+
+
+def test_cli_refuses_more_decks_than_a_shoe_holds_in_one_line():
+    """`--decks 17` used to be priced; the shoe command takes 1-16 decks
+    (firmware/link/schema.py), and the analysis asks the same table."""
+    for decks in ("17", "0"):
+        p = _cli("--decks", decks)
+        assert p.returncode == 2 and p.stdout == ""
+        assert p.stderr.splitlines() == [
+            "shoe analyse: decks must be a whole number from 1 to 16 (what a shoe holds), got %s" % decks]
+    assert composition.DECKS == (1, 16)
+
+
+def test_cli_calls_tie_odds_odds_not_cents():
+    p = _cli("--table", '{"tie_odds": 7}')
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == ["shoe analyse: tie_odds must be an integer N (the tie pays N to 1) >= 8, got 7"]
+    assert "cents" not in p.stderr

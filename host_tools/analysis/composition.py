@@ -6,15 +6,31 @@ value, rank or suit as each wager needs.
 """
 
 from host_tools.settle.core import cards
+from link import schema  # importable once settle.core has put firmware/ on the path
 
 
 class CompositionError(ValueError):
     pass
 
 
+def _deck_range():
+    """The decks a shoe can hold: the range of the shoe command's ``decks``
+    (firmware/link/schema.py), so analysis never answers for a shoe that the
+    shoe itself would refuse."""
+    for key, _kind, spec, _default in schema.arguments("shoe"):
+        if key == "decks":
+            return spec
+    raise AssertionError("link/schema.py: the shoe command has no decks argument")
+
+
+DECKS = _deck_range()
+
+
 def full(decks):
-    if not isinstance(decks, int) or decks < 1:
-        raise CompositionError("decks must be a positive integer, got %r" % (decks,))
+    low, high = DECKS
+    if not isinstance(decks, int) or isinstance(decks, bool) or not low <= decks <= high:
+        raise CompositionError("decks must be a whole number from %d to %d (what a shoe holds), got %r"
+                               % (low, high, decks))
     return [decks] * 52
 
 
