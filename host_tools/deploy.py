@@ -9,7 +9,10 @@ files by hand:
 3. provision the shoe's HMAC key (new random 32 bytes unless ``--key-file``)
    as ``shoe_key.bin``, and keep the pit PC's copy in the key directory
    (``--key-dir``, default ~/.config/baccarat-shoe/keys/<SHOE_ID>.key), where
-   the bridge looks for it to authenticate the shoe's link;
+   the bridge looks for it to authenticate the shoe's link. Every key file
+   is 0600 in a 0700 directory (host_tools/keys.py), the staging tree too,
+   and a flash that fails removes the pit copy it made: a key is kept only
+   for a shoe that was actually set up;
 4. copy everything with ``mpremote`` (with ``manifest.json``, which main.py's
    boot self-test checks every file against), read every file back as a
    SHA-256 computed on the device, compare with the staged manifest, and
@@ -17,6 +20,9 @@ files by hand:
 
 ``--dry-run OUTDIR`` stops after staging: OUTDIR is the device's file tree
 (so ``MICROPYPATH=OUTDIR micropython`` runs it) plus ``manifest.json``.
+
+Exit status: 0 done; 1 deployment stopped (board, key, card set, device:
+the line says why); 2 usage; 3 a file or directory cannot be used.
 
 A board in play cannot be flashed: its watchdog is armed and Ctrl-C is off
 on the USB link. Hold NEW SHOE while powering it up (service mode) first.
@@ -33,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 
-from host_tools import boards, vm
+from host_tools import boards, cli, keys, vm
 from host_tools.boards import config
 
 vm.use_firmware()
@@ -42,7 +48,7 @@ import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one fil
 FIRMWARE = config.FIRMWARE_DIR
 SOURCE_ONLY = ("main.py", "boot.py")
 KEY_NAME = "shoe_key.bin"
-KEY_BYTES = 32
+KEY_BYTES = keys.KEY_BYTES
 MANIFEST = fw_manifest.NAME
 # The enrolled card set (docs/cardset.md). It changes with every new set of
 # cards (Ch 3C: at least every 24 hours) while the firmware does not, so it
@@ -80,7 +86,7 @@ def run(args):
         return 2
     try:
         shoe_id = args.shoe_id or "SHOE-" + secrets.token_hex(3).upper()
-        key = read_key(args.key_file) if args.key_file else secrets.token_bytes(KEY_BYTES)
+        key = keys.read_key(args.key_file) if args.key_file else secrets.token_bytes(KEY_BYTES)
         if args.dry_run:
             manifest = stage(args.board, args.dry_run, shoe_id, key, args.reader, cardset=args.cardset)
             print("staged %d files for %s (shoe %s, firmware %s) in %s"
@@ -93,34 +99,25 @@ def run(args):
         with tempfile.TemporaryDirectory() as stage_dir:
             manifest = stage(args.board, stage_dir, shoe_id, key, args.reader, require_main=True,
                              cardset=args.cardset)
-            # Saved before the shoe gets it: a key only the shoe held would be
-            # lost for good, while a failed flash is retried with --key-file.
-            save_pit_key(pit_key, key)
             print("flashing %s on %s: hold NEW SHOE while powering the board if it is in play"
                   % (args.board, args.port))
-            flash(stage_dir, manifest, args.port)
+            flash_keeping_key(stage_dir, manifest, args.port, pit_key, key)
         # The deploy record: which firmware, by hash, this shoe now runs.
         pit_key.with_suffix(".manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
         print("shoe %s flashed and verified (%d files, firmware %s); pit key in %s (sha256 %s...)"
               % (shoe_id, len(manifest["files"]), manifest["firmware_version"], pit_key,
                  hashlib.sha256(key).hexdigest()[:16]))
         return 0
-    except (DeployError, boards.BoardError) as exc:
+    except (DeployError, boards.BoardError, keys.KeyFileError) as exc:
         print("shoe deploy: %s" % exc, file=sys.stderr)
         return 1
+    except OSError as exc:
+        print("shoe deploy: %s%s" % (exc.filename + ": " if exc.filename else "", exc.strerror or exc),
+              file=sys.stderr)
+        return cli.EXIT_FILE
 
 
 # -- key provisioning --------------------------------------------------------
-
-def read_key(path):
-    try:
-        key = pathlib.Path(path).read_bytes()
-    except OSError as exc:
-        raise DeployError("cannot read key file %s: %s" % (path, exc.strerror))
-    if len(key) != KEY_BYTES:
-        raise DeployError("key file %s holds %d bytes; a shoe key is exactly %d random bytes"
-                          % (path, len(key), KEY_BYTES))
-    return key
 
 
 def pit_key_path(key_dir, shoe_id, key):
@@ -133,11 +130,25 @@ def pit_key_path(key_dir, shoe_id, key):
     return path
 
 
-def save_pit_key(path, key):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key)
+def flash_keeping_key(stage_dir, manifest, port, pit_key, key, run=None):
+    """Flash with the pit PC's copy of the key in place, and keep that copy
+    only if the flash succeeds.
+
+    The copy is written before the shoe gets its key, so a shoe is never left
+    holding a key the pit PC lacks. If the flash fails, a copy this deploy
+    made is removed again: the board was not set up (not verified, not
+    reset), the next deploy gives it a new key, and a key for a shoe that
+    does not exist is one more secret lying about. A copy that was already
+    there (a retry with --key-file) stays.
+    """
+    existed = pit_key.exists()
+    keys.write_key(pit_key, key)
+    try:
+        flash(stage_dir, manifest, port, run)
+    except BaseException:
+        if not existed:
+            pit_key.unlink(missing_ok=True)
+        raise
 
 
 # -- staging -----------------------------------------------------------------
@@ -215,12 +226,15 @@ def compile_mpy(src, dst, source_name):
 
 
 def _prepare_outdir(out):
+    """Make ``out`` an empty 0700 directory: it will hold the shoe's key."""
+    if out.exists() and not out.is_dir():
+        raise DeployError("%s is not a directory; give an empty or new directory to stage into" % out)
     if out.exists() and any(out.iterdir()):
         if not (out / MANIFEST).exists():
             raise DeployError("%s is not empty and holds no earlier staging (%s); "
                               "give an empty or new directory" % (out, MANIFEST))
         shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    keys.private_dir(out)
 
 
 def check_cardset(path):
@@ -252,7 +266,7 @@ def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, car
     generated.write_text(config.render(values))
     compile_mpy(generated, out / "board_config.mpy", "board_config.py")
     generated.unlink()
-    (out / KEY_NAME).write_bytes(key)
+    keys.write_key(out / KEY_NAME, key)
     if cardset is not None:
         check_cardset(cardset)
         shutil.copyfile(cardset, out / CARDSET)

@@ -273,3 +273,82 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     # ...but keeps it when asked to.
     assert cli.main(argv + ["--key-file", str(keys / "T07.key")]) == 0
     assert (device / deploy.KEY_NAME).read_bytes() == key
+
+
+# --- keys are private (issue 11) ---------------------------------------------
+
+def _mode(path):
+    return oct(pathlib.Path(path).stat().st_mode & 0o777)
+
+
+def test_dry_run_stages_the_key_0600_in_a_0700_directory(tmp_path):
+    """It was 0644 in a 0755 directory: any user of the pit PC could copy it."""
+    new = tmp_path / "new" / "stage"
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(new)]) == 0
+    assert _mode(new / deploy.KEY_NAME) == "0o600" and _mode(new) == "0o700"
+    existing = tmp_path / "existing"
+    existing.mkdir(mode=0o755)
+    os.chmod(existing, 0o755)
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(existing)]) == 0
+    assert _mode(existing / deploy.KEY_NAME) == "0o600" and _mode(existing) == "0o700"
+
+
+def test_the_emulators_flash_holds_its_key_privately(tmp_path):
+    from host_tools import emulate
+    emu = emulate.Emulator(str(tmp_path / "flash"), "K1")
+    try:
+        assert _mode(emu.key_path) == "0o600" and _mode(emu.dir) == "0o700"
+    finally:
+        emu.close()
+
+
+def test_a_failed_flash_leaves_no_key_behind(tmp_path, monkeypatch, capsys, staged):
+    """A key for a shoe that was never set up used to stay in the key directory."""
+    device = tmp_path / "device"
+    device.mkdir()
+    monkeypatch.setattr(deploy, "_run", StandInDevice(device, corrupt="baccarat/game.mpy"))
+    keys = tmp_path / "keys"
+    argv = ["deploy", "--board", "pico", "--port", "/dev/ttyACM0", "--shoe-id", "T08", "--key-dir", str(keys)]
+    assert cli.main(argv) == 1
+    assert "verification failed" in capsys.readouterr().err
+    assert not (keys / "T08.key").exists() and not (keys / "T08.manifest.json").exists()
+    # A retry with a key the pit PC already held keeps that key.
+    held = tmp_path / "held.key"
+    held.write_bytes(b"\x05" * 32)
+    os.chmod(held, 0o600)
+    (keys / "T08.key").write_bytes(b"\x05" * 32)
+    os.chmod(keys / "T08.key", 0o600)
+    assert cli.main(argv + ["--key-file", str(held)]) == 1
+    assert (keys / "T08.key").read_bytes() == b"\x05" * 32
+
+
+def test_a_key_file_others_can_read_is_refused(tmp_path, capsys):
+    from host_tools import keys
+    path = tmp_path / "k.key"
+    path.write_bytes(b"\x07" * 32)
+    for mode, who in ((0o644, "others"), (0o640, "its group")):
+        os.chmod(path, mode)
+        with pytest.raises(keys.KeyFileError) as err:
+            keys.read_key(path)
+        assert "can be read by %s (mode %03o)" % (who, mode) in str(err.value)
+        assert "chmod 600" in str(err.value)
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(tmp_path / "o"),
+                     "--key-file", str(path)]) == 1
+    assert "can be read by its group" in capsys.readouterr().err
+    os.chmod(path, 0o600)
+    assert keys.read_key(path) == b"\x07" * 32
+    with pytest.raises(keys.KeyFileError, match="cannot read key file"):
+        keys.read_key(tmp_path / "none.key")
+
+
+def test_keys_are_never_put_in_a_shared_directory(tmp_path):
+    from host_tools import keys
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # like /tmp: narrowing it would break other users
+    with pytest.raises(keys.KeyFileError, match="open to other users"):
+        keys.write_key(shared / "k.key", b"\x01" * 32)
+    assert not (shared / "k.key").exists()
+    keys.write_key(tmp_path / "a" / "b" / "k.key", b"\x01" * 32)
+    assert [_mode(p) for p in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "k.key")] == \
+        ["0o700", "0o700", "0o600"]
