@@ -505,10 +505,23 @@ class Store:
 
 
 def with_seq(event_text, seq):
-    """The shoe's event object with "seq" added, every other byte unchanged."""
+    """The shoe's event object with "seq" added, every other byte unchanged.
+
+    An event that already names its seq (a ``status`` event reports its own,
+    firmware/link/reports.py) is returned as it is: a second "seq" key would
+    make the line a JSON object whose meaning depends on the reader's parser.
+    If the two numbers differ, the store and the shoe disagree, which is an
+    error to report, not a line to print.
+    """
     body = event_text.rstrip()
     if body == "{}":
         return '{"seq":%d}' % seq
+    if '"seq"' in body:  # cheap test first: only status events pay for the parse
+        own = json.loads(body).get("seq")
+        if own is not None:
+            if own != seq:
+                raise StoreError("stored event %d names itself seq %r" % (seq, own))
+            return body
     return '%s,"seq":%d}' % (body[:-1], seq)
 
 

@@ -3,7 +3,8 @@
 The lines are the shoe's own event objects, in the vocabulary of `shoe
 replay` (firmware/link/events_schema.py), with only "seq" added, so any tool
 that reads a replay reads an export too. A `status` event already carries
-its own seq as "seq"; the value added is the same number.
+its own seq as "seq", so it is printed as stored (db.with_seq): one "seq"
+key per line, never two.
 """
 
 import sys
