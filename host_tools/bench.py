@@ -12,9 +12,23 @@ BENCHES = {
     "analysis": "host_tools.analysis.bench",
     "link": "host_tools.bridge.bench",
     "footprint": "host_tools.boards.footprint",
-    "pn532": "host_tools.sim.pn532_vm",
+    "pn532": __name__,  # pn532_main below: its module takes a bare run count
     "shoe": "host_tools.emulate",
 }
+
+
+def main(argv):
+    """`shoe bench pn532`: host_tools/sim/pn532_vm.main reads argv[0] as a
+    bare number, so `--help` or a typo was a ValueError traceback; options
+    are parsed here, the one place every bench is reached from."""
+    parser = argparse.ArgumentParser(prog="shoe bench pn532",
+                                     description="PN532 poll cost of the firmware driver in the MicroPython VM")
+    parser.add_argument("runs", nargs="?", type=int, default=5, help="runs to take the median of (default 5)")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("runs must be at least 1")
+    from host_tools.sim import pn532_vm
+    return pn532_vm.main([str(args.runs)])
 
 
 def add_arguments(parser):

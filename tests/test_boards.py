@@ -240,3 +240,17 @@ def test_firmware_version_follows_the_sources(tmp_path):
     v2 = config.firmware_version(tmp_path)
     (tmp_path / "board_config.py").write_text("SHOE_ID = 'x'\n")
     assert v1 != v2 and config.firmware_version(tmp_path) == v2
+
+
+def test_a_toml_syntax_error_is_one_board_error_naming_the_line(tmp_path, monkeypatch, capsys):
+    """It used to reach `shoe deploy` as a TOMLDecodeError traceback."""
+    broken = tmp_path / "boards.toml"
+    broken.write_text((boards.BOARDS_TOML).read_text() + "\n[pico.broken\n")
+    with pytest.raises(boards.BoardError, match=r"is not valid TOML: .*line \d+"):
+        config.constants("pico", "T1", path=broken)
+    from host_tools import cli
+    real = boards.load
+    monkeypatch.setattr(boards, "load", lambda path=None: real(broken))
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "not valid TOML" in err

@@ -8,6 +8,7 @@ for a real board and by `shoe emulate` for the emulator.
 
 import hashlib
 import re
+import tomllib
 
 from host_tools import boards
 
@@ -39,6 +40,19 @@ def check_shoe_id(shoe_id):
     return shoe_id
 
 
+def load_board(name, path=boards.BOARDS_TOML):
+    """The validated board table; a boards.toml that cannot be read or parsed
+    is a BoardError naming the file and the TOML error's line, like any
+    other problem with a board, so `shoe deploy` and `shoe emulate` say it in
+    one line instead of a traceback."""
+    try:
+        return boards.get(name, path)
+    except tomllib.TOMLDecodeError as exc:
+        raise boards.BoardError("%s is not valid TOML: %s" % (path, exc)) from None
+    except OSError as exc:
+        raise boards.BoardError("cannot read %s: %s" % (path, exc.strerror or exc)) from None
+
+
 def constants(name, shoe_id, reader=None, overrides=None, path=boards.BOARDS_TOML):
     """The board_config constants as a dict of plain Python values.
 
@@ -46,7 +60,7 @@ def constants(name, shoe_id, reader=None, overrides=None, path=boards.BOARDS_TOM
     overrides replaces keys inside the dicts (the emulator passes its pty
     paths this way), e.g. {"LINK": {"device": "/dev/pts/4"}}.
     """
-    board = boards.get(name, path)
+    board = load_board(name, path)
     check_shoe_id(shoe_id)
     kind = reader or board["reader"]
     if kind not in board["readers"]:
