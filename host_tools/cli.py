@@ -4,11 +4,20 @@ Each sub-command lives in its own module and is imported only when it is
 run, so a fault in one tool (or a missing optional package such as Blinka on
 a plain PC) never stops the others from working. A command module provides
 ``add_arguments(parser)`` and ``run(args) -> int``.
+
+Bad input never reaches a pit supervisor as a traceback: a command says what
+is wrong in one line and exits with a status a script can tell apart
+(EXIT_CODES below, also in ``shoe --help``). The commands catch what they
+expect; ``main`` is the guard behind them, for errors any command can meet
+(a file that cannot be read, text that is not UTF-8, a store or boards.toml
+that cannot be used, output piped into ``head``).
 """
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 
 # name -> (module, one-line help)
 COMMANDS = {
@@ -27,7 +36,33 @@ COMMANDS = {
     "edges": ("host_tools.analysis.monitor", "edge monitor over an exported event stream"),
     "bench": ("host_tools.bench", "benchmarks (not part of the test suite)"),
     "soak": ("host_tools.soak.command", "chaos, noise and fuzz soaks (not part of the test suite)"),
+    "roads": ("host_tools.roads.command", "the scoreboard roads of a shoe's exported events"),
+    "shuffler": ("host_tools.shuffler.command", "the batch shuffler: emulate, sample, audit"),
 }
+
+# Exit statuses of every `shoe` command. 1 and 2 keep the meaning the
+# commands already gave them; the rest come from the guard in main().
+EXIT_FOUND = 1      # the command ran and reports a problem in what it checked (a refused wager, a broken chain)
+EXIT_USAGE = 2      # bad arguments or a bad input document (argparse's own status too)
+EXIT_FILE = 3       # a file or directory cannot be read or written
+EXIT_TEXT = 4       # input is not text in the expected encoding
+EXIT_STORE = 5      # the store cannot be used
+EXIT_BOARDS = 6     # boards.toml cannot be used
+EXIT_INTERNAL = 70  # a fault in the tool itself (EX_SOFTWARE); SHOE_DEBUG=1 shows the traceback
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = (
+    (0, "success"),
+    (EXIT_FOUND, "ran, and found a problem in what it checked"),
+    (EXIT_USAGE, "bad arguments or input document"),
+    (EXIT_FILE, "a file cannot be read or written"),
+    (EXIT_TEXT, "input is not valid text"),
+    (EXIT_STORE, "the store cannot be used"),
+    (EXIT_BOARDS, "boards.toml cannot be used"),
+    (EXIT_INTERNAL, "internal error (SHOE_DEBUG=1 for the traceback)"),
+)
+
+DEBUG_ENV = "SHOE_DEBUG"
 
 
 def _usage():
@@ -36,24 +71,108 @@ def _usage():
         lines.append("  %-9s %s" % (name, text))
     lines.append("")
     lines.append("`shoe COMMAND --help` for a command's options.")
+    lines.append("")
+    lines.append("exit status:")
+    for code, text in EXIT_CODES:
+        lines.append("  %-3d %s" % (code, text))
     return "\n".join(lines)
+
+
+def _known(exc):
+    """(exit status, one-line message) for an error any command may meet, or
+    None. The store and boards modules are imported only when such an error
+    is being explained, so a plain `shoe replay` never loads them."""
+    if isinstance(exc, UnicodeError):
+        where = ""
+        if isinstance(exc, UnicodeDecodeError):
+            where = " (byte 0x%02x at offset %d)" % (exc.object[exc.start], exc.start)
+        return EXIT_TEXT, "input is not UTF-8 text%s" % where
+    if isinstance(exc, OSError):
+        name = exc.filename if exc.filename is not None else ""
+        text = exc.strerror or str(exc)
+        return EXIT_FILE, ("%s: %s" % (name, text)) if name else text
+    module = type(exc).__module__
+    if module.startswith("host_tools.store"):
+        from host_tools.store import db
+        if isinstance(exc, db.StoreError):
+            return EXIT_STORE, str(exc)
+    if module.startswith("host_tools.boards") or module == "tomllib":
+        import tomllib
+
+        from host_tools import boards
+        if isinstance(exc, tomllib.TOMLDecodeError):
+            return EXIT_BOARDS, "boards.toml is not valid TOML: %s" % exc
+        if isinstance(exc, boards.BoardError):
+            return EXIT_BOARDS, str(exc)
+    if isinstance(exc, RecursionError):
+        return EXIT_USAGE, "input nests too deeply"
+    return None
+
+
+def _one_line(text):
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _where(exc):
+    """file:line of the innermost frame, so a one-line report is still a bug report."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    if not tb:
+        return ""
+    frame = tb[-1]
+    return " at %s:%d" % (os.path.relpath(frame.filename) if frame.filename.startswith(os.getcwd())
+                          else frame.filename, frame.lineno)
+
+
+def _quiet_stdout():
+    """After the reader of a pipe went away: point stdout at /dev/null so the
+    interpreter's own flush at exit cannot raise BrokenPipeError again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
-        return 0 if argv else 2
+        return 0 if argv else EXIT_USAGE
     name = argv[0]
     if name not in COMMANDS:
         print("shoe: unknown command %r\n\n%s" % (name, _usage()), file=sys.stderr)
-        return 2
-    module_name, text = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog="shoe " + name, description=text)
-    module.add_arguments(parser)
-    args = parser.parse_args(argv[1:])
-    return module.run(args) or 0
+        return EXIT_USAGE
+    try:
+        module_name, text = COMMANDS[name]
+        module = importlib.import_module(module_name)
+        parser = argparse.ArgumentParser(prog="shoe " + name, description=text)
+        module.add_arguments(parser)
+        args = parser.parse_args(argv[1:])
+        rc = module.run(args) or 0
+        sys.stdout.flush()
+        return rc
+    except BrokenPipeError:
+        # `shoe analyse | head`: the reader has all it wanted; that is not an error.
+        _quiet_stdout()
+        return 0
+    except KeyboardInterrupt:
+        print("shoe %s: interrupted" % name, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        known = _known(exc)
+        if known is not None:
+            code, message = known
+            print("shoe %s: %s" % (name, _one_line(message)), file=sys.stderr)
+            return code
+        # A bug, not bad input. One line still, because whoever meets it is
+        # at a pit and a traceback reads as "the shoe is broken"; the type and
+        # place make it a usable report, and SHOE_DEBUG=1 gives the rest.
+        print("shoe %s: internal error: %s: %s%s (set %s=1 for the traceback)"
+              % (name, type(exc).__name__, _one_line(str(exc)), _where(exc), DEBUG_ENV), file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":
