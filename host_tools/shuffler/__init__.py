@@ -1,0 +1,1 @@
+"""Pit-side tools for the batch shuffler (`shoe shuffler`)."""

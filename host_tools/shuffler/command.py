@@ -1,0 +1,95 @@
+"""`shoe shuffler`: the batch shuffler's pit-side commands.
+
+Only ``sample`` exists yet; ``emulate`` (the mechanism and its faults) and
+``audit`` (revealed batches against what the shoe dealt) come with the rest
+of issue 14.
+
+``sample`` prints shuffles made by the firmware's own decisions
+(firmware/shuffler) for a batch fed in new-deck order (docs/cardset.md:
+each deck spades, hearts, clubs, diamonds, ace to king), one line per
+shuffle, card names top first. The entropy is the seeded emulation source,
+so a seed gives the same lines in CPython and in the MicroPython VM: that is
+the check that the code on the board is the code that was tested.
+"""
+
+import argparse
+import sys
+
+from host_tools import cli, vm
+
+MAX_DECKS = 8      # a Ch 3B batch is 6 to 8 decks
+MAX_COUNT = 100000
+
+
+class SampleError(RuntimeError):
+    """The sample could not be made (the VM failed); the message says why."""
+
+
+def _int_in(name, low, high):
+    def parse(text):
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%s must be a whole number, not %r" % (name, text))
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(
+                "%s must be %d or more" % (name, low) if high is None
+                else "%s must be from %d to %d" % (name, low, high))
+        return value
+    return parse
+
+
+def add_arguments(parser):
+    parser.description = ("the batch shuffler. Only `sample` is here yet; `emulate` and `audit` "
+                          "come later (issue 14).")
+    sub = parser.add_subparsers(dest="sub", metavar="{sample}")
+    sample = sub.add_parser(
+        "sample", help="print seeded shuffles through the firmware's decisions",
+        description="Print COUNT shuffles of a batch of DECKS decks fed in new-deck order "
+                    "(spades, hearts, clubs, diamonds, ace to king), one per line, card names "
+                    "in delivered order, top first. The same seed gives byte-identical lines "
+                    "under both VMs.")
+    sample.add_argument("--decks", type=_int_in("--decks", 1, MAX_DECKS), default=8)
+    sample.add_argument("--count", type=_int_in("--count", 0, MAX_COUNT), default=1)
+    sample.add_argument("--seed", type=_int_in("--seed", 0, None), default=0,
+                        help="seed of the emulated entropy source (never used in play)")
+    sample.add_argument("--vm", choices=("cpython", "micropython"), default="cpython")
+    sample.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython)")
+    sample.add_argument("--bench", action="store_true",
+                        help="instead of shuffles, print the controller-VM benchmark for --decks")
+    parser.set_defaults(_parser=parser)
+
+
+def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP):
+    """The lines of `shoe shuffler sample` as bytes."""
+    if which == "micropython":
+        rc, out, err = vm.run_micropython(
+            ["-m", "shuffler.sample", str(decks), str(count), str(seed)], heap=heap)
+        if rc != 0:
+            last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+            raise SampleError("the MicroPython VM stopped with status %d: %s" % (rc, last[0]))
+        return out
+    vm.use_firmware()
+    from shuffler import sample
+
+    chunks = []
+    sample.run(decks, count, seed, lambda b: chunks.append(bytes(b)))
+    return b"".join(chunks)
+
+
+def run(args):
+    if getattr(args, "sub", None) != "sample":
+        args._parser.print_help(sys.stderr)
+        return cli.EXIT_USAGE
+    try:
+        if args.bench:
+            from host_tools.shuffler import bench
+            print(bench.report(bench.run_bench(args.decks, heap=args.heap), args.decks))
+            return 0
+        out = sample_bytes(args.decks, args.count, args.seed, args.vm, args.heap)
+    except RuntimeError as exc:  # the VM failed, or is not installed
+        print("shoe shuffler: %s" % exc, file=sys.stderr)
+        return cli.EXIT_INTERNAL
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    return 0
