@@ -1,0 +1,148 @@
+"""The shuffle decisions: unbiased draws, the elevator's gaps give every
+order exactly once, new-deck feed order, and `shoe shuffler sample` is the
+same bytes in both VMs."""
+
+import itertools
+import os
+import subprocess
+import sys
+from array import array
+
+import pytest
+
+from baccarat import cards
+from host_tools.shuffler import command
+from shuffler import draw, entropy, shuffle
+
+SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
+
+
+class ByteCycle:
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+        self.stream = self._gen()
+
+    def _gen(self):
+        while True:
+            for v in range(256 ** self.nbytes):
+                yield from v.to_bytes(self.nbytes, "big")
+
+    def generate_into(self, buf):
+        for i in range(len(buf)):
+            buf[i] = next(self.stream)
+        return buf
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 52, 100, 129, 255, 256])
+def test_one_byte_draws_are_exactly_uniform_over_a_cycle(n):
+    # Over all 256 byte values, every accepted result appears equally often.
+    u = draw.Uniform(ByteCycle(1), pool=256)
+    mask = (1 << (n - 1).bit_length()) - 1
+    accepted = sum(1 for v in range(256) if (v & mask) < n)
+    counts = [0] * n
+    for _ in range(accepted):
+        counts[u.below(n)] += 1
+    assert u.bytes_used <= 256  # the draws used one cycle of byte values
+    assert len(set(counts)) == 1
+
+
+@pytest.mark.parametrize("n", [257, 300, 416])
+def test_two_byte_draws_are_exactly_uniform_over_a_cycle(n):
+    u = draw.Uniform(ByteCycle(2), pool=512)
+    mask = (1 << (n - 1).bit_length()) - 1
+    accepted = sum(1 for v in range(65536) if (v & mask) < n)
+    counts = [0] * n
+    for _ in range(accepted):
+        counts[u.below(n)] += 1
+    assert u.bytes_used <= 2 * 65536
+    assert len(set(counts)) == 1
+
+
+def test_below_refuses_out_of_range():
+    u = draw.Uniform(ByteCycle(1))
+    assert u.below(1) == 0 and u.bytes_used == 0
+    for bad in (0, -3, draw.MAX_N + 1):
+        with pytest.raises(ValueError):
+            u.below(bad)
+
+
+def _reference(gaps):
+    """The elevator by definition: insert card i with gaps[i] cards above it."""
+    stack = []
+    for i, g in enumerate(gaps):
+        stack.insert(g, i)
+    return stack
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_every_gap_list_gives_a_different_order_and_every_order_is_reached(n):
+    # The bijection of docs/shuffler.md: n! gap lists onto n! orders.
+    seen = set()
+    order = array("H", [0] * n)
+    for gaps in itertools.product(*[range(i + 1) for i in range(n)]):
+        got = tuple(shuffle.deliver(array("H", gaps), n, order))
+        assert list(got) == _reference(gaps)
+        seen.add(got)
+    assert seen == set(itertools.permutations(range(n)))
+
+
+def test_deliver_matches_the_definition_on_eight_decks():
+    d = shuffle.Decider(entropy.SeededSource(9))
+    for _ in range(5):
+        order = d.shuffle(416)
+        assert list(order[:416]) == _reference(list(d.gaps[:416]))
+
+
+def test_deliver_extremes():
+    n = 10
+    top = shuffle.deliver(array("H", [0] * n), n, array("H", [0] * n))
+    bottom = shuffle.deliver(array("H", range(n)), n, array("H", [0] * n))
+    assert list(top) == list(range(n - 1, -1, -1))  # each card on top: reversed
+    assert list(bottom) == list(range(n))          # each card at the bottom: kept
+    with pytest.raises(ValueError):
+        shuffle.deliver(array("H", [0, 2]), 2, array("H", [0, 0]))
+
+
+def test_plan_refuses_a_batch_over_its_buffer():
+    d = shuffle.Decider(entropy.SeededSource(1), max_cards=52)
+    with pytest.raises(ValueError):
+        d.decide(53)
+
+
+def test_feed_order_is_the_ch4_inspection_order():
+    # docs/cardset.md: spades, hearts, clubs, diamonds, each ace to king.
+    names = [cards.name(shuffle.fed_card(k)) for k in range(104)]
+    expected = [r + s for s in "SHCD" for r in "A23456789TJQK"]
+    assert names == expected + expected
+
+
+def test_sample_is_byte_identical_in_both_vms():
+    for decks, count, seed in ((1, 5, 0), (8, 3, 20261122)):
+        cpy = command.sample_bytes(decks, count, seed, "cpython")
+        mpy = command.sample_bytes(decks, count, seed, "micropython")
+        assert cpy == mpy
+        lines = cpy.decode().splitlines()
+        assert len(lines) == count
+        for line in lines:
+            names = line.split(" ")
+            # every card of the batch exactly once per deck
+            assert sorted(names) == sorted([cards.name(shuffle.fed_card(k)) for k in range(52 * decks)])
+        assert len(set(lines)) == count
+
+
+def test_sample_seed_changes_the_shuffle():
+    a = command.sample_bytes(1, 1, 1)
+    assert a == command.sample_bytes(1, 1, 1) and a != command.sample_bytes(1, 1, 2)
+
+
+def test_cli_sample_and_bad_input():
+    ok = subprocess.run([SHOE, "shuffler", "sample", "--decks", "1", "--count", "2", "--seed", "7",
+                         "--vm", "micropython"], capture_output=True, timeout=60)
+    assert ok.returncode == 0 and len(ok.stdout.splitlines()) == 2
+    for bad, word in ((["--decks", "9"], "--decks must be from 1 to 8"),
+                      (["--count", "-1"], "--count must be from 0"),
+                      (["--seed", "x"], "--seed must be a whole number")):
+        r = subprocess.run([SHOE, "shuffler", "sample"] + bad, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and word in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([SHOE, "shuffler"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "emulate" in r.stderr and "audit" in r.stderr
