@@ -166,3 +166,14 @@ def test_cli_calls_tie_odds_odds_not_cents():
     assert p.returncode == 2
     assert p.stderr.splitlines() == ["shoe analyse: tie_odds must be an integer N (the tie pays N to 1) >= 8, got 7"]
     assert "cents" not in p.stderr
+
+
+def test_jackpot_edges_against_the_published_figure(eight):
+    """Paytable B is the published Jackpot Baccarat table (Wizard of Odds:
+    return -0.158026 with 8 decks); it read 14.58 % while Four Card Royal
+    took any four of T-J-Q-K-A. The other tables have no published figure;
+    docs/wagers.md quotes these values."""
+    e = eight["house_edge"]
+    assert round(e["jackpot_B"], 6) == 0.158026
+    assert {k: round(100 * e["jackpot_" + k], 4) for k in "ABCDE"} == {
+        "A": 14.5193, "B": 15.8026, "C": 16.8194, "D": 12.0559, "E": 13.5962}

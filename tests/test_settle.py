@@ -450,3 +450,40 @@ def test_cli_refuses_settings_and_text_it_cannot_use_in_one_line(tmp_path):
                 '{"table": {"designation": ["ez"]}}'):
         p = _cli(doc)
         assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.splitlines()) == 1
+
+
+def test_four_card_royal_is_ace_king_queen_jack_of_one_suit():
+    """The published Jackpot Baccarat game's "mini royal" (docs/wagers.md,
+    item 4); it used to be any four of T-J-Q-K-A suited."""
+    def jackpot(player, banker, letter="A"):
+        r = settle({"table": {"designation": "standard", "jackpot": letter},
+                    "round": {"player": player, "banker": banker},
+                    "wagers": [{"seat": 1, "bet": "jackpot", "amount": 100}]})["results"][0]
+        return r["outcome"], r["paid"]
+    assert jackpot(["AS", "QS", "2C"], ["KS", "JS", "3C"]) == ("win", 50000)  # A-K-Q-J: royal 500 (12M(1)(a))
+    assert jackpot(["TS", "QS", "2C"], ["KS", "JS", "3C"]) == ("win", 5000)  # T-J-Q-K: straight flush 50
+    assert jackpot(["AS", "QS", "2C"], ["TS", "JS", "3C"]) == ("win", 1000)  # A-T-J-Q: a flush, 10
+    assert jackpot(["AS", "QS", "2C"], ["KS", "JH", "3C"]) == ("win", 500)  # J-Q-K-A offsuit: straight 5
+
+
+def test_jackpot_hands_match_the_published_combination_counts():
+    """Every four-card multiset of an 8-deck shoe, classified by the settlement
+    code, against Wizard of Odds' Jackpot Baccarat analysis (8 decks):
+    all ten counts agree, so every hand is defined as the published game's."""
+    import itertools
+    import math
+
+    from host_tools.settle import wagers
+    found = {}
+    for four in itertools.combinations_with_replacement(range(52), 4):
+        weight = 1
+        for c in set(four):
+            weight *= math.comb(8, four.count(c))
+        kind = wagers.jackpot_hand(four)
+        found[kind] = found.get(kind, 0) + weight
+    assert found == {
+        "four_card_royal": 16384, "four_of_a_kind": 467480, "straight_flush": 163840,
+        "three_of_a_kind": 24760320, "flush": 17929088, "straight": 11354112, "two_pair": 18944640,
+        "pair_of_aces": 33048576, "pair_ten_to_king": 132194304, None: 991051776,
+    }
+    assert sum(found.values()) == math.comb(416, 4)

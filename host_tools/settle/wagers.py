@@ -169,15 +169,24 @@ def lucky_nines(h, table):  # Ch 7A(17), 12R
     return _win(dict(pt.LUCKY_NINES[table.paytable("lucky_nines")])[kind])
 
 
+# Jackpot's "Four Card Royal" (Ch 12M(1)(a)) is the published Jackpot Baccarat
+# game's "mini royal": A, K, Q and J of one suit (docs/wagers.md, Jackpot).
+# T-J-Q-K of one suit is a straight flush.
+_FOUR_CARD_ROYAL = [cards.ACE, cards.KING - 2, cards.KING - 1, cards.KING]
+
+
 def jackpot_hand(four):
-    """Ch 7A(10), 12M: the best poker hand the four initial cards make, or None."""
+    """Ch 7A(10), 12M: the best poker hand the four initial cards make, or None.
+
+    The Chapter names the hands without defining them; each is read as the
+    published Jackpot Baccarat game defines it (docs/wagers.md, Jackpot)."""
     ranks = sorted(cards.rank(c) for c in four)
     counts = sorted(ranks.count(r) for r in set(ranks))
     flush = len(set(cards.suit(c) for c in four)) == 1
     distinct = len(counts) == 4
     high = sorted(14 if r == cards.ACE else r + 1 for r in ranks)  # ace high
     straight = distinct and (ranks[3] - ranks[0] == 3 or high[3] - high[0] == 3)
-    if flush and distinct and all(r == cards.ACE or r >= cards.TEN for r in ranks):
+    if flush and ranks == _FOUR_CARD_ROYAL:
         return "four_card_royal"
     if counts == [4]:
         return "four_of_a_kind"
