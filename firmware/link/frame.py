@@ -156,7 +156,11 @@ class Decoder:
             b = data[i]
             if b == DOLLAR:
                 if self.in_frame:
-                    handler.on_bad(self, BAD_FRAME, "truncated frame: a new '$' after %d bytes" % self.n)
+                    # No '$' in the message: the shoe reports it in an event, and a
+                    # frame cannot carry '$' (it would go out as '?', under a tag
+                    # made over '$', and never verify).
+                    handler.on_bad(self, BAD_FRAME, "truncated frame: a new start byte after %d bytes"
+                                   % self.n)
                 self.in_frame = True
                 self.n = 0
             elif not self.in_frame:
