@@ -62,7 +62,7 @@ def run(args):
     bridge = ThreadedBridge(store, relay.path, emu.key)
     shoes = 1
     lines = dealer.script(args.seed * 1000, decks=args.decks, irregularity_rate=0.03)
-    feeder = Feeder(emu, lines, bridge, stall=args.stall)
+    feeder = Feeder(emu, lines, _Alive(bridge, crashed), stall=args.stall)
     t0 = time.monotonic()
     stalled = None
     stats = {}
@@ -107,3 +107,23 @@ def run(args):
     ok = result["ok"] and not stalled and not crashed
     print("soak noise: %s" % ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
+
+
+class _Alive:
+    """The bridge's counts for the Feeder, which stops at once (Stalled)
+    when the bridge's thread has died instead of waiting out the stall."""
+
+    def __init__(self, bridge, crashed):
+        self.bridge = bridge
+        self.crashed = crashed
+
+    def progress(self):
+        if self.crashed or not self.bridge.thread.is_alive():
+            raise Stalled("the bridge thread died")
+        return self.bridge.progress()
+
+    def boots(self):
+        return self.bridge.boots()
+
+    def ended(self):
+        return self.bridge.ended()

@@ -38,32 +38,34 @@ def reference(lines):
 def compare(store_path, shoe_id, lines, key_path):
     """A dict of the counts above, with ``verify`` (exit code and its output)
     and ``ok``."""
-    want = reference(lines)
     with db.open_existing(store_path) as store:
         rows = [(r["seq"], r["event"]) for r in store.rows(shoe_id)]
+    out = count(reference(lines), rows)
+    verify = run_verify(store_path, key_path)
+    out["verify_rc"], out["verify"] = verify
+    out["ok"] = (out["lost"] == 0 and out["duplicated"] == 0 and out["out_of_order"] == 0
+                 and verify[0] == 0)
+    return out
+
+
+def count(want, rows):
+    """The counts for reference events ``want`` (bytes) against stored
+    ``rows`` of (seq, event text) in storage order."""
     seqs = [seq for seq, _text in rows]
     got = [text.encode() for _seq, text in rows if _source(text) != "link"]
     w, g = collections.Counter(want), collections.Counter(got)
-    lost = sum((w - g).values())
-    dup = sum((g - w).values())
     common = sum((w & g).values())
     matcher = difflib.SequenceMatcher(None, want, got, autojunk=False)
     in_order = sum(block.size for block in matcher.get_matching_blocks())
-    disorder = common - in_order
     seq_count = collections.Counter(seqs)
     top = max(seqs) if seqs else 0
     missing = sum(1 for s in range(1, top + 1) if s not in seq_count)
     seq_dup = sum(n - 1 for n in seq_count.values() if n > 1)
-    seq_disorder = sum(1 for a, b in zip(seqs, seqs[1:]) if b <= a)
-    verify = run_verify(store_path, key_path)
-    out = {
-        "expected": len(want), "stored": len(got), "stored_all": len(rows),
-        "lost": lost + missing, "duplicated": dup + seq_dup, "out_of_order": disorder + seq_disorder,
-        "verify_rc": verify[0], "verify": verify[1],
-    }
-    out["ok"] = (out["lost"] == 0 and out["duplicated"] == 0 and out["out_of_order"] == 0
-                 and verify[0] == 0)
-    return out
+    seq_disorder = sum(1 for a, b in zip(seqs, seqs[1:]) if b <= a and a != b)
+    return {"expected": len(want), "stored": len(got), "stored_all": len(rows),
+            "lost": sum((w - g).values()) + missing,
+            "duplicated": sum((g - w).values()) + seq_dup,
+            "out_of_order": common - in_order + seq_disorder}
 
 
 def _source(text):

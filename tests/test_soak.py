@@ -1,0 +1,178 @@
+"""A small sample of each `shoe soak` (the full runs are for the note, not
+the suite), and the soaks' own checks shown to fail when they should: a
+loss, a duplicate or a disorder in a store, an exception or a hang in a
+fuzzed parser.
+
+The samples run the real commands in their own processes: chaos kills the
+emulated shoe 3 times and the bridge 3 times over a one-deck shoe; noise
+deals for 10 s through a relay that flips, drops, duplicates and reorders
+bytes and sends garbage lines; fuzz tries 20k inputs on the bridge's frame
+path and on the firmware's parsers, 2k of them inside the MicroPython VM."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from host_tools import vm
+from host_tools.bridge.relay import Relay
+from host_tools.soak import fuzz, record
+
+
+def _shoe(*args, timeout=120):
+    proc = subprocess.run([sys.executable, "-m", "host_tools.cli"] + list(args), capture_output=True,
+                          text=True, timeout=timeout, cwd=vm.ROOT)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _figure(out, label):
+    for line in out.splitlines():
+        if line.strip().startswith(label):
+            return line.strip()[len(label):].strip()
+    raise AssertionError("no %r in:\n%s" % (label, out))
+
+
+def test_chaos_sample_kills_shoe_and_bridge_and_loses_nothing(tmp_path):
+    rc, out = _shoe("soak", "chaos", "--shoe-kills", "3", "--bridge-kills", "3", "--decks", "1",
+                    "--seed", "5", "--dir", str(tmp_path))
+    assert rc == 0, out
+    assert _figure(out, "shoe kills") == "3" and _figure(out, "bridge kills") == "3"
+    assert _figure(out, "bridge crashes") == "0"
+    for label in ("lost", "duplicated", "out of order"):
+        assert _figure(out, label) == "0", out
+    assert _figure(out, "shoe verify --key-file") == "PASS"
+    assert int(_figure(out, "events expected")) > 50
+
+
+def test_noise_sample_loses_nothing(tmp_path):
+    rc, out = _shoe("soak", "noise", "--seconds", "10", "--seed", "3", "--rate", "0.001",
+                    "--garbage", "0.05", "--stall", "40", "--dir", str(tmp_path))
+    assert rc == 0, out
+    assert int(_figure(out, "relay reordered")) > 0 and int(_figure(out, "relay garbage_lines")) > 0
+    assert int(_figure(out, "bridge bad_frames")) > 0
+    for label in ("lost", "duplicated", "out of order"):
+        assert _figure(out, label) == "0", out
+    assert int(_figure(out, "events expected")) > 0
+
+
+def test_fuzz_sample_finds_no_uncaught_exception_or_hang():
+    rc, out = _shoe("soak", "fuzz", "--count", "20000", "--vm-count", "2000", "--tool-count", "1000",
+                    "--seed", "11")
+    table = {}
+    for line in out.splitlines():
+        words = line.rsplit(None, 6)
+        if len(words) == 7 and all(w.isdigit() for w in words[1:5]):
+            table[words[0]] = [int(w) for w in words[1:5]]
+    assert table["bridge frame path (CPython)"][0] == 20000, out
+    assert table["firmware frame+command (MicroPython VM)"][0] == 2000, out
+    assert len(table) == 7, out
+    assert all(row[1] == 0 and row[3] == 0 for row in table.values()), out
+    assert rc == 0, out
+
+
+# -- the soaks' own checks fail when they should --------------------------
+
+def test_record_counts_loss_duplicates_and_disorder():
+    want = [b'{"a":1}', b'{"a":2}', b'{"a":3}', b'{"a":4}']
+    link = '{"type":"boot","source":"link"}'
+    rows = [(1, link), (2, '{"a":1}'), (3, '{"a":2}'), (4, '{"a":3}'), (5, '{"a":4}')]
+    assert record.count(want, rows) == {"expected": 4, "stored": 4, "stored_all": 5, "lost": 0,
+                                        "duplicated": 0, "out_of_order": 0}
+    c = record.count(want, [(1, '{"a":1}'), (2, '{"a":3}'), (3, '{"a":3}'), (5, '{"a":4}')])
+    assert (c["lost"], c["duplicated"]) == (2, 1)  # a:2 and seq 4 lost; a:3 twice
+    c = record.count(want, [(1, '{"a":2}'), (2, '{"a":1}'), (3, '{"a":3}'), (4, '{"a":4}')])
+    assert (c["lost"], c["duplicated"], c["out_of_order"]) == (0, 0, 1)
+
+
+class _Planted:
+    """A fuzz target with a bug on some inputs and a hang on one."""
+    name = "planted"
+    allowed = (ValueError,)
+
+    def __init__(self):
+        self.resets = 0
+
+    def reset(self):
+        self.resets += 1
+
+    def make(self, rng):
+        return rng.randrange(50)
+
+    def run(self, n):
+        if n == 7:
+            raise KeyError("planted")
+        if n == 8:
+            raise ValueError("documented")
+        if n == 9:
+            time.sleep(5)
+
+
+def test_fuzz_counts_exceptions_and_hangs_it_was_not_told_about():
+    import random
+    target = _Planted()
+    tally = fuzz.Tally("planted")
+    t = time.monotonic()
+    fuzz.drive(target, 400, 0.05, random.Random(2), tally)
+    assert tally.inputs == 400
+    assert tally.uncaught > 0 and tally.hangs > 0
+    assert {k[0] for k in tally.kinds} == {"KeyError", "hang"}
+    assert target.resets == tally.uncaught + tally.hangs
+    assert time.monotonic() - t < 0.05 * tally.hangs + 5  # each hang cut at the limit
+
+
+def test_relay_reorders_without_losing_and_sends_garbage_lines():
+    master, slave = os.openpty()
+    try:
+        relay = Relay(os.ttyname(slave), seed=3, reorder=0.2, garbage=1.0)
+        data = bytes(range(32, 127)) * 3
+        out = relay._damage(data)
+        chunk = out[-len(data):]  # the garbage line comes before the chunk
+        assert sorted(chunk) == sorted(data) and chunk != data
+        assert relay.faults["reordered"] > 0 and relay.faults["garbage_lines"] == 1
+        assert 100 < len(out) - len(data) <= 3002 and out[-len(data) - 1] == 0x0A
+        clean = Relay(os.ttyname(slave), seed=3)
+        assert clean._damage(data) == data and set(clean.faults) == {"dropped", "corrupted", "duplicated"}
+        for r in (relay, clean):  # never started: close its fds only
+            for fd in (r.master, r._slave, r.shoe):
+                os.close(fd)
+    finally:
+        for fd in (master, slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def test_decoder_messages_hold_only_bytes_a_frame_can_carry():
+    """Found by `shoe soak noise`: the shoe reports garbled frames in an
+    event carrying the decoder's message, signed as written; the message
+    "a new '$' after N bytes" went out with '?' for '$' (a frame cannot
+    carry '$'), its tag never verified, and the link stalled for good on
+    that event. Every message the decoder can give must be frame-safe."""
+    import random
+    vm.use_firmware()
+    from link import frame
+
+    class Keep:
+        def __init__(self):
+            self.messages = []
+
+        def on_bad(self, _d, _code, message):
+            self.messages.append(message)
+
+        def on_frame(self, _d):
+            pass
+
+    keep = Keep()
+    dec = frame.Decoder()
+    rng = random.Random(4)
+    good = fuzz.encode_frame(ord("E"), 12, b'{"type":"bets","round":1} ' + b"0" * 32)
+    samples = [good[:20] + good, b"$E1 x\n", b"$\x01\n", b"$" + b"x" * 1100 + b"\n", good[:-3] + b"zz\n",
+               b"$e1 x*00000000\n", b"$E01 x*" + good[-9:]]
+    samples += [fuzz.mutate(rng, good) for _ in range(3000)]
+    for data in samples:
+        dec.feed(data, len(data), keep)
+    assert any("truncated" in m for m in keep.messages)
+    for m in keep.messages:
+        assert all(0x20 <= ord(ch) <= 0x7E and ch != "$" for ch in m), m
