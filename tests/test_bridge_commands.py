@@ -197,7 +197,7 @@ def test_send_refuses_a_bad_argument_without_a_bridge(tmp_path):
     assert r.returncode == 2 and r.stdout.strip() == "error shoe: batch must be A or B, got 'C'"
     r = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(tmp_path / "none.db"),
                         "--send", "new_shoe batch=B"], capture_output=True, text=True, timeout=20)
-    assert r.returncode == 2 and "no bridge is listening" in r.stderr  # valid: it got as far as the socket
+    assert r.returncode == 4 and "no bridge is running" in r.stderr  # valid: it got as far as the socket
 
 
 def test_new_shoe_batch_b_reaches_the_shoe(table):

@@ -1,4 +1,4 @@
-"""`shoe bridge --port DEVICE [--db PATH] [--key-file F] [--no-console]`.
+"""`shoe bridge --port DEVICE [--db PATH] [--key-file F] [--table NAME] [--no-console]`.
 
 Runs one shoe's link into the store with the live console, and takes pit
 commands from the keyboard and from the control socket ``PATH.ctl``
@@ -6,12 +6,24 @@ commands from the keyboard and from the control socket ``PATH.ctl``
 socket's client: it asks a running bridge to do LINE and prints the reply.
 Both check a command with the shoe's own parser (firmware/link/schema.py),
 so a bad argument is refused with the shoe's message before it is signed.
+`shoe bridge --db PATH --check` prints the running bridge's recording state
+in one line (``RECORDING: ...`` or ``NOT RECORDING: <reason>``) and exits 0
+only while it records: a monitoring script needs nothing else.
+
+Exit codes (each failure one line, never a traceback):
+0 ok / RECORDING; 1 NOT RECORDING (``--check``) or a request the bridge
+refused (``--send``); 2 bad arguments, a bad request line or an unusable key
+file; 3 another bridge owns this store, or another program holds the port;
+4 no bridge is running on this store (``--send``, ``--check``); 5 the store
+cannot be used.
 
 Display work (console, edge monitor) runs after each batch of frames has
-been committed and acknowledged, so it can never delay an ack.
+been committed and acknowledged, so it can never delay an ack. The bridge
+logs (stdlib logging, timestamped) to ``PATH.log`` beside the store.
 """
 
 import json
+import logging
 import os
 import signal
 import sys
@@ -20,15 +32,30 @@ import time
 from host_tools import vm
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView
-from host_tools.bridge.session import Bridge, read_key
+from host_tools.bridge.session import Bridge, key_id, parse_json, read_key, shown
 from host_tools.store import db
 
 vm.use_firmware()
-from link import schema  # noqa: E402
+from link import events_schema, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402
+
+log = logging.getLogger("shoe.bridge")
+
+EXIT_OK = 0
+EXIT_NOT_RECORDING = 1   # --check: the bridge runs but does not record
+EXIT_REFUSED = 1         # --send: the bridge answered "error ..."
+EXIT_USAGE = 2
+EXIT_BUSY = 3
+EXIT_NO_BRIDGE = 4
+EXIT_STORE = 5
 
 # console keys -> control lines (the same path a script uses)
 KEYS = {"b": "bets", "x": "exposed", "s": "status", "n": "new_shoe", "t": "time"}
+# Keys that change the game ask first: one stray keypress must not void a
+# round (y confirms; any other key cancels).
+CONFIRM = {"b": "close betting (no more bets) for the next round",
+           "x": "deal the next round exposed: it will be void for wagers",
+           "n": "start a NEW SHOE: the round in play is void and this shoe ends"}
 REFRESH_S = 0.25
 
 
@@ -40,6 +67,11 @@ def add_arguments(parser):
     parser.add_argument("--no-console", action="store_true", help="log lines instead of the live console")
     parser.add_argument("--send", metavar="LINE",
                         help="send LINE to the bridge already running on --db and print its reply")
+    parser.add_argument("--check", action="store_true",
+                        help="print RECORDING or NOT RECORDING: <reason> for the bridge running on "
+                        "--db; exit 0 only while it records")
+    parser.add_argument("--table", metavar="NAME", help="the table's name on the console "
+                        "(default: the shoe id)")
 
 
 def _usage():
@@ -85,16 +117,20 @@ def parse_control(line):
 class Runner:
     """The bridge plus everything around it that a person or a script sees."""
 
-    def __init__(self, bridge, view, console=None, monitor_factory=None):
+    def __init__(self, bridge, view, console=None, monitor_factory=None, table=None):
         self.bridge = bridge
         self.view = view
         self.console = console
+        self.table = table
         self.pending = []
         self.monitor_factory = monitor_factory
         self.monitor = None
         self.primed = None  # the shoe whose stored history the view holds
+        self.asking = None  # a game-changing key waiting for y
+        self.said = None    # the recording line last printed (--no-console)
         bridge.on_event = lambda seq, event: self.pending.append((seq, event))
         bridge.on_link = self._link
+        bridge.on_alert = self._alert
 
     def _link(self, state, detail):
         self.view.link_state(state, detail)
@@ -104,6 +140,11 @@ class Runner:
         if self.console is None:
             print("link %s: %s" % (state, detail), flush=True)
 
+    def _alert(self, severity, kind, detail):
+        self.view.alert("%s: %s" % (kind, detail), severity, kind)
+        if self.console is None:
+            print("alert %s %s: %s" % (severity, kind, detail), flush=True)
+
     def handle(self, line):
         try:
             name, args = parse_control(line)
@@ -111,16 +152,52 @@ class Runner:
             return "error %s" % e
         if name == "state":
             return "ok " + json.dumps(self.bridge.status(), sort_keys=True)
-        return self.bridge.command(name, args)
+        reply = self.bridge.command(name, args)
+        if name == "status":
+            # what the supervisor asks "status" for: is this table recorded?
+            reply += "; " + self.bridge.recording_line()
+        return reply
+
+    def key(self, ch):
+        """One console keypress; False to quit. Game-changing keys ask
+        first (y/N); every reply is shown on the console's reply line."""
+        if self.asking is not None:
+            asked, self.asking = self.asking, None
+            self.view.prompt = ""
+            if ch == "y":
+                self.view.notice = self.handle(KEYS[asked])
+            else:
+                self.view.notice = "cancelled: %s" % KEYS[asked]
+            return True
+        if ch == "q":
+            return False
+        if ch in CONFIRM:
+            self.asking = ch
+            self.view.prompt = "%s%s? y = yes, any other key = no" % (CONFIRM[ch][0].upper(), CONFIRM[ch][1:])
+        elif ch in KEYS:
+            self.view.notice = self.handle(KEYS[ch])
+        return True
 
     def _prime(self, shoe_id):
         """A (re)started bridge shows the table as the store knows it, not an
         empty screen: replay the stored history into the view, and the
-        current card set's cards into the edge monitor."""
-        self.view = TableView(shoe_id)
+        current card set's cards into the edge monitor. A stored row the
+        link schema rejects (an older bridge stored it, or someone edited
+        the file) is skipped and named in an alert: it never stops a start."""
+        self.view = TableView(shoe_id, table=self.table)
         self.view.link_state(self.bridge.state)
         self.primed = shoe_id
-        history = [(seq, json.loads(text)) for _s, seq, text, _p, _h in self.bridge.store.events(shoe_id)]
+        history = []
+        for _s, seq, text, _p, _h in self.bridge.store.events(shoe_id):
+            event, why = parse_json(text)
+            if why is None:
+                why = events_schema.check_event(event)
+            if why is not None:
+                message = "stored event seq %d fails the link schema (%s): skipped" % (seq, shown(why, 100))
+                log.warning("shoe %s: %s", shoe_id, message)
+                self.view.alert(message, "warning")
+                continue
+            history.append((seq, event))
         last_set = max([i for i, (_q, e) in enumerate(history) if e.get("type") == "shoe"], default=None)
         for i, (seq, event) in enumerate(history):
             self.view.event(event, seq)
@@ -141,6 +218,13 @@ class Runner:
             if self.console is None and event.get("type") in ("irregularity", "error", "tilt",
                                                               "shoe_end", "link_down", "link_up"):
                 print("seq %d %s" % (seq, json.dumps(event)), flush=True)
+        self.view.recording = self.bridge.recording()
+        line = self.bridge.recording_line()
+        if line != self.said:
+            self.said = line
+            log.info(line)
+            if self.console is None:
+                print(line, flush=True)
         return bool(pending)
 
     def _monitor(self, event):
@@ -150,21 +234,22 @@ class Runner:
             try:
                 self.monitor = self.monitor_factory(event)
             except Exception as e:  # the monitor is advisory; the record is not
-                self.view.alert("edge monitor unavailable: %s" % e)
+                self.view.alert("edge monitor unavailable: %s" % e, "info")
                 self.monitor_factory = None
                 return
         try:
             raised = self.monitor.observe(event)
         except Exception as e:
-            self.view.alert("edge monitor failed on %s: %s" % (event.get("type"), e))
+            self.view.alert("edge monitor failed on %s: %s" % (event.get("type"), e), "info")
             return
         for alert in raised or ():
             if "house_edge" in alert:
                 self.view.alert("%s round %s: %s house edge %.3f%% with %s cards left" % (
                     alert.get("type"), alert.get("round"), alert.get("wager"),
-                    100.0 * alert["house_edge"], alert.get("cards_left")))
+                    100.0 * alert["house_edge"], alert.get("cards_left")), "info",
+                    "edge %s %s" % (alert.get("type"), alert.get("wager")))
             else:
-                self.view.alert("%s: %s" % (alert.get("type"), alert.get("message")))
+                self.view.alert("%s: %s" % (alert.get("type"), alert.get("message")), "info")
         if getattr(self.monitor, "last", None):
             low = min(self.monitor.last.items(), key=lambda kv: kv[1])
             self.view.edges = "lowest house edge: %s %.3f%%" % (low[0], 100.0 * low[1])
@@ -184,63 +269,123 @@ def edge_monitor_factory():
 
 
 def run(args):
-    if args.send:
-        try:
-            parse_control(args.send)  # refused here, with the shoe's message, before any bridge sees it
-        except ValueError as e:
-            print("error %s" % e)
-            return 2
-        try:
-            print(control.request(args.db, args.send))
-        except OSError as e:
-            print("bridge: no bridge is listening on %s (%s)" % (control.socket_path(args.db), e),
-                  file=sys.stderr)
-            return 2
-        return 0
+    if args.send or args.check:
+        return _client(args)
     if not args.port:
         print("bridge: --port is required", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     key = None
     if args.key_file:
         try:
             key = read_key(args.key_file)
         except (OSError, ValueError) as e:
-            print("bridge: %s" % e, file=sys.stderr)
-            return 2
-    store = db.Store(args.db)
-    bridge = Bridge(store, args.port, key)
-    view = TableView()
-    console = None
-    if not args.no_console:
-        from rich.console import Console
-        console = Console()
-    runner = Runner(bridge, view, console, edge_monitor_factory())
-    server = control.ControlServer(control.socket_path(args.db), runner.handle)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
-    if key is None:
-        print("bridge: no --key-file: recording only (no acks, no commands)", file=sys.stderr)
+            print("bridge: %s" % (e if isinstance(e, ValueError) else "cannot read the key file %s: %s"
+                                  % (args.key_file, e.strerror)), file=sys.stderr)
+            return EXIT_USAGE
+    where = os.path.dirname(os.path.abspath(args.db))
+    if not os.path.isdir(where):
+        print("bridge: cannot use --db %s: the directory %s does not exist" % (args.db, where),
+              file=sys.stderr)
+        return EXIT_STORE
     try:
-        if console is None:
-            _loop(runner, server, stopping)
-        else:
-            _live(runner, server, stopping, console)
-    except KeyboardInterrupt:
-        pass
+        server_lock = control.ControlServer(control.socket_path(args.db), None,
+                                            "on %s" % args.port)
+    except control.Busy as e:
+        print("bridge: %s: one bridge per store, not starting" % e, file=sys.stderr)
+        return EXIT_BUSY
+    except OSError as e:
+        print("bridge: cannot use --db %s: %s" % (args.db, e.strerror or e), file=sys.stderr)
+        return EXIT_STORE
+    try:
+        store = db.Store(args.db)
+    except db.StoreError as e:
+        server_lock.close()
+        print("bridge: %s" % e, file=sys.stderr)
+        return EXIT_STORE
+    handler = _log_to(args.db + ".log")
+    log.info("bridge started: pid %d, port %s, store %s, key %s", os.getpid(), args.port, args.db,
+             key_id(key) if key is not None else "none")
+    bridge = Bridge(store, args.port, key)
+    try:
+        bridge._open()
+        if bridge.busy:
+            print("bridge: %s: not starting" % bridge.busy.split(";")[0], file=sys.stderr)
+            log.error("not starting: %s", bridge.busy)
+            return EXIT_BUSY
+        view = TableView(table=args.table)
+        console = None
+        if not args.no_console:
+            from rich.console import Console
+            console = Console()
+        runner = Runner(bridge, view, console, edge_monitor_factory(), table=args.table)
+        server_lock.handle = runner.handle
+        stopping = []
+        signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+        if key is None:
+            print("bridge: NOT RECORDING: " + bridge.recording()[1], file=sys.stderr)
+        try:
+            if console is None:
+                _loop(runner, server_lock, stopping)
+            else:
+                _live(runner, server_lock, stopping, console)
+        except KeyboardInterrupt:
+            pass
     finally:
-        server.close()
+        server_lock.close()
         bridge.close()
         store.close()
-    return 0
+        log.info("bridge stopped")
+        logging.getLogger("shoe").removeHandler(handler)
+        handler.close()
+    return EXIT_OK
+
+
+def _log_to(path):
+    """Timestamped lines of the ``shoe`` loggers into ``path`` (beside the store)."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("shoe")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return handler
+
+
+def _client(args):
+    """--send LINE and --check: one request to the running bridge."""
+    line = "state" if args.check else args.send
+    if not args.check:
+        try:
+            parse_control(line)  # refused here, with the shoe's message, before any bridge sees it
+        except ValueError as e:
+            print("error %s" % e)
+            return EXIT_USAGE
+    try:
+        reply = control.request(args.db, line)
+    except OSError as e:
+        what = "no bridge is running on %s (nothing answers at %s: %s)" % (
+            args.db, control.socket_path(args.db), e.strerror or e)
+        if args.check:
+            print("NOT RECORDING: " + what)
+        else:
+            print("bridge: " + what, file=sys.stderr)
+        return EXIT_NO_BRIDGE
+    if not args.check:
+        print(reply)
+        return EXIT_OK if reply.startswith("ok") else EXIT_REFUSED
+    state = parse_json(reply[3:])[0] if reply.startswith("ok ") else None
+    if not isinstance(state, dict) or not isinstance(state.get("line"), str):
+        print("NOT RECORDING: the bridge's answer is not a state: %s" % shown(reply, 120))
+        return EXIT_NOT_RECORDING
+    print(state["line"])
+    return EXIT_OK if state.get("recording") is True else EXIT_NOT_RECORDING
 
 
 def _loop(runner, server, stopping, extra_fd=None, on_key=None, redraw=None):
-    fds = [server.fileno()] + ([extra_fd] if extra_fd is not None else [])
     last_draw = 0.0
     while not stopping:
+        fds = server.fds() + ([extra_fd] if extra_fd is not None else [])
         ready = runner.bridge.poll(0.1, fds)
-        if server.fileno() in ready:
-            server.serve_ready()
+        server.serve_ready(ready)
         if extra_fd is not None and extra_fd in ready:
             if on_key(os.read(extra_fd, 16)) is False:
                 return
@@ -262,18 +407,18 @@ def _live(runner, server, stopping, console):
 
     def on_key(data):
         for ch in data.decode(errors="replace").lower():
-            if ch == "q":
+            if runner.key(ch) is False:
                 return False
-            if ch in KEYS:
-                runner.view.notice = runner.handle(KEYS[ch])
         return True
+
+    def screen():
+        return runner.view.render(console.size.width, console.size.height - 1)
 
     try:
         if fd is not None:
             tty.setcbreak(fd)
-        with Live(runner.view.render(), console=console, auto_refresh=False) as live:
-            _loop(runner, server, stopping, fd, on_key,
-                  lambda: live.update(runner.view.render(), refresh=True))
+        with Live(screen(), console=console, auto_refresh=False, screen=True) as live:
+            _loop(runner, server, stopping, fd, on_key, lambda: live.update(screen(), refresh=True))
     finally:
         if saved is not None:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)

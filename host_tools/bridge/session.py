@@ -64,9 +64,8 @@ SHOWN = 48             # characters of a sender's text that enter the record
 RESULT_TYPES = ("result",)
 BEHIND_S = 5.0         # the shoe holds unacked events and the store has not moved for this long
 
-NO_KEY = ("no key for this shoe: nothing is acknowledged, so the shoe holds its events (they "
-          "are not lost, but none is recorded until a bridge with the shoe's key runs: start it "
-          "with --key-file); the bridge cannot tell its frames from forged ones, so it records nothing")
+NO_KEY = ("no key for this shoe (start the bridge with --key-file): nothing is acknowledged, "
+          "so the shoe holds its events; this bridge records nothing")
 
 
 def key_id(key):

@@ -108,10 +108,25 @@ class RoundBook:
         return self.completed[-n:] if n > 0 else []
 
 
-def load(store, shoe_id, keep=None):
+def load(store, shoe_id, keep=None, skipped=None):
+    """The shoe's rounds from its stored events. A stored row the link
+    schema rejects (written by an older bridge, or edited) is skipped, never
+    fatal: ``skipped`` (a list) receives (seq, why) for each, so the caller
+    can say which rows were left out."""
     book = RoundBook(keep)
     for _shoe, seq, text, _prev, _hash in store.events(shoe_id):
-        book.feed(json.loads(text), seq)
+        why = None
+        try:
+            event = json.loads(text)
+        except (ValueError, RecursionError) as e:
+            event, why = None, "not JSON: %s" % str(e)[:60]
+        if why is None:
+            why = E.check_event(event)
+        if why is not None:
+            if skipped is not None:
+                skipped.append((seq, why))
+            continue
+        book.feed(event, seq)
     return book
 
 
@@ -123,22 +138,29 @@ def describe_round(r):
 
 
 def table(rounds, title):
+    """The rounds as a rich table that fits a pit terminal's 80 columns: no
+    vertical rules, card set and round in one column, the winner given by
+    the announcements, and the irregularities column with a floor of 20
+    columns that wraps inside it, so a dispute's irregularity stays
+    readable; only the announcements give way."""
+    from rich import box
     from rich.table import Table
-    t = Table(title=title, expand=False)
-    for name in ("set", "round", "kind", "player", "banker", "P", "B", "winner",
-                 "announcements", "irregularities"):
-        t.add_column(name, no_wrap=name not in ("announcements", "irregularities"))
+    t = Table(title=title, expand=True, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    t.add_column("set.rnd", no_wrap=True)
+    t.add_column("kind", overflow="fold", max_width=12)
+    t.add_column("player", no_wrap=True)
+    t.add_column("banker", no_wrap=True)
+    t.add_column("P-B", no_wrap=True)
+    t.add_column("result", overflow="fold", ratio=1)
+    t.add_column("irregularities", overflow="fold", min_width=20, ratio=2)
     for r in rounds:
-        irr = "; ".join("%s %s" % (i["rule"], i.get("card", "")) for i in r["irregularities"])
-        t.add_row(str(r["card_set"]), str(r["round"]), describe_round(r),
+        irr = "; ".join(("%s %s" % (i["rule"], i.get("card", ""))).strip() for i in r["irregularities"])
+        totals = "-" if r["player_total"] is None else "%s-%s" % (r["player_total"], r["banker_total"])
+        result = ", ".join(r["announce"] or []) or (r["winner"] or "-")
+        t.add_row("%s.%s" % (r["card_set"], r["round"]), describe_round(r),
                   " ".join(r["player"] or []), " ".join(r["banker"] or []),
-                  _blank(r["player_total"]), _blank(r["banker_total"]),
-                  r["winner"] or "-", ", ".join(r["announce"] or []) + _notes(r), irr)
+                  totals, result + _notes(r), irr)
     return t
-
-
-def _blank(v):
-    return "-" if v is None else str(v)
 
 
 def _notes(r):
@@ -156,13 +178,17 @@ def run(args):
     if args.last < 1:
         print("recall: --last must be at least 1", file=sys.stderr)
         return 2
+    skipped = []
     try:
         with db.open_existing(args.db) as store:
             shoe_id = pick_shoe(store, args.shoe)
-            rounds = load(store, shoe_id, keep=args.last).last(args.last)
+            rounds = load(store, shoe_id, keep=args.last, skipped=skipped).last(args.last)
     except db.StoreError as e:
         print("recall: %s" % e, file=sys.stderr)
         return 2
+    for seq, why in skipped:
+        print("recall: shoe %s seq %d fails the link schema (%s): left out" % (shoe_id, seq, why),
+              file=sys.stderr)
     if args.json:
         for r in rounds:
             print(json.dumps(r, separators=(",", ":")))
