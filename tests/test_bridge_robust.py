@@ -324,3 +324,243 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
     assert sent == 20000 and stats["internal_errors"] == 0, stats
     assert stats["stored"] > 500 and stats["invalid"] > 5000, stats
     assert elapsed < 60, elapsed
+
+
+# ------------------------------------------------- recording state that cannot lie
+
+import os  # noqa: E402
+import re  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from host_tools.bridge import control, session  # noqa: E402
+from test_link_v2_host import OTHER_KEY  # noqa: E402
+
+
+def _cli(*argv, timeout=30):
+    return subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge"] + list(argv),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _start(port, path, key_file=None, *extra):
+    argv = [sys.executable, "-m", "host_tools.cli", "bridge", "--port", port, "--db", str(path),
+            "--no-console"] + (["--key-file", str(key_file)] if key_file else []) + list(extra)
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _key_file(tmp_path, key=KEY, name="k.bin"):
+    f = tmp_path / name
+    f.write_bytes(key)
+    f.chmod(0o600)
+    return f
+
+
+def _check(path):
+    r = _cli("--db", str(path), "--check")
+    assert r.stdout.count("\n") == 1 and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+    return r.returncode, r.stdout.strip()
+
+
+def _stop(proc):
+    proc.terminate()
+    try:
+        return proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
+def test_check_says_recording_only_while_it_records(shoe, tmp_path):
+    path = tmp_path / "s.db"
+    assert _check(path) == (4, "NOT RECORDING: no bridge is running on %s (nothing answers at %s: "
+                               "No such file or directory)" % (path, control.socket_path(path)))
+    proc = _start(shoe.path, path, _key_file(tmp_path), "--table", "Baccarat 7")
+    try:
+        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        code, line = _check(path)
+        assert code == 1 and line.startswith("NOT RECORDING: no link to the shoe (waiting for the shoe's hello")
+        shoe.hello(seq=2)
+        shoe.event(1)
+        shoe.event(2)
+        shoe.pump(lambda f: shoe.acked() == 2)
+        code, line = _check(path)
+        assert code == 0 and line == "RECORDING: shoe T9 on %s, stored through seq 2" % shoe.path
+        r = _cli("--db", str(path), "--send", "status")
+        assert r.returncode == 0 and r.stdout.startswith("ok sent status as command 1; RECORDING: shoe T9")
+        r = _cli("--db", str(path), "--send", "state")
+        state = json.loads(r.stdout[3:])
+        assert state["recording"] is True and state["line"].startswith("RECORDING")
+        r = _cli("--db", str(path), "--send", "dance")
+        assert r.returncode == 2 and r.stdout.startswith("error unknown request")
+        # a second bridge on the same store: one line, exit 3, and the first
+        # one's socket is still there and still answers
+        second = _cli("--port", shoe.path, "--db", str(path), "--no-console")
+        assert second.returncode == 3 and second.stderr.count("\n") == 1, second.stderr
+        assert second.stderr.startswith("bridge: another bridge (pid %d on %s) owns %s" % (
+            proc.pid, shoe.path, control.socket_path(path)))
+        assert _check(path)[0] == 0
+        # a second bridge on the same port, with another store: the port is exclusive
+        other = _cli("--port", shoe.path, "--db", str(tmp_path / "other.db"), "--no-console",
+                     "--key-file", str(_key_file(tmp_path)))
+        assert other.returncode == 3 and other.stderr == (
+            "bridge: another program holds %s (another bridge?): not starting\n" % shoe.path)
+    finally:
+        out, err = _stop(proc)
+    assert "Traceback" not in err
+    assert not os.path.exists(control.socket_path(path))
+    log = (tmp_path / "s.db.log").read_text()
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO shoe.bridge: bridge started: pid %d" % proc.pid, log)
+    assert "RECORDING: shoe T9" in log and "link up" in log
+
+
+def test_without_a_key_it_says_plainly_that_nothing_is_acknowledged(shoe, tmp_path):
+    path = tmp_path / "s.db"
+    proc = _start(shoe.path, path)
+    try:
+        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        shoe.hello(seq=1)
+        shoe.event(1)
+        time.sleep(0.3)
+        code, line = _check(path)
+        assert code == 1 and line == "NOT RECORDING: " + session.NO_KEY
+        assert "nothing is acknowledged, so the shoe holds its events" in line
+        r = _cli("--db", str(path), "--send", "status")
+        assert r.returncode == 1 and r.stdout.startswith("error no key") and "NOT RECORDING: no key" in r.stdout
+    finally:
+        _out, err = _stop(proc)
+    assert "NOT RECORDING: no key" in err and "Traceback" not in err
+
+
+def test_wrong_key_then_the_right_key_recovers_at_once(tmp_path):
+    path = str(tmp_path / "b.db")
+    shoe = FakeShoe()
+    try:
+        wrong = ThreadedBridge(path, shoe.path, OTHER_KEY)
+        shoe.wait_challenge()
+        shoe.hello(seq=1)
+        _wait(lambda: wrong.bridge.refuse)
+        ok, why = wrong.bridge.recording()
+        assert not ok and "wrong --key-file" in why
+        wrong.close()
+        n = len(shoe.challenges)
+        right = ThreadedBridge(path, shoe.path, KEY)
+        try:
+            shoe.wait_challenge(after=n)
+            started = time.monotonic()
+            shoe.hello(seq=1)
+            shoe.event(1)
+            shoe.pump(lambda f: shoe.acked() == 1)
+            assert time.monotonic() - started < 1.0
+            assert right.bridge.recording() == (True, "shoe T9 on %s, stored through seq 1" % shoe.path)
+        finally:
+            right.close()
+    finally:
+        shoe.close()
+
+
+def test_a_store_behind_the_shoe_is_not_recording(shoe, rig, monkeypatch):
+    monkeypatch.setattr(session, "BEHIND_S", 0.5)
+    shoe.connect(seq=5)
+    shoe.event(1)
+    shoe.pump(lambda f: shoe.acked() == 1)
+    assert rig.bridge.recording()[0]
+    shoe.event(3)  # 2 never arrives: the shoe holds 4 unacked events
+    end = time.monotonic() + 1.2
+    while time.monotonic() < end:
+        body = json.dumps({"acked": 1, "queued": 4}).encode()
+        shoe.send("B", 6, shoe.signed("B", 6, proto.NO_CHALLENGE, body))
+        time.sleep(0.2)
+    ok, why = rig.bridge.recording()
+    assert not ok and why.startswith("the store is behind the shoe: the shoe holds 4 unacknowledged "
+                                     "events and the store has not moved for")
+    shoe.event(2)
+    shoe.event(3)
+    shoe.pump(lambda f: shoe.acked() == 3)
+    assert rig.bridge.recording()[0]
+
+
+def test_a_rolled_back_shoe_is_not_recording(shoe, rig):
+    shoe.connect(seq=3)
+    for seq in (1, 2, 3):
+        shoe.event(seq)
+    shoe.pump(lambda f: shoe.acked() == 3)
+    rig.bridge._ask_hello(force=True)
+    shoe.wait_challenge(after=len(shoe.challenges))
+    shoe.hello(seq=1, acked=0)
+    _wait(lambda: rig.bridge.refuse)
+    ok, why = rig.bridge.recording()
+    assert not ok and why.startswith("shoe T9 rolled back: its last seq is 1 but the store holds seq 3")
+
+
+def test_one_bridge_per_shoe_in_a_store(tmp_path):
+    first, second = FakeShoe(), FakeShoe()
+    path = str(tmp_path / "b.db")
+    a = ThreadedBridge(path, first.path, KEY)
+    b = ThreadedBridge(path, second.path, KEY)
+    try:
+        first.connect(seq=1)
+        second.wait_challenge()
+        second.hello(seq=1)
+        _wait(lambda: b.bridge.refuse)
+        ok, why = b.bridge.recording()
+        assert not ok and why == ("another bridge (pid %d on %s) records shoe T9 into this store: this "
+                                  "one records nothing" % (os.getpid(), first.path))
+        assert a.bridge.recording()[0]
+    finally:
+        a.close()
+        b.close()
+        first.close()
+        second.close()
+
+
+# ----------------------------------------------------------- control socket
+
+def test_a_dribbling_client_cannot_hold_the_bridge(shoe, tmp_path):
+    path = tmp_path / "s.db"
+    proc = _start(shoe.path, path, _key_file(tmp_path))
+    try:
+        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        shoe.hello(seq=0)
+        shoe.pump(lambda f: shoe.acks())
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(control.socket_path(path))
+        started = time.monotonic()
+        reply = b""
+        for ch in b"state":
+            try:
+                s.send(bytes([ch]))
+            except OSError:
+                break
+            t0 = time.monotonic()
+            r = _cli("--db", str(path), "--send", "state", timeout=10)  # others are served meanwhile
+            assert r.returncode == 0 and time.monotonic() - t0 < 5
+            time.sleep(0.8)
+        s.settimeout(3)
+        try:
+            reply = s.recv(200)
+        except OSError:
+            pass
+        s.close()
+        assert reply.startswith(b"error request not complete within 1.0 s"), reply
+        assert time.monotonic() - started < 12
+        n = len(shoe.frames)
+        shoe.pump(lambda f: len([x for x in f[n:] if x[0] in "AB"]) >= 2, timeout=3)  # still heartbeating
+    finally:
+        _stop(proc)
+
+
+def test_a_peer_with_another_uid_is_refused(tmp_path, monkeypatch):
+    calls = []
+    server = control.ControlServer(str(tmp_path / "x.ctl"), lambda line: calls.append(line) or "ok")
+    try:
+        monkeypatch.setattr(control.os, "getuid", lambda: os.geteuid() + 1)
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(str(tmp_path / "x.ctl"))
+        c.send(b"state\n")
+        server.serve_ready()
+        c.settimeout(2)
+        assert c.recv(200).startswith(b"error refused: uid %d is not the bridge's uid" % os.geteuid())
+        assert calls == []
+    finally:
+        server.close()
