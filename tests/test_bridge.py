@@ -114,6 +114,7 @@ def test_signed_commands_from_the_control_socket(shoe, tmp_path):
     path = tmp_path / "b.db"
     key_file = tmp_path / "shoe_key.bin"
     key_file.write_bytes(KEY)
+    key_file.chmod(0o600)
     proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "bridge", "--port", shoe.path,
                              "--db", str(path), "--key-file", str(key_file), "--no-console"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -564,3 +564,14 @@ def test_a_peer_with_another_uid_is_refused(tmp_path, monkeypatch):
         assert calls == []
     finally:
         server.close()
+
+
+def test_a_key_file_others_can_read_is_refused_in_one_line(tmp_path):
+    key_file = tmp_path / "k.bin"
+    key_file.write_bytes(KEY)
+    key_file.chmod(0o644)
+    r = _cli("--port", "/dev/null", "--db", str(tmp_path / "s.db"), "--key-file", str(key_file))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "chmod 600" in r.stderr, r.stderr
+    r = _cli("--port", "/dev/null", "--db", str(tmp_path / "nodir" / "s.db"))
+    assert r.returncode == 5 and r.stderr == "bridge: cannot use --db %s: the directory %s does not exist\n" % (
+        tmp_path / "nodir" / "s.db", tmp_path / "nodir")

@@ -74,11 +74,11 @@ def key_id(key):
 
 
 def read_key(path):
-    with open(path, "rb") as f:
-        key = f.read()
-    if len(key) < 16:
-        raise ValueError("key file %s holds %d bytes; a shoe key is 32" % (path, len(key)))
-    return key
+    """The shoe key in ``path`` (host_tools/keys.py, the one reader of keys:
+    exactly 32 bytes, refused when group or others can read it);
+    keys.KeyFileError, a ValueError, says why."""
+    from host_tools import keys
+    return keys.read_key(path)
 
 
 def command_body(name, args=None):
