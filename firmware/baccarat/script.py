@@ -70,6 +70,11 @@ def feed_line(g, text):
     problem = _not_ascii(text)
     if problem is not None:
         return problem
+    return _feed(g, text)
+
+
+def _feed(g, text):
+    """feed_line for text already cut at its comment and known to be ASCII."""
     text = text.strip()
     if not text:
         return None
@@ -114,7 +119,7 @@ def run(lines, emit):
                 line = line.split(b"#", 1)[0]
                 message = _not_ascii(line)
                 if message is None:
-                    message = feed_line(g, line.decode())
+                    message = _feed(g, line.decode())
             else:
                 message = feed_line(g, line)
         except Exception as e:  # a script must never stop the replay
