@@ -146,3 +146,19 @@ def test_cli_sample_and_bad_input():
         assert r.returncode == 2 and word in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([SHOE, "shuffler"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "emulate" in r.stderr and "audit" in r.stderr
+
+
+def test_draws_and_deliver_allocate_nothing_in_the_micropython_vm():
+    # The bench program locks the heap around 40 draws from a full pool and
+    # around deliver(); an allocation there stops the VM (MemoryError).
+    from host_tools.shuffler import bench
+    figures = bench.run_bench(decks=8, runs=2)
+    assert figures["draw_allocates"].startswith("no")
+    assert figures["deliver_allocates"].startswith("no")
+    # the DRBG refills' hash objects are garbage: nothing stays behind
+    assert figures["retained_bytes_after_20_batches"] < 100
+
+
+def test_sample_count_zero_prints_nothing():
+    assert command.sample_bytes(8, 0, 3) == b""
+    assert command.sample_bytes(8, 0, 3, "micropython") == b""
