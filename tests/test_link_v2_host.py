@@ -371,6 +371,7 @@ def test_a_new_store_starts_at_acked_plus_one_with_the_hello_chain(shoe, bridge,
 def _key_file(tmp_path, key=KEY):
     path = tmp_path / "shoe_key.bin"
     path.write_bytes(key)
+    path.chmod(0o600)  # a key others can read is refused (host_tools/keys.py)
     return str(path)
 
 
@@ -423,7 +424,7 @@ def test_a_tilted_rollback_is_acked_and_continues_after_the_record(shoe, bridge,
     assert len(_rows(path)) == 4
     shoe.tags.pop(5)
     shoe.event(5, '{"type":"tilt","source":"link","reason":"journal lost"}', prev=b"0" * 32)
-    shoe.event(6, '{"type":"error","source":"link","reason":"tilted"}')
+    shoe.event(6, '{"type":"error","source":"link","reason":"tilted","message":"card ignored"}')
     shoe.pump(lambda f: shoe.acked() == 6)
     assert [s for s, _t, _m in _rows(path)] == [1, 2, 3, 4, 5, 6]
     bridge.close()

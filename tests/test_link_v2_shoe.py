@@ -323,3 +323,16 @@ def test_a_truncated_journal_is_a_rollback_the_bridge_alerts_and_never_overwrite
     r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--db", str(path),
                         "--key-file", emu.key_path], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "rollback" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_a_dollar_in_event_text_is_escaped_so_its_tag_still_checks(shoe):
+    """'$' starts a frame, so the link sends it as '?'; an event that quoted a
+    dealer's '$5' would then carry a tag over other bytes than those sent,
+    and the host would refuse it for ever (found by `shoe soak noise`)."""
+    emu, host = shoe
+    emu.deal("$5")
+    seq, e = host.wait_event(type="error")
+    assert "$5" in e["message"] and "$" not in host.events[seq]  # \u0024 on the wire
+    emu.deal("shoe decks=8")
+    host.wait_event(type="shoe")  # the link goes on past it
+    assert host.bad_tags == []

@@ -453,13 +453,12 @@ def test_a_mutated_event_fails_naming_its_field(game_events, link_wire):
 
 def test_hello_fields():
     hello = {"proto": 2, "fw": "0.1.0", "board": "emulator", "shoe": "T1", "settings": "", "seq": 4,
-             "acked": 2, "counter": 0, "tilt": None, "nonce": "0123456789abcdef", "chain": "0" * 32,
-             "first": 3}
+             "acked": 2, "counter": 0, "tilt": None, "nonce": "0123456789abcdef", "chain": "0" * 32}
     assert events_schema.check_hello(hello) is None
     assert "'nonce'" in events_schema.check_hello(dict(hello, nonce="0123"))
     assert "'chain'" in events_schema.check_hello(dict(hello, chain="G" * 32))
-    assert events_schema.check_hello({k: v for k, v in hello.items() if k != "first"}) == \
-        "hello: field 'first' is missing"
+    assert events_schema.check_hello({k: v for k, v in hello.items() if k != "chain"}) == \
+        "hello: field 'chain' is missing"
 
 
 def test_require_names_fields_or_fails():

@@ -72,8 +72,10 @@ class JsonOut:
             if o == 0x22 or o == 0x5C:
                 self.byte(0x5C)
                 self.byte(o)
-            elif o < 0x20 or o > 0x7E:
-                # Keep the stream pure ASCII so frames stay readable in a terminal.
+            elif o < 0x20 or o > 0x7E or o == 0x24:
+                # Keep the stream pure ASCII so frames stay readable in a
+                # terminal, and without '$', which starts a frame: the link
+                # would send it as '?' under a tag made over '$'.
                 self.raw(b"\\u")
                 for shift in (12, 8, 4, 0):
                     self.byte(b"0123456789abcdef"[(o >> shift) & 15])

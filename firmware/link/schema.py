@@ -12,11 +12,9 @@ heap; parsing allocates, but a command is a rare, human-paced input, never
 on the per-card path.
 """
 
-import binascii
-import hashlib
-
 from baccarat import game
 from link.proto import Rejected
+from link.settings import BATCHES, settings_digest, settings_text  # noqa: F401 (one home, re-exported)
 
 # Argument kinds.
 INT = "int"        # decimal digits within (low, high)
@@ -28,8 +26,6 @@ MAX_VALUE = 32
 _VALUE_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 _HEX_CHARS = "0123456789abcdefABCDEF"
 
-# Card-set batches; codes 1, 2 as cardset.registry numbers them.
-BATCHES = ("A", "B")
 
 REQUIRED = None  # the default of an argument that must be given
 MAX_UNIX = 4102444800  # 2100-01-01: a clock set beyond this is a typo
@@ -170,21 +166,3 @@ def command_text(name, args=None):
     text = " ".join(words)
     parse_command(text)  # the shoe's own checks, before anything is signed
     return text
-
-
-def settings_text(decks, designation, exposed, set_name="", set_digest="", batch="A"):
-    """The table settings as one line: what `status` reports and the hello digests."""
-    text = "decks=%d designation=%s exposed=%s batch=%s" % (decks, designation, exposed, batch)
-    if set_name:
-        text += " set=" + set_name
-    if set_digest:
-        text += " setdigest=" + set_digest
-    return text
-
-
-def settings_digest(text):
-    """What the hello reports: 16 hex digits of SHA-256 of the settings text,
-    so a host can compare settings without the shoe repeating them."""
-    if not text:
-        return ""
-    return binascii.hexlify(hashlib.sha256(text.encode()).digest()[:8]).decode()

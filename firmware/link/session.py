@@ -12,7 +12,7 @@ link/reports.py (what the link says), link/auth.py (every MAC).
 
 from baccarat import game as _game
 from baccarat.jsonout import JsonOut
-from link import auth, frame, proto, reports
+from link import auth, frame, proto, reports, settings
 from link import journal as _journal
 from link.outbox import Outbox
 from lazy import unload
@@ -156,10 +156,8 @@ class Session:
     def settings_digest(self):
         """The hello's digest of the settings, worked out once per settings."""
         if self.digest_of != self.settings:
-            from link import schema
-            self.digest = schema.settings_digest(self.settings)
+            self.digest = settings.settings_digest(self.settings)
             self.digest_of = self.settings
-            unload("link.schema")
         return self.digest
 
     def _recovery(self):
@@ -302,11 +300,9 @@ class Session:
             except ValueError as e:
                 self._error("wrong_state", "new shoe refused: %s" % e, "shoe")
                 return
-        from link import schema
-        self.settings = schema.settings_text(decks, _game.DESIGNATIONS[designation],
-                                             _game.EXPOSED_MODES[exposed], set_name, set_digest,
-                                             schema.BATCHES[batch - 1])
-        unload("link.schema")
+        self.settings = settings.settings_text(decks, _game.DESIGNATIONS[designation],
+                                               _game.EXPOSED_MODES[exposed], set_name, set_digest,
+                                               settings.BATCHES[batch - 1])
         self.shoe_values = (decks, designation, exposed, batch)
         body = _journal.shoe_body(decks, designation, exposed, batch, self.settings)
         j = self.journal

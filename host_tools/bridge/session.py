@@ -816,11 +816,7 @@ def parse_json(data):
 
 
 def check_hello(hello):
-    """events_schema.check_hello, with one tolerance: the schema lists a
-    ``first`` field that the shoe's hello (firmware/link/reports.py) does not
-    write yet; absent, it is not required (present, it is checked)."""
-    if isinstance(hello, dict) and "first" not in hello:
-        hello = dict(hello, first=0)
+    """events_schema.check_hello, and whole numbers SQLite can store."""
     return events_schema.check_hello(hello) or _too_big(hello)
 
 
