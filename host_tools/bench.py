@@ -14,6 +14,7 @@ BENCHES = {
     "footprint": "host_tools.boards.footprint",
     "pn532": __name__,  # pn532_main below: its module takes a bare run count
     "shoe": "host_tools.emulate",
+    "shuffler": "host_tools.shuffler.bench",
 }
 
 
