@@ -78,6 +78,19 @@ def _usage():
     return "\n".join(lines)
 
 
+def read_input(path):
+    """The bytes a command reads: a file, or standard input for "-". A file
+    that cannot be read raises OSError("cannot read PATH: why"), which main
+    prints as one line with EXIT_FILE, as for every command."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise OSError(exc.errno, "cannot read %s: %s" % (path, exc.strerror or exc)) from None
+
+
 def _known(exc):
     """(exit status, one-line message) for an error any command may meet, or
     None. The store and boards modules are imported only when such an error

@@ -51,15 +51,7 @@ def replay_events(script_text):
 
 
 def run(args):
-    try:
-        if args.script == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.script, "rb") as f:
-                data = f.read()
-    except OSError as exc:
-        print("shoe replay: cannot read %s: %s" % (args.script, exc.strerror or exc), file=sys.stderr)
-        return cli.EXIT_FILE
+    data = cli.read_input(args.script)
     try:
         out = replay_bytes(data, args.vm, args.heap)
     except RuntimeError as exc:  # the VM failed, or is not installed

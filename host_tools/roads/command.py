@@ -121,15 +121,7 @@ def text(board):
 
 
 def run(args):
-    try:
-        if args.events == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.events, "rb") as f:
-                data = f.read()
-    except OSError as exc:
-        print("shoe roads: cannot read %s: %s" % (args.events, exc.strerror or exc), file=sys.stderr)
-        return cli.EXIT_FILE
+    data = cli.read_input(args.events)
     try:
         board, earlier = read_board(data)
     except InputError as exc:

@@ -42,15 +42,7 @@ def parse(data):
 
 
 def run(args):
-    try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.file, "rb") as f:
-                data = f.read()
-    except OSError as exc:
-        print("shoe settle: cannot read %s: %s" % (args.file, exc.strerror), file=sys.stderr)
-        return cli.EXIT_FILE
+    data = cli.read_input(args.file)
     try:
         result = settle(parse(data))
     except (InputError, TableError, RoundError) as exc:
