@@ -14,6 +14,7 @@ from host_tools import vm
 
 vm.use_firmware()
 from link import journal as J  # noqa: E402
+from wireboard import WireBoard, config  # noqa: E402
 
 
 class Records:
@@ -171,36 +172,6 @@ def test_tilt_marker_persists_until_cleared(tmp_path):
     assert os.path.exists(str(path) + ".bad") and not os.path.exists(path)
 
 
-class _Board:
-    def __init__(self):
-        self.sent = bytearray()
-        self.now = 0
-
-    def ticks_ms(self):
-        return self.now
-
-    def ticks_diff(self, a, b):
-        return a - b
-
-    def key(self):
-        return bytes(32)
-
-    def link_read(self, buf):
-        return 0
-
-    def link_write(self, buf, n):
-        self.sent += bytes(buf[:n])
-
-    def feed(self):
-        pass
-
-
-class _Config:
-    SHOE_ID = "J1"
-    BOARD = "test"
-    FIRMWARE_VERSION = "0"
-
-
 class _FullFlash:
     """A journal file on a flash that has just filled up."""
 
@@ -216,7 +187,7 @@ class _FullFlash:
 
 def test_a_failing_journal_write_tilts_the_shoe(tmp_path):
     from link.session import Session
-    s = Session(_Board(), _Config, J.Journal(str(tmp_path / "j.bin")))
+    s = Session(WireBoard(), config("J1"), J.Journal(str(tmp_path / "j.bin")))
     s.boot()
     s.new_shoe(8, 0, 0)
     s.journal.f = _FullFlash()

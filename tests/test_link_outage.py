@@ -15,42 +15,10 @@ from link import auth, frame, host_frames  # noqa: E402
 from link.journal import Journal  # noqa: E402
 from link.outbox import Outbox  # noqa: E402
 from link.session import Session  # noqa: E402
+from wireboard import WireBoard, config  # noqa: E402
 
 KEY = bytes(range(32))
-
-
-class Board:
-    def __init__(self):
-        self.now = 0
-        self.sent = bytearray()
-        self.inbox = bytearray()
-
-    def ticks_ms(self):
-        return self.now
-
-    def ticks_diff(self, a, b):
-        return a - b
-
-    def key(self):
-        return KEY
-
-    def link_read(self, buf):
-        n = min(len(buf), len(self.inbox))
-        buf[:n] = self.inbox[:n]
-        del self.inbox[:n]
-        return n
-
-    def link_write(self, buf, n):
-        self.sent += bytes(buf[:n])
-
-    def feed(self):
-        pass
-
-
-class Config:
-    SHOE_ID = "OUT1"
-    BOARD = "test"
-    FIRMWARE_VERSION = "0.0.0"
+CONFIG = config("OUT1")
 
 
 class Host:
@@ -110,9 +78,9 @@ def _steps(session, board, host, n, ack=True):
 
 
 def test_an_outage_longer_than_the_outbox_loses_nothing(tmp_path):
-    board = Board()
+    board = WireBoard(KEY)
     box = Outbox(nbytes=2048, slots=16)  # small, so the outage overflows it
-    s = Session(board, Config, Journal(str(tmp_path / "j.bin")), box)
+    s = Session(board, CONFIG, Journal(str(tmp_path / "j.bin")), box)
     host = Host()
     s.boot()
     s.up = True
@@ -125,9 +93,9 @@ def test_an_outage_longer_than_the_outbox_loses_nothing(tmp_path):
 
 
 def test_a_power_cut_mid_catch_up_then_an_ack_beyond_memory(tmp_path):
-    board = Board()
+    board = WireBoard(KEY)
     path = str(tmp_path / "j.bin")
-    s = Session(board, Config, Journal(path), Outbox(nbytes=2048, slots=16))
+    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
     host = Host()
     s.boot()
     s.up = True
@@ -139,8 +107,8 @@ def test_a_power_cut_mid_catch_up_then_an_ack_beyond_memory(tmp_path):
     got = max(host.events)
     assert got > 40
     s.journal.close()
-    board2 = Board()
-    s2 = Session(board2, Config, Journal(path), Outbox(nbytes=2048, slots=16))
+    board2 = WireBoard(KEY)
+    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
     s2.boot()
     s2.up = True
     host.read(board2)  # the boot hello: a new nonce

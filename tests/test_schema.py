@@ -18,6 +18,7 @@ vm.use_firmware()
 from baccarat import cards, game  # noqa: E402
 from link import events_schema, frame, host_frames, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402
+from wireboard import WireBoard, config  # noqa: E402
 
 DOC = os.path.join(vm.ROOT, "docs", "protocol.md")
 
@@ -258,43 +259,6 @@ def test_every_game_event_validates_and_every_type_is_exercised(game_events):
                 assert any(e["type"] == kind and name in e for e in game_events), (kind, name)
 
 
-class _Board:
-    """The least a link session needs: a clock, a key and a wire."""
-
-    def __init__(self):
-        self.now = 0
-        self.sent = bytearray()
-        self.inbox = bytearray()
-
-    def ticks_ms(self):
-        return self.now
-
-    def ticks_diff(self, a, b):
-        return a - b
-
-    def key(self):
-        return bytes(32)
-
-    def link_read(self, buf):
-        n = min(len(buf), len(self.inbox))
-        buf[:n] = self.inbox[:n]
-        del self.inbox[:n]
-        return n
-
-    def link_write(self, buf, n):
-        self.sent += bytes(buf[:n])
-
-    def feed(self):
-        pass
-
-
-class _Config:
-    SHOE_ID = "S1"
-    BOARD = "test"
-    FIRMWARE_VERSION = "0.0.0"
-
-
-
 class _Wire:
     """A pit PC on the session's wire: keeps every frame, acks every event."""
 
@@ -358,8 +322,8 @@ def link_wire(tmp_path_factory):
     from link import journal
     from link.session import Session
     path = str(tmp_path_factory.mktemp("link") / "journal.bin")
-    board = _Board()
-    s = Session(board, _Config, journal.Journal(path))
+    board = WireBoard()
+    s = Session(board, config("S1"), journal.Journal(path))
     wire = _Wire(s, board)
     s.boot()
     wire.hello()
@@ -382,8 +346,8 @@ def link_wire(tmp_path_factory):
     data = bytearray(open(path, "rb").read())
     data[len(data) // 2] ^= 0x40
     open(path, "wb").write(bytes(data))
-    board2 = _Board()
-    s2 = Session(board2, _Config, journal.Journal(path))
+    board2 = WireBoard()
+    s2 = Session(board2, config("S1"), journal.Journal(path))
     wire2 = _Wire(s2, board2)
     wire2.counter = s.counter
     s2.boot()
