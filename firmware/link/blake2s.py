@@ -32,6 +32,8 @@ _SIGMA = bytes((
     10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0,
 ))
 
+# The schedule as indices of the high halves in the message array.
+_SIGMA2 = bytes(2 * i for i in _SIGMA)
 _HEX = b"0123456789abcdef"
 
 
@@ -192,16 +194,16 @@ class Blake2s:
         if last:
             v[28] ^= 0xFFFF
             v[29] ^= 0xFFFF
-        sigma = _SIGMA
-        for r in range(10):
-            s = 16 * r
-            _g(v, 0, 8, 16, 24, m, 2 * sigma[s], 2 * sigma[s + 1])
-            _g(v, 2, 10, 18, 26, m, 2 * sigma[s + 2], 2 * sigma[s + 3])
-            _g(v, 4, 12, 20, 28, m, 2 * sigma[s + 4], 2 * sigma[s + 5])
-            _g(v, 6, 14, 22, 30, m, 2 * sigma[s + 6], 2 * sigma[s + 7])
-            _g(v, 0, 10, 20, 30, m, 2 * sigma[s + 8], 2 * sigma[s + 9])
-            _g(v, 2, 12, 22, 24, m, 2 * sigma[s + 10], 2 * sigma[s + 11])
-            _g(v, 4, 14, 16, 26, m, 2 * sigma[s + 12], 2 * sigma[s + 13])
-            _g(v, 6, 8, 18, 28, m, 2 * sigma[s + 14], 2 * sigma[s + 15])
+        sigma = _SIGMA2
+        g = _g
+        for s in range(0, 160, 16):
+            g(v, 0, 8, 16, 24, m, sigma[s], sigma[s + 1])
+            g(v, 2, 10, 18, 26, m, sigma[s + 2], sigma[s + 3])
+            g(v, 4, 12, 20, 28, m, sigma[s + 4], sigma[s + 5])
+            g(v, 6, 14, 22, 30, m, sigma[s + 6], sigma[s + 7])
+            g(v, 0, 10, 20, 30, m, sigma[s + 8], sigma[s + 9])
+            g(v, 2, 12, 22, 24, m, sigma[s + 10], sigma[s + 11])
+            g(v, 4, 14, 16, 26, m, sigma[s + 12], sigma[s + 13])
+            g(v, 6, 8, 18, 28, m, sigma[s + 14], sigma[s + 15])
         for i in range(16):
             h[i] ^= v[i] ^ v[16 + i]
