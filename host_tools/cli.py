@@ -38,6 +38,7 @@ COMMANDS = {
     "soak": ("host_tools.soak.command", "chaos, noise and fuzz soaks (not part of the test suite)"),
     "roads": ("host_tools.roads.command", "the scoreboard roads of a shoe's exported events"),
     "shuffler": ("host_tools.shuffler.command", "the batch shuffler: emulate, sample, audit"),
+    "pit": ("host_tools.pit.command", "every table of a pit in one service, with its page and API"),
 }
 
 # Exit statuses of every `shoe` command. 1 and 2 keep the meaning the

@@ -1,0 +1,145 @@
+"""pit.toml: the tables of one pit, its store and where its page listens.
+
+Example::
+
+    store = "pit.db"              # one SQLite store (WAL) for every table
+    users = "users.json"          # `shoe pit adduser` writes it (default: beside pit.toml)
+    [web]
+    host = "127.0.0.1"            # a LAN address to let the pit's screens in
+    port = 8080
+    [[table]]
+    name = "T1"
+    port = "/dev/ttyACM0"
+    key_file = "keys/t1.key"
+    designation = "standard"      # the new_shoe default on this table
+    shoe = "SHOE01"               # optional: the only shoe id this table records
+
+Relative paths are read from the config file's directory, so the service
+does not depend on where it was started. Every mistake is one line naming
+the key (``table[2].port: missing``), raised as ConfigError; nothing is
+started until the whole file is good.
+"""
+
+import os
+import re
+import tomllib
+
+from host_tools import vm
+
+vm.use_firmware()
+from baccarat import game  # noqa: E402
+
+DESIGNATIONS = tuple(d.decode() if isinstance(d, bytes) else d for d in game.DESIGNATIONS)
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+
+TOP_KEYS = ("store", "users", "web", "table")
+WEB_KEYS = ("host", "port")
+TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe")
+
+
+class ConfigError(ValueError):
+    """One line: which key of which file is wrong and why."""
+
+
+class Table:
+    def __init__(self, name, port, key_file, designation, shoe):
+        self.name = name
+        self.port = port
+        self.key_file = key_file
+        self.designation = designation
+        self.shoe = shoe
+
+    def __repr__(self):
+        return "Table(%r, %r)" % (self.name, self.port)
+
+
+class PitConfig:
+    def __init__(self, path, store, users, host, port, tables):
+        self.path = path
+        self.store = store
+        self.users = users
+        self.host = host
+        self.port = port
+        self.tables = tables
+
+
+def _fail(path, key, why):
+    raise ConfigError("%s: %s: %s" % (path, key, why))
+
+
+def _string(path, key, value, required=True):
+    if value is None:
+        if required:
+            _fail(path, key, "missing")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        _fail(path, key, "must be a non-empty string, not %r" % (value,))
+    return value
+
+
+def _unknown(path, where, data, known):
+    for k in data:
+        if k not in known:
+            _fail(path, where + k if not where else "%s.%s" % (where, k),
+                  "unknown key (known: %s)" % ", ".join(known))
+
+
+def load(path):
+    """Parse and check ``path``; a PitConfig or ConfigError (one line)."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError("%s: cannot read: %s" % (path, e.strerror or e))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError("%s: not valid TOML: %s" % (path, str(e).splitlines()[0]))
+    return parse(data, path)
+
+
+def parse(data, path="pit.toml"):
+    base = os.path.dirname(os.path.abspath(path))
+
+    def resolve(p):
+        return p if os.path.isabs(p) else os.path.join(base, p)
+
+    _unknown(path, "", data, TOP_KEYS)
+    store = resolve(_string(path, "store", data.get("store")))
+    users = resolve(_string(path, "users", data.get("users", "users.json")))
+    web = data.get("web", {})
+    if not isinstance(web, dict):
+        _fail(path, "web", "must be a table ([web])")
+    _unknown(path, "web", web, WEB_KEYS)
+    host = _string(path, "web.host", web.get("host", DEFAULT_HOST))
+    port = web.get("port", DEFAULT_PORT)
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        _fail(path, "web.port", "must be a port number 0..65535, not %r" % (port,))
+    tables = data.get("table")
+    if tables is None:
+        _fail(path, "table", "missing: name at least one [[table]]")
+    if not isinstance(tables, list) or not tables:
+        _fail(path, "table", "must be one or more [[table]] sections")
+    out, names, ports = [], set(), set()
+    for i, t in enumerate(tables):
+        where = "table[%d]" % i
+        if not isinstance(t, dict):
+            _fail(path, where, "must be a [[table]] section")
+        _unknown(path, where, t, TABLE_KEYS)
+        name = _string(path, where + ".name", t.get("name"))
+        if not NAME.fullmatch(name):
+            _fail(path, where + ".name", "%r: use 1-32 letters, digits, '-' or '_'" % name)
+        if name in names:
+            _fail(path, where + ".name", "%r names two tables" % name)
+        names.add(name)
+        port_path = _string(path, where + ".port", t.get("port"))
+        if port_path in ports:
+            _fail(path, where + ".port", "%s is given to two tables" % port_path)
+        ports.add(port_path)
+        key_file = resolve(_string(path, where + ".key_file", t.get("key_file")))
+        designation = _string(path, where + ".designation", t.get("designation", "standard"))
+        if designation not in DESIGNATIONS:
+            _fail(path, where + ".designation", "%r is not one of %s" % (designation, ", ".join(DESIGNATIONS)))
+        shoe = _string(path, where + ".shoe", t.get("shoe"), required=False)
+        out.append(Table(name, port_path, key_file, designation, shoe))
+    return PitConfig(path, store, users, host, port, out)

@@ -1,0 +1,326 @@
+"""One bridge per table, each on its own thread, supervised (docs/design.md, "Pit server").
+
+Why threads and not asyncio: the Bridge (host_tools/bridge/session.py) is a
+blocking poll loop over select() and a synchronous SQLite store whose
+``append`` returns only after the fsync the ack depends on. Run as it is on
+its own thread, each table keeps the exact code and timing `shoe bridge` has
+(the same promise, the same tests), a slow fsync at one table delays only
+that table's acks, and a table whose loop raises dies alone: the supervisor
+sees the dead thread and starts a fresh Bridge and Store connection for it,
+without touching the others. SQLite connections belong to one thread, so
+each table thread opens its own connection to the one WAL store; the web
+side has its own too. The GIL is no bottleneck here: the threads spend their
+time in select() and fsync(), which release it.
+
+What a table thread shares with the web side is ``TableRunner.snapshot()``
+(copies taken under a lock) and messages handed to ``Pit.publish``
+listeners; commands go the other way through a queue and a wake-up pipe, so
+only the table's own thread ever touches its Bridge.
+"""
+
+import concurrent.futures
+import json
+import logging
+import os
+import threading
+import time
+
+from host_tools import vm
+from host_tools.bridge.session import Bridge, parse_json, read_key
+from host_tools.roads import Board, RoadsError
+from host_tools.store import db
+from host_tools.store.recall import RoundBook
+
+vm.use_firmware()
+from link import events_schema as E  # noqa: E402
+
+log = logging.getLogger("shoe.pit")
+
+RESTART_MIN_S = 0.2    # first restart delay after a table's loop died
+RESTART_MAX_S = 10.0   # the delay doubles per death in a row, up to this
+STABLE_S = 30.0        # a loop that ran this long has its delay reset
+RECALL = 10            # rounds kept for recall (GLI-24)
+
+AUDIT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit_log (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    time    REAL NOT NULL,
+    user    TEXT NOT NULL,
+    role    TEXT NOT NULL,
+    tbl     TEXT NOT NULL,
+    action  TEXT NOT NULL,
+    target  TEXT,
+    outcome TEXT NOT NULL
+);
+"""
+
+
+class Killed(RuntimeError):
+    """Raised inside a table's loop by ``TableRunner.kill`` (tests, and an
+    operator's way to force a fresh bridge)."""
+
+
+class TableRunner:
+    """One table: its Bridge on a thread, and what the page shows of it."""
+
+    def __init__(self, table, store_path, publish):
+        self.table = table
+        self.name = table.name
+        self.store_path = store_path
+        self.publish = publish
+        self.key = read_key(table.key_file)
+        self.lock = threading.Lock()
+        self.commands = []                 # (line args, Future) for the table thread
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        self.thread = None
+        self.stop = threading.Event()
+        self.kill_reason = None
+        self.restarts = 0
+        self.died = None                   # why the loop last died
+        self.started_at = 0.0
+        self.delay = RESTART_MIN_S
+        self.restart_at = None
+        self.line = "NOT RECORDING: not started"
+        self.recording = False
+        self.shoe_id = table.shoe
+        self._reset()
+
+    # -- state the page reads --------------------------------------------
+
+    def _reset(self):
+        self.primed = None
+        self.board = Board()
+        self.book = RoundBook(keep=RECALL)
+        self.round = None
+        self.next = None
+        self.last_result = None
+        self.current = None                # {"round", "cards": [[pos, card]], "status"}
+        self.left = None
+        self.seq = None
+
+    def _fold(self, seq, event):
+        """Take one committed event into the page's state (lock held)."""
+        self.seq = seq
+        self.book.feed(event, seq)
+        try:
+            self.board.add(event)
+        except RoadsError as e:
+            log.warning("table %s: seq %s not on the roads: %s", self.name, seq, e)
+        if event.get("source") == "link":
+            if event.get("type") == "status":
+                self.next = event.get("next")
+                self.left = event.get("left")
+            return
+        kind = event.get("type")
+        if "next" in event:
+            self.next = event["next"]
+        if "left" in event and isinstance(event["left"], int):
+            self.left = event["left"]
+        if kind == "shoe":
+            self.round, self.current, self.last_result = None, None, None
+            self.left = event.get("cards")
+            return
+        rnd = event.get("round")
+        if isinstance(rnd, int) and kind in ("bets", "card", "assign", "result", "void", "counts"):
+            self.round = rnd
+            if self.current is None or self.current["round"] != rnd:
+                self.current = {"round": rnd, "cards": [], "status": "open"}
+        if kind in ("card", "assign") and event.get("pos") in E.HAND_POSITIONS:
+            self.current["cards"].append([event["pos"], event["card"]])
+        elif kind == "result":
+            self.current["status"] = "result"
+            self.last_result = {k: event.get(k) for k in (
+                "round", "winner", "player", "banker", "player_total", "banker_total", "natural",
+                "player_pair", "banker_pair", "simulated")}
+        elif kind == "void":
+            self.current["status"] = "void"
+
+    def _prime(self, store, shoe_id):
+        """A (re)started table shows what the store holds, not an empty board."""
+        with self.lock:
+            self._reset()
+            self.primed = shoe_id
+            for _s, seq, text, _p, _h in store.events(shoe_id):
+                event, why = parse_json(text)
+                if why is None:
+                    why = E.check_event(event)
+                if why is None:
+                    self._fold(seq, event)
+
+    def snapshot(self, detail=False):
+        with self.lock:
+            out = {"name": self.name, "designation": self.table.designation, "port": self.table.port,
+                   "shoe": self.shoe_id, "recording": self.recording, "line": self.line,
+                   "round": self.round, "next": self.next, "last_result": self.last_result,
+                   "seq": self.seq, "restarts": self.restarts, "died": self.died,
+                   "alive": self.thread is not None and self.thread.is_alive()}
+            if detail:
+                out["current"] = json.loads(json.dumps(self.current))
+                out["roads"] = self.board.to_dict()
+                out["cards_left"] = self.left
+                out["recall"] = json.loads(json.dumps(self.book.last(RECALL)))
+        return out
+
+    # -- the thread -------------------------------------------------------
+
+    def start(self):
+        self.stop.clear()
+        self.kill_reason = None
+        self.started_at = time.monotonic()
+        self.thread = threading.Thread(target=self._main, name="table-%s" % self.name, daemon=True)
+        self.thread.start()
+
+    def kill(self, reason="killed"):
+        """Make the loop raise at its next turn, as a fault would."""
+        self.kill_reason = reason
+        os.write(self.wake_w, b"k")
+
+    def _main(self):
+        try:
+            self._run()
+        except BaseException as e:  # a dead loop is reported and restarted, never silent
+            self.died = "%s: %s" % (type(e).__name__, e)
+            log.error("table %s: loop died: %s", self.name, self.died, exc_info=not isinstance(e, Killed))
+            self._set_line(False, "NOT RECORDING: the table's loop died (%s); restarting" % self.died)
+        finally:
+            self._fail_commands("error the table's loop stopped")
+
+    def _run(self):
+        store = db.Store(self.store_path)
+        bridge = None
+        try:
+            bridge = Bridge(store, self.table.port, self.key, shoe_id=self.table.shoe,
+                            on_event=self._on_event, on_alert=self._on_alert)
+            if self.table.shoe:
+                self._prime(store, self.table.shoe)
+            while not self.stop.is_set():
+                ready = bridge.poll(0.1, [self.wake_r])
+                if ready:
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                if self.kill_reason is not None:
+                    raise Killed(self.kill_reason)
+                if bridge.shoe_id is not None and self.primed != bridge.shoe_id:
+                    self.shoe_id = bridge.shoe_id
+                    self._prime(store, bridge.shoe_id)
+                self._serve_commands(bridge)
+                ok, why = bridge.recording()
+                self._set_line(ok, ("RECORDING: " if ok else "NOT RECORDING: ") + why)
+        finally:
+            try:
+                if bridge is not None:
+                    bridge.close()  # the port and the shoe's lease go with it
+            finally:
+                store.close()
+
+    def _set_line(self, ok, line):
+        with self.lock:
+            changed = line != self.line
+            self.recording, self.line = ok, line
+        if changed:
+            self.publish({"type": "state", "table": self.name, "recording": ok, "line": line})
+
+    def _on_event(self, seq, event):
+        with self.lock:
+            if self.primed is not None:
+                self._fold(seq, event)
+        self.publish({"type": "event", "table": self.name, "shoe": self.shoe_id, "seq": seq,
+                      "event": event})
+
+    def _on_alert(self, severity, kind, detail):
+        self.publish({"type": "alert", "table": self.name, "shoe": self.shoe_id,
+                      "severity": severity, "kind": kind, "detail": detail})
+
+    # -- commands ---------------------------------------------------------
+
+    def command(self, name, args=None):
+        """Queue a command for the table's thread; a Future of its one-line reply."""
+        fut = concurrent.futures.Future()
+        with self.lock:
+            self.commands.append((name, args, fut))
+        os.write(self.wake_w, b"c")
+        return fut
+
+    def _serve_commands(self, bridge):
+        with self.lock:
+            todo, self.commands = self.commands, []
+        for name, args, fut in todo:
+            try:
+                fut.set_result(bridge.command(name, args))
+            except Exception as e:
+                fut.set_result("error %s" % e)
+
+    def _fail_commands(self, reply):
+        with self.lock:
+            todo, self.commands = self.commands, []
+        for _n, _a, fut in todo:
+            if not fut.done():
+                fut.set_result(reply)
+
+    def close(self):
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(5)
+        for fd in (self.wake_r, self.wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class Pit:
+    """Every table of a pit config, each restarted alone when its loop dies."""
+
+    def __init__(self, config):
+        self.config = config
+        self.listeners = []
+        self.runners = {}
+        for t in config.tables:
+            self.runners[t.name] = TableRunner(t, config.store, self.publish)
+        self.stop = threading.Event()
+        self.supervisor = None
+        # The audit table lives in the same file, outside every shoe's chain.
+        with db.Store(config.store) as store:
+            store._retry(lambda: store.db.executescript(AUDIT_SCHEMA))
+
+    def publish(self, message):
+        message.setdefault("time", time.time())
+        for listener in list(self.listeners):
+            try:
+                listener(message)
+            except Exception:
+                log.exception("pit listener failed")
+
+    def start(self):
+        for r in self.runners.values():
+            r.start()
+        self.supervisor = threading.Thread(target=self._supervise, name="pit-supervisor", daemon=True)
+        self.supervisor.start()
+
+    def _supervise(self):
+        while not self.stop.wait(0.1):
+            now = time.monotonic()
+            for r in self.runners.values():
+                if r.thread is None or r.thread.is_alive():
+                    continue
+                if r.restart_at is None:
+                    r.delay = RESTART_MIN_S if now - r.started_at > STABLE_S else min(
+                        RESTART_MAX_S, r.delay * 2 if r.restarts else RESTART_MIN_S)
+                    r.restart_at = now + r.delay
+                elif now >= r.restart_at:
+                    r.restart_at = None
+                    r.restarts += 1
+                    log.warning("table %s: restarting its loop (restart %d)", r.name, r.restarts)
+                    self.publish({"type": "restart", "table": r.name, "restarts": r.restarts,
+                                  "died": r.died})
+                    r.start()
+
+    def close(self):
+        self.stop.set()
+        if self.supervisor is not None:
+            self.supervisor.join(2)
+        for r in self.runners.values():
+            r.close()

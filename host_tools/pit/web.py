@@ -1,0 +1,270 @@
+"""The pit's HTTP side (aiohttp): a JSON API, Server-Sent Events and a plain page.
+
+Reads are open to anyone on the pit LAN, as a scoreboard is. Writes (ack an
+alert, send a command) need a login (POST /api/login sets an HttpOnly,
+SameSite=Strict session cookie; the token it returns also works as
+``Authorization: Bearer``); bets, exposed, new_shoe and clear_tilt change
+the game and need the supervisor role and ``"confirm": true``. Every write
+that reaches a table, and its outcome, is a row of ``audit_log`` in the
+store, outside every shoe's chain (the shoe did not say it).
+
+Updates are pushed: table threads hand messages to ``Pit.publish``, which
+this module forwards into the event loop (``call_soon_threadsafe``) and out
+to every /api/events client. A client that cannot keep up (its queue full)
+is dropped rather than letting memory grow; its browser reconnects and
+reloads the state from /api/tables.
+"""
+
+import asyncio
+import html
+import json
+import secrets
+import time
+
+from aiohttp import web
+
+from host_tools.bridge.command import parse_control
+from host_tools.pit import users as users_mod
+from host_tools.store import db
+
+GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt")   # supervisor + confirm
+SESSION_S = 12 * 3600
+COOKIE = "pit_session"
+QUEUE = 1000
+KEEPALIVE_S = 15.0
+
+PIT = web.AppKey("pit", object)
+STATE = web.AppKey("state", dict)
+
+
+def _json_error(status, text):
+    return web.json_response({"error": text}, status=status)
+
+
+def make_app(pit, users_path):
+    app = web.Application()
+    app[PIT] = pit
+    app[STATE] = {"users_path": users_path, "sessions": {}, "clients": set(), "store": None}
+    app.on_startup.append(_startup)
+    app.on_shutdown.append(_shutdown)
+    app.router.add_get("/", page)
+    app.router.add_get("/api/tables", tables)
+    app.router.add_get("/api/tables/{name}", table)
+    app.router.add_get("/api/events", events)
+    app.router.add_post("/api/login", login)
+    app.router.add_post("/api/tables/{name}/ack-alert", ack_alert)
+    app.router.add_post("/api/tables/{name}/command", command)
+    return app
+
+
+async def _startup(app):
+    state = app[STATE]
+    state["store"] = db.Store(app[PIT].config.store)  # this loop thread's own connection
+    loop = asyncio.get_running_loop()
+
+    def deliver(message):  # runs on the event loop
+        for q in list(state["clients"]):
+            try:
+                q.put_nowait(message)
+            except asyncio.QueueFull:
+                state["clients"].discard(q)  # its handler ends at its next message
+
+    def listener(message):  # runs on a table thread
+        loop.call_soon_threadsafe(deliver, message)
+
+    state["listener"] = listener
+    app[PIT].listeners.append(listener)
+
+
+async def _shutdown(app):
+    state = app[STATE]
+    if state.get("listener") in app[PIT].listeners:
+        app[PIT].listeners.remove(state["listener"])
+    for q in list(state["clients"]):
+        try:
+            q.put_nowait(None)
+        except asyncio.QueueFull:
+            pass
+    state["clients"].clear()
+    if state["store"] is not None:
+        state["store"].close()
+        state["store"] = None
+
+
+# -- reads -------------------------------------------------------------------
+
+def open_alerts(app, runner):
+    """The table's stored alerts no one has acknowledged yet."""
+    store = app[STATE]["store"]
+    if runner.shoe_id is None:
+        return []
+    acked = {r[0] for r in store.db.execute(
+        "SELECT target FROM audit_log WHERE action = 'ack' AND tbl = ? AND outcome = 'ok'",
+        (runner.name,))}
+    return [a for a in store.alerts(runner.shoe_id) if str(a["id"]) not in acked]
+
+
+def _runner(request):
+    runner = request.app[PIT].runners.get(request.match_info["name"])
+    if runner is None:
+        raise web.HTTPNotFound(text=json.dumps({"error": "no table %r" % request.match_info["name"]}),
+                               content_type="application/json")
+    return runner
+
+
+async def tables(request):
+    out = []
+    for runner in request.app[PIT].runners.values():
+        snap = runner.snapshot()
+        snap["alerts"] = open_alerts(request.app, runner)
+        out.append(snap)
+    return web.json_response({"tables": out})
+
+
+async def table(request):
+    runner = _runner(request)
+    snap = runner.snapshot(detail=True)
+    snap["alerts"] = open_alerts(request.app, runner)
+    return web.json_response(snap)
+
+
+async def events(request):
+    """Server-Sent Events: every committed event, alert, state change,
+    acknowledgement and restart, each tagged with its table."""
+    state = request.app[STATE]
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                       "X-Accel-Buffering": "no"})
+    await resp.prepare(request)
+    q = asyncio.Queue(QUEUE)
+    state["clients"].add(q)
+    try:
+        await resp.write(b": connected\n\n")
+        while True:
+            try:
+                message = await asyncio.wait_for(q.get(), KEEPALIVE_S)
+            except asyncio.TimeoutError:
+                await resp.write(b": keepalive\n\n")
+                continue
+            if message is None or q not in state["clients"]:
+                break
+            await resp.write(("event: %s\ndata: %s\n\n" % (message["type"], json.dumps(message)))
+                             .encode())
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        state["clients"].discard(q)
+    return resp
+
+
+async def page(request):
+    rows = []
+    for runner in request.app[PIT].runners.values():
+        s = runner.snapshot()
+        result = s["last_result"] or {}
+        rows.append("<tr><td>%s</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
+            html.escape(s["name"]), "ok" if s["recording"] else "bad", html.escape(s["line"]),
+            s["round"] if s["round"] is not None else "-", html.escape(str(s["next"] or "-")),
+            html.escape(str(result.get("winner") or "-")), len(open_alerts(request.app, runner))))
+    body = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Pit</title>
+<style>body{font-family:sans-serif}td,th{padding:4px 10px;text-align:left}.ok{color:#070}.bad{color:#b00}</style>
+</head><body><h1>Pit overview</h1>
+<table><tr><th>Table</th><th>Recording</th><th>Round</th><th>Next card</th><th>Last result</th><th>Open alerts</th></tr>
+%s
+</table><p>Live data: <a href="/api/tables">/api/tables</a>, <a href="/api/events">/api/events</a></p>
+</body></html>""" % "\n".join(rows)
+    return web.Response(text=body, content_type="text/html")
+
+
+# -- people ------------------------------------------------------------------
+
+async def _body(request):
+    try:
+        data = await request.json()
+    except (ValueError, UnicodeDecodeError):
+        raise web.HTTPBadRequest(text=json.dumps({"error": "the body must be a JSON object"}),
+                                 content_type="application/json")
+    if not isinstance(data, dict):
+        raise web.HTTPBadRequest(text=json.dumps({"error": "the body must be a JSON object"}),
+                                 content_type="application/json")
+    return data
+
+
+async def login(request):
+    data = await _body(request)
+    state = request.app[STATE]
+    try:
+        users = users_mod.load(state["users_path"])
+    except users_mod.UsersError as e:
+        return _json_error(500, str(e))
+    name, password = data.get("user"), data.get("password")
+    role = await asyncio.get_running_loop().run_in_executor(None, users_mod.check, users, name, password)
+    if role is None:
+        return _json_error(401, "wrong user name or password")
+    token = secrets.token_urlsafe(32)
+    state["sessions"][token] = (name, role, time.time() + SESSION_S)
+    resp = web.json_response({"user": name, "role": role, "token": token})
+    resp.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=SESSION_S)
+    return resp
+
+
+def _who(request):
+    """(user, role) of the request's session, or raise 401."""
+    token = request.cookies.get(COOKIE)
+    auth = request.headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        token = auth[7:].strip()
+    session = request.app[STATE]["sessions"].get(token) if token else None
+    if session is None or session[2] < time.time():
+        raise web.HTTPUnauthorized(text=json.dumps({"error": "log in first (POST /api/login)"}),
+                                   content_type="application/json")
+    return session[0], session[1]
+
+
+def audit(app, user, role, tbl, action, target, outcome):
+    store = app[STATE]["store"]
+    store._retry(lambda: store.db.execute(
+        "INSERT INTO audit_log (time, user, role, tbl, action, target, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (time.time(), user, role, tbl, action, target, outcome)))
+
+
+async def ack_alert(request):
+    runner = _runner(request)
+    user, role = _who(request)
+    data = await _body(request)
+    alert_id = data.get("alert")
+    if not isinstance(alert_id, int) or isinstance(alert_id, bool):
+        return _json_error(400, "give the alert's id as \"alert\": <number>")
+    if not any(a["id"] == alert_id for a in open_alerts(request.app, runner)):
+        return _json_error(404, "no open alert %d at table %s" % (alert_id, runner.name))
+    audit(request.app, user, role, runner.name, "ack", str(alert_id), "ok")
+    request.app[PIT].publish({"type": "ack", "table": runner.name, "alert": alert_id, "user": user})
+    return web.json_response({"ok": True, "alert": alert_id, "user": user})
+
+
+async def command(request):
+    runner = _runner(request)
+    user, role = _who(request)
+    data = await _body(request)
+    name, args = data.get("command"), data.get("args") or {}
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return _json_error(400, "give \"command\": NAME and optionally \"args\": {name: value}")
+    if name in ("new_shoe", "shoe") and "designation" not in args:
+        args = dict(args, designation=runner.table.designation)
+    line = " ".join([name] + ["%s=%s" % (k, v) for k, v in args.items()])
+    try:
+        cmd, pairs = parse_control(line)
+    except ValueError as e:
+        return _json_error(400, str(e))
+    if cmd == "state":
+        return _json_error(400, "state is not a command; GET /api/tables/%s" % runner.name)
+    if cmd in GAME_CHANGING:
+        if role != "supervisor":
+            audit(request.app, user, role, runner.name, "command", line, "refused: not a supervisor")
+            return _json_error(403, "%s changes the game: the supervisor role is needed" % name)
+        if data.get("confirm") is not True:
+            return _json_error(400, "%s changes the game: send it again with \"confirm\": true" % name)
+    reply = await asyncio.wrap_future(runner.command(cmd, pairs))
+    audit(request.app, user, role, runner.name, "command", line, reply)
+    return web.json_response({"ok": reply.startswith("ok"), "reply": reply},
+                             status=200 if reply.startswith("ok") else 409)
