@@ -1,8 +1,8 @@
 """`shoe shuffler`: the batch shuffler's pit-side commands.
 
-Only ``sample`` exists yet; ``emulate`` (the mechanism and its faults) and
-``audit`` (revealed batches against what the shoe dealt) come with the rest
-of issue 14.
+``sample`` and ``audit`` (a revealed batch against what the shoe dealt,
+host_tools/shuffler/audit.py) exist; ``emulate`` (the mechanism and its
+faults) comes with the rest of issue 14.
 
 ``sample`` prints shuffles made by the firmware's own decisions
 (firmware/shuffler) for a batch fed in new-deck order (docs/cardset.md:
@@ -40,9 +40,9 @@ def _int_in(name, low, high):
 
 
 def add_arguments(parser):
-    parser.description = ("the batch shuffler. Only `sample` is here yet; `emulate` and `audit` "
-                          "come later (issue 14).")
-    sub = parser.add_subparsers(dest="sub", metavar="{sample}")
+    parser.description = ("the batch shuffler: `sample` and `audit` are here; `emulate` "
+                          "comes later (issue 14).")
+    sub = parser.add_subparsers(dest="sub", metavar="{sample,audit}")
     sample = sub.add_parser(
         "sample", help="print seeded shuffles through the firmware's decisions",
         description="Print COUNT shuffles of a batch of DECKS decks fed in new-deck order "
@@ -57,6 +57,16 @@ def add_arguments(parser):
     sample.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython)")
     sample.add_argument("--bench", action="store_true",
                         help="instead of shuffles, print the controller-VM benchmark for --decks")
+    audit = sub.add_parser(
+        "audit", help="check a revealed batch against what the shoe dealt",
+        description="Check that the revealed order and salt open the batch's commitment, that the "
+                    "cards the shoe read (burn included) are a rotation of the committed order after "
+                    "the cut, and that the returned cards complete it. Exit 1 names the first card "
+                    "that differs. The reveal file format is in docs/shuffler.md.")
+    audit.add_argument("--db", required=True, help="the store's SQLite file")
+    audit.add_argument("--reveal", required=True, help="the shuffler's reveal file (JSON), or - for stdin")
+    audit.add_argument("--shoe", help="shoe id in the store (else the reveal file's \"shoe\", else the only one)")
+    audit.add_argument("--cardset", help="the card-set file: also check the revealed names against their records")
     parser.set_defaults(_parser=parser)
 
 
@@ -78,6 +88,9 @@ def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP):
 
 
 def run(args):
+    if getattr(args, "sub", None) == "audit":
+        from host_tools.shuffler import audit
+        return audit.run(args)
     if getattr(args, "sub", None) != "sample":
         args._parser.print_help(sys.stderr)
         return cli.EXIT_USAGE

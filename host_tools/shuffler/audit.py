@@ -1,0 +1,278 @@
+"""`shoe shuffler audit --db DB --reveal FILE`: did the shoe deal exactly what
+the shuffler sealed? (issue 14 item 6; docs/shuffler.md, "Audit").
+
+Three checks, in this order, and the first difference is named:
+
+1. The commitment opens: SHA-256 over the revealed salt, batch id and order
+   (firmware/shuffler/commit.py, the one definition of the layout) equals
+   the commitment published at the seal. When the store holds the
+   shuffler's ``custody`` seal event for the batch id, its ``commit`` is the
+   published value; otherwise the reveal file's own ``commitment`` is used
+   (the shuffler is not on the link yet) and the report says so.
+2. The cards the shoe read, burn included, are a contiguous run of the
+   committed order after the cut. Ch 5B moves the cards above the cut card
+   to the bottom, so the dealt run is a rotation of the delivered order:
+   the offset is taken from the first card read (among its copies in a
+   multi-deck batch, the one whose run matches longest) and every following
+   card must follow it.
+3. The cards not dealt, read back at the shuffler's intake in the order
+   they come out of the shoe, continue the rotation to the end: together
+   with the dealt run they are the whole order, each card once.
+
+What the shoe read comes from the store (host_tools/store/db.py,
+Store.rows): every ``card`` event (burn, simulated rounds and held cards
+included: each is a physical card that left the shoe) and every
+``irregularity`` the intake raised for a card it refused (an unknown ID, a
+card of the other batch, a card already dealt), from the ``shoe`` event
+that started dealing the batch to the next ``shoe`` event. The shoe names
+cards by rank and suit only, so a switched card of the same rank and suit
+from another deck of the batch is not seen here (the commitment names the
+physical card, by card-set record); the real-time check inside the shoe is
+where that would be caught.
+
+Exit status: 0 the shoe dealt the committed order; 1 (cli.EXIT_FOUND) any
+difference, named; 2 a bad reveal file or an ambiguous shoe; 3 a file that
+cannot be read; 5 a store that cannot be used.
+"""
+
+import json
+import re
+import sys
+
+from host_tools import cli, vm
+
+vm.use_firmware()
+from baccarat import cards  # noqa: E402
+from shuffler import commit  # noqa: E402
+
+# Intake refusals in the shoe (firmware/cardset/intake.py): a physical card
+# was drawn and read, but never given to the game.
+REFUSED_RULES = ("unknown_card", "duplicate_card", "wrong_batch")
+_NAME = re.compile(r"^[A23456789TJQK][CDHS]$")
+_ID = re.compile(r"^[AB]-[0-9]{1,10}$")
+
+
+class RevealError(ValueError):
+    """The reveal file is not one the audit can read (exit 2)."""
+
+
+class Irregular(Exception):
+    """A difference between the committed order and what was dealt (exit 1)."""
+
+
+def parse_reveal(data):
+    """The reveal file (bytes) as a dict; RevealError with one line if not."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeError, ValueError) as exc:
+        raise RevealError("the reveal file is not JSON: %s" % exc)
+    if not isinstance(doc, dict):
+        raise RevealError("the reveal file must be a JSON object")
+    for key in ("batch_id", "order", "records", "salt", "commitment", "returned"):
+        if key not in doc:
+            raise RevealError("the reveal file has no %r" % key)
+    if not isinstance(doc["batch_id"], str) or not _ID.match(doc["batch_id"]):
+        raise RevealError("batch_id must look like \"A-3\" (batch letter, serial), not %r" % (doc["batch_id"],))
+    for key in ("order", "returned"):
+        v = doc[key]
+        if not isinstance(v, list) or not all(isinstance(n, str) and _NAME.match(n) for n in v):
+            raise RevealError("%s must be a list of card names like \"TD\"" % key)
+    recs = doc["records"]
+    if not isinstance(recs, list) or not all(type(r) is int and 0 <= r <= 0xFFFF for r in recs):
+        raise RevealError("records must be a list of card-set record numbers 0..65535")
+    if len(recs) != len(doc["order"]):
+        raise RevealError("records has %d entries and order %d" % (len(recs), len(doc["order"])))
+    if not doc["order"]:
+        raise RevealError("the order is empty")
+    for key, size in (("salt", commit.SALT_BYTES), ("commitment", commit.DIGEST_BYTES)):
+        v = doc[key]
+        if not isinstance(v, str) or not re.match(r"^[0-9a-f]{%d}$" % (2 * size), v):
+            raise RevealError("%s must be %d lower-case hex digits" % (key, 2 * size))
+    for key in ("shoe",):
+        if key in doc and not isinstance(doc[key], str):
+            raise RevealError("%s must be a string" % key)
+    if "shoe_seq" in doc and type(doc["shoe_seq"]) is not int:
+        raise RevealError("shoe_seq must be a whole number")
+    return doc
+
+
+def _events(store, shoe_id):
+    for row in store.rows(shoe_id):
+        try:
+            ev = json.loads(row["event"])
+        except ValueError:
+            continue
+        if isinstance(ev, dict):
+            yield row["seq"], ev
+
+
+def published_commitment(store, batch_id):
+    """The ``commit`` of the shuffler's seal event for batch_id, or None."""
+    for shoe_id in store.shoe_ids():
+        for _seq, ev in _events(store, shoe_id):
+            if ev.get("type") == "custody" and ev.get("to") == "sealed" and ev.get("id") == batch_id:
+                return ev.get("commit")
+    return None
+
+
+def dealt_cards(store, shoe_id, batch_id, shoe_seq=None):
+    """(seq of the shoe event, [(seq, card name or None), ...]) of the shoe
+    that dealt batch_id. RevealError when no shoe, or more than one, fits."""
+    letter = batch_id[0]
+    shoes = []
+    rows = list(_events(store, shoe_id))
+    for i, (seq, ev) in enumerate(rows):
+        if ev.get("type") == "shoe":
+            shoes.append((i, seq, ev))
+    if shoe_seq is not None:
+        fit = [s for s in shoes if s[1] == shoe_seq]
+        if not fit or fit[0][2].get("batch") != letter:
+            raise RevealError("seq %d of shoe %s is not a `shoe` event dealing batch %s"
+                              % (shoe_seq, shoe_id, letter))
+    else:
+        fit = [s for s in shoes if s[2].get("batch_id") == batch_id]
+        if not fit:
+            fit = [s for s in shoes if s[2].get("batch") == letter]
+            if len(fit) > 1:
+                raise RevealError("shoe %s dealt batch %s %d times (seq %s): name the one in the "
+                                  "reveal file's shoe_seq" % (shoe_id, letter, len(fit),
+                                                              ", ".join(str(s[1]) for s in fit)))
+        if not fit:
+            raise RevealError("shoe %s has no `shoe` event dealing batch %s" % (shoe_id, letter))
+    start, seq0, _ev = fit[0]
+    out = []
+    for seq, ev in rows[start + 1:]:
+        kind = ev.get("type")
+        if kind == "shoe":
+            break
+        if kind == "card":
+            out.append((seq, ev.get("card")))
+        elif kind == "irregularity" and ev.get("rule") in REFUSED_RULES:
+            out.append((seq, ev.get("card")))  # None: an unknown ID
+    return seq0, out
+
+
+def _ordinal(n):
+    if 10 <= n % 100 <= 20:
+        return "%dth" % n
+    return "%d%s" % (n, {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"))
+
+
+def compare(order, dealt, returned):
+    """Check dealt + returned against the rotations of order. Returns
+    (offset, None) when they match, else (offset, message naming the first
+    card that differs)."""
+    n = len(order)
+    seen = dealt + returned
+    names = [c for _seq, c in dealt]
+    if not dealt:
+        return 0, "the shoe read no card of this batch"
+    candidates = [r for r in range(n) if order[r] == names[0]] or [0]
+    best, best_len = candidates[0], -1
+    for r in candidates:
+        k = 0
+        while k < len(seen) and k < n:
+            want = order[(r + k) % n]
+            got = seen[k][1] if k < len(dealt) else seen[k]
+            if got != want:
+                break
+            k += 1
+        if k > best_len:
+            best, best_len = r, k
+    k = best_len
+    if k == n and len(seen) == n:
+        return best, None
+    if k == len(seen):  # every card matched, but fewer than the order holds
+        return best, ("%d card(s) of the order neither dealt nor returned, the first %s at position %d "
+                      "of the order" % (n - len(seen), order[(best + k) % n], (best + k) % n + 1))
+    if k >= n:
+        extra = seen[n]
+        what = extra[1] if isinstance(extra, tuple) else extra
+        where = ("read by the shoe (event seq %d)" % extra[0]) if isinstance(extra, tuple) \
+            else "returned at the intake"
+        return best, "an extra card %s %s after the whole order" % (what or "with an unknown ID", where)
+    want = order[(best + k) % n]
+    pos = (best + k) % n + 1
+    if k < len(dealt):
+        seq, got = dealt[k]
+        if k == 0:
+            return best, ("the first card the shoe read (event seq %d) is %s, which is not in the "
+                          "committed order: a cold deck or a switched card" % (seq, got or "an unknown ID"))
+        return best, ("the %s card the shoe read (event seq %d) is %s where the committed order "
+                      "has %s (position %d of the order, cut at %d): a switched card or a stacked "
+                      "shoe" % (_ordinal(k + 1), seq, got or "an unknown ID", want, pos, best + 1))
+    j = k - len(dealt)
+    return best, ("the %s card returned at the intake is %s where the committed order has %s "
+                  "(position %d of the order): a card switched in the shoe or on its way back"
+                  % (_ordinal(j + 1), returned[j], want, pos))
+
+
+def audit(store, doc, shoe_id, registry=None):
+    """Lines of the report; raises Irregular on the first difference."""
+    bid = doc["batch_id"]
+    # Which shoe dealt the batch is a question about the input (exit 2), so
+    # it is settled before anything is judged.
+    seq0, dealt = dealt_cards(store, shoe_id, bid, doc.get("shoe_seq"))
+    salt = bytes.fromhex(doc["salt"])
+    published = published_commitment(store, bid)
+    source = "the shuffler's seal event in the store"
+    if published is None:
+        published, source = doc["commitment"], "the reveal file (no seal event in the store)"
+    elif published != doc["commitment"]:
+        raise Irregular("the reveal file's commitment %s... is not the one published at the seal %s..."
+                        % (doc["commitment"][:16], published[:16]))
+    if len(set(doc["records"])) != len(doc["records"]):
+        raise Irregular("the revealed order names one physical card (card-set record) twice")
+    if not commit.opens(bytes.fromhex(published), salt, bid, doc["records"]):
+        raise Irregular("the commitment of batch %s does not open with the revealed order and salt"
+                        % bid)
+    lines = ["batch %s: the commitment opens (published value from %s)" % (bid, source)]
+    order = doc["order"]
+    if registry is not None:
+        letter = 1 if bid[0] == "A" else 2
+        for i, r in enumerate(doc["records"]):
+            if not (r < registry.count and registry.card(r) < 52 and registry.batch(r) == letter
+                    and cards.name(registry.card(r)) == order[i]):
+                raise Irregular("position %d of the order names %s but its record %d is not that card "
+                                "of batch %s in the card set" % (i + 1, order[i], r, bid[0]))
+        if len(order) != registry.decks(letter) * 52:
+            raise Irregular("the order holds %d cards, batch %s holds %d"
+                            % (len(order), bid[0], registry.decks(letter) * 52))
+        lines.append("the %d revealed names match their card-set records" % len(order))
+    offset, diff = compare(order, dealt, doc["returned"])
+    if diff:
+        raise Irregular(diff)
+    lines.append("shoe %s (from event seq %d) read %d cards, burn included, from position %d of the "
+                 "order; %d returned at the intake complete it: dealt exactly as committed"
+                 % (shoe_id, seq0, len(dealt), offset + 1, len(doc["returned"])))
+    return lines
+
+
+def run(args):
+    from host_tools.store import db, export
+    try:
+        doc = parse_reveal(cli.read_input(args.reveal))
+    except RevealError as exc:
+        print("shoe shuffler audit: %s" % exc, file=sys.stderr)
+        return cli.EXIT_USAGE
+    registry = None
+    if args.cardset:
+        from cardset import registry as _registry
+        try:
+            registry = _registry.load(args.cardset)
+        except _registry.CardSetError as exc:
+            print("shoe shuffler audit: %s" % exc, file=sys.stderr)
+            return cli.EXIT_USAGE
+    with db.open_existing(args.db) as store:
+        shoe_id = export.pick_shoe(store, args.shoe or doc.get("shoe"))
+        try:
+            lines = audit(store, doc, shoe_id, registry)
+        except RevealError as exc:
+            print("shoe shuffler audit: %s" % exc, file=sys.stderr)
+            return cli.EXIT_USAGE
+        except Irregular as exc:
+            print("shoe shuffler audit: IRREGULARITY in batch %s: %s" % (doc["batch_id"], exc))
+            return cli.EXIT_FOUND
+    for line in lines:
+        print(line)
+    return 0

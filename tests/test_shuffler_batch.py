@@ -1,0 +1,321 @@
+"""The shuffler's intake check, custody state machine and commitment
+(firmware/shuffler/{batch,custody,commit}.py; docs/shuffler.md)."""
+
+import json
+import subprocess
+
+import pytest
+
+from baccarat import cards
+from cardset import registry
+from host_tools import vm
+from shuffler import batch, commit, custody, entropy, shuffle
+
+A, B = registry.BATCH_A, registry.BATCH_B
+
+
+def _uid(batch_, deck, card):
+    return bytes([0x04, batch_, deck, card, 0x5A, 0xA5, 0x11])
+
+
+def make_set(decks_a=1, decks_b=1):
+    entries = [(_uid(b, d, c), c, d, b) for b, decks in ((A, decks_a), (B, decks_b))
+               for d in range(1, decks + 1) for c in range(52)]
+    entries += [(b"\x0c\x0c\x01", registry.COVER, 0, 0), (b"\x0c\x0c\x02", registry.COVER, 0, 0)]
+    return registry.Registry(registry.encode(registry.KIND_UID, entries, decks_a, decks_b))
+
+
+REG = make_set()
+
+
+def rec(b, deck, card):
+    uid = _uid(b, deck, card)
+    return REG.find(uid, len(uid))
+
+
+def clean_reads(b=A, decks=1):
+    return [(rec(b, d, c), b) for d in range(1, decks + 1) for c in range(52)]
+
+
+def test_a_clean_batch_passes_in_any_order_and_keeps_its_feed_records():
+    reads = clean_reads()
+    reads.reverse()
+    ok, found = batch.check(REG, A, reads)
+    assert ok and found == []
+    no_sensor = [(r, batch.NO_SENSOR) for r, _ in clean_reads(B)]
+    assert batch.check(REG, B, no_sensor)[0]
+
+
+def test_every_bad_card_is_named_with_its_position():
+    reads = clean_reads()
+    h7 = cards.make(6, 2)  # 7H
+    ks = cards.make(12, 3)  # KS
+    reads[9] = (rec(A, 1, h7), A)  # a second 7H replaces card code 9 (4D), which is now missing
+    missing_card = [c for c in range(52) if c not in {REG.card(r) for r, _ in reads}]
+    reads.insert(20, (-1, A))                      # position 21: a foreign card
+    reads.insert(30, (rec(B, 1, ks), B))           # position 31: batch B's KS
+    reads.insert(40, (rec(A, 1, ks), B))           # position 41: KS of A with B's back
+    reads.insert(45, (REG.find(b"\x0c\x0c\x01", 3), batch.NO_SENSOR))  # position 46: cover card
+    ok, found = batch.check(REG, A, reads)
+    assert not ok
+    kinds = [p.kind for p in found]
+    assert sorted(kinds) == sorted([batch.DUPLICATE, batch.UNKNOWN, batch.WRONG_BATCH, batch.WRONG_BACK,
+                                    batch.COVER_CARD, batch.MISSING])
+    by = {p.kind: p for p in found}
+    assert by[batch.UNKNOWN].pos == 21
+    assert by[batch.WRONG_BATCH].pos == 31 and by[batch.WRONG_BATCH].text().startswith(
+        "wrong_batch KS of deck 1 batch B at position 31")
+    assert by[batch.WRONG_BACK].pos == 41 and "back seen as batch B" in by[batch.WRONG_BACK].text()
+    assert by[batch.COVER_CARD].pos == 46
+    assert by[batch.MISSING].pos == 0 and by[batch.MISSING].card == missing_card[0]
+    dup = by[batch.DUPLICATE]  # the later of the two 7H reads: index 26, moved to 28 by the foreign card
+    assert dup.pos == 28
+    assert cards.name(dup.card) == "7H" and reads[dup.pos - 1][0] == rec(A, 1, h7)
+    assert dup.event() == {"type": "batch_card", "kind": "duplicate_card", "pos": dup.pos,
+                           "name": "7H of deck 1 batch A", "card": "7H", "deck": 1}
+
+
+def test_unknown_id_is_named_by_its_id_and_face_up_is_wrong_back():
+    found = []
+    bc = batch.BatchCheck(REG, found.append)
+    bc.start(A)
+    assert not bc.read_id(b"\xde\xad\xbe\xef", 4, A)
+    assert not bc.read(rec(A, 1, 0), batch.FACE)
+    assert not bc.finish()
+    assert found[0].text() == "unknown_card ID deadbeef at position 1: not in the card set"
+    assert found[1].kind == batch.WRONG_BACK and "back seen as a face" in found[1].text()
+    assert sum(p.kind == batch.MISSING for p in found) == 52  # the face-up AC counts as missing too
+
+
+def test_every_missing_card_of_an_empty_batch_is_reported():
+    ok, found = batch.check(REG, B, [])
+    assert not ok and len(found) == 52 and {p.kind for p in found} == {batch.MISSING}
+
+
+def test_batch_check_refuses_a_batch_the_set_lacks():
+    with pytest.raises(ValueError):
+        batch.BatchCheck(make_set(1, 0)).start(B)
+
+
+# -- custody ------------------------------------------------------------------
+
+def machine(seed=5):
+    return custody.Shuffler(REG, shuffle.Decider(entropy.SeededSource(seed), max_cards=52), max_cards=52)
+
+
+def feed(m, b, reads):
+    out = m.load(b)
+    for r, colour in reads:
+        out += list(m.read(r, colour))
+    return out + m.end(b)
+
+
+def prepare(m, b):
+    """Load, check, shuffle and seal a clean batch; return the seal event."""
+    feed(m, b, clean_reads(b))
+    assert m.shuffle(b)[0]["to"] == custody.SHUFFLING
+    assert m.shuffled(b)[0]["to"] == custody.SHUFFLED
+    ev = m.seal(b)[0]
+    assert ev["to"] == custody.SEALED
+    return ev
+
+
+def test_a_clean_batch_is_released_and_batches_alternate():
+    m = machine()
+    seal_a = prepare(m, A)
+    assert seal_a["id"] == "A-1" and len(seal_a["commit"]) == 64
+    assert m.reveal(A) is None  # sealed: the order stays inside
+    assert m.release(A) == [{"type": "custody", "batch": "A", "from": "sealed", "to": "released",
+                             "on": "release", "id": "A-1"}]
+    assert m.reveal(A) is None  # being dealt: still secret
+    prepare(m, B)
+    refused = m.release(B)[0]
+    assert refused["type"] == "custody_refused" and "batch A is still in play" in refused["why"]
+    assert m.state[B] == custody.SEALED
+    assert m.load(A)[0]["from"] == custody.RELEASED  # the shoe ended; A comes back
+    assert m.release(B)[0]["to"] == custody.RELEASED
+    rv = m.reveal(A)
+    assert rv["id"] == "A-1" and rv["commitment"] == seal_a["commit"]
+    assert commit.opens(bytes.fromhex(rv["commitment"]), bytes.fromhex(rv["salt"]), rv["id"], rv["records"])
+    assert sorted(rv["records"]) == sorted(r for r, _ in clean_reads(A))
+
+
+def test_a_bad_batch_is_rejected_with_every_bad_card_and_never_released():
+    m = machine()
+    reads = clean_reads()[:-1] + [(-1, A)]
+    events = feed(m, A, reads)
+    assert [e["kind"] for e in events if e["type"] == "batch_card"] == ["unknown_card", "missing_card"]
+    assert events[-1]["to"] == custody.REJECTED and events[-1]["bad"] == 1 and events[-1]["missing"] == 1
+    for step in (m.shuffle, m.seal, m.release):
+        assert step(A)[0]["type"] == "custody_refused"
+    assert m.state[A] == custody.REJECTED
+    prepare(m, A)  # corrected and fed again
+    assert m.release(A)[0]["to"] == custody.RELEASED
+
+
+def test_door_opened_while_sealed_breaks_the_seal_and_forces_a_reshuffle():
+    m = machine()
+    first = prepare(m, A)
+    ev = m.door_open()
+    assert ev == [{"type": "custody", "batch": "A", "from": "sealed", "to": "broken",
+                   "on": "door_open", "reason": "door"}]
+    assert m.release(A)[0]["type"] == "custody_refused" and m.state[A] == custody.BROKEN
+    assert m.shuffle(A)[0]["type"] == "custody_refused"  # no reshuffle without re-reading the cards
+    second = prepare(m, A)
+    assert second["id"] == "A-2" and second["commit"] != first["commit"]
+    assert m.release(A)[0]["to"] == custody.RELEASED
+    assert m.door_open() == []  # the released batch is in the shoe, not inside
+
+
+def test_power_cut_mid_shuffle_breaks_the_batch():
+    m = machine()
+    feed(m, A, clean_reads())
+    m.shuffle(A)
+    saved = json.loads(json.dumps(m.snapshot()))  # what the journal would keep
+    m2 = machine(seed=6)
+    ev = m2.power_up(saved)
+    assert ev == [{"type": "custody", "batch": "A", "from": "shuffling", "to": "broken",
+                   "on": "power_up", "reason": "power"}]
+    assert m2.shuffled(A)[0]["type"] == "custody_refused"
+    assert m2.release(A)[0]["type"] == "custody_refused"
+    prepare(m2, A)
+    assert m2.release(A)[0]["to"] == custody.RELEASED
+
+
+def test_power_cut_keeps_a_released_batch_in_play_and_revealable_later():
+    m = machine()
+    seal = prepare(m, A)
+    m.release(A)
+    m2 = machine(seed=7)
+    assert m2.power_up(json.loads(json.dumps(m.snapshot()))) == []
+    assert m2.state[A] == custody.RELEASED and m2.reveal(A) is None
+    m2.load(A)
+    assert m2.reveal(A)["commitment"] == seal["commit"]
+
+
+def test_mechanism_fault_breaks_a_batch_inside():
+    m = machine()
+    feed(m, A, clean_reads())
+    m.shuffle(A)
+    assert m.fault("jam")[0]["reason"] == "jam" and m.state[A] == custody.BROKEN
+
+
+class FailAfter:
+    """A source that is good for ``good`` bytes, then sticks."""
+
+    def __init__(self, good):
+        self.inner = entropy.SeededSource(1)
+        self.left = good
+
+    def read(self, buf):
+        self.inner.read(buf)
+        for i in range(len(buf)):
+            if self.left <= 0:
+                buf[i] = 0
+            self.left -= 1
+        return buf
+
+
+def test_entropy_fault_tilts_and_breaks_the_batch():
+    m = custody.Shuffler(REG, shuffle.Decider(FailAfter(1024 + 96 + 64), max_cards=52), max_cards=52)
+    prepare(m, B)  # start-up, instantiation and one reseed: good
+    feed(m, A, clean_reads())
+    events = m.shuffle(A)  # the reseed reads the stuck source
+    assert events[0] == {"type": "tilt", "reason": "entropy_rct"}
+    assert {(e["batch"], e["to"]) for e in events[1:]} == {("A", "broken"), ("B", "broken")}
+    for step in (m.release, m.load):
+        assert "tilted" in step(B)[0]["why"]
+    assert m.clear_tilt(shuffle.Decider(entropy.SeededSource(2), max_cards=52)) == [{"type": "tilt_cleared"}]
+    prepare(m, B)
+    assert m.release(B)[0]["to"] == custody.RELEASED
+
+
+def test_a_good_card_read_allocates_no_event():
+    m = machine()
+    m.load(A)
+    assert m.read(rec(A, 1, 0), A) is custody.NONE
+    assert m.read(rec(A, 1, 0), A)[0]["kind"] == "duplicate_card"
+    assert m.read(-1, A)[0]["kind"] == "unknown_card"
+    assert m.load(B)[0]["type"] == "custody_refused"  # one intake
+
+
+# -- commitment -----------------------------------------------------------------
+
+def test_commitment_layout_and_it_opens_only_for_the_right_order_and_salt():
+    import hashlib
+    salt = bytes(range(16))
+    order = [5, 3, 800, 0]
+    h = commit.digest(salt, "A-1", order)
+    expected = hashlib.sha256(b"baccarat shuffler commit v1\x00" + salt + b"\x03A-1" + b"\x00\x04"
+                              + b"".join(r.to_bytes(2, "big") for r in order)).digest()
+    assert h == expected
+    assert commit.opens(h, salt, "A-1", order)
+    assert not commit.opens(h, salt, "A-1", [3, 5, 800, 0])          # two cards swapped
+    assert not commit.opens(h, bytes(16), "A-1", order)              # wrong salt
+    assert not commit.opens(h, salt, "A-2", order)                   # wrong batch
+    assert not commit.opens(h, salt, "A-1", order[:3])               # a card short
+    assert not commit.opens(h, salt[:15], "A-1", order)              # malformed salt: False, not a crash
+    big = list(range(416))
+    assert commit.digest(salt, "B-9", big) == hashlib.sha256(
+        commit.TAG + salt + b"\x03B-9" + (416).to_bytes(2, "big")
+        + b"".join(r.to_bytes(2, "big") for r in big)).digest()
+
+
+VM_PROGRAM = r"""
+from cardset import registry
+from shuffler import batch, commit, custody, entropy, shuffle
+entries = []
+for b in (1, 2):
+    for c in range(52):
+        entries.append((bytes([4, b, 1, c, 0x5A, 0xA5, 0x11]), c, 1, b))
+entries += [(b"\x0c\x0c\x01", registry.COVER, 0, 0), (b"\x0c\x0c\x02", registry.COVER, 0, 0)]
+reg = registry.Registry(registry.encode(registry.KIND_UID, entries, 1, 1))
+def rec(b, c):
+    u = bytes([4, b, 1, c, 0x5A, 0xA5, 0x11])
+    return reg.find(u, 7)
+m = custody.Shuffler(reg, shuffle.Decider(entropy.SeededSource(5), max_cards=52), max_cards=52)
+m.load(1)
+for c in range(52):
+    assert m.read(rec(1, c), 1) is custody.NONE
+print(m.end(1)[-1]["to"])
+m.shuffle(1); m.shuffled(1)
+print(m.seal(1)[0]["commit"])
+print(m.release(1)[0]["to"])
+m.load(2)
+for c in range(51):
+    ev = m.read(rec(2, c), 1 if c == 7 else 2)
+    if c == 7:
+        print(ev[0]["kind"], ev[0]["pos"])
+print(" ".join(e.get("kind", e.get("to")) for e in m.end(2)))
+m.load(1)
+r = m.reveal(1)
+print(commit.opens(bytes(int(r["commitment"][i:i+2], 16) for i in range(0, 64, 2)),
+                   bytes(int(r["salt"][i:i+2], 16) for i in range(0, 32, 2)), r["id"], r["records"]))
+m2 = custody.Shuffler(reg, shuffle.Decider(entropy.SeededSource(6), max_cards=52), max_cards=52)
+print([(e["batch"], e["from"], e["to"]) for e in m2.power_up(m.snapshot())], m2.reveal(1)["commitment"] == r["commitment"])
+"""
+
+
+def test_custody_and_batch_check_run_the_same_in_the_micropython_vm():
+    rc, out, err = vm.run_micropython(["-c", VM_PROGRAM], timeout=60)
+    assert rc == 0, err.decode()
+    lines = out.decode().splitlines()
+    m = machine()
+    feed(m, A, clean_reads())
+    m.shuffle(A)
+    m.shuffled(A)
+    assert lines == ["checked", m.seal(A)[0]["commit"], "released", "wrong_back 8",
+                     "missing_card missing_card rejected", "True",
+                     "[('A', 'loading', 'broken')] True"]
+
+
+def test_firmware_files_compile_with_mpy_cross(tmp_path):
+    import os
+    import shutil
+    cross = shutil.which("mpy-cross") or os.path.join(os.path.dirname(vm.micropython()), "mpy-cross")
+    if not os.path.exists(cross):
+        pytest.skip("mpy-cross not installed")
+    for name in ("batch", "custody", "commit"):
+        src = os.path.join(vm.FIRMWARE, "shuffler", name + ".py")
+        r = subprocess.run([cross, "-o", str(tmp_path / (name + ".mpy")), src], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
