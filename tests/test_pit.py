@@ -256,26 +256,31 @@ def test_a_supervisors_ack_is_audited_and_the_alert_leaves_the_overview(pit):
 
 
 def test_a_killed_table_loop_restarts_and_the_other_table_keeps_recording(pit):
+    """Independent of the other tests' order (xdist may give each its own pit):
+    whatever T1 showed before the kill, it shows again after the restart."""
     server, service, emus, _cfg = pit
     t1, t2 = service.runners["T1"], service.runners["T2"]
     t2_thread, restarts = t2.thread, t1.restarts
+    before = _tables(server)["T1"]
     stream = Stream(server.port)
     try:
         t1.kill("killed by the test")
         stream.wait(lambda m: m["type"] == "state" and m["table"] == "T1" and "died" in m["line"])
         emus["T2"].deal("AS")  # T2 keeps recording while T1 is down
-        stream.wait(lambda m: m["type"] == "event" and m["table"] == "T2" and m["event"].get("card") == "AS")
+        stream.wait(lambda m: m["type"] == "event" and m["table"] == "T2")
         stream.wait(lambda m: m["type"] == "restart" and m["table"] == "T1")
         _wait(lambda: _tables(server)["T1"]["recording"], 20, "T1 recording again")
+        # the restarted table re-read its shoe's state from the store
+        after = _tables(server)["T1"]
+        assert (after["last_result"], after["round"]) == (before["last_result"], before["round"])
+        emus["T1"].deal("AS")  # and the restarted T1 records again
+        stream.wait(lambda m: m["type"] == "event" and m["table"] == "T1")
     finally:
         stream.close()
     tables = _tables(server)
     assert tables["T1"]["restarts"] == restarts + 1 and "killed by the test" in tables["T1"]["died"]
     assert tables["T2"]["restarts"] == 0 and t2.thread is t2_thread and tables["T2"]["recording"]
-    # the restarted table still knows its shoe's round from the store
-    assert tables["T1"]["last_result"]["winner"] == "player"
-    emus["T1"].deal("bets")
-    _wait(lambda: _tables(server)["T1"]["round"] == 2, 5, "T1's next round")
+    assert tables["T1"]["seq"] > (before["seq"] or 0)
 
 
 def _pit_cli(*args, stdin=None):
