@@ -44,7 +44,10 @@ def _check_manifest():
 
     root = _dir(globals().get("__file__", "main.py"))
     files = manifest.load(root)
-    return None if files is None else manifest.check(root, files)
+    problem = None if files is None else manifest.check(root, files)
+    from lazy import unload
+    unload("manifest")  # boot-only: give its heap back before the shoe loads
+    return problem
 
 
 def _known_answers():
@@ -117,10 +120,9 @@ def run():
         _halt(problem)
     # Imported only now (it is one of the checked files), which also lets
     # this file import on a PC where no board_config has been generated.
-    # The large buffers and long-lived objects come first (the outbox's ring,
-    # the card set, the session), and the self-test's throw-away game after
-    # them: MicroPython's heap never moves objects, so anything big made
-    # after the heap is scattered with small ones may find no hole to fit.
+    # The large buffers first (the outbox's ring, the card set), before the
+    # imports below scatter small objects over the heap: MicroPython's heap
+    # never moves objects, so later no hole might be big enough for them.
     from link.outbox import Outbox
     outbox = Outbox()
     import board_config
@@ -137,13 +139,14 @@ def run():
     from link.journal import Journal
     from link.session import Session
 
+    problem = _self_test(_known_answers)
+    board.feed()
+    import gc
+    gc.collect()  # the self-test's throw-away game goes before the session is made
     session = Session(board, board_config, Journal(board.journal_path), outbox)
     reading = None
     if cardset is not None:
         reading = _reading.start(board, session, cardset)
-    board.feed()
-    problem = _self_test(_known_answers)  # sends nothing: boot() reports it
-    board.feed()
     session.boot(problem)
     if set_problem is not None:
         session.error(set_problem)
