@@ -17,19 +17,12 @@ from host_tools import vm
 from host_tools.bridge import control
 from host_tools.bridge.rig import ThreadedBridge
 from host_tools.store import db
-from test_link_v2_host import FKEY, KEY, SHOE, FakeShoe
+from test_link_v2_host import FKEY, KEY, SHOE, FakeShoe, shoe  # noqa: F401 (the fake shoe fixture)
 
 COVER = '{"type":"cover","round":3,"left":14,"rule":"cut card"}'
 
 vm.use_firmware()
 from link import auth, frame, host_frames, proto  # noqa: E402
-
-
-@pytest.fixture
-def shoe():
-    s = FakeShoe()
-    yield s
-    s.close()
 
 
 @pytest.fixture
