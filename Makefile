@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUBS  := $(VENV)/stubs
 
-.PHONY: venv demo test bench soak clean
+.PHONY: venv demo test bench soak clean postgres
 
 venv: $(STAMP)
 
@@ -24,7 +24,15 @@ $(STAMP): requirements.txt pyproject.toml
 demo: $(STAMP)
 	$(BIN)/shoe demo --seed 7
 
-test: $(STAMP)
+# The casino tests start a real PostgreSQL (host_tools/casino/servers.py):
+# Debian's package is installed when no initdb is found (CI runs as root).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
+	  { echo "make: PostgreSQL is missing: run as root, or apt-get install postgresql"; exit 1; }
+
+test: $(STAMP) postgres
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)
