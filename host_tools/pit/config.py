@@ -13,6 +13,11 @@ Example::
     key_file = "keys/t1.key"
     designation = "standard"      # the new_shoe default on this table
     shoe = "SHOE01"               # optional: the only shoe id this table records
+    [casino]                      # optional: publish the store to JetStream (docs/casino.md)
+    nats = "nats://127.0.0.1:4222"  # the pit's leaf node, or the hub
+    casino = "C1"
+    pit = "P1"
+    domain = "pit1"               # optional: the leaf's JetStream domain (leaf buffer layout)
 
 Relative paths are read from the config file's directory, so the service
 does not depend on where it was started. Every mistake is one line naming
@@ -34,7 +39,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 
-TOP_KEYS = ("store", "users", "web", "table")
+TOP_KEYS = ("store", "users", "web", "table", "casino")
+CASINO_KEYS = ("nats", "casino", "pit", "domain")
 WEB_KEYS = ("host", "port")
 TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe")
 
@@ -55,8 +61,19 @@ class Table:
         return "Table(%r, %r)" % (self.name, self.port)
 
 
+class Casino:
+    """Where the pit publishes its store (host_tools/casino/publish.py)."""
+
+    def __init__(self, nats, casino, pit, domain):
+        self.nats = nats
+        self.casino = casino
+        self.pit = pit
+        self.domain = domain
+
+
 class PitConfig:
-    def __init__(self, path, store, users, host, port, tables):
+    def __init__(self, path, store, users, host, port, tables, casino=None):
+        self.casino = casino
         self.path = path
         self.store = store
         self.users = users
@@ -142,4 +159,22 @@ def parse(data, path="pit.toml"):
             _fail(path, where + ".designation", "%r is not one of %s" % (designation, ", ".join(DESIGNATIONS)))
         shoe = _string(path, where + ".shoe", t.get("shoe"), required=False)
         out.append(Table(name, port_path, key_file, designation, shoe))
-    return PitConfig(path, store, users, host, port, out)
+    return PitConfig(path, store, users, host, port, out, _casino(path, data.get("casino")))
+
+
+def _casino(path, c):
+    if c is None:
+        return None
+    if not isinstance(c, dict):
+        _fail(path, "casino", "must be a table ([casino])")
+    _unknown(path, "casino", c, CASINO_KEYS)
+    url = _string(path, "casino.nats", c.get("nats"))
+    if not url.startswith(("nats://", "tls://")):
+        _fail(path, "casino.nats", "%r is not a nats:// or tls:// URL" % url)
+    names = []
+    for key in ("casino", "pit", "domain"):
+        name = _string(path, "casino." + key, c.get(key), required=key != "domain")
+        if name is not None and not NAME.fullmatch(name):
+            _fail(path, "casino." + key, "%r: use 1-32 letters, digits, '-' or '_'" % name)
+        names.append(name)
+    return Casino(url, *names)

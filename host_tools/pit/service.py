@@ -285,6 +285,13 @@ class Pit:
         # The audit table lives in the same file, outside every shoe's chain.
         with db.Store(config.store) as store:
             store._retry(lambda: store.db.executescript(AUDIT_SCHEMA))
+        # [casino] in pit.toml: the store is also the outbox of the casino record.
+        self.casino = None
+        if getattr(config, "casino", None) is not None:
+            from host_tools.casino.publish import PitPublisher
+            self.casino = PitPublisher(config.store, config.casino,
+                                       {t.shoe: t.name for t in config.tables if t.shoe})
+            self.listeners.append(self.casino.on_message)
 
     def publish(self, message):
         message.setdefault("time", time.time())
@@ -299,6 +306,8 @@ class Pit:
             r.start()
         self.supervisor = threading.Thread(target=self._supervise, name="pit-supervisor", daemon=True)
         self.supervisor.start()
+        if self.casino is not None:
+            self.casino.start()
 
     def _supervise(self):
         while not self.stop.wait(0.1):
@@ -324,3 +333,5 @@ class Pit:
             self.supervisor.join(2)
         for r in self.runners.values():
             r.close()
+        if self.casino is not None:
+            self.casino.close()

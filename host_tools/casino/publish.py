@@ -1,0 +1,250 @@
+"""A pit's store is its outbox: every stored event goes to JetStream, and
+nothing is lost while the broker is away.
+
+Why an outbox and not "publish when the bridge stores": the bridge acks the
+shoe after the SQLite commit, and that commit must not wait on a network. So
+the store stays the pit's authority and the publisher trails it: a
+``published`` table (its own, outside every chain, so `shoe verify` of the
+pit store is unchanged) keeps each shoe's high-water mark, the last seq
+the broker acknowledged with every seq before it. After a broker outage,
+a pit restart or a lost mark, the publisher starts again from the mark; the
+worst it does is publish an event twice, which the broker's duplicate window
+(``Nats-Msg-Id``) and, past it, the consumer's (shoe, seq) key absorb.
+
+Publishing is asynchronous with acks in flight (``publish_async``, up to
+``WINDOW`` at once); the mark advances per shoe only over an unbroken run
+of acknowledged seqs, so a failure in the middle of a batch republishes
+from the first failure, never skips it.
+"""
+
+import asyncio
+import logging
+import threading
+import time
+
+import nats
+
+from host_tools.casino import streams, wire
+from host_tools.store import db
+
+log = logging.getLogger("shoe.casino.publish")
+
+BATCH = 2000          # events read from the store per round
+WINDOW = 4000         # async publishes in flight
+ACK_TIMEOUT_S = 5.0
+IDLE_POLL_S = 0.2     # without a wake-up, look at the store this often
+RETRY_S = 0.5         # after a failed round
+
+OUTBOX_SCHEMA = """
+CREATE TABLE IF NOT EXISTS published (
+    shoe_id TEXT PRIMARY KEY,
+    seq     INTEGER NOT NULL,
+    tbl     TEXT
+);
+"""
+
+
+class Outbox:
+    """The unpublished events of one SQLite store and its high-water marks."""
+
+    def __init__(self, store_path):
+        self.store = db.Store(store_path)   # the format check, and its lock retries
+        # Losing a mark only means publishing again, so the marks need not
+        # wait for fsync; the events themselves were committed FULL.
+        self.store.db.execute("PRAGMA synchronous=NORMAL")
+        self.store._retry(lambda: self.store.db.executescript(OUTBOX_SCHEMA))
+        self.db = self.store.db
+
+    def close(self):
+        self.store.close()
+
+    def tables(self):
+        """{shoe: table} as remembered from earlier publishing."""
+        return {s: t for s, t in self.db.execute(
+            "SELECT shoe_id, tbl FROM published WHERE tbl IS NOT NULL")}
+
+    def pending(self, limit=BATCH):
+        """Unpublished events, oldest seq first per shoe: dicts with the
+        event, its tag, its commit time and, for a store's first event of a
+        shoe, the PREV its tag was made over."""
+        rows = self.db.execute(
+            "SELECT e.shoe_id, e.seq, e.event, e.mac, e.received, s.first_seq, s.first_prev"
+            " FROM shoes s LEFT JOIN published p ON p.shoe_id = s.shoe_id"
+            " JOIN events e ON e.shoe_id = s.shoe_id AND e.seq > COALESCE(p.seq, 0)"
+            " ORDER BY e.shoe_id, e.seq LIMIT ?", (limit,)).fetchall()
+        out = []
+        for shoe, seq, event, mac, received, first_seq, first_prev in rows:
+            out.append({"shoe": shoe, "seq": seq, "event": event.encode("utf-8"), "mac": mac,
+                        "committed": received,
+                        "first_prev": (first_prev or db.ZERO_HEX) if seq == first_seq else None})
+        return out
+
+    def mark(self, marks, tables):
+        """Advance high-water marks ({shoe: seq}); never moves one back."""
+        def write():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for shoe, seq in marks.items():
+                    self.db.execute(
+                        "INSERT INTO published (shoe_id, seq, tbl) VALUES (?, ?, ?)"
+                        " ON CONFLICT(shoe_id) DO UPDATE SET seq = MAX(seq, excluded.seq),"
+                        " tbl = COALESCE(excluded.tbl, tbl)", (shoe, seq, tables.get(shoe)))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        self.store._retry(write)
+
+    def marks(self):
+        return dict(self.db.execute("SELECT shoe_id, seq FROM published"))
+
+
+async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
+    """Publish one batch of pending events; returns how many were
+    acknowledged (the marks advance over those). Raises on a broker error
+    after marking what did get through."""
+    rows = outbox.pending(limit)
+    if not rows:
+        return 0
+    futures = []
+    for r in rows:
+        hdrs = wire.headers(r["shoe"], r["seq"], r["mac"], r["committed"], r["first_prev"])
+        futures.append(await js.publish_async(
+            wire.subject(casino, pit, tables.get(r["shoe"])), r["event"], headers=hdrs,
+            wait_stall=ACK_TIMEOUT_S))
+    done = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True),
+                                  ACK_TIMEOUT_S * 2)
+    marks, broken, error = {}, set(), None
+    for r, ack in zip(rows, done):
+        if r["shoe"] in broken:
+            continue
+        if isinstance(ack, BaseException):
+            broken.add(r["shoe"])
+            error = ack
+            continue
+        marks[r["shoe"]] = r["seq"]
+    if marks:
+        outbox.mark(marks, tables)
+    if error is not None:
+        raise error
+    return len(rows)
+
+
+class PitPublisher:
+    """The `shoe pit` side: one thread with its own asyncio loop publishing
+    the pit store, woken by the pit's event messages (``on_message`` is a
+    Pit listener), reconnecting for as long as the pit runs."""
+
+    def __init__(self, store_path, casino_cfg, tables=None):
+        self.store_path = store_path
+        self.cfg = casino_cfg
+        self.tables = dict(tables or {})
+        self.loop = None
+        self.wake = None
+        self.thread = None
+        self.stopping = threading.Event()
+        self.published = 0
+        self.connected = False
+        self.last_error = None
+
+    def on_message(self, message):
+        """Pit listener: learn which table a shoe is at, and wake up."""
+        if message.get("type") == "event":
+            if message.get("shoe") and message.get("table"):
+                self.tables[message["shoe"]] = message["table"]
+            loop, wake = self.loop, self.wake
+            if loop is not None and wake is not None:
+                try:
+                    loop.call_soon_threadsafe(wake.set)
+                except RuntimeError:
+                    pass  # the loop is closing
+
+    def start(self):
+        self.thread = threading.Thread(target=self._main, name="casino-publisher", daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.stopping.set()
+        if self.loop is not None and self.wake is not None:
+            try:
+                self.loop.call_soon_threadsafe(self.wake.set)
+            except RuntimeError:
+                pass
+        if self.thread is not None:
+            self.thread.join(10)
+
+    def _main(self):
+        try:
+            asyncio.run(self._run())
+        except Exception:
+            log.exception("casino publisher stopped")
+
+    async def _run(self):
+        self.loop = asyncio.get_running_loop()
+        self.wake = asyncio.Event()
+        outbox = Outbox(self.store_path)
+        for shoe, table in outbox.tables().items():
+            self.tables.setdefault(shoe, table)
+        try:
+            while not self.stopping.is_set():
+                try:
+                    await self._session(outbox)
+                except Exception as e:  # the broker went away or refused: keep the store, retry
+                    self.connected = False
+                    self.last_error = "%s: %s" % (type(e).__name__, e)
+                    log.warning("casino publisher: %s; retrying", self.last_error)
+                    await self._sleep(RETRY_S)
+        finally:
+            outbox.close()
+
+    async def _sleep(self, seconds):
+        try:
+            await asyncio.wait_for(self.wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+        self.wake.clear()
+
+    async def _session(self, outbox):
+        nc = await nats.connect(self.cfg.nats, connect_timeout=2, max_reconnect_attempts=0,
+                                allow_reconnect=False, pending_size=64 * 1024 * 1024)
+        try:
+            js = nc.jetstream(domain=self.cfg.domain, publish_async_max_pending=WINDOW)
+            if self.cfg.domain:
+                await streams.ensure_pit_stream(js, self.cfg.casino, self.cfg.pit)
+            else:
+                await streams.ensure_casino_stream(js, self.cfg.casino)
+            self.connected = True
+            while not self.stopping.is_set():
+                n = await publish_round(js, outbox, self.cfg.casino, self.cfg.pit, self.tables)
+                self.published += n
+                if n < BATCH:
+                    await self._sleep(IDLE_POLL_S)
+        finally:
+            await nc.close()
+
+
+def drain(store_path, url, casino, pit, tables=None, domain=None, timeout=30.0):
+    """Publish everything a store holds now and return the count (tests,
+    the soak and the bench use it as a one-shot publisher)."""
+    async def go():
+        outbox = Outbox(store_path)
+        nc = await nats.connect(url, connect_timeout=2)
+        try:
+            js = nc.jetstream(domain=domain, publish_async_max_pending=WINDOW)
+            if domain:
+                await streams.ensure_pit_stream(js, casino, pit)
+            else:
+                await streams.ensure_casino_stream(js, casino)
+            total = 0
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                n = await publish_round(js, outbox, casino, pit, tables or {})
+                total += n
+                if n == 0:
+                    return total
+            raise TimeoutError("store %s not drained in %.0f s" % (store_path, timeout))
+        finally:
+            await nc.close()
+            outbox.close()
+    return asyncio.run(go())
+

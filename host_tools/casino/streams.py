@@ -1,0 +1,49 @@
+"""Create the JetStream streams of the casino record, idempotently.
+
+Two layouts (docs/casino.md):
+
+- hub capture: ``SHOE_<casino>`` on the hub captures ``shoe.<casino>.>``;
+  pits publish to the hub, directly or through a leaf node without a
+  JetStream domain of its own. When the hub is away nothing accepts, and the
+  pit's SQLite store is the buffer (its outbox catches up).
+- leaf buffer: each pit's leaf node has a JetStream domain and a stream
+  ``PIT_<casino>_<pit>`` capturing that pit's subjects, and the hub's
+  ``SHOE_<casino>`` sources every pit stream. The leaf keeps accepting while
+  the hub is away; the hub catches up when its sourcing resumes.
+"""
+
+import nats.js.errors
+from nats.js import api
+
+from host_tools.casino import wire
+
+
+async def _ensure(js, config):
+    try:
+        await js.stream_info(config.name)
+        return False
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(config)
+        return True
+
+
+async def ensure_casino_stream(js, casino, sources=()):
+    """The hub's stream. ``sources``: (pit, domain) pairs of leaf-buffer
+    pits; without any, the stream captures the casino's subjects itself."""
+    cfg = api.StreamConfig(name=wire.casino_stream(casino), storage=api.StorageType.FILE,
+                           duplicate_window=wire.DUPLICATE_WINDOW_S)
+    if sources:
+        cfg.sources = [api.StreamSource(name=wire.pit_stream(casino, pit),
+                                        external=api.ExternalStream(api="$JS.%s.API" % domain))
+                       for pit, domain in sources]
+    else:
+        cfg.subjects = [wire.casino_subjects(casino)]
+    return await _ensure(js, cfg)
+
+
+async def ensure_pit_stream(js, casino, pit):
+    """A pit's stream on its own leaf node (``js`` bound to the leaf's domain)."""
+    cfg = api.StreamConfig(name=wire.pit_stream(casino, pit), storage=api.StorageType.FILE,
+                           subjects=[wire.pit_subjects(casino, pit)],
+                           duplicate_window=wire.DUPLICATE_WINDOW_S)
+    return await _ensure(js, cfg)
