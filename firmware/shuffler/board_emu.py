@@ -1,0 +1,216 @@
+"""The shuffler's emulator board: the firmware's parts backed by the physical
+model (sim_mechanism.py) in the unix VM, the host link on a pty.
+
+Everything the firmware drives or reads is a pin of the model, the intake
+reader sees the tag of the card the model has at the throat, and the back
+sensor is the TCS34725 driver on the register-level simulator the shoe's
+emulator uses, shown the surface of that card. ``delay_us`` advances the
+model's clock instead of sleeping, so a batch takes the VM's time, not the
+machine's; the model's clock is the machine's time.
+
+The *operator channel* (a second pty) carries the world and the buttons,
+one line each, answered by one line ``ok ...`` or ``err ...``:
+
+    card UIDHEX back_a|back_b|face   a card at the bottom of the intake tray
+    load A|B, release, clear         the operator's buttons (main.py acts on them)
+    door open|close                  the door (forced open: the lock does not stop it)
+    double, slip N, jam [AT]         arm a fault for the next pick
+    entropy stuck|good               the entropy source sticks (health tests must catch it)
+    take                             the oldest stack at the output: ``out UIDHEX COLOUR`` lines, then ok
+    takeall                          everything inside (after a fault): ``out`` lines, then ok
+    state                            ``ok clock_us=... tray=... stack=... output=...`` (the model, for tests)
+
+The flash is the directory holding board_config.py: the journal, the
+custody state file, the key and the card set live there, so killing the VM
+is a power cut (the model, being the machine, is rebuilt empty: an operator
+takes the cards out after a power cut anyway).
+"""
+
+import binascii
+import sys
+import time
+
+from boards.ptyuart import PtyUART
+from boards.sim_tcs34725 import SimTCS34725
+from drivers.tcs34725 import TCS34725
+from shuffler import door as _door
+from shuffler import entropy
+from shuffler import geometry as G
+from shuffler import sim_mechanism, stepper
+
+LINE_MAX = 128
+
+
+def _here(config):
+    path = getattr(config, "__file__", "board_config.py")
+    cut = path.rfind("/")
+    return path[:cut] if cut > 0 else "."
+
+
+class Reader:
+    """The intake reader's driver interface (``poll(buf)`` -> tag length)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def poll(self, buf):
+        return self.model.tag_in_field(buf)
+
+
+class Entropy:
+    """The seeded emulation source, which the operator channel can make stick."""
+
+    def __init__(self, seed):
+        self.good = entropy.SeededSource(seed)
+        self.stuck = False
+
+    def read(self, buf):
+        if self.stuck:
+            for i in range(len(buf)):
+                buf[i] = 0x55
+            return buf
+        return self.good.read(buf)
+
+
+class Hw:
+    pass
+
+
+def parts(m, sim):
+    """(model, hw, door): the firmware's parts on the model's pins."""
+    hw = Hw()
+    hw.delay_us = m.delay_us
+    hw.elevator = stepper.Stepper(m.elevator_step, m.elevator_dir, m.elevator_enable,
+                                  m.delay_us, G.ELEVATOR_US)
+    hw.feed = stepper.Stepper(m.feed_step, m.feed_dir, m.feed_enable, m.delay_us, G.FEED_US)
+    hw.present = m.present
+    hw.throat = m.throat
+    hw.gap = m.gap
+    hw.home = m.home
+    hw.eject = m.eject
+    hw.route = m.route
+    hw.reader = Reader(m)
+    hw.sensor = TCS34725(sim) if sim is not None else None
+    return m, hw, _door.Door(m.door, m.lock)
+
+
+class Board:
+    def __init__(self, config):
+        here = _here(config)
+        self.journal_path = here + "/journal.bin"
+        self.cardset_path = here + "/cardset.bin"
+        self.state_path = here + "/custody.json"
+        self._key_path = here + "/shoe_key.bin"
+        self._key = b""
+        self.ticks_ms = time.ticks_ms
+        self.ticks_diff = time.ticks_diff
+        self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
+        self._op = PtyUART(config.OPERATOR["device"])
+        self._one = bytearray(1)
+        self._line = bytearray(LINE_MAX)
+        self._n = 0
+        self._sim = SimTCS34725()
+        self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(self._sim.show), self._sim)
+        self._entropy = Entropy(getattr(config, "SEED", 0))
+        self.wdt_ms = config.WDT_MS
+        self.starved = 0
+        self._fed = time.ticks_ms()
+
+    # -- the host link --------------------------------------------------------
+
+    def link_read(self, buf):
+        return self._link.readinto(buf) or 0
+
+    def link_write(self, buf, n):
+        self._link.write(memoryview(buf)[:n])
+
+    def key(self):
+        if not self._key:
+            with open(self._key_path, "rb") as f:
+                self._key = f.read()
+        return self._key
+
+    def entropy(self):
+        return self._entropy
+
+    # -- the operator channel -------------------------------------------------
+
+    def _reply(self, text):
+        self._op.write(text.encode() + b"\n")
+
+    def operator_line(self):
+        """A button line for main.py (str), after handling any world lines;
+        None when no whole button line has arrived."""
+        while self._op.readinto(self._one, 1):
+            b = self._one[0]
+            if b == 0x0A:
+                text = bytes(self._line[:self._n]).decode().strip()
+                self._n = 0
+                button = self._world(text)
+                if button is not None:
+                    return button
+            elif b != 0x0D and self._n < LINE_MAX:
+                self._line[self._n] = b
+                self._n += 1
+        return None
+
+    def _world(self, text):
+        words = text.split()
+        m = self.model
+        if not words:
+            return None
+        w = words[0]
+        try:
+            if w == "card" and len(words) == 3:
+                m.put(binascii.unhexlify(words[1]), words[2])
+            elif w == "door" and len(words) == 2:
+                m.open_door() if words[1] == "open" else m.close_door()
+            elif w == "double":
+                m.double()
+            elif w == "slip":
+                m.slip(int(words[1]))
+            elif w == "jam":
+                m.jam(int(words[1]) if len(words) > 1 else 400)
+            elif w == "entropy":
+                self._entropy.stuck = words[1] == "stuck"
+            elif w == "take" or w == "takeall":
+                for uid, colour in (m.take_output() if w == "take" else m.take_all()):
+                    self._reply("out %s %s" % (binascii.hexlify(uid).decode(), colour))
+            elif w == "state":
+                self._reply("ok clock_us=%d tray=%d stack=%d output=%d path=%d elevator_steps=%d "
+                            "feed_steps=%d platform=%d crashed=%d"
+                            % (m.now_us, len(m.tray), len(m.stack), len(m.output), len(m.path),
+                               m.steps[0], m.steps[1], m.platform, m.crashed))
+                return None
+            elif w in ("load", "release", "clear"):
+                self._reply("ok " + text)
+                return text
+            else:
+                self._reply("err unknown line %r" % text)
+                return None
+        except (ValueError, IndexError) as e:
+            self._reply("err %r: %s" % (text, e))
+            return None
+        self._reply("ok " + text)
+        return None
+
+    def delivered(self):
+        """A stack went out of the output (to the shoe or to the operator)."""
+        self._reply("delivered %d" % len(self.model.output))
+
+    # -- watchdog and idle ------------------------------------------------------
+
+    def feed(self):
+        now = time.ticks_ms()
+        gap = time.ticks_diff(now, self._fed)
+        if gap > self.wdt_ms:
+            self.starved += 1
+            sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
+                             % (gap, self.wdt_ms))
+        self._fed = now
+
+    def idle(self):
+        time.sleep_ms(1)
+
+    def lights(self, ready, fault):
+        pass  # status LEDs: the pit page shows the same from the events

@@ -1,0 +1,268 @@
+"""The emulator's physical model of the random-gap elevator shuffler: what
+the firmware's pins drive and what its sensors see.
+
+Not firmware: it stands in for the machine, in the emulator board only
+(firmware/shuffler/board_emu.py), and runs in the MicroPython VM beside the
+firmware so a whole batch takes seconds, not minutes. The firmware reaches
+it only through pin objects (``Out``/``In``: ``value()``), a clock
+(``delay_us``) and the intake reader and back sensor; it never reads the
+model's state, so everything it knows it has measured, as on a board.
+
+Physics (units and numbers in geometry.py, shared with the firmware's
+calibration):
+
+* Steppers: a rising edge on STEP with ENABLE low (active low, as on
+  A4988/TMC2209 drivers) moves the axis one step in the DIR direction. The
+  elevator platform stops at its end stops (steps lost, as a stalled motor).
+* The intake tray holds cards top first; ``present`` is 1 while it holds
+  any. A feed step with no card in the path picks the tray's top card (a
+  slipping pick roller first turns ``slip`` steps without moving it; a double
+  feed drags the next card along, DOUBLE_OFFSET behind). Every feed step
+  moves every moving card in the path one step.
+* ``throat`` is 1 while a card's body covers the throat sensor; the intake
+  reader sees the front card's tag then, and the back sensor its surface.
+* A card whose front reaches the gripper mouth is pushed into the gap facing
+  the slot; if no gap faces it, it crashes and jams there.
+* ``gap`` is 1 when the platform puts a gap of the stack within GAP_TOL of
+  the slot, ``home`` when the platform is at its bottom, ``door`` 1 while
+  the door is shut. The lock is an output; forcing the door opens it anyway
+  (the fault the custody machine exists for).
+* Faults: ``double()``, ``slip(n)``, ``jam(at)`` arm the next pick;
+  ``open_door()``; the power cut is the VM being killed.
+
+Time is the model's clock (``now_us``), advanced by the firmware's delays:
+its total over a batch is the modelled mechanical time.
+"""
+
+from shuffler import geometry as G
+
+_NEVER = 1 << 30
+
+
+class Out:
+    """An output pin the firmware drives; the model hears every change."""
+
+    def __init__(self, on_change=None, value=0):
+        self._v = value
+        self._on = on_change
+
+    def value(self, v=None):
+        if v is None:
+            return self._v
+        v = 1 if v else 0
+        if v != self._v:
+            self._v = v
+            if self._on is not None:
+                self._on(v)
+        return None
+
+    __call__ = value
+
+
+class In:
+    """An input pin the firmware reads: the model computes its level."""
+
+    def __init__(self, read):
+        self._read = read
+
+    def value(self, v=None):
+        return self._read()
+
+    __call__ = value
+
+
+class Card:
+    def __init__(self, uid, colour):
+        self.uid = uid          # the tag's bytes
+        self.colour = colour    # "back_a", "back_b" or "face": what the back sensor sees
+        self.front = 0          # feed steps travelled by its front edge since the pick
+        self.moving = True
+        self.read = False       # the reader already reported it
+
+    def picked(self, front):
+        """Taken from the tray by the pick roller, its front at ``front``."""
+        self.front = front
+        self.moving = True
+        self.read = False
+        return self
+
+
+class Mechanism:
+    def __init__(self, on_surface=None):
+        self.tray = []          # cards waiting at the intake, top first
+        self.path = []          # cards between the pick roller and the gripper
+        self.stack = []         # cards on the elevator, top first
+        self.output = []        # stacks pushed out of the machine (to the shoe), oldest first
+        self.platform = G.SLOT  # elevator height in steps
+        self.door_shut = True
+        self.now_us = 0
+        self.steps = [0, 0]     # elevator, feed steps taken (for the benchmark)
+        self.crashed = 0
+        self._double = False
+        self._slip = 0
+        self._jam_at = None
+        self._surface = on_surface
+        self._shown = None
+        # The pins, as the board module hands them to the firmware.
+        self.elevator_step = Out(self._elevator_edge)
+        self.elevator_dir = Out()       # 1 = up
+        self.elevator_enable = Out(value=1)
+        self.feed_step = Out(self._feed_edge)
+        self.feed_dir = Out()           # 1 = forward (towards the gripper)
+        self.feed_enable = Out(value=1)
+        self.eject = Out(self._eject_edge)
+        self.route = Out()              # 0: push the stack back into the tray; 1: out to the shoe
+        self.lock = Out()               # 1 = locked
+        self.present = In(self._present)
+        self.throat = In(self._throat)
+        self.gap = In(self._gap)
+        self.home = In(self._home)
+        self.door = In(self._door)
+
+    # -- the world, as the host or an operator changes it --------------------
+
+    def put(self, uid, colour):
+        """A card put at the bottom of the intake tray."""
+        self.tray.append(Card(uid, colour))
+
+    def take_output(self):
+        """The operator takes the oldest stack out of the output: [(uid, colour)]."""
+        if not self.output:
+            return []
+        return [(c.uid, c.colour) for c in self.output.pop(0)]
+
+    def take_all(self):
+        """An operator empties the machine (after a fault): every card, in
+        tray, path and elevator, as [(uid, colour)]."""
+        cards = self.stack + self.path + self.tray
+        self.stack, self.path, self.tray = [], [], []
+        self._show(None)
+        return [(c.uid, c.colour) for c in cards]
+
+    def double(self):
+        self._double = True
+
+    def slip(self, steps):
+        self._slip = steps
+
+    def jam(self, at=400):
+        self._jam_at = at
+
+    def open_door(self):
+        self.door_shut = False
+
+    def close_door(self):
+        self.door_shut = True
+
+    def delay_us(self, us):
+        self.now_us += us
+
+    # -- steppers ------------------------------------------------------------
+
+    def _elevator_edge(self, v):
+        if not v or self.elevator_enable._v:
+            return
+        self.steps[0] += 1
+        p = self.platform + (1 if self.elevator_dir._v else -1)
+        if 0 <= p <= G.TRAVEL:
+            self.platform = p
+
+    def _feed_edge(self, v):
+        if not v or self.feed_enable._v or not self.feed_dir._v:
+            return
+        self.steps[1] += 1
+        path = self.path
+        if not path:
+            if not self.tray:
+                return
+            if self._slip > 0:
+                self._slip -= 1
+                return
+            path.append(self.tray.pop(0).picked(0))
+            if self._double and self.tray:
+                path.append(self.tray.pop(0).picked(-G.DOUBLE_OFFSET))
+            self._double = False
+        mouth = G.THROAT + G.CARD_LEN + G.TO_GRIPPER
+        for c in path:
+            if not c.moving:
+                continue
+            if c.front == self._jam_at:
+                c.moving = False
+                self._jam_at = None
+                continue
+            c.front += 1
+        while path and path[0].front >= mouth:
+            self._insert(path.pop(0))
+        self._show(self._covering())
+
+    def _insert(self, card):
+        i = len(self.stack)
+        g = self._facing(i)
+        if g < 0:
+            card.moving = False       # crashed into the stack's side: it stays in the mouth
+            card.front = G.THROAT + G.CARD_LEN + G.TO_GRIPPER - 1
+            self.path.insert(0, card)
+            self.crashed += 1
+            return
+        self.stack.insert(g, card)
+
+    def _eject_edge(self, v):
+        if not v or not self.stack:
+            return
+        if self.route._v:
+            self.output.append(self.stack)
+        else:
+            self.tray = self.stack + self.tray
+        self.stack = []
+
+    # -- sensors -------------------------------------------------------------
+
+    def _present(self):
+        return 1 if self.tray else 0
+
+    def _covering(self):
+        for c in self.path:
+            if G.THROAT <= c.front < G.THROAT + G.CARD_LEN:
+                return c
+        return None
+
+    def _throat(self):
+        return 0 if self._covering() is None else 1
+
+    def _facing(self, i):
+        d = G.SLOT - self.platform        # = (i - g) * PITCH when gap g faces the slot
+        k = (d + G.GAP_TOL) // G.PITCH    # the nearest gap from the bottom
+        if k < 0 or k > i or abs(d - k * G.PITCH) > G.GAP_TOL:
+            return -1
+        return i - k
+
+    def _gap(self):
+        return 1 if self._facing(len(self.stack)) >= 0 else 0
+
+    def _home(self):
+        return 1 if self.platform == 0 else 0
+
+    def _door(self):
+        return 1 if self.door_shut else 0
+
+    def _show(self, card):
+        if self._surface is None:
+            return
+        name = card.colour if card is not None else "none"
+        if name != self._shown:
+            self._shown = name
+            self._surface(name)
+
+    # -- the intake reader's antenna ------------------------------------------
+
+    def tag_in_field(self, buf):
+        """The tag of the card covering the throat (the reader's antenna is
+        there), once per card, as a tag entering the field; its length, or 0."""
+        c = self._covering()
+        if c is None or c.read:
+            return 0
+        c.read = True
+        n = len(c.uid)
+        for k in range(n):
+            buf[k] = c.uid[k]
+        return n
