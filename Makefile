@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUBS  := $(VENV)/stubs
 
-.PHONY: venv demo test bench soak clean postgres
+.PHONY: venv demo test bench soak clean postgres chromium
 
 venv: $(STAMP)
 
@@ -32,7 +32,17 @@ postgres:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
 	  { echo "make: PostgreSQL is missing: run as root, or apt-get install postgresql"; exit 1; }
 
-test: $(STAMP) postgres
+# The pit page's browser tests (tests/test_pit_browser.py) drive Debian's
+# chromium through Playwright (never `playwright install`, which downloads a
+# browser build). Installed when missing and we are root; otherwise one line
+# says why and the run goes on, and those tests FAIL saying chromium is missing.
+chromium:
+	@[ -x /usr/bin/chromium ] || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "make: chromium is missing and could not be installed (not root, or apt-get failed): the browser tests will fail"
+
+test: $(STAMP) postgres chromium
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)

@@ -18,14 +18,19 @@ reloads the state from /api/tables.
 import asyncio
 import html
 import json
+import os
 import secrets
 import time
 
 from aiohttp import web
 
 from host_tools.bridge.command import parse_control
+from host_tools.pit import report as report_mod
+from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
 from host_tools.store import db
+
+STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
 GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt")   # supervisor + confirm
 SESSION_S = 12 * 3600
@@ -48,6 +53,12 @@ def make_app(pit, users_path):
     app.on_startup.append(_startup)
     app.on_shutdown.append(_shutdown)
     app.router.add_get("/", page)
+    app.router.add_get("/table/{name}", table_page)
+    app.router.add_get("/table/{name}/report", report_page)
+    app.router.add_static("/static/", STATIC)
+    app.router.add_get("/api/me", me)
+    app.router.add_post("/api/logout", logout)
+    app.router.add_get("/api/tables/{name}/report", table_report)
     app.router.add_get("/api/tables", tables)
     app.router.add_get("/api/tables/{name}", table)
     app.router.add_get("/api/events", events)
@@ -122,10 +133,31 @@ async def tables(request):
 
 
 async def table(request):
+    """The table's state, plus what the page draws: the scoreboard's cells
+    (placed by the roads library's grid(), host_tools/pit/scoreboard.py) and
+    the cards left per rank of the current card set."""
     runner = _runner(request)
     snap = runner.snapshot(detail=True)
+    with runner.lock:  # the board a table thread folds into; read under its lock
+        snap["scoreboard"] = scoreboard.draw(runner.board)
     snap["alerts"] = open_alerts(request.app, runner)
+    store = request.app[STATE]["store"]
+    snap["ranks_left"] = (report_mod.ranks_left(report_mod.card_set_events(store, runner.shoe_id))
+                          if runner.shoe_id else None)
     return web.json_response(snap)
+
+
+async def table_report(request):
+    """The end-of-shoe report's stored facts: irregularities, voids, every
+    alert with its acknowledgement, and the chain's anchor."""
+    runner = _runner(request)
+    if runner.shoe_id is None:
+        return _json_error(404, "table %s has recorded no shoe yet" % runner.name)
+    store = request.app[STATE]["store"]
+    out = report_mod.report(store, runner.shoe_id)
+    out["table"] = runner.name
+    out["alerts"] = report_mod.alerts_with_acks(store, runner.name, runner.shoe_id)
+    return web.json_response(out)
 
 
 async def events(request):
@@ -157,23 +189,32 @@ async def events(request):
 
 
 async def page(request):
+    """The overview, rendered here so it reads without script; overview.js
+    then keeps it live from /api/events (static/overview.js)."""
     rows = []
     for runner in request.app[PIT].runners.values():
         s = runner.snapshot()
         result = s["last_result"] or {}
-        rows.append("<tr><td>%s</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
-            html.escape(s["name"]), "ok" if s["recording"] else "bad", html.escape(s["line"]),
-            s["round"] if s["round"] is not None else "-", html.escape(str(s["next"] or "-")),
-            html.escape(str(result.get("winner") or "-")), len(open_alerts(request.app, runner))))
-    body = """<!doctype html>
-<html><head><meta charset="utf-8"><title>Pit</title>
-<style>body{font-family:sans-serif}td,th{padding:4px 10px;text-align:left}.ok{color:#070}.bad{color:#b00}</style>
-</head><body><h1>Pit overview</h1>
-<table><tr><th>Table</th><th>Recording</th><th>Round</th><th>Next card</th><th>Last result</th><th>Open alerts</th></tr>
-%s
-</table><p>Live data: <a href="/api/tables">/api/tables</a>, <a href="/api/events">/api/events</a></p>
-</body></html>""" % "\n".join(rows)
+        name = html.escape(s["name"])
+        rows.append('<tr data-table="%s"><td><a href="/table/%s">%s</a></td><td class="%s">%s</td>'
+                    "<td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
+                        name, name, name, "ok" if s["recording"] else "bad", html.escape(s["line"]),
+                        s["round"] if s["round"] is not None else "-", html.escape(str(s["next"] or "-")),
+                        html.escape(str(result.get("winner") or "-")), len(open_alerts(request.app, runner))))
+    with open(os.path.join(STATIC, "overview.html"), encoding="utf-8") as f:
+        body = f.read().replace("<!--ROWS-->", "\n".join(rows))
     return web.Response(text=body, content_type="text/html")
+
+
+def _static_page(file):
+    async def handler(request):
+        _runner(request)  # 404 for a table the pit does not have
+        return web.FileResponse(os.path.join(STATIC, file), headers={"Cache-Control": "no-cache"})
+    return handler
+
+
+table_page = _static_page("table.html")
+report_page = _static_page("report.html")
 
 
 # -- people ------------------------------------------------------------------
@@ -205,6 +246,25 @@ async def login(request):
     state["sessions"][token] = (name, role, time.time() + SESSION_S)
     resp = web.json_response({"user": name, "role": role, "token": token})
     resp.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=SESSION_S)
+    return resp
+
+
+async def me(request):
+    """Who this browser is logged in as ({"user": null} when no one): the
+    session cookie is HttpOnly, so the page asks rather than reads it."""
+    try:
+        user, role = _who(request)
+    except web.HTTPUnauthorized:
+        return web.json_response({"user": None, "role": None})
+    return web.json_response({"user": user, "role": role})
+
+
+async def logout(request):
+    token = request.cookies.get(COOKIE)
+    if token:
+        request.app[STATE]["sessions"].pop(token, None)
+    resp = web.json_response({"ok": True})
+    resp.del_cookie(COOKIE)
     return resp
 
 

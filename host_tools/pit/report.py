@@ -1,0 +1,103 @@
+"""What the pit page reads from the store about one table's current card set:
+cards left per rank, and the end-of-shoe report a pit manager prints.
+
+Read from the stored events (the record), not from the page's live state,
+so a printed report says exactly what `shoe export` and `shoe verify` would:
+the irregularities as the shoe stated them, and the chain's anchor (the
+newest stored seq with the shoe's tag on it, in the SHOE:SEQ:MAC form that
+`shoe verify --anchor` checks, plus the store's own SHA-256 head).
+"""
+
+import json
+
+from host_tools import vm
+
+vm.use_firmware()
+from baccarat import cards  # noqa: E402
+from link import events_schema as E  # noqa: E402
+
+# The event types read here, named through the schema (a renamed type or
+# field fails at import, not as a blank line on a printed report).
+_SHOE = E.require("shoe", "decks", "designation", "cards")
+_CARD = E.require("card", "card", "left")
+_IRREGULARITY = E.require("irregularity", "rule", "section", "round", "action")
+_VOID = E.require("void", "round", "rule", "wagers")
+_END = E.require("shoe_end", "reason", "rounds", "left")
+READ = ("shoe", "card", "irregularity", "void", "cover", "last_hand", "shoe_end")
+SUITS = len(cards.SUIT_CHARS)
+
+
+def card_set_events(store, shoe_id):
+    """(seq, received, event) of the shoe's current card set (from its
+    newest ``shoe`` event on), for the event types this module reads."""
+    rows = store.db.execute(
+        "SELECT seq, received, event FROM events WHERE shoe_id = ? AND seq >= COALESCE("
+        "(SELECT MAX(seq) FROM events WHERE shoe_id = ? AND type = 'shoe'), 0)"
+        " AND type IN (%s) ORDER BY seq" % ", ".join("?" * len(READ)), (shoe_id, shoe_id) + READ)
+    out = []
+    for seq, received, text in rows:
+        try:
+            event = json.loads(text)
+        except ValueError:
+            continue  # `shoe verify` names such a row; the page shows the rest
+        if isinstance(event, dict) and event.get("source") is None:
+            out.append((seq, received, event))
+    return out
+
+
+def ranks_left(events):
+    """{"decks": n, "ranks": {"A": left, ...}} from the card set's events, or
+    None before a ``shoe`` event. Every ``card`` event is one card out of the
+    shoe (burns and cards drawn in error too); the sum equals the shoe's own
+    count of cards left."""
+    decks, ranks = None, None
+    for _seq, _t, event in events:
+        kind = event.get("type")
+        if kind == "shoe":
+            decks = event.get("decks")
+            ranks = {r: decks * SUITS for r in cards.RANK_CHARS} if isinstance(decks, int) else None
+        elif kind == "card" and ranks is not None:
+            rank = str(event.get("card", "?"))[:1]
+            if rank in ranks:
+                ranks[rank] -= 1
+    return None if ranks is None else {"decks": decks, "ranks": ranks}
+
+
+def report(store, shoe_id):
+    """The end-of-shoe report's facts (the page adds the roads and counts)."""
+    events = card_set_events(store, shoe_id)
+    info = store.shoe(shoe_id) or {}
+    out = {"shoe": shoe_id, "started": None, "designation": None, "decks": None, "ended": None,
+           "irregularities": [], "voids": [], "notes": [],
+           "chain": {"last_seq": info.get("last_seq"), "head_hash": info.get("head_hash"),
+                     "last_tag": info.get("last_mac"), "anchor": None}}
+    if info.get("last_seq") is not None and info.get("last_mac"):
+        out["chain"]["anchor"] = "%s:%d:%s" % (shoe_id, info["last_seq"], info["last_mac"])
+    for seq, received, event in events:
+        kind = event["type"]
+        if kind == "shoe":
+            out.update(started=received, designation=event.get("designation"), decks=event.get("decks"))
+        elif kind == "irregularity":
+            item = {k: event.get(k) for k in ("round", "section", "rule", "card", "action", "detail")}
+            item["seq"] = seq
+            out["irregularities"].append(item)
+        elif kind == "void":
+            out["voids"].append(dict({k: event.get(k) for k in _VOID}, seq=seq))
+        elif kind in ("cover", "last_hand"):
+            out["notes"].append({"seq": seq, "round": event.get("round"), "what": kind.replace("_", " "),
+                                 "rule": event.get("rule")})
+        elif kind == "shoe_end":
+            out["ended"] = dict({k: event.get(k) for k in _END}, seq=seq, time=received)
+    left = ranks_left(events)
+    out["ranks_left"] = left
+    return out
+
+
+def alerts_with_acks(store, table, shoe_id):
+    """Every alert of the shoe, each with who acknowledged it (or None)."""
+    acks = {}
+    for target, user, when in store.db.execute(
+            "SELECT target, user, time FROM audit_log WHERE action = 'ack' AND tbl = ? AND outcome = 'ok'"
+            " ORDER BY id", (table,)):
+        acks.setdefault(target, {"user": user, "time": when})
+    return [dict(a, ack=acks.get(str(a["id"]))) for a in store.alerts(shoe_id)]

@@ -1,0 +1,135 @@
+// Shared by every pit page: DOM building without innerHTML, the JSON API,
+// the Server-Sent Events subscription and the login bar.
+//
+// Everything from the store reaches the DOM as text nodes or attribute
+// values (el() below); no page sets innerHTML with data, so a card set,
+// table name or alert detail can never become markup.
+
+export function el(tag, attrs = {}, ...kids) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "dataset") {
+      for (const [k, v] of Object.entries(value)) if (v !== null && v !== undefined) node.dataset[k] = String(v);
+    } else if (key === "style") {
+      for (const [k, v] of Object.entries(value)) node.style.setProperty(k, String(v));
+    } else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const kid of kids.flat(Infinity)) {
+    if (kid === null || kid === undefined || kid === false) continue;
+    node.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return node;
+}
+
+export function fill(node, ...kids) {
+  node.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  return node;
+}
+
+export async function api(path, body) {
+  const opts = { credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    opts.method = "POST";
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const resp = await fetch(path, opts);
+  let data = null;
+  try { data = await resp.json(); } catch (e) { data = { error: "not JSON (" + resp.status + ")" }; }
+  return { status: resp.status, ok: resp.ok, data };
+}
+
+// Run `task` now, or once more after the run in flight ends: a burst of
+// pushed events costs one reload per burst, never one per event queued up.
+export function coalesce(task) {
+  let running = false, again = false;
+  async function trigger() {
+    if (running) { again = true; return; }
+    running = true;
+    try {
+      do { again = false; await task(); } while (again);
+    } catch (e) {
+      console.error(e);
+    } finally {
+      running = false;
+    }
+  }
+  return trigger;
+}
+
+// The pit's pushed updates. The browser's EventSource reconnects by itself;
+// `onOpen` reloads the state after every (re)connect, so nothing missed
+// while disconnected stays missing.
+export const PUSHED = ["event", "alert", "state", "ack", "restart"];
+
+export function subscribe(onMessage, onOpen) {
+  const source = new EventSource("/api/events");
+  for (const type of PUSHED) {
+    source.addEventListener(type, (ev) => {
+      let message;
+      try { message = JSON.parse(ev.data); } catch (e) { return; }
+      onMessage(message);
+    });
+  }
+  source.addEventListener("open", () => { document.body.dataset.live = "yes"; onOpen(); });
+  source.addEventListener("error", () => { document.body.dataset.live = "no"; });
+  return source;
+}
+
+const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+
+export function cardEl(code, small) {
+  const rank = code[0] === "T" ? "10" : code[0];
+  const suit = code[1];
+  return el("span", { class: "card" + (small ? " small" : "") + (suit === "H" || suit === "D" ? " red" : ""),
+                      dataset: { card: code }, title: code },
+            el("span", {}, rank), el("span", {}, SUITS[suit] || suit));
+}
+
+export const WINNER = { banker: "Banker", player: "Player", tie: "Tie" };
+
+export function when(t) {
+  if (t === null || t === undefined) return "-";
+  return new Date(t * 1000).toLocaleString();
+}
+
+// The login bar. `session` holds {user, role}; onChange runs after login/out.
+export const session = { user: null, role: null };
+
+export async function loadSession() {
+  const r = await api("/api/me");
+  session.user = r.ok ? r.data.user : null;
+  session.role = r.ok ? r.data.role : null;
+  return session;
+}
+
+export function loginBar(box, onChange) {
+  const message = el("span", { class: "login-message", role: "status" });
+  function render() {
+    if (session.user) {
+      fill(box, el("span", { dataset: { user: session.user, role: session.role } },
+                   session.user + " (" + session.role + ")"),
+           el("button", { type: "button", id: "logout", onclick: async () => {
+             await api("/api/logout", {});
+             await loadSession(); render(); onChange();
+           } }, "Log out"));
+    } else {
+      const user = el("input", { id: "login-user", name: "user", placeholder: "user", autocomplete: "username" });
+      const password = el("input", { id: "login-password", name: "password", type: "password",
+                                     placeholder: "password", autocomplete: "current-password" });
+      const form = el("form", { id: "login", onsubmit: async (ev) => {
+        ev.preventDefault();
+        const r = await api("/api/login", { user: user.value, password: password.value });
+        if (!r.ok) { message.textContent = r.data.error || "login failed"; return; }
+        message.textContent = "";
+        await loadSession(); render(); onChange();
+      } }, user, password, el("button", { type: "submit" }, "Log in"), message);
+      fill(box, form);
+    }
+  }
+  render();
+  return render;
+}

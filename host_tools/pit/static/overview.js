@@ -1,0 +1,33 @@
+// The overview: one row per table, re-read from /api/tables whenever the
+// pit pushes something (SSE), never on a timer.
+import { api, cardEl, coalesce, el, fill, loadSession, loginBar, subscribe, WINNER } from "/static/common.js";
+
+function resultCell(r) {
+  if (!r || !r.winner) return "-";
+  const text = WINNER[r.winner] + " " + r.player_total + "\u2013" + r.banker_total + (r.natural ? " natural" : "");
+  return el("span", { class: "result " + r.winner, dataset: { winner: r.winner } }, text);
+}
+
+function row(t) {
+  const alerts = t.alerts.length;
+  return el("tr", { dataset: { table: t.name, recording: t.recording ? "yes" : "no" } },
+    el("td", {}, el("a", { href: "/table/" + encodeURIComponent(t.name) }, t.name),
+       el("div", { class: "muted" }, (t.shoe || "no shoe") + " \u00b7 " + t.designation)),
+    el("td", { class: t.recording ? "ok" : "bad", dataset: { field: "line" } }, t.line),
+    el("td", { dataset: { field: "round" } }, t.round === null ? "-" : t.round),
+    el("td", { dataset: { field: "next" } }, t.next || "-"),
+    el("td", { dataset: { field: "result" } }, resultCell(t.last_result)),
+    el("td", { class: alerts ? "bad" : "", dataset: { field: "alerts" } }, alerts));
+}
+
+const reload = coalesce(async () => {
+  const r = await api("/api/tables");
+  if (!r.ok) return;
+  fill(document.querySelector("#tables tbody"), r.data.tables.map(row));
+  document.body.dataset.loaded = "yes";
+});
+
+await loadSession();
+loginBar(document.getElementById("session"), () => {});
+subscribe(() => reload(), reload);
+reload();

@@ -1,0 +1,163 @@
+// One table: the round as it is dealt, the scoreboard, statistics, alerts,
+// recall and commands. The state is re-read from /api/tables/NAME each time
+// the pit pushes something about this table (SSE), never on a timer.
+import { api, cardEl, coalesce, el, fill, loadSession, loginBar, session, subscribe, when, WINNER }
+  from "/static/common.js";
+import { drawAsk, drawBoard } from "/static/board.js";
+
+const name = decodeURIComponent(location.pathname.split("/")[2]);
+const $ = (id) => document.getElementById(id);
+let last = null;
+
+// The shoe's commands; `game` ones change the game: supervisor + confirmation.
+const COMMANDS = [
+  ["bets", "No more bets", true],
+  ["exposed", "Exposed card", true],
+  ["new_shoe", "New shoe", true],
+  ["clear_tilt", "Clear tilt", true],
+  ["status", "Ask status", false],
+];
+
+function hand(side, label, cards, total) {
+  const places = side === "player" ? ["P1", "P2", "P3"] : ["B1", "B2", "B3"];
+  return el("div", { class: "hand " + side, dataset: { hand: side } },
+    el("span", { class: "who" }, label),
+    places.map((p) => cards[p] ? el("span", { dataset: { pos: p } }, cardEl(cards[p]))
+                               : el("span", { class: "slot", dataset: { pos: p } })),
+    el("span", { class: "total" }, total === null || total === undefined ? "" : total));
+}
+
+function drawRound(t) {
+  const cur = t.current;
+  if (!cur) { fill($("round"), el("p", { class: "muted" }, t.shoe ? "No round yet." : "No shoe yet.")); return; }
+  const cards = {};
+  for (const [pos, card] of cur.cards) cards[pos] = card;  // a reassigned place shows its last card
+  const r = t.last_result && t.last_result.round === cur.round && cur.status === "result" ? t.last_result : null;
+  let outcome = "Next card: " + (t.next || "none due");
+  if (r) outcome = (r.simulated ? "Simulated: " : "") + WINNER[r.winner] + (r.winner === "tie" ? "" : " wins") +
+                   (r.natural ? " (natural)" : "") + (r.player_pair ? " \u00b7 player pair" : "") +
+                   (r.banker_pair ? " \u00b7 banker pair" : "");
+  else if (cur.status === "void") outcome = "Round void";
+  fill($("round"),
+       el("div", { class: "muted", dataset: { round: cur.round, status: cur.status } }, "Round " + cur.round),
+       hand("player", "Player", cards, r ? r.player_total : null),
+       hand("banker", "Banker", cards, r ? r.banker_total : null),
+       el("div", { class: "outcome", id: "outcome" }, outcome));
+}
+
+function drawStats(t) {
+  const c = t.roads.counts;
+  const counts = [["Banker", c.banker], ["Player", c.player], ["Tie", c.tie], ["Banker pair", c.banker_pair],
+                  ["Player pair", c.player_pair], ["Natural", c.natural]];
+  const parts = [el("div", { class: "counts", id: "counts" },
+                    counts.map(([k, v]) => el("span", { dataset: { count: k.toLowerCase().replace(" ", "_") } }, k, el("b", {}, v))))];
+  const left = t.ranks_left;
+  if (left) {
+    const ranks = [..."A23456789TJQK"].filter((r) => r in left.ranks).map((r) => [r, left.ranks[r]]);
+    const total = ranks.reduce((s, [, n]) => s + n, 0);
+    parts.push(el("div", { class: "roadlabel" }, "Cards left per rank (" + total + " of " + left.decks * 52 + ")"),
+               el("div", { class: "ranks", id: "ranks", dataset: { total } },
+                  ranks.map(([r]) => el("div", { class: "r" }, r === "T" ? "10" : r)),
+                  ranks.map(([r, n]) => el("div", { dataset: { rank: r, left: n } }, n))));
+  }
+  fill($("stats"), parts);
+}
+
+function drawAlerts(t) {
+  if (!t.alerts.length) { fill($("alerts"), el("p", { class: "muted", id: "no-alerts" }, "None open.")); return; }
+  fill($("alerts"), t.alerts.map((a) => el("div", { class: "alert " + a.severity, dataset: { alert: a.id } },
+    el("span", { class: "what" }, el("b", {}, a.kind), " ", a.detail, a.count > 1 ? " (\u00d7" + a.count + ")" : "",
+       el("div", { class: "muted" }, a.severity + " \u00b7 " + when(a.last_time))),
+    el("button", { type: "button", class: "ack", disabled: !session.user,
+                   title: session.user ? "acknowledge" : "log in to acknowledge",
+                   onclick: () => ack(a.id) }, "Acknowledge"))));
+}
+
+function drawRecall(t) {
+  const rows = t.recall.slice().reverse().map((r) => {
+    const what = r.status === "void" ? "void (" + (r.void && r.void.rule) + ")" :
+                 (r.simulated ? "simulated " : "") + (WINNER[r.winner] || r.status);
+    const notes = r.irregularities.map((i) => i.section + " " + i.action).concat(r.notes);
+    return el("tr", { dataset: { recallRound: r.round } },
+      el("td", {}, r.round), el("td", {}, what),
+      el("td", {}, r.player.map((c) => cardEl(c, true)), " ", r.player_total === null ? "" : r.player_total),
+      el("td", {}, r.banker.map((c) => cardEl(c, true)), " ", r.banker_total === null ? "" : r.banker_total),
+      el("td", { class: "muted notes" }, notes.join("; ")));
+  });
+  fill($("recall"), rows.length ? el("table", { class: "list recall" },
+    el("thead", {}, el("tr", {}, ["Round", "Result", "Player", "Banker", "Notes"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, rows)) : el("p", { class: "muted" }, "No completed round yet."));
+}
+
+function drawCommands() {
+  const allowed = (game) => session.user && (!game || session.role === "supervisor");
+  fill($("commands"), COMMANDS.map(([cmd, label, game]) =>
+    el("button", { type: "button", dataset: { command: cmd }, disabled: !allowed(game),
+                   title: allowed(game) ? "" : (game ? "needs a supervisor's login" : "needs a login"),
+                   onclick: () => send(cmd, label, game) }, label)),
+    session.user ? null : el("span", { class: "muted" }, " Log in to send commands."));
+}
+
+function confirmDialog(text) {
+  const dialog = $("confirm");
+  $("confirm-text").textContent = text;
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+  });
+}
+
+async function send(cmd, label, game) {
+  if (game && !(await confirmDialog(label + " at table " + name + "? This changes the game."))) {
+    $("reply").textContent = "cancelled: " + label;
+    return;
+  }
+  const r = await api("/api/tables/" + encodeURIComponent(name) + "/command", { command: cmd, confirm: game });
+  $("reply").textContent = r.data.reply || r.data.error || String(r.status);
+  reload();
+}
+
+async function ack(id) {
+  const r = await api("/api/tables/" + encodeURIComponent(name) + "/ack-alert", { alert: id });
+  if (!r.ok) $("reply").textContent = r.data.error || String(r.status);
+  reload();
+}
+
+function draw(t) {
+  last = t;
+  document.title = "Table " + t.name;
+  $("title").textContent = "Table " + t.name;
+  const state = $("state");
+  state.className = "status " + (t.recording ? "ok" : "bad");
+  state.dataset.recording = t.recording ? "yes" : "no";
+  state.textContent = t.line;
+  fill($("facts"),
+       el("span", {}, "Shoe ", el("b", {}, t.shoe || "-")),
+       el("span", {}, "Designation ", el("b", {}, t.designation)),
+       el("span", {}, "Round ", el("b", { id: "round-no" }, t.round === null ? "-" : t.round)),
+       el("span", {}, "Next card ", el("b", { id: "next" }, t.next || "-")),
+       el("span", {}, "Cards left ", el("b", { id: "left" }, t.cards_left === null ? "-" : t.cards_left)),
+       t.restarts ? el("span", { class: "bad" }, "Restarts ", el("b", {}, t.restarts)) : null);
+  drawRound(t);
+  drawAlerts(t);
+  drawCommands();
+  drawBoard($("board"), t.scoreboard);
+  drawAsk($("ask"), t.roads.ask);
+  drawStats(t);
+  drawRecall(t);
+  document.body.dataset.seq = t.seq === null ? "" : t.seq;
+}
+
+const reload = coalesce(async () => {
+  const r = await api("/api/tables/" + encodeURIComponent(name));
+  if (!r.ok) { fill($("state"), r.data.error || "error " + r.status); return; }
+  draw(r.data);
+  document.body.dataset.loaded = "yes";
+});
+
+$("report-link").href = "/table/" + encodeURIComponent(name) + "/report";
+await loadSession();
+loginBar($("session"), () => { if (last) { drawCommands(); drawAlerts(last); } });
+subscribe((m) => { if (m.table === name) reload(); }, reload);
+reload();
