@@ -25,6 +25,7 @@ Subjects: ``shoe.<casino>.<pit>.<table>``; one stream per casino on the hub
 import re
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")   # casino, pit and table names (subject tokens)
+SHOE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")  # what the consumer accepts as a shoe id
 DUPLICATE_WINDOW_S = 600.0
 
 H_ID = "Nats-Msg-Id"
