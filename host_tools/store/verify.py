@@ -1,4 +1,4 @@
-"""`shoe verify --db DB [--key-file KEY] [--shoe ID] [--anchor SHOE:SEQ:MAC ...]`.
+"""`shoe verify --db DB | --central DSN [--key-file KEY | --key-dir DIR] [--shoe ID] [--anchor ...]`.
 
 Surveillance runs this before trusting an export. It names the first bad seq
 so an investigator can go straight to the row; exit 0 only if every chain is
@@ -22,6 +22,12 @@ Two levels of proof:
 
 The store is opened read-only (SQLite ``mode=ro``): checking the evidence
 must never change it.
+
+``--central DSN`` checks the casino's PostgreSQL record (host_tools/casino)
+with the same walk: ``check_shoe`` reads any source with the Store's reading
+methods; a source without the SHA-256 row chain (``HASHED = False``) is
+checked on its tag chain alone, so it needs the keys (``--key-dir``: one
+``<shoe_id>.key`` per shoe), and its own anchors table is checked too.
 """
 
 import hashlib
@@ -32,7 +38,10 @@ from host_tools.store import db
 
 
 def add_arguments(parser):
-    parser.add_argument("--db", required=True, help="the store's SQLite file")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--db", help="the store's SQLite file")
+    where.add_argument("--central", metavar="DSN", help="the casino's PostgreSQL record (shoe central)")
+    parser.add_argument("--key-dir", help="a directory of <shoe_id>.key files: check each shoe's tags")
     parser.add_argument("--shoe", help="check only this shoe id")
     parser.add_argument("--key-file", help="the shoe key (32 bytes): also check every event's tag")
     parser.add_argument("--anchor", action="append", default=[], metavar="SHOE:SEQ:MAC",
@@ -58,6 +67,7 @@ def check_shoe(store, shoe_id, fkey=None, anchors=()):
     fault. ``fkey`` (auth.frames_key of the shoe key) adds the tag chain;
     ``anchors`` are (seq, mac) pairs the store must still hold."""
     info = store.shoe(shoe_id)
+    hashed = getattr(store, "HASHED", True)
     prev = db.GENESIS
     expected = info["first_seq"]
     link = info["first_prev"]
@@ -76,11 +86,13 @@ def check_shoe(store, shoe_id, fkey=None, anchors=()):
             return seq, "row before the chain's first seq %d (inserted)" % expected
         if seq > expected:
             return expected, "missing (deleted); next stored row is seq %d" % seq
-        if row["prev_hash"] != prev.hex():
-            return seq, "prev_hash does not link to seq %d (row moved or replaced)" % (seq - 1)
-        digest = db.chain_hash(prev, text.encode("utf-8"), seq, shoe_id)
-        if digest.hex() != row["hash"]:
-            return seq, "hash mismatch: event text, seq or shoe id altered"
+        digest = prev
+        if hashed:
+            if row["prev_hash"] != prev.hex():
+                return seq, "prev_hash does not link to seq %d (row moved or replaced)" % (seq - 1)
+            digest = db.chain_hash(prev, text.encode("utf-8"), seq, shoe_id)
+            if digest.hex() != row["hash"]:
+                return seq, "hash mismatch: event text, seq or shoe id altered"
         fault = _column_fault(row)
         if fault:
             return seq, fault
@@ -97,7 +109,9 @@ def check_shoe(store, shoe_id, fkey=None, anchors=()):
     last = info["last_seq"]
     if last is not None and expected != last + 1:
         return expected, "missing (deleted); chain head is seq %d" % last
-    if info["head_hash"] is not None and info["head_hash"] != prev.hex():
+    if not hashed and fkey is not None and info.get("last_mac") not in (None, link):
+        return last, "chain head tag does not match the last row's tag"
+    if hashed and info["head_hash"] is not None and info["head_hash"] != prev.hex():
         return last, "chain head hash does not match the last row"
     for seq, mac in anchors:
         if seq not in tags:
@@ -126,6 +140,8 @@ def _column_fault(row):
 
 def latest_checkpoint(store, shoe_id):
     """(seq, mac) of the shoe's newest stored checkpoint event, or None."""
+    if hasattr(store, "latest_checkpoint"):
+        return store.latest_checkpoint(shoe_id)
     row = store.db.execute(
         "SELECT seq, mac FROM events WHERE shoe_id = ? AND type = 'checkpoint'"
         " ORDER BY seq DESC LIMIT 1", (shoe_id,)).fetchone()
@@ -151,7 +167,19 @@ def run(args):
     except ValueError as e:
         print("verify: %s" % e, file=sys.stderr)
         return 2
-    if anchors and not args.key_file:
+    if args.key_file and args.key_dir:
+        print("verify: give --key-file or --key-dir, not both", file=sys.stderr)
+        return 2
+    keydir = None
+    if args.key_dir:
+        from host_tools.casino.central import Keys
+        keydir = Keys(args.key_dir)
+        key_id = "dir %s" % args.key_dir
+    if args.central and not (args.key_file or args.key_dir):
+        print("verify: --central needs --key-dir (or --key-file): the central record's proof is "
+              "the shoes' tag chain", file=sys.stderr)
+        return 2
+    if anchors and not (args.key_file or args.key_dir):
         print("verify: --anchor needs --key-file: without the key a stored tag proves nothing",
               file=sys.stderr)
         return 2
@@ -162,8 +190,12 @@ def run(args):
             print("verify: %s" % e, file=sys.stderr)
             return 2
     try:
-        store = db.open_existing(args.db)
-    except db.StoreError as e:
+        if args.central:
+            from host_tools.casino.record import CentralRecord
+            store = CentralRecord(args.central)
+        else:
+            store = db.open_existing(args.db)
+    except (db.StoreError, ValueError) as e:
         print("verify: %s" % e, file=sys.stderr)
         return 2
     with store:
@@ -178,17 +210,32 @@ def run(args):
                 print("FAIL shoe %s: not in the store" % shoe_id)
                 bad += 1
                 continue
-            fault = check_shoe(store, shoe_id, fkey, anchors.get(shoe_id, ()))
+            shoe_key = fkey
+            if keydir is not None:
+                try:
+                    shoe_key = keydir.frames_key(shoe_id)
+                except ValueError as e:  # a key file that cannot be used
+                    print("FAIL shoe %s: %s" % (shoe_id, e))
+                    bad += 1
+                    continue
+                if shoe_key is None:
+                    print("FAIL shoe %s: no key %s.key in %s" % (shoe_id, shoe_id, args.key_dir))
+                    bad += 1
+                    continue
+            kept = list(anchors.get(shoe_id, ()))
+            if hasattr(store, "anchors") and shoe_key is not None:
+                kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
+            fault = check_shoe(store, shoe_id, shoe_key, kept)
             if fault:
                 print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
                 bad += 1
             else:
                 print("OK   shoe %s: %d events, seq %s..%s, head %s, %s" % (
                     shoe_id, store.count(shoe_id), info["first_seq"], info["last_seq"],
-                    (info["head_hash"] or "-")[:16],
-                    "tags verified under key %s" % key_id if fkey is not None else
+                    (info["head_hash"] or info.get("last_mac") or "-")[:16],
+                    "tags verified under key %s" % key_id if shoe_key is not None else
                     "SHA-256 chain only: the shoe's tags were not checked (no --key-file)"))
-                if fkey is not None and info["key_id"] and info["key_id"] != key_id:
+                if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
                     print("note shoe %s: the bridge recorded key %s, this key is %s" % (
                         shoe_id, info["key_id"], key_id))
                 if info["first_seq"] not in (None, 1):
@@ -196,6 +243,9 @@ def run(args):
                           "another store" % (shoe_id, info["first_seq"]))
                 for seq, mac in anchors.get(shoe_id, ()):
                     print("OK   anchor %s:%d:%s" % (shoe_id, seq, mac))
+                if hasattr(store, "held") and store.held(shoe_id):
+                    print("note shoe %s: %d events held, waiting for a missing predecessor" % (
+                        shoe_id, store.held(shoe_id)))
                 cp = latest_checkpoint(store, shoe_id)
                 if cp:
                     print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
