@@ -87,6 +87,9 @@ def table(source=None):
     t = _tables.get(source)
     if t is None:
         rows = GAME_EVENTS if source is None else LINK_EVENTS if source == "link" else ()
+        if source == "shuffler":  # the second device on the link (firmware/shuffler/schema.py)
+            from shuffler import schema as _shuffler
+            rows = _shuffler.EVENTS
         t = {}
         for kind, spec in rows:
             t[kind] = _parse(spec)
@@ -200,7 +203,7 @@ def check_event(obj):
     if not isinstance(kind, str):
         return "event has no type"
     source = obj.get("source")
-    if source is not None and source != "link":
+    if source is not None and source not in ("link", "shuffler"):
         return "%s: unknown source %s" % (kind, _show(source))
     spec = table(source).get(kind)
     if spec is None:

@@ -1,8 +1,8 @@
 """`shoe shuffler`: the batch shuffler's pit-side commands.
 
 ``sample`` and ``audit`` (a revealed batch against what the shoe dealt,
-host_tools/shuffler/audit.py) exist; ``emulate`` (the mechanism and its
-faults) comes with the rest of issue 14.
+host_tools/shuffler/audit.py) and ``emulate`` (the device in the MicroPython
+VM on the mechanism model, host_tools/shuffler/emulate.py).
 
 ``sample`` prints shuffles made by the firmware's own decisions
 (firmware/shuffler) for a batch fed in new-deck order (docs/cardset.md:
@@ -40,9 +40,9 @@ def _int_in(name, low, high):
 
 
 def add_arguments(parser):
-    parser.description = ("the batch shuffler: `sample` and `audit` are here; `emulate` "
-                          "comes later (issue 14).")
-    sub = parser.add_subparsers(dest="sub", metavar="{sample,audit}")
+    parser.description = ("the batch shuffler: `sample` (seeded shuffles), `audit` (a revealed "
+                          "batch against what the shoe dealt), `emulate` (the device in the VM).")
+    sub = parser.add_subparsers(dest="sub", metavar="{sample,audit,emulate}")
     sample = sub.add_parser(
         "sample", help="print seeded shuffles through the firmware's decisions",
         description="Print COUNT shuffles of a batch of DECKS decks fed in new-deck order "
@@ -67,6 +67,14 @@ def add_arguments(parser):
     audit.add_argument("--reveal", required=True, help="the shuffler's reveal file (JSON), or - for stdin")
     audit.add_argument("--shoe", help="shoe id in the store (else the reveal file's \"shoe\", else the only one)")
     audit.add_argument("--cardset", help="the card-set file: also check the revealed names against their records")
+    emulate = sub.add_parser(
+        "emulate", help="run the shuffler firmware in the MicroPython VM on a pty, on the mechanism model",
+        description="Run the shuffler's firmware (firmware/shuffler/main.py) in the MicroPython VM with "
+                    "its pins on the random-gap elevator model and its authenticated link on a pty "
+                    "(printed first; connect `shoe bridge` to it). Unless --idle, a batch A in "
+                    "new-deck order is fed and loaded: it is checked, shuffled and sealed.")
+    from host_tools.shuffler import emulate as _emulate
+    _emulate.add_arguments(emulate)
     parser.set_defaults(_parser=parser)
 
 
@@ -88,6 +96,9 @@ def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP):
 
 
 def run(args):
+    if getattr(args, "sub", None) == "emulate":
+        from host_tools.shuffler import emulate
+        return emulate.run(args)
     if getattr(args, "sub", None) == "audit":
         from host_tools.shuffler import audit
         return audit.run(args)

@@ -1,0 +1,303 @@
+"""The shuffler as a machine: the custody core driven by the mechanism, one
+card per call of ``step()`` so the main loop keeps the link and the watchdog
+served while a batch runs.
+
+A batch goes through the machine in two passes (docs/shuffler.md, "The
+mechanism model"):
+
+1. the check pass: every card is fed from the intake tray past the reader
+   and the back sensor into the bottom gap of the elevator (the stack keeps
+   the feed order) and judged by the batch check; when the tray is empty the
+   batch is checked or rejected;
+2. the shuffle pass: a checked stack is pushed back into the tray, the core
+   decides the gaps (fresh entropy), and each card is fed again into its
+   gap. Each card is read again and must be the card the check pass read at
+   that place: anything else (a double feed the sensor missed, a card slipped
+   in) is a fault. Then the stack is sealed: the door stays locked and only
+   (batch id, commitment) leaves the machine.
+
+Buttons (the operator's, or the emulator's operator channel): ``load A|B``
+starts a batch; when the other batch is sealed inside and this one comes
+back from the shoe, the sealed one is released first (it goes to the shoe
+as this one is fed). ``release`` hands the sealed batch to the shoe. The
+door switch is watched on every pass: opened while a batch is inside, it
+breaks custody. A mechanism fault stops the feed and breaks custody. Every
+custody change is journaled (the snapshot file) and sent on the link.
+"""
+
+import json
+import os
+from array import array
+
+from baccarat import cards as _cards
+from shuffler import custody, elevator, schema
+
+IDLE = 0
+CHECK = 1
+SHUFFLE = 2
+
+STATE_FILE = "custody.json"
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+class Device:
+    def __init__(self, board, session, registry, max_cards=custody._batch.MAX_CARDS):
+        self.board = board
+        self.session = session
+        self.registry = registry
+        self.mech = elevator.Elevator(board.hw)
+        self.door = board.door
+        self.state_path = board.state_path
+        self.tag = bytearray(32)
+        self.read_order = array("H", [0] * (max_cards * 2))  # records as read in the check pass
+        self.reads = 0
+        self.returning = 0   # the batch being checked came back from the shoe
+        self.phase = IDLE
+        self.batch = 0
+        self.i = 0
+        self.n = 0
+        self.door_was_shut = True
+        self.machine = None
+        self.max_cards = max_cards
+
+    # -- start ----------------------------------------------------------------
+
+    def start(self):
+        """Entropy start-up test, custody restored after a power cut, home."""
+        from shuffler import health, shuffle
+        try:
+            decider = shuffle.Decider(self.board.entropy(), self.max_cards)
+            fault = None
+        except health.EntropyFault as e:
+            decider, fault = None, e
+        self.machine = custody.Shuffler(self.registry, decider, self.max_cards)
+        restored = _exists(self.state_path)
+        self.session.send({"type": "shuffler_boot", "decks": self.registry.decks(custody.A),
+                           "restored": restored})
+        if restored:
+            with open(self.state_path) as f:
+                saved = json.load(f)
+            self._send(self.machine.power_up(saved))
+        if fault is not None:
+            self._send(self.machine.entropy_fault(fault))
+        try:
+            self.mech.home()
+        except elevator.MechFault as e:
+            self._fault(e.reason)
+        self.door_was_shut = self.door.shut()
+        self._send_door()
+
+    # -- persistence and events -----------------------------------------------
+
+    def _save(self):
+        tmp = self.state_path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(json.dumps(self.machine.snapshot()))
+            f.flush()
+        os.rename(tmp, self.state_path)
+
+    def _send(self, events):
+        changed = False
+        for ev in events:
+            if ev.get("type") in ("custody", "tilt", "tilt_cleared"):
+                changed = True
+        if changed:
+            self._save()  # the state first: a power cut after it loses nothing the events claim
+        self.session.send_all(events)
+        return events
+
+    def _send_door(self):
+        self.session.send({"type": "door", "shut": self.door.shut(), "locked": self.door.locked()})
+
+    def _moved(self, events, to):
+        return bool(events) and events[-1].get("type") == "custody" and events[-1].get("to") == to
+
+    # -- buttons --------------------------------------------------------------
+
+    def button(self, text):
+        words = text.split()
+        if not words:
+            return
+        if words[0] == "load" and len(words) == 2 and words[1] in ("A", "B"):
+            self.load(custody.A if words[1] == "A" else custody.B)
+        elif words[0] == "release":
+            self.release()
+        elif words[0] == "clear":
+            self.clear_tilt()
+        else:
+            self.session.error("operator: unknown button %r" % text)
+
+    def load(self, b):
+        m = self.machine
+        if self.phase != IDLE:
+            self.session.error("operator: load refused, a batch is running")
+            return
+        other = custody.B if b == custody.A else custody.A
+        was = m.state[b]
+        events = self._send(m.load(b))
+        if not self._moved(events, custody.LOADING):
+            return
+        if was == custody.RELEASED:
+            self._reveal(b)
+        if m.state[other] == custody.SEALED:
+            # The stored batch goes to the shoe as this one comes back.
+            self.release(other)
+        self.door.lock()
+        self._send_door()
+        self.returning = b if was == custody.RELEASED else 0
+        self.batch = b
+        self.phase = CHECK
+        self.i = 0
+        self.reads = 0
+        self._step_safe(self.mech.to_gap, 0, 0)
+
+    def release(self, b=0):
+        m = self.machine
+        if b == 0:
+            b = custody.A if m.state[custody.A] == custody.SEALED else custody.B
+        events = self._send(m.release(b))
+        if self._moved(events, custody.RELEASED):
+            self.mech.eject(True)
+            self.board.delivered()
+
+    def clear_tilt(self):
+        from shuffler import health, shuffle
+        try:
+            decider = shuffle.Decider(self.board.entropy(), self.max_cards)
+        except health.EntropyFault as e:
+            self.session.error("clear refused: the entropy source fails its start-up test (%s)"
+                               % getattr(e, "reason", e))
+            return
+        self._send(self.machine.clear_tilt(decider))
+
+    # -- the reveal -----------------------------------------------------------
+
+    def _reveal(self, b):
+        rv = self.machine.reveal(b)
+        if rv is None:
+            return
+        recs = rv["records"]
+        n = len(recs)
+        part = schema.REVEAL_PART
+        parts = (n + part - 1) // part
+        for k in range(parts):
+            lo = k * part
+            hi = min(n, lo + part)
+            self.session.send({"type": "reveal", "batch": rv["batch"], "id": rv["id"], "part": k + 1,
+                               "parts": parts, "from": lo, "n": n, "salt": rv["salt"],
+                               "commitment": rv["commitment"],
+                               "records": "".join("%04x" % r for r in recs[lo:hi])})
+
+    def _send_returned(self, b):
+        """The order the returned cards were read in, once the batch is judged."""
+        reg = self.registry
+        names = []
+        for k in range(self.reads):
+            r = self.read_order[k]
+            names.append(_cards.name(reg.card(r)) if r < reg.count and reg.card(r) < 52 else "??")
+        n = len(names)
+        part = schema.RETURNED_PART
+        parts = max(1, (n + part - 1) // part)
+        bid = self.machine.batch_id[b]
+        for k in range(parts):
+            lo = k * part
+            self.session.send({"type": "returned", "batch": custody._name(b), "id": bid, "part": k + 1,
+                               "parts": parts, "from": lo, "n": n, "cards": names[lo:lo + part]})
+
+    # -- the loop ---------------------------------------------------------------
+
+    def step(self):
+        """Watch the door, then feed one card of a running batch."""
+        shut = self.door.shut()
+        if shut != self.door_was_shut:
+            self.door_was_shut = shut
+            self._send_door()
+            if not shut:
+                self._send(self.machine.door_open())
+                self._stop()
+        if self.phase == CHECK:
+            self._check_one()
+        elif self.phase == SHUFFLE:
+            self._shuffle_one()
+
+    def _stop(self):
+        if self.phase != IDLE:
+            self.phase = IDLE
+            self.door.unlock()
+            self._send_door()
+
+    def _fault(self, reason):
+        b = self.batch if self.phase != IDLE else 0
+        self.session.send({"type": "mech_fault", "reason": reason,
+                           "batch": custody._name(b) if b else None, "card": self.i})
+        self._send(self.machine.fault(reason))
+        self._stop()
+
+    def _step_safe(self, fn, *args):
+        try:
+            return fn(*args)
+        except elevator.MechFault as e:
+            self._fault(e.reason)
+            return None
+
+    def _check_one(self):
+        m = self.machine
+        b = self.batch
+        mech = self.mech
+        if not mech.cards_waiting():
+            if self.returning:
+                self._send_returned(b)
+            events = self._send(m.end(b))
+            if self._moved(events, custody.CHECKED):
+                self.n = m.size[b]
+                mech.eject(False)  # back into the tray for the shuffle pass
+                events = self._send(m.shuffle(b))
+                if self._moved(events, custody.SHUFFLING):
+                    self.phase = SHUFFLE
+                    self.i = 0
+                    return
+            self._stop()
+            if m.state[b] == custody.REJECTED:
+                mech.eject(True)  # out to the operator, who corrects and feeds it again
+                self.board.delivered()
+            return
+        # The bottom gap of an i-card stack is at the same height for every i.
+        got = self._step_safe(mech.feed_one, self.tag)
+        if got is None:
+            return
+        r = self.registry.find(self.tag, got)
+        if self.reads < len(self.read_order):
+            self.read_order[self.reads] = r if r >= 0 else 0xFFFF
+            self.reads += 1
+        self.i += 1
+        self._send(m.read(r, mech.colour))
+
+    def _shuffle_one(self):
+        m = self.machine
+        b = self.batch
+        i = self.i
+        if i >= self.n:
+            self._send(m.shuffled(b))
+            events = self._send(m.seal(b))
+            self.phase = IDLE
+            if not self._moved(events, custody.SEALED):
+                self.door.unlock()
+            self._send_door()
+            return
+        mech = self.mech
+        if self._step_safe(mech.to_gap, i, m.decider.gaps[i]) is None and self.phase == IDLE:
+            return
+        got = self._step_safe(mech.feed_one, self.tag)
+        if got is None:
+            return
+        if self.registry.find(self.tag, got) != m.check.fed[i]:
+            self._fault("intake_mismatch")
+            return
+        self.i = i + 1

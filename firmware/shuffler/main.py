@@ -1,0 +1,86 @@
+"""The shuffler: board -> mechanism + custody core -> link, in one bounded
+polling loop, like the shoe's main.py (and under firmware/shuffler/, so the
+shoe's image never carries it).
+
+Boot order: the known-answer self-test (SHA-256, HMAC-SHA256, HMAC-DRBG)
+before anything is sent; the card set; the session (the journal replay
+rebuilds the link's state); then the device (entropy start-up test, the
+custody state restored after a power cut, the elevator homed). A failed
+self-test leaves the shuffler saying why in its hello and doing nothing
+else. Each pass of the loop feeds the watchdog, serves the link, watches the
+door and feeds at most one card.
+"""
+
+import binascii
+import gc
+import hashlib
+import sys
+
+
+def _known_answers():
+    if binascii.hexlify(hashlib.sha256(b"abc").digest()) != \
+            b"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad":
+        return "self-test: SHA-256 known answer failed"
+    from link import hmac
+    # RFC 4231 test case 2.
+    if binascii.hexlify(hmac.digest(b"Jefe", b"what do ya want for nothing?")) != \
+            b"5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843":
+        return "self-test: HMAC-SHA256 known answer failed"
+    from shuffler import drbg
+    # NIST CAVP HMAC_DRBG.rsp [SHA-256], no reseed, COUNT = 0: instantiate,
+    # generate 1024 bits, generate 1024 bits; the first 16 bytes of the second.
+    d = drbg.HmacDrbg()
+    d.instantiate_with(binascii.unhexlify("ca851911349384bffe89de1cbdc46e6831e44d34a4fb935ee285dd14b71a7488"),
+                       binascii.unhexlify("659ba96c601dc69fc902940805ec0ca8"), b"")
+    out = bytearray(128)
+    d.generate_into(out)
+    d.generate_into(out)
+    if binascii.hexlify(out[:16]) != b"e528e9abf2dece54d47c7e75e5fe3021":
+        return "self-test: HMAC-DRBG known answer failed"
+    return None
+
+
+def _self_test():
+    try:
+        return _known_answers()
+    except Exception as e:
+        return "self-test: %s" % e
+
+
+def run():
+    import board_config
+    from link.outbox import Outbox
+    outbox = Outbox()
+    mod = board_config.MODULE
+    board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
+    board.feed()
+    from cardset import registry
+    reg = registry.load(board.cardset_path)
+    from link.journal import Journal
+    from shuffler.device import Device
+    from shuffler.link import ShufflerSession
+    problem = _self_test()
+    gc.collect()
+    session = ShufflerSession(board, board_config, Journal(board.journal_path), outbox)
+    session.boot(problem)
+    device = Device(board, session, reg)
+    if problem is None and session.tilt is None:
+        device.start()
+    while True:
+        board.feed()
+        try:
+            session.step()
+            if session.halt is None and session.tilt is None:
+                line = board.operator_line()
+                if line is not None:
+                    device.button(line)
+                device.step()
+        except Exception as e:  # bad input never stops the machine
+            session.error("internal error: %s" % e)
+            sys.print_exception(e) if hasattr(sys, "print_exception") else None
+        if device.phase == 0:
+            board.idle()  # nothing running: give the CPU back
+
+
+if __name__ == "__main__":
+    run()
