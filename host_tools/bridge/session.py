@@ -203,8 +203,7 @@ class Bridge:
             # exclusive: an flock on the device, so a second bridge (or any
             # program that also asks for exclusivity) cannot take part of
             # the record into another store.
-            self.ser = serial.Serial(self.port_path, self.baud, timeout=0, write_timeout=1.0,
-                                     exclusive=True)
+            self.ser = Port(self.port_path, self.baud, timeout=0, write_timeout=1.0, exclusive=True)
         except (serial.SerialException, OSError, ValueError) as e:
             if "exclusively lock" in str(e):
                 busy = ("another program holds %s (another bridge?); this bridge waits for it and "
@@ -325,13 +324,13 @@ class Bridge:
         """One turn: wait up to ``timeout`` for the port or ``extra`` fds;
         return the extra fds that are readable."""
         if self.ser is None and not self._open():
-            ready = select.select(list(extra), [], [], min(timeout, REOPEN_S))[0] if extra else []
+            ready = readable(list(extra), min(timeout, REOPEN_S)) if extra else []
             if not extra:
                 time.sleep(min(timeout, REOPEN_S))
             return ready
         fds = [self.ser.fileno()] + list(extra)
         try:
-            ready = select.select(fds, [], [], timeout)[0]
+            ready = readable(fds, timeout)
         except (OSError, ValueError) as e:
             self._lost("select failed: %s" % e)
             return []
@@ -804,6 +803,62 @@ class Bridge:
                 "recording": ok, "reason": why,
                 "line": ("RECORDING: " if ok else "NOT RECORDING: ") + why,
                 "queued": self.queued, "stats": dict(self.stats), "pid": os.getpid()}
+
+
+def readable(fds, timeout):
+    """The fds of ``fds`` ready to read (or hung up) within ``timeout`` s.
+    poll(), not select(): select() refuses descriptors at or above
+    FD_SETSIZE (1024), and `shoe pit` holds ~11 per table in one process,
+    so its tables past the ninetieth died at their first select()."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _events in poller.poll(max(0.0, timeout) * 1000)]
+
+
+class Port(serial.Serial):
+    """pyserial's POSIX port, read and written without its select() calls
+    (see ``readable``); opening, settings and the exclusive lock are
+    pyserial's. The fd is non-blocking (pyserial opens it so)."""
+
+    def read(self, size=1):
+        """What is there now, up to ``size`` bytes: b"" when nothing is."""
+        if not self.is_open:
+            raise serial.PortNotOpenError()
+        try:
+            data = os.read(self.fd, size)
+        except BlockingIOError:
+            return b""
+        except OSError as e:
+            raise serial.SerialException("read failed: %s" % e)
+        if not data:
+            raise serial.SerialException("device reports readiness to read but returned no data")
+        return data
+
+    def write(self, data):
+        """All of ``data``, waiting (poll) while the line is full, at most
+        ``write_timeout`` seconds."""
+        if not self.is_open:
+            raise serial.PortNotOpenError()
+        view = memoryview(bytes(data))
+        deadline = None if self._write_timeout is None else time.monotonic() + self._write_timeout
+        poller = None
+        while view:
+            try:
+                view = view[os.write(self.fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError as e:
+                raise serial.SerialException("write failed: %s" % e)
+            if poller is None:
+                poller = select.poll()
+                poller.register(self.fd, select.POLLOUT)
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise serial.SerialTimeoutException("Write timeout")
+            poller.poll(None if left is None else left * 1000)
+        return len(data)
 
 
 def parse_json(data):
