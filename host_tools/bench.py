@@ -12,6 +12,7 @@ BENCHES = {
     "analysis": "host_tools.analysis.bench",
     "link": "host_tools.bridge.bench",
     "footprint": "host_tools.boards.footprint",
+    "pit": "host_tools.pit.bench",
     "pn532": __name__,  # pn532_main below: its module takes a bare run count
     "shoe": "host_tools.emulate",
     "shuffler": "host_tools.shuffler.bench",

@@ -224,11 +224,15 @@ class TableRunner:
             self.publish({"type": "state", "table": self.name, "recording": ok, "line": line})
 
     def _on_event(self, seq, event):
+        # The Bridge calls this just after store.append returned, i.e. after
+        # the commit is durable: "time" is that instant (`shoe bench pit`
+        # measures card -> durable and durable -> page from it).
+        committed = time.time()
         with self.lock:
             if self.primed is not None:
                 self._fold(seq, event)
         self.publish({"type": "event", "table": self.name, "shoe": self.shoe_id, "seq": seq,
-                      "event": event})
+                      "event": event, "time": committed})
 
     def _on_alert(self, severity, kind, detail):
         self.publish({"type": "alert", "table": self.name, "shoe": self.shoe_id,
