@@ -384,3 +384,43 @@ def test_the_end_of_shoe_report_prints_the_anchor(pit, chromium):
     r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--db", cfg.store, "--shoe", "WEB2",
                         "--key-file", key, "--anchor", anchor], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_pits_edge_monitor_turns_a_favourable_wager_into_a_stored_alert(tmp_path):
+    """EdgeWatch (host_tools/pit/edges.py) with the real EdgeMonitor and a real
+    store: a one-deck shoe dealt down to its four nines and eight low cards
+    makes Lucky Nines player-favourable (tests/test_edges.py says why); the
+    pit stores an `edge` alert per wager that turned, pushes each, and a
+    result repeating the same composition raises nothing more."""
+    from host_tools.pit.edges import EdgeWatch
+    from host_tools.settle.core import cards
+
+    class FakePit:
+        def __init__(self):
+            self.messages = []
+
+        def publish(self, message):
+            self.messages.append(message)
+
+    keep = [cards.make(8, s) for s in range(4)] + [cards.make(r, s) for r in (1, 2) for s in range(4)]
+    left = [1] * 52
+    for c in keep:
+        left[c] -= 1
+    events = [{"type": "shoe", "decks": 1, "designation": "standard"}]
+    events += [{"type": "card", "round": 1, "pos": "DISCARD", "card": cards.name(c)}
+               for c in range(52) for _ in range(left[c])]
+    store = db.Store(str(tmp_path / "edges.db"))
+    pit = FakePit()
+    watch = EdgeWatch(pit, str(tmp_path / "edges.db"))
+    for seq, event in enumerate(events + [{"type": "result", "round": 1}], 1):
+        watch.handle(store, {"type": "event", "table": "T9", "shoe": "X9", "seq": seq, "event": event})
+    alerts = store.alerts("X9")
+    assert alerts and {(a["severity"], a["kind"]) for a in alerts} == {("warning", "edge")}, alerts
+    nines = [a for a in alerts if "lucky_nines" in a["detail"]]
+    assert len(nines) == 1 and "edge_alert round 1" in nines[0]["detail"], alerts
+    assert "12 cards left" in nines[0]["detail"]
+    assert [(m["type"], m["table"], m["id"]) for m in pit.messages] == [("alert", "T9", a["id"]) for a in alerts]
+    watch.handle(store, {"type": "event", "table": "T9", "shoe": "X9", "seq": len(events) + 2,
+                         "event": {"type": "result", "round": 2}})
+    assert len(store.alerts("X9")) == len(alerts)
+    store.close()

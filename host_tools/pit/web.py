@@ -25,6 +25,7 @@ import time
 from aiohttp import web
 
 from host_tools.bridge.command import parse_control
+from host_tools.pit import edges as edges_mod
 from host_tools.pit import report as report_mod
 from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
@@ -46,10 +47,13 @@ def _json_error(status, text):
     return web.json_response({"error": text}, status=status)
 
 
-def make_app(pit, users_path):
+def make_app(pit, users_path, edges=True):
+    """The pit's web app. ``edges``: run the edge monitor for every table
+    (host_tools/pit/edges.py, its own thread); its alerts are stored alerts."""
     app = web.Application()
     app[PIT] = pit
-    app[STATE] = {"users_path": users_path, "sessions": {}, "clients": set(), "store": None}
+    app[STATE] = {"users_path": users_path, "sessions": {}, "clients": set(), "store": None,
+                  "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None}
     app.on_startup.append(_startup)
     app.on_shutdown.append(_shutdown)
     app.router.add_get("/", page)
@@ -85,12 +89,18 @@ async def _startup(app):
 
     state["listener"] = listener
     app[PIT].listeners.append(listener)
+    if state["edges"] is not None:
+        state["edges"].start()
+        app[PIT].listeners.append(state["edges"].listener)
 
 
 async def _shutdown(app):
     state = app[STATE]
-    if state.get("listener") in app[PIT].listeners:
-        app[PIT].listeners.remove(state["listener"])
+    for listener in (state.get("listener"), state["edges"] and state["edges"].listener):
+        if listener in app[PIT].listeners:
+            app[PIT].listeners.remove(listener)
+    if state["edges"] is not None:
+        state["edges"].close()
     for q in list(state["clients"]):
         try:
             q.put_nowait(None)
