@@ -39,6 +39,7 @@ COMMANDS = {
     "roads": ("host_tools.roads.command", "the scoreboard roads of a shoe's exported events"),
     "shuffler": ("host_tools.shuffler.command", "the batch shuffler: emulate, sample, audit"),
     "pit": ("host_tools.pit.command", "every table of a pit in one service, with its page and API"),
+    "central": ("host_tools.casino.command", "the casino record: JetStream into PostgreSQL, verified"),
 }
 
 # Exit statuses of every `shoe` command. 1 and 2 keep the meaning the

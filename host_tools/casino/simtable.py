@@ -38,6 +38,14 @@ class SimShoe:
         self.rng = random.Random(seed)
         self.round = 0
 
+    def resume(self, store):
+        """Carry on from what ``store`` holds for this shoe (a restarted pit)."""
+        info = store.shoe(self.shoe_id)
+        if info and info["last_seq"]:
+            self.seq, self.prev = info["last_seq"], info["last_mac"]
+            self.round = self.seq // 5
+        return self
+
     def body(self, seq):
         if seq % CHECKPOINT_EVERY == 0:
             return '{"source":"link","type":"checkpoint","at":%d}' % seq
