@@ -191,11 +191,18 @@ def import_closure(start):
     return seen
 
 
+# Firmware files that are never part of a shoe's image: the batch shuffler's
+# firmware runs on its own device, and the host's halves of the link (the
+# frames a host sends, every event's fields) run on the pit PC. The shoe
+# imports none of them; on its flash they would only cost space and hashing.
+NOT_ON_SHOE = ("shuffler/", "link/events_schema.py", "link/host_frames.py")
+
+
 def firmware_files(module):
     """Firmware sources a board needs, as paths relative to firmware/.
 
-    Everything except the bring-up modules of other boards: in boards/ only
-    the board's own module and what it imports.
+    Everything except the bring-up modules of other boards (in boards/ only
+    the board's own module and what it imports) and NOT_ON_SHOE.
     """
     own = "boards/%s.py" % module
     if not (FIRMWARE / own).exists():
@@ -207,6 +214,8 @@ def firmware_files(module):
         if "__pycache__" in rel or rel == "board_config.py":
             continue
         if rel.startswith("boards/") and rel not in wanted:
+            continue
+        if rel.startswith(NOT_ON_SHOE):
             continue
         out.append(rel)
     return out

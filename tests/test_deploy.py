@@ -66,6 +66,22 @@ def test_dry_run_stages_compiled_firmware_and_a_manifest(staged, name):
     assert manifest["heap"] == boards.get(name)["heap_kib"] * 1024
 
 
+@pytest.mark.parametrize("name", BOARD_NAMES)
+def test_the_shoe_image_leaves_out_the_shuffler_and_the_host_halves(staged, name):
+    """The shuffler's firmware and the host-only link modules are not flashed
+    to a shoe, though they are in firmware/ (and the host tools import them)."""
+    _outdir, manifest = staged[name]
+    files = manifest["files"]
+    assert (deploy.FIRMWARE / "shuffler").is_dir()
+    assert not [f for f in files if f.startswith("shuffler/")]
+    for rel in ("link/events_schema.py", "link/host_frames.py"):
+        assert (deploy.FIRMWARE / rel).exists()
+        assert rel[:-3] + ".mpy" not in files and rel not in files
+    # What the shoe does import is still there.
+    for rel in ("link/session.mpy", "link/auth.mpy", "link/schema.mpy", "link/recovery.mpy"):
+        assert rel in files
+
+
 def test_each_dry_run_gets_its_own_random_key(staged):
     keys = {(staged[name][0] / deploy.KEY_NAME).read_bytes() for name in ("pico", "esp32s3")}
     assert len(keys) == 2
