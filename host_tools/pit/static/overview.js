@@ -1,6 +1,6 @@
 // The overview: one row per table, re-read from /api/tables whenever the
 // pit pushes something (SSE), never on a timer.
-import { api, cardEl, coalesce, el, fill, loadSession, loginBar, subscribe, WINNER } from "/static/common.js";
+import { api, coalesce, el, fill, loadSession, loginBar, subscribe, WINNER } from "/static/common.js";
 
 function resultCell(r) {
   if (!r || !r.winner) return "-";
