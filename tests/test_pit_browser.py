@@ -175,7 +175,7 @@ def _cli(*args):
     return r.stdout
 
 
-def test_the_overview_loads_with_every_table(pit, chromium):
+def test_the_overview_loads_with_every_table(chromium, pit):
     server, _service, _emus, _cfg = pit
     context, page = _open(chromium, server, "/")
     try:
@@ -192,7 +192,7 @@ def test_the_overview_loads_with_every_table(pit, chromium):
         context.close()
 
 
-def test_a_dealt_card_appears_on_the_table_page_within_a_second(pit, chromium):
+def test_a_dealt_card_appears_on_the_table_page_within_a_second(chromium, pit):
     server, _service, emus, _cfg = pit
     dealer = Dealer(emus["T2"])
     dealer.new_shoe()
@@ -221,7 +221,7 @@ def test_a_dealt_card_appears_on_the_table_page_within_a_second(pit, chromium):
         context.close()
 
 
-def test_the_drawn_roads_match_shoe_roads_on_the_exported_store(pit, chromium, tmp_path):
+def test_the_drawn_roads_match_shoe_roads_on_the_exported_store(chromium, pit, tmp_path):
     server, _service, emus, cfg = pit
     dealer = Dealer(emus["T1"])
     dealer.new_shoe()
@@ -291,7 +291,7 @@ def test_the_drawn_roads_match_shoe_roads_on_the_exported_store(pit, chromium, t
         context.close()
 
 
-def test_an_alert_acknowledged_by_a_supervisor_disappears_for_every_viewer(pit, chromium):
+def test_an_alert_acknowledged_by_a_supervisor_disappears_for_every_viewer(chromium, pit):
     server, _service, _emus, cfg = pit
     with db.Store(cfg.store) as store:
         alert_id = store.alert("WEB2", "warning", "forged_event", "<b>3 frames</b> whose tag does not verify")
@@ -322,7 +322,7 @@ def test_an_alert_acknowledged_by_a_supervisor_disappears_for_every_viewer(pit, 
             ctx.close()
 
 
-def test_without_a_login_no_command_can_be_sent(pit, chromium):
+def test_without_a_login_no_command_can_be_sent(chromium, pit):
     server, _service, _emus, _cfg = pit
     context, page = _open(chromium, server, "/table/T2")
     try:
@@ -346,7 +346,7 @@ def test_without_a_login_no_command_can_be_sent(pit, chromium):
         context.close()
 
 
-def test_a_supervisors_command_waits_for_the_confirmation(pit, chromium):
+def test_a_supervisors_command_waits_for_the_confirmation(chromium, pit):
     server, _service, _emus, cfg = pit
     context, page = _open(chromium, server, "/table/T2", user="sam")
     try:
@@ -366,7 +366,7 @@ def test_a_supervisors_command_waits_for_the_confirmation(pit, chromium):
         context.close()
 
 
-def test_the_end_of_shoe_report_prints_the_anchor(pit, chromium):
+def test_the_end_of_shoe_report_prints_the_anchor(chromium, pit):
     server, _service, emus, cfg = pit
     Dealer(emus["T2"]).new_shoe()  # the report covers the card set now in the shoe
     context, page = _open(chromium, server, "/table/T2/report")
