@@ -117,6 +117,13 @@ def _cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _py_spy():
+    """py-spy beside this Python (the venv), else on PATH: a profiler for
+    `--profile` only, so not a dependency of the project."""
+    beside = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    return beside if os.path.exists(beside) else "py-spy"
+
+
 def write_pit(rundir, tables, port):
     """pit.toml for the stand-ins, with their keys in 0600 files."""
     keys = os.path.join(rundir, "keys")
@@ -185,9 +192,9 @@ def one_run(n, rec, seconds, nclients, warm, workdir, seed, profile=None):
         cpu0 = {p: _cpu_s(p.pid) for p in (pit, clients)}
         self0 = time.process_time()
         if profile:
-            spy = subprocess.Popen(["py-spy", "record", "--pid", str(pit.pid), "--duration",
-                                    str(int(seconds)), "--rate", "50", "--output",
-                                    os.path.join(profile, "pit-%d.svg" % n), "--nonblocking"],
+            spy = subprocess.Popen([_py_spy(), "record", "--pid", str(pit.pid), "--duration",
+                                    str(int(seconds)), "--rate", "100", "--format", "raw", "--threads",
+                                    "--output", os.path.join(profile, "pit-%d.txt" % n), "--nonblocking"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(seconds)
         cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}

@@ -8,9 +8,13 @@ its own thread, each table keeps the exact code and timing `shoe bridge` has
 that table's acks, and a table whose loop raises dies alone: the supervisor
 sees the dead thread and starts a fresh Bridge and Store connection for it,
 without touching the others. SQLite connections belong to one thread, so
-each table thread opens its own connection to the one WAL store; the web
-side has its own too. The GIL is no bottleneck here: the threads spend their
-time in select() and fsync(), which release it.
+each table thread opens its own connection to the one WAL store for its
+reads; the web side has its own too. Every table's writes go through one
+committer (groupcommit.py): whatever is waiting is committed as one
+transaction with one fsync, and each table's append still returns only
+after that commit, so no ack ever precedes durability. The GIL is no
+bottleneck here: the threads spend their time in poll() and fsync(),
+which release it (`shoe bench pit` has the figures).
 
 What a table thread shares with the web side is ``TableRunner.snapshot()``
 (copies taken under a lock) and messages handed to ``Pit.publish``
@@ -27,6 +31,7 @@ import time
 
 from host_tools import vm
 from host_tools.bridge.session import Bridge, parse_json, read_key
+from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.roads import Board, RoadsError
 from host_tools.store import db
 from host_tools.store.recall import RoundBook
@@ -63,10 +68,11 @@ class Killed(RuntimeError):
 class TableRunner:
     """One table: its Bridge on a thread, and what the page shows of it."""
 
-    def __init__(self, table, store_path, publish):
+    def __init__(self, table, store_path, publish, committer):
         self.table = table
         self.name = table.name
         self.store_path = store_path
+        self.committer = committer
         self.publish = publish
         self.key = read_key(table.key_file)
         self.lock = threading.Lock()
@@ -187,7 +193,7 @@ class TableRunner:
             self._fail_commands("error the table's loop stopped")
 
     def _run(self):
-        store = db.Store(self.store_path)
+        store = TableStore(db.Store(self.store_path), self.committer)
         bridge = None
         try:
             bridge = Bridge(store, self.table.port, self.key, shoe_id=self.table.shoe,
@@ -282,13 +288,18 @@ class Pit:
         self.config = config
         self.listeners = []
         self.runners = {}
-        for t in config.tables:
-            self.runners[t.name] = TableRunner(t, config.store, self.publish)
-        self.stop = threading.Event()
-        self.supervisor = None
         # The audit table lives in the same file, outside every shoe's chain.
         with db.Store(config.store) as store:
             store._retry(lambda: store.db.executescript(AUDIT_SCHEMA))
+        self.committer = GroupCommit(config.store)
+        try:
+            for t in config.tables:
+                self.runners[t.name] = TableRunner(t, config.store, self.publish, self.committer)
+        except BaseException:  # a bad key file: nothing may be left running
+            self.committer.close()
+            raise
+        self.stop = threading.Event()
+        self.supervisor = None
         # [casino] in pit.toml: the store is also the outbox of the casino record.
         self.casino = None
         if getattr(config, "casino", None) is not None:
@@ -337,5 +348,6 @@ class Pit:
             self.supervisor.join(2)
         for r in self.runners.values():
             r.close()
+        self.committer.close()
         if self.casino is not None:
             self.casino.close()

@@ -218,11 +218,12 @@ class Store:
                                           uri=True, timeout=timeout, isolation_level=None)
             else:
                 self.db = sqlite3.connect(self.path, timeout=0.001, isolation_level=None)
-            self._check_format()
+            current = self._check_format()
             if not readonly:
                 self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
                 self.db.execute("PRAGMA synchronous=FULL")
-                self._retry(self._create)
+                if not current:  # a write: a pit opening 256 connections at once queued on it
+                    self._retry(self._create)
         except sqlite3.DatabaseError as e:
             raise StoreError("cannot use %s as a store: %s" % (self.path, e))
 
@@ -235,7 +236,7 @@ class Store:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if version == FORMAT:
-            return
+            return True
         if version == 0 and "events" in tables:
             self.db.close()
             raise StoreError(
@@ -282,11 +283,14 @@ class Store:
 
     def register_shoe(self, shoe_id, key_id=None, settings=None):
         """Record (or refresh) a shoe seen at a handshake."""
+        return self.write(self.register_shoe_write(shoe_id, key_id, settings))
+
+    def register_shoe_write(self, shoe_id, key_id=None, settings=None):
         now = time.time()
         settings_text = None if settings is None else json.dumps(settings, sort_keys=True)
-        self._begin()
-        try:
-            self.db.execute(
+
+        def write(store):
+            store.db.execute(
                 "INSERT INTO shoes (shoe_id, key_id, settings, first_seen, last_seen)"
                 " VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT(shoe_id) DO UPDATE SET"
@@ -294,10 +298,7 @@ class Store:
                 " settings = COALESCE(excluded.settings, settings),"
                 " last_seen = excluded.last_seen",
                 (shoe_id, key_id, settings_text, now, now))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+        return write
 
     def shoe_ids(self):
         return [r[0] for r in self.db.execute("SELECT shoe_id FROM shoes ORDER BY shoe_id")]
@@ -354,6 +355,13 @@ class Store:
         stored seq is a Conflict. A higher seq raises SequenceGap so the
         caller can wait for the missing events.
         """
+        return self.write(self.append_write(shoe_id, seq, event_bytes, received, mac, first_seq,
+                                            first_prev))
+
+    def append_write(self, shoe_id, seq, event_bytes, received=None, mac=None, first_seq=None,
+                     first_prev=None):
+        """``append``'s checks as a write for ``write``/``write_many``: the
+        arguments are checked here, the chain inside the transaction."""
         if self.readonly:
             raise StoreError("store %s is open read-only" % self.path)
         if isinstance(event_bytes, str):
@@ -364,15 +372,44 @@ class Store:
             first_prev = bytes(first_prev).decode("ascii")
         event = parse_event(event_bytes)
         received = time.time() if received is None else received
+        return lambda store: store._append_locked(shoe_id, seq, event_bytes, event, received, mac,
+                                                  first_seq, first_prev)
+
+    # -- transactions -------------------------------------------------------
+
+    def write(self, action):
+        """Run one write (a function of the store, from a ``*_write``
+        method) as its own durable transaction; its result, or its error."""
+        out = self.write_many([action])[0]
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    def write_many(self, actions):
+        """Group commit: run every write in ONE transaction, so one fsync
+        makes them all durable (the pit's tables share it, host_tools/pit/
+        groupcommit.py). Each runs under its own savepoint: one that raises
+        a StoreError (a gap, a conflict) is undone alone and its error is its
+        result; the others still commit. Returns the results in order only
+        after COMMIT returned; any other failure undoes all and raises."""
+        if self.readonly:
+            raise StoreError("store %s is open read-only" % self.path)
+        results = []
         self._begin()
         try:
-            outcome = self._append_locked(shoe_id, seq, event_bytes, event, received, mac,
-                                          first_seq, first_prev)
+            for action in actions:
+                self.db.execute("SAVEPOINT one")
+                try:
+                    results.append(action(self))
+                except StoreError as e:
+                    self.db.execute("ROLLBACK TO one")
+                    results.append(e)
+                self.db.execute("RELEASE one")
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return outcome
+        return results
 
     def _append_locked(self, shoe_id, seq, event_bytes, event, received, mac, first_seq, first_prev):
         head = self.db.execute(
@@ -438,9 +475,15 @@ class Store:
 
     def log_link(self, shoe_id, kind, detail):
         """Record a connect, disconnect or link error (its own transaction)."""
-        self._retry(lambda: self.db.execute(
-            "INSERT INTO link_log (shoe_id, time, kind, detail) VALUES (?, ?, ?, ?)",
-            (shoe_id, time.time(), kind, detail)))
+        return self.write(self.log_link_write(shoe_id, kind, detail))
+
+    def log_link_write(self, shoe_id, kind, detail):
+        now = time.time()
+
+        def write(store):
+            store.db.execute("INSERT INTO link_log (shoe_id, time, kind, detail) VALUES (?, ?, ?, ?)",
+                             (shoe_id, now, kind, detail))
+        return write
 
     def link_log(self, shoe_id=None):
         sql = "SELECT shoe_id, time, kind, detail FROM link_log"
@@ -457,37 +500,34 @@ class Store:
         ``merge_within`` seconds before this one's first: a flood of forged
         frames is then one row whose count and last time grow, so it cannot
         fill the disk. Returns the row id."""
+        return self.write(self.alert_write(shoe_id, severity, kind, detail, count, first_time,
+                                           last_time, merge_within))
+
+    def alert_write(self, shoe_id, severity, kind, detail, count=1, first_time=None, last_time=None,
+                    merge_within=None):
         if severity not in SEVERITIES:
             raise ValueError("severity must be one of %s, not %r" % (", ".join(SEVERITIES), severity))
         now = time.time()
         first_time = now if first_time is None else first_time
         last_time = first_time if last_time is None else last_time
 
-        def write():
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                row = None
-                if merge_within is not None:
-                    row = self.db.execute(
-                        "SELECT id FROM alerts WHERE shoe_id IS ? AND kind = ? AND severity = ?"
-                        " AND last_time >= ? ORDER BY id DESC LIMIT 1",
-                        (shoe_id, kind, severity, first_time - merge_within)).fetchone()
-                if row is not None:
-                    self.db.execute(
-                        "UPDATE alerts SET count = count + ?, last_time = MAX(last_time, ?),"
-                        " detail = ? WHERE id = ?", (count, last_time, detail, row[0]))
-                    rid = row[0]
-                else:
-                    rid = self.db.execute(
-                        "INSERT INTO alerts (shoe_id, time, severity, kind, detail, count,"
-                        " first_time, last_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (shoe_id, now, severity, kind, detail, count, first_time, last_time)).lastrowid
-                self.db.execute("COMMIT")
-                return rid
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-        return self._retry(write)
+        def write(store):
+            row = None
+            if merge_within is not None:
+                row = store.db.execute(
+                    "SELECT id FROM alerts WHERE shoe_id IS ? AND kind = ? AND severity = ?"
+                    " AND last_time >= ? ORDER BY id DESC LIMIT 1",
+                    (shoe_id, kind, severity, first_time - merge_within)).fetchone()
+            if row is not None:
+                store.db.execute(
+                    "UPDATE alerts SET count = count + ?, last_time = MAX(last_time, ?),"
+                    " detail = ? WHERE id = ?", (count, last_time, detail, row[0]))
+                return row[0]
+            return store.db.execute(
+                "INSERT INTO alerts (shoe_id, time, severity, kind, detail, count,"
+                " first_time, last_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (shoe_id, now, severity, kind, detail, count, first_time, last_time)).lastrowid
+        return write
 
     def alerts(self, shoe_id=None, severity=None):
         """Alerts as dicts, oldest first; filtered by shoe and/or severity."""
