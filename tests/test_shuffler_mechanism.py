@@ -40,7 +40,7 @@ def run_plan(n, seed):
 @pytest.mark.parametrize("n,seed", [(1, 1), (7, 2), (52, 3)])
 def test_the_physical_stack_is_the_decided_order(n, seed):
     m, order = run_plan(n, seed)
-    assert [c.uid[2] << 8 | c.uid[3] for c in m.stack] == order
+    assert [m.uid(k)[2] << 8 | m.uid(k)[3] for k in m.stack] == order
     assert not m.tray and not m.path and m.crashed == 0
 
 
@@ -112,9 +112,9 @@ def test_eject_routes_the_stack():
     for i in range(3):
         e.to_gap(i, i)                             # the check pass: the bottom gap, feed order kept
         e.feed_one(bytearray(16))
-    assert [c.uid[3] for c in m.stack] == [0, 1, 2]
+    assert [m.uid(k)[3] for k in m.stack] == [0, 1, 2]
     e.eject(False)
-    assert [c.uid[3] for c in m.tray] == [0, 1, 2] and not m.stack
+    assert [m.uid(k)[3] for k in m.tray] == [0, 1, 2] and not m.stack
     for i in range(3):
         e.to_gap(i, 0)
         e.feed_one(bytearray(16))
@@ -139,7 +139,7 @@ tag = bytearray(16)
 for i in range(n):
     e.to_gap(i, gaps[i])
     e.feed_one(tag)
-print(json.dumps([c.uid[2] << 8 | c.uid[3] for c in m.stack]))
+print(json.dumps([m.uid(k)[2] << 8 | m.uid(k)[3] for k in m.stack]))
 print(m.now_us)
 """
 

@@ -106,7 +106,7 @@ class BatchCheck:
     def __init__(self, registry, report=None, max_cards=MAX_CARDS):
         self.registry = registry
         self.report = report
-        self.fed = array("H", [0] * max_cards)   # record of the k-th good card fed
+        self.fed = array("H", bytes(2 * max_cards))   # record of the k-th good card fed
         self._seen = bytearray((_registry.MAX_DECKS * _registry.CARDS_PER_DECK + 7) >> 3)
         self.batch = 0
         self.reads = 0

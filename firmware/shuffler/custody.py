@@ -84,7 +84,7 @@ class Shuffler:
         self.serial = [0, 0, 0]
         self.batch_id = [None, None, None]
         self.size = [0, 0, 0]
-        self.records = [None, array("H", [0] * max_cards), array("H", [0] * max_cards)]
+        self.records = [None, array("H", bytes(2 * max_cards)), array("H", bytes(2 * max_cards))]
         self.salt = [None, bytearray(_commit.SALT_BYTES), bytearray(_commit.SALT_BYTES)]
         self.commitment = [None, None, None]
         self.revealable = [False, False, False]

@@ -56,7 +56,7 @@ class Device:
         self.door = board.door
         self.state_path = board.state_path
         self.tag = bytearray(32)
-        self.read_order = array("H", [0] * (max_cards * 2))  # records as read in the check pass
+        self.read_order = array("H", bytes(2 * (max_cards * 2)))  # records as read in the check pass
         self.reads = 0
         self.returning = 0   # the batch being checked came back from the shoe
         self.phase = IDLE
@@ -161,7 +161,16 @@ class Device:
     def release(self, b=0):
         m = self.machine
         if b == 0:
-            b = custody.A if m.state[custody.A] == custody.SEALED else custody.B
+            # The sealed batch; without one, the batch inside, so that the
+            # refusal names the state that keeps it in.
+            b = custody.B
+            for c in (custody.A, custody.B):
+                if m.state[c] == custody.SEALED:
+                    b = c
+                    break
+            else:
+                if m.state[custody.A] not in (custody.EMPTY, custody.RELEASED):
+                    b = custody.A
         events = self._send(m.release(b))
         if self._moved(events, custody.RELEASED):
             self.mech.eject(True)
@@ -222,10 +231,15 @@ class Device:
             if not shut:
                 self._send(self.machine.door_open())
                 self._stop()
-        if self.phase == CHECK:
-            self._check_one()
-        elif self.phase == SHUFFLE:
-            self._shuffle_one()
+        if self.phase == IDLE:
+            return
+        try:
+            if self.phase == CHECK:
+                self._check_one()
+            else:
+                self._shuffle_one()
+        except Exception as e:  # a bug mid-batch: nobody can vouch for the stack now
+            self._fault("internal: %s" % e)
 
     def _stop(self):
         if self.phase != IDLE:
@@ -277,7 +291,8 @@ class Device:
             self.read_order[self.reads] = r if r >= 0 else 0xFFFF
             self.reads += 1
         self.i += 1
-        self._send(m.read(r, mech.colour))
+        # An unknown tag goes in by its bytes, so that the event names it.
+        self._send(m.read(r, mech.colour) if r >= 0 else m.read_id(self.tag, got, mech.colour))
 
     def _shuffle_one(self):
         m = self.machine

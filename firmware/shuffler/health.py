@@ -52,7 +52,7 @@ class EntropyFault(Exception):
     """
 
     def __init__(self, test, value, count):
-        Exception.__init__(self, "entropy %s failed: value %d seen %d times" % (test, value, count))
+        super().__init__("entropy %s failed: value %d seen %d times" % (test, value, count))
         self.test = test
         self.value = value
         self.count = count

@@ -88,8 +88,8 @@ class Decider:
         self.drbg = drbg.HmacDrbg(self.source)
         self.drbg.instantiate(personalization)
         self.uniform = draw.Uniform(self.drbg)
-        self.gaps = array("H", [0] * max_cards)
-        self.order = array("H", [0] * max_cards)
+        self.gaps = array("H", bytes(2 * max_cards))
+        self.order = array("H", bytes(2 * max_cards))
         self.batches = 0
 
     def decide(self, n):

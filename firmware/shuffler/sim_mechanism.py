@@ -71,24 +71,24 @@ class In:
     __call__ = value
 
 
-class Card:
-    def __init__(self, uid, colour):
-        self.uid = uid          # the tag's bytes
-        self.colour = colour    # "back_a", "back_b" or "face": what the back sensor sees
-        self.front = 0          # feed steps travelled by its front edge since the pick
-        self.moving = True
-        self.read = False       # the reader already reported it
-
-    def picked(self, front):
-        """Taken from the tray by the pick roller, its front at ``front``."""
-        self.front = front
-        self.moving = True
-        self.read = False
-        return self
+# A card in the feed path: [card number, front, moving, read]. Cards are
+# numbers into the model's tables (tags and surfaces), so a batch of 416
+# costs the VM's heap a few kilobytes, not an object per card.
+CARD = 0
+FRONT = 1
+MOVING = 2
+READ = 3
+MAX_UID = 10
+SURFACES = ("back_a", "back_b", "face")
 
 
 class Mechanism:
-    def __init__(self, on_surface=None):
+    def __init__(self, on_surface=None, max_cards=900):
+        self.uids = bytearray(max_cards * MAX_UID)
+        self.ulen = bytearray(max_cards)
+        self.surface = bytearray(max_cards)
+        self.count = 0
+        self.free = []          # numbers of cards that left the machine
         self.tray = []          # cards waiting at the intake, top first
         self.path = []          # cards between the pick roller and the gripper
         self.stack = []         # cards on the elevator, top first
@@ -123,21 +123,46 @@ class Mechanism:
 
     def put(self, uid, colour):
         """A card put at the bottom of the intake tray."""
-        self.tray.append(Card(uid, colour))
+        n = len(uid)
+        if self.free:
+            k = self.free.pop()
+        else:
+            k = self.count
+            if n > MAX_UID or k >= len(self.ulen):
+                raise ValueError("the model holds %d cards of tags up to %d bytes" % (len(self.ulen), MAX_UID))
+            self.count = k + 1
+        at = k * MAX_UID
+        for j in range(n):
+            self.uids[at + j] = uid[j]
+        self.ulen[k] = n
+        self.surface[k] = SURFACES.index(colour)
+        self.tray.append(k)
+
+    def uid(self, k):
+        return bytes(self.uids[k * MAX_UID:k * MAX_UID + self.ulen[k]])
+
+    def colour(self, k):
+        return SURFACES[self.surface[k]]
+
+    def _cards(self, ks):
+        """Cards leaving the machine: their numbers are free again."""
+        out = [(self.uid(k), self.colour(k)) for k in ks]
+        self.free.extend(ks)
+        return out
 
     def take_output(self):
         """The operator takes the oldest stack out of the output: [(uid, colour)]."""
         if not self.output:
             return []
-        return [(c.uid, c.colour) for c in self.output.pop(0)]
+        return self._cards(self.output.pop(0))
 
     def take_all(self):
         """An operator empties the machine (after a fault): every card, in
         tray, path and elevator, as [(uid, colour)]."""
-        cards = self.stack + self.path + self.tray
+        ks = self.stack + [p[CARD] for p in self.path] + self.tray
         self.stack, self.path, self.tray = [], [], []
         self._show(None)
-        return [(c.uid, c.colour) for c in cards]
+        return self._cards(ks)
 
     def double(self):
         self._double = True
@@ -178,33 +203,33 @@ class Mechanism:
             if self._slip > 0:
                 self._slip -= 1
                 return
-            path.append(self.tray.pop(0).picked(0))
+            path.append([self.tray.pop(0), 0, True, False])
             if self._double and self.tray:
-                path.append(self.tray.pop(0).picked(-G.DOUBLE_OFFSET))
+                path.append([self.tray.pop(0), -G.DOUBLE_OFFSET, True, False])
             self._double = False
         mouth = G.THROAT + G.CARD_LEN + G.TO_GRIPPER
         for c in path:
-            if not c.moving:
+            if not c[MOVING]:
                 continue
-            if c.front == self._jam_at:
-                c.moving = False
+            if c[FRONT] == self._jam_at:
+                c[MOVING] = False
                 self._jam_at = None
                 continue
-            c.front += 1
-        while path and path[0].front >= mouth:
+            c[FRONT] += 1
+        while path and path[0][FRONT] >= mouth:
             self._insert(path.pop(0))
         self._show(self._covering())
 
-    def _insert(self, card):
+    def _insert(self, c):
         i = len(self.stack)
         g = self._facing(i)
         if g < 0:
-            card.moving = False       # crashed into the stack's side: it stays in the mouth
-            card.front = G.THROAT + G.CARD_LEN + G.TO_GRIPPER - 1
-            self.path.insert(0, card)
+            c[MOVING] = False       # crashed into the stack's side: it stays in the mouth
+            c[FRONT] = G.THROAT + G.CARD_LEN + G.TO_GRIPPER - 1
+            self.path.insert(0, c)
             self.crashed += 1
             return
-        self.stack.insert(g, card)
+        self.stack.insert(g, c[CARD])
 
     def _eject_edge(self, v):
         if not v or not self.stack:
@@ -222,7 +247,7 @@ class Mechanism:
 
     def _covering(self):
         for c in self.path:
-            if G.THROAT <= c.front < G.THROAT + G.CARD_LEN:
+            if G.THROAT <= c[FRONT] < G.THROAT + G.CARD_LEN:
                 return c
         return None
 
@@ -248,7 +273,7 @@ class Mechanism:
     def _show(self, card):
         if self._surface is None:
             return
-        name = card.colour if card is not None else "none"
+        name = SURFACES[self.surface[card[CARD]]] if card is not None else "none"
         if name != self._shown:
             self._shown = name
             self._surface(name)
@@ -259,10 +284,12 @@ class Mechanism:
         """The tag of the card covering the throat (the reader's antenna is
         there), once per card, as a tag entering the field; its length, or 0."""
         c = self._covering()
-        if c is None or c.read:
+        if c is None or c[READ]:
             return 0
-        c.read = True
-        n = len(c.uid)
-        for k in range(n):
-            buf[k] = c.uid[k]
+        c[READ] = True
+        k = c[CARD]
+        n = self.ulen[k]
+        at = k * MAX_UID
+        for j in range(n):
+            buf[j] = self.uids[at + j]
         return n

@@ -30,7 +30,7 @@ from host_tools.boards import config as board_config
 DEFAULT_ID = "SHUF1"
 KEY_FILE = "shoe_key.bin"      # the name the firmware's board reads (one key file per device)
 CARDSET_FILE = "cardset.bin"
-HEAP = "256k"                  # see docs/shuffler.md "Footprint": the model and simulators ride along
+HEAP = "320k"                  # see docs/shuffler.md "Footprint": the model and simulators ride along
 
 
 def stage_code():

@@ -1,0 +1,154 @@
+"""The shuffler as a device: its firmware in the MicroPython VM on the
+mechanism model, its events through the real bridge into SQLite
+(host_tools/shuffler/rig.py). The happy path and every fault scenario of
+issue 14: each ends in the documented state (docs/shuffler.md, "Faults")
+with a clear event, and nothing that should not be released is.
+"""
+
+import pytest
+
+from baccarat import cards
+from host_tools.shuffler.emulate import TwoBatchSet
+from host_tools.shuffler.rig import Rig, reveal_from
+from shuffler import commit
+
+A, B = 1, 2
+
+
+@pytest.fixture
+def rig(tmp_path):
+    r = Rig(str(tmp_path / "flash"), str(tmp_path / "s.db"), decks=1, seed=5)
+    yield r
+    r.close()
+
+
+def names(uids):
+    return [cards.name(TwoBatchSet.card_of(u)[2]) for u in uids]
+
+
+def nothing_released(rig, batch="A"):
+    """Release is refused and the output stays empty."""
+    since = rig.mark()
+    rig.emu.press("release")
+    refused = rig.wait(lambda e: e.get("type") == "custody_refused" and e.get("on") == "release",
+                       "release refused", 20, since)
+    assert rig.emu.take() == []
+    return refused
+
+
+def test_load_check_shuffle_seal_release_return_reveal(rig):
+    uids = rig.emu.cards.new_deck_order(A)
+    since = rig.load("A", uids)
+    sealed = rig.custody("A", "sealed", since=since)
+    assert sealed["id"] == "A-1" and len(sealed["commit"]) == 64
+    # Nothing about the order has left the machine: no event names a card.
+    assert not [e for e in rig.events if "records" in e or ("cards" in e and isinstance(e["cards"], list))]
+    rig.emu.press("release")
+    rig.custody("A", "released", since=since)
+    stack = rig.emu.take()
+    assert sorted(u for u, _c in stack) == sorted(uids) and [u for u, _c in stack] != uids
+    # The batch comes back (all of it, dealt or not) and is loaded again:
+    # the order and salt are revealed, and they open the published commitment.
+    since = rig.load("A", [u for u, _c in stack])
+    rig.custody("A", "checked", since=since)
+    doc = reveal_from(rig.events, "A-1")
+    assert doc is not None and len(doc["records"]) == 52
+    assert commit.opens(bytes.fromhex(sealed["commit"]), bytes.fromhex(doc["salt"]), "A-1", doc["records"])
+    reg = rig.emu.cards.registry.Registry(rig.emu.cards.encode())
+    assert [cards.name(reg.card(r)) for r in doc["records"]] == names([u for u, _c in stack])
+    assert doc["returned"] == names([u for u, _c in stack])
+    # The second seal of A has a new id and a new commitment.
+    second = rig.custody("A", "sealed", since=since)
+    assert second["id"] == "A-2" and second["commit"] != sealed["commit"]
+
+
+def test_jam_breaks_custody_and_a_new_feed_recovers(rig):
+    rig.emu.op("jam 400")
+    since = rig.load("A", rig.emu.cards.new_deck_order(A))
+    fault = rig.wait(lambda e: e.get("type") == "mech_fault", "mech_fault", since=since)
+    assert fault["reason"] == "jam" and fault["batch"] == "A" and fault["card"] == 0
+    broken = rig.custody("A", "broken", since=since)
+    assert broken["reason"] == "jam" and broken["from"] == "loading"
+    nothing_released(rig)
+    rig.emu.take(everything=True)
+    since = rig.load("A", rig.emu.cards.new_deck_order(A))
+    assert rig.custody("A", "sealed", since=since)["id"] == "A-1"
+
+
+def test_double_feed_breaks_custody(rig):
+    rig.emu.op("double")
+    since = rig.load("A", rig.emu.cards.new_deck_order(A))
+    fault = rig.wait(lambda e: e.get("type") == "mech_fault", "mech_fault", since=since)
+    assert fault["reason"] == "double_feed"
+    assert rig.custody("A", "broken", since=since)["reason"] == "double_feed"
+    nothing_released(rig)
+
+
+def test_door_opened_while_sealed_breaks_the_seal(rig):
+    since = rig.load("A", rig.emu.cards.new_deck_order(A))
+    rig.custody("A", "sealed", since=since)
+    rig.emu.op("door open")
+    broken = rig.custody("A", "broken", since=since)
+    assert broken["from"] == "sealed" and broken["reason"] == "door"
+    assert rig.wait(lambda e: e.get("type") == "door" and e["shut"] is False, "door event", 10, since)
+    refused = nothing_released(rig)
+    assert refused["state"] == "broken"
+
+
+def test_power_cut_mid_shuffle(tmp_path):
+    r = Rig(str(tmp_path / "flash"), str(tmp_path / "s.db"), decks=4, seed=6)
+    try:
+        since = r.load("A", r.emu.cards.new_deck_order(A))
+        r.custody("A", "shuffling", since=since)
+        r.emu.power_cut()
+        assert not [e for e in r.events if e.get("to") == "shuffled"]  # cut before the stack was complete
+        since = r.mark()
+        r.emu.start()
+        broken = r.custody("A", "broken", since=since)
+        assert broken["reason"] == "power" and broken["on"] == "power_up"
+        boot = r.wait(lambda e: e.get("type") == "shuffler_boot", "shuffler_boot", 20, since)
+        assert boot["restored"] is True
+        nothing_released(r)
+    finally:
+        r.close()
+
+
+def test_entropy_failure_tilts(rig):
+    rig.emu.op("entropy stuck")
+    since = rig.load("A", rig.emu.cards.new_deck_order(A))
+    tilt = rig.wait(lambda e: e.get("type") == "tilt" and e.get("source") == "shuffler", "tilt", since=since)
+    assert tilt["reason"] == "entropy_rct"
+    assert rig.custody("A", "broken", since=since)["reason"] == "entropy_rct"
+    assert not [e for e in rig.events if e.get("to") == "sealed"]
+    refused = nothing_released(rig)
+    assert "tilted" in refused["why"]
+    since = rig.mark()
+    rig.emu.press("clear")  # still stuck: the start-up test refuses
+    rig.wait(lambda e: e.get("type") == "error" and "clear refused" in e.get("message", ""), "clear refused",
+             20, since)
+    rig.emu.op("entropy good")
+    rig.emu.press("clear")
+    rig.wait(lambda e: e.get("type") == "tilt_cleared", "tilt_cleared", 20, since)
+
+
+def test_a_foreign_card_is_named_and_the_batch_rejected(rig):
+    uids = rig.emu.cards.new_deck_order(A)
+    foreign = bytes([4, 0xEE, 1, 2, 3, 4, 5])
+    since = rig.load("A", uids[:10] + [foreign] + uids[10:])
+    bad = rig.wait(lambda e: e.get("type") == "batch_card", "batch_card", since=since)
+    assert bad["kind"] == "unknown_card" and bad["pos"] == 11 and "04ee0102030405" in bad["name"].lower()
+    rejected = rig.custody("A", "rejected", since=since)
+    assert rejected["bad"] == 1
+    assert not [e for e in rig.events if e.get("to") in ("shuffling", "sealed")]
+    assert len(rig.emu.take()) == 53  # the rejected stack goes back to the operator, not to a shoe
+
+
+def test_a_missing_card_is_named_and_the_batch_rejected(rig):
+    uids = rig.emu.cards.new_deck_order(A)
+    since = rig.load("A", uids[:20] + uids[21:])
+    rejected = rig.custody("A", "rejected", since=since)
+    assert rejected["missing"] == 1
+    missing = [e for e in rig.shuffler_events("batch_card") if e["kind"] == "missing_card"]
+    assert len(missing) == 1 and missing[0]["card"] == names([uids[20]])[0]
+    assert len(rig.emu.take()) == 51  # back to the operator
+    nothing_released(rig)
