@@ -1,18 +1,20 @@
-"""Code for rare paths leaves the heap when it is done.
+"""Code for boot-only work leaves the heap when it is done.
 
 A Pico's MicroPython heap holds the whole resident firmware and the card
-set, and .mpy code loaded from flash lives in that heap. Modules that only
-a boot, a refill, a command or a new shoe needs (link/recovery.py,
-link/dispatch.py, link/schema.py) are imported where they run and let go
-with ``unload`` afterwards. On CPython (the pit PC) it does nothing: there
-is memory to spare and host code keeps its own references.
+set, and .mpy code loaded from flash lives in that heap. A module only the
+boot needs (manifest.py, the file check) is let go with ``unload`` once it
+has run, before the shoe's own modules load. Nothing the shoe may need
+while cards are dealt is loaded on demand: mid-shoe the free heap is many
+small holes (MicroPython never moves objects), and loading code then can
+fail (link/session.py). On CPython (the pit PC) ``unload`` does nothing:
+there is memory to spare and host code keeps its own references.
 """
 
 import sys
 
-# The modules loaded only on demand, as firmware paths (the footprint
-# benchmark counts them apart from the resident set).
-ON_DEMAND = ("link/recovery.py", "link/dispatch.py", "link/schema.py")
+# The modules loaded only for a while (at boot) and let go, as firmware paths
+# (the footprint benchmark counts them apart from the resident set).
+ON_DEMAND = ("manifest.py",)
 
 
 def unload(name):

@@ -21,6 +21,7 @@ import time
 
 MANIFEST = "manifest.json"
 LINE_MAX = 128
+SESSION_ROOM = 8192
 
 # Bits of board.buttons() and board.lights() (docs/design.md).
 BUTTON_BETS = 1
@@ -125,6 +126,11 @@ def run():
     # never moves objects, so later no hole might be big enough for them.
     from link.outbox import Outbox
     outbox = Outbox()
+    # Room for the session's buffers (frames in and out, the event buffers of
+    # its game and of its refill's scratch game, the journal's record), held
+    # from here and given back just before the session is made: those blocks
+    # of about 1 KiB each then find one run of free heap, not scattered holes.
+    room = bytearray(SESSION_ROOM)
     import board_config
     pkg = __import__("boards." + board_config.MODULE)
     board = getattr(pkg, board_config.MODULE).Board(board_config)
@@ -139,11 +145,13 @@ def run():
     from link.journal import Journal
     from link.session import Session
 
+    import gc
+    room = None
+    gc.collect()
+    session = Session(board, board_config, Journal(board.journal_path), outbox)
     problem = _self_test(_known_answers)
     board.feed()
-    import gc
-    gc.collect()  # the self-test's throw-away game goes before the session is made
-    session = Session(board, board_config, Journal(board.journal_path), outbox)
+    gc.collect()  # the self-test's throw-away game
     reading = None
     if cardset is not None:
         reading = _reading.start(board, session, cardset)

@@ -30,15 +30,14 @@ from baccarat import cards, game
 def _shoe(g, words):
     """A ``shoe`` line is the ``shoe`` command's text (link/schema.py), so a
     script, the dealer channel and a signed command accept the same settings
-    with the same messages. The schema is loaded only for this rare line."""
-    from lazy import unload
+    with the same messages. Imported here, not at the top, so the core alone
+    (`shoe replay`) loads the schema only if a script has a ``shoe`` line;
+    on the shoe it is resident (link/session.py), so this is a lookup."""
     from link import proto, schema
     try:
         _name, a = schema.parse_command(" ".join(["shoe"] + words[1:]))
     except proto.Rejected as r:
         return r.message
-    finally:
-        unload("link.schema")
     if isinstance(g, game.Game):
         g.new_shoe(a["decks"], a["designation"], a["exposed"], a["batch"])
     else:

@@ -168,6 +168,10 @@ def _decode(raw):
         return "".join(chr(b) if 0x20 <= b < 0x7F else "?" for b in raw)
 
 
+def _where(index, at):
+    return "record %d at byte %d" % (index, at)
+
+
 class Journal:
     def __init__(self, path):
         self.path = path
@@ -264,35 +268,35 @@ class Journal:
             good = len(HEADER)
             index = 0
             rec = self._big
+            view = memoryview(rec)
             while True:
+                # Read into the journal's own buffer: a refill scans the whole
+                # journal mid-shoe, where a new block per record might not be found.
                 h = f.read(HEAD)
                 if not h:
                     return OK, None, good
-                where = "record %d at byte %d" % (index, good)
                 if len(h) >= 3 and KINDS.find(bytes((h[2],))) < 0:
-                    return CORRUPT, where + ": unknown kind 0x%02x" % h[2], good
+                    return CORRUPT, _where(index, good) + ": unknown kind 0x%02x" % h[2], good
                 if len(h) < HEAD:
-                    return TORN, where + " cut short", good
+                    return TORN, _where(index, good) + " cut short", good
                 blen = (h[0] << 8) | h[1]
                 if h[3] != _hchk(h[0], h[1], h[2]):
-                    return CORRUPT, where + ": header check byte does not match", good
+                    return CORRUPT, _where(index, good) + ": header check byte does not match", good
                 if blen > MAX_BODY:
-                    return CORRUPT, where + ": length %d exceeds %d" % (blen, MAX_BODY), good
-                rest = f.read(blen + 2)
-                if len(rest) < blen + 2:
-                    return TORN, where + " cut short", good
+                    return CORRUPT, _where(index, good) + ": length %d exceeds %d" % (blen, MAX_BODY), good
                 for i in range(HEAD):
                     rec[i] = h[i]
-                for i in range(blen + 2):
-                    rec[HEAD + i] = rest[i]
+                got_n = f.readinto(view[HEAD:HEAD + blen + 2])
+                if (got_n or 0) < blen + 2:
+                    return TORN, _where(index, good) + " cut short", good
                 want = (rec[HEAD + blen] << 8) | rec[HEAD + 1 + blen]
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
-                    return CORRUPT, where + ": crc %04x, computed %04x" % (want, got), good
+                    return CORRUPT, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good
                 if h[2] == GEN:
                     self.found_gen = get_u32(rec, HEAD)
                 else:
-                    handler.record(h[2], memoryview(rec)[HEAD:HEAD + blen], blen)
+                    handler.record(h[2], view[HEAD:HEAD + blen], blen)
                 good += blen + OVERHEAD
                 index += 1
 

@@ -7,12 +7,13 @@ byte (docs/protocol.md 8). Record layouts are read through link/journal.py's
 field readers, beside the writers, so they are stated once. The marker check
 that catches a lost or cut-back journal is here too.
 
-Nothing here is needed between a boot and a long link outage, so the
-session imports this module only for those and then lets it go
-(``Session._recovery``): its code does not sit in the shoe's heap while
-cards are dealt.
+A refill happens during play (the host acked slowly, or the link was down
+while cards were dealt), so this module stays loaded from boot on and the
+refill replays into the session's preallocated scratch game: loading code or
+making a game then, in a heap of small holes, could fail mid-shoe.
 """
 
+from baccarat import game as _game
 from link import auth, proto
 from link import journal as _journal
 from link import reports
@@ -186,13 +187,27 @@ class _Filler:
             self.full = True
 
 
-def refill(s, game_class):
-    """Replay the journal into a scratch game to bring events that did not
-    fit in the outbox back into it (only after a long link outage)."""
+def _fresh(g):
+    """Bring the reused scratch game back to a new game's state: no card set
+    loaded and nothing of the last shoe (the core's own reset of a shoe). The
+    shoe settings it keeps are written by the next shoe record before any
+    input reads them."""
+    g.phase = _game.NO_SHOE
+    g._clear_shoe()
+
+
+def refill(s):
+    """Replay the journal into the session's scratch game to bring events
+    that did not fit in the outbox back into it."""
     box = s.outbox
     want = box.last_seq() if box.count else s.acked
     filler = _Filler(s, want)
-    scratch = game_class(filler.emit)
-    s.journal.scan(Replay(s, scratch, False, filler.base, filler.ack))
+    scratch = s.scratch
+    _fresh(scratch)
+    s.filler = filler
+    try:
+        s.journal.scan(Replay(s, scratch, False, filler.base, filler.ack))
+    finally:
+        s.filler = None
     if filler.seq_done >= s.seq:
         s.spilled = False

@@ -8,14 +8,20 @@ host acks it; each is signed, chained to the one before, when it is first
 sent. The parts each have a module: link/outbox.py (the retransmit queue),
 link/recovery.py (journal replay), link/dispatch.py (commands),
 link/reports.py (what the link says), link/auth.py (every MAC).
+
+Everything the shoe may need while cards are dealt is imported with this
+module and allocated here, at boot, never on demand: a refill after slow
+acks or an outage, a `shoe` line, a command. MicroPython's heap never moves
+an object, so after boot it is free space in many small holes; loading a
+module's code or making a game mid-play then needs blocks that may no longer
+exist ("memory allocation failed" in the middle of a shoe).
 """
 
 from baccarat import game as _game
 from baccarat.jsonout import JsonOut
-from link import auth, frame, proto, reports, settings
+from link import auth, dispatch, frame, proto, recovery, reports, settings
 from link import journal as _journal
 from link.outbox import Outbox
-from lazy import unload
 
 try:
     from micropython import const
@@ -71,6 +77,10 @@ class Session:
         self.out = JsonOut(frame.MAX_PAYLOAD - 1 - proto.MAC_HEX)
         self.decoder = frame.Decoder()
         self.game = _game.Game(self._emit)
+        # The refill's replay target (link/recovery.py), made now with the
+        # session: its event buffer is one of the largest blocks the shoe uses.
+        self.scratch = _game.Game(self._scratch_emit)
+        self.filler = None      # where the scratch game's events go during a refill
         self.seq = 0            # last event seq assigned
         self.acked = 0          # highest seq the host acked
         self.journaled_ack = 0  # the ack the journal knows (it may lag; duplicates are harmless)
@@ -133,8 +143,7 @@ class Session:
             self._hello()
             return
         marker = j.tilt_reason()
-        status, message, good, lost = self._recovery().boot(self)
-        unload("link.recovery")
+        status, message, good, lost = recovery.boot(self)
         if status == _journal.CORRUPT and marker is None:
             marker = "corrupt journal: " + message
             j.set_tilt(marker)
@@ -159,10 +168,6 @@ class Session:
             self.digest = settings.settings_digest(self.settings)
             self.digest_of = self.settings
         return self.digest
-
-    def _recovery(self):
-        from link import recovery
-        return recovery
 
     def _tilt(self, reason):
         self.tilt = reason
@@ -204,6 +209,11 @@ class Session:
         if self.seq > self.acked and not self.spilled:
             if not self.outbox.push(self.seq, buf, n):
                 self.spilled = True
+
+    def _scratch_emit(self, buf, n):
+        f = self.filler
+        if f is not None:
+            f.emit(buf, n)
 
     def link_send(self):
         """Queue the link event in ``self.out``. Link events are not functions
@@ -405,12 +415,7 @@ class Session:
                 auth.verify_host(self.key, self.shoe_id, self.nonce, proto.ACK, seq, payload)
                 self._ack(seq)
             elif kind == proto.COMMAND:
-                from link import dispatch
-                try:
-                    dispatch.command(self, seq, payload)
-                finally:
-                    unload("link.dispatch")
-                    unload("link.schema")
+                dispatch.command(self, seq, payload)
             else:
                 self._limit(self.garbled, "frame type %s is not one a host sends (A, C, H, B)" % chr(kind))
         except proto.Rejected as r:
@@ -508,8 +513,7 @@ class Session:
         if self.spilled and self.tilt is None and box.count == 0:
             # Only once the host has taken everything in memory: each refill
             # replays the whole journal, so it must not run pass after pass.
-            self._recovery().refill(self, _game.Game)
-            unload("link.recovery")
+            recovery.refill(self)
         if self.up and (self.tilt is None or self.synced) and not self.tag_stale:
             if self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:
                 self.next_send = self.acked + 1  # go back N
