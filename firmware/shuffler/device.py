@@ -202,15 +202,16 @@ class Device:
             self.session.send({"type": "reveal", "batch": rv["batch"], "id": rv["id"], "part": k + 1,
                                "parts": parts, "from": lo, "n": n, "salt": rv["salt"],
                                "commitment": rv["commitment"],
-                               "records": "".join("%04x" % r for r in recs[lo:hi])})
+                               "records": "".join("%04x" % r for r in recs[lo:hi]),
+                               "cards": [self._name(r) for r in recs[lo:hi]]})
+
+    def _name(self, r):
+        reg = self.registry
+        return _cards.name(reg.card(r)) if r < reg.count and reg.card(r) < 52 else "??"
 
     def _send_returned(self, b):
         """The order the returned cards were read in, once the batch is judged."""
-        reg = self.registry
-        names = []
-        for k in range(self.reads):
-            r = self.read_order[k]
-            names.append(_cards.name(reg.card(r)) if r < reg.count and reg.card(r) < 52 else "??")
+        names = [self._name(self.read_order[k]) for k in range(self.reads)]
         n = len(names)
         part = schema.RETURNED_PART
         parts = max(1, (n + part - 1) // part)

@@ -19,10 +19,10 @@ EVENTS = (
     ("tilt_cleared", ""),
     ("mech_fault", "reason:str batch:str|null card:int"),
     ("door", "shut:bool locked:bool"),
-    ("reveal", "batch:str id:str part:int parts:int from:int n:int salt:str commitment:str records:str"),
+    ("reveal", "batch:str id:str part:int parts:int from:int n:int salt:str commitment:str records:str cards:strs"),
     ("returned", "batch:str id:str part:int parts:int from:int n:int cards:strs"),
     ("shuffler_boot", "decks:int restored:bool"),
 )
 
-REVEAL_PART = 64      # records per reveal event: 4 hex digits each, well inside a frame
+REVEAL_PART = 48      # records per reveal event (4 hex digits and a name each): well inside a frame
 RETURNED_PART = 100   # card names per returned event

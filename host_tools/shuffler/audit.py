@@ -248,8 +248,138 @@ def audit(store, doc, shoe_id, registry=None):
     return lines
 
 
+# -- the reveal from the store alone -------------------------------------------
+
+SOURCE = "shuffler"
+
+
+def reveal_from(events, batch_id):
+    """The reveal file's fields from a shuffler's ``reveal`` and ``returned``
+    events for one batch id (sent in parts, firmware/shuffler/device.py), or
+    None while its reveal is incomplete. ``returned`` is every card read at
+    the intake when the batch came back, in order: the shoe's undealt
+    remainder first (fed first, in the order it left the shoe), then the
+    discards; ``returned_for`` cuts it to the remainder."""
+    parts, back = {}, {}
+    for e in events:
+        if e.get("source") != SOURCE or e.get("id") != batch_id:
+            continue
+        if e.get("type") == "reveal":
+            parts[e.get("part")] = e
+        elif e.get("type") == "returned":
+            back[e.get("part")] = e
+    if not parts or len(parts) != next(iter(parts.values())).get("parts"):
+        return None
+    recs, order = [], []
+    for k in sorted(parts):
+        text = parts[k]["records"]
+        recs += [int(text[i:i + 4], 16) for i in range(0, len(text), 4)]
+        order += parts[k]["cards"]
+    first = parts[min(parts)]
+    doc = {"batch_id": batch_id, "records": recs, "order": order, "salt": first["salt"],
+           "commitment": first["commitment"], "returned": []}
+    if back and len(back) == next(iter(back.values())).get("parts"):
+        for k in sorted(back):
+            doc["returned"] += back[k]["cards"]
+    return doc
+
+
+def _stored(store):
+    """(device id, seq, event, received) of every stored event, oldest first."""
+    out = []
+    for shoe_id, seq, text, received in store.db.execute(
+            "SELECT shoe_id, seq, event, received FROM events ORDER BY received, shoe_id, seq"):
+        try:
+            ev = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(ev, dict):
+            out.append((shoe_id, seq, ev, received))
+    return out
+
+
+def reveals_in_store(store):
+    """A reveal document per batch the store holds a complete reveal of,
+    with the shoe that dealt it: the first ``shoe`` event of the batch's
+    letter, from another device, stored after the shuffler released it."""
+    rows = _stored(store)
+    shuffler_events = [ev for _i, _s, ev, _r in rows if ev.get("source") == SOURCE]
+    released = {}
+    devices = set()
+    ids = []
+    for shoe_id, _seq, ev, received in rows:
+        if ev.get("source") != SOURCE:
+            continue
+        devices.add(shoe_id)
+        if ev.get("type") == "custody" and ev.get("to") == "released":
+            released.setdefault(ev.get("id"), received)
+        if ev.get("type") == "reveal" and ev.get("id") not in ids:
+            ids.append(ev.get("id"))
+    docs = []
+    for bid in ids:
+        doc = reveal_from(shuffler_events, bid)
+        if doc is None:
+            continue
+        since = released.get(bid)
+        for shoe_id, seq, ev, received in rows:
+            if shoe_id in devices or ev.get("type") != "shoe" or ev.get("batch") != bid[0]:
+                continue
+            if since is not None and received >= since:
+                doc["shoe"], doc["shoe_seq"] = shoe_id, seq
+                break
+        docs.append(doc)
+    return docs
+
+
+def returned_for(store, doc, shoe_id):
+    """Cut the intake's reads to the shoe's undealt remainder."""
+    _seq0, dealt = dealt_cards(store, shoe_id, doc["batch_id"], doc.get("shoe_seq"))
+    doc["returned"] = doc["returned"][:max(0, len(doc["records"]) - len(dealt))]
+    return doc
+
+
+def run_store(args, store, registry):
+    """`audit --db DB` without --reveal: every batch revealed on the link."""
+    docs = reveals_in_store(store)
+    if not docs:
+        print("shoe shuffler audit: the store holds no complete reveal from a shuffler "
+              "(give --reveal FILE for a reveal made elsewhere)", file=sys.stderr)
+        return cli.EXIT_USAGE
+    status = 0
+    for doc in docs:
+        if "shoe" not in doc:
+            print("shoe shuffler audit: IRREGULARITY in batch %s: revealed, but no shoe dealt it after "
+                  "its release" % doc["batch_id"])
+            status = cli.EXIT_FOUND
+            continue
+        try:
+            lines = audit(store, returned_for(store, doc, doc["shoe"]), doc["shoe"], registry)
+        except RevealError as exc:
+            print("shoe shuffler audit: batch %s: %s" % (doc["batch_id"], exc), file=sys.stderr)
+            status = status or cli.EXIT_USAGE
+            continue
+        except Irregular as exc:
+            print("shoe shuffler audit: IRREGULARITY in batch %s: %s" % (doc["batch_id"], exc))
+            status = cli.EXIT_FOUND
+            continue
+        for line in lines:
+            print(line)
+    return status
+
+
 def run(args):
     from host_tools.store import db, export
+    if args.reveal is None:
+        registry = None
+        if args.cardset:
+            from cardset import registry as _registry
+            try:
+                registry = _registry.load(args.cardset)
+            except _registry.CardSetError as exc:
+                print("shoe shuffler audit: %s" % exc, file=sys.stderr)
+                return cli.EXIT_USAGE
+        with db.open_existing(args.db) as store:
+            return run_store(args, store, registry)
     try:
         doc = parse_reveal(cli.read_input(args.reveal))
     except RevealError as exc:

@@ -62,9 +62,11 @@ def add_arguments(parser):
         description="Check that the revealed order and salt open the batch's commitment, that the "
                     "cards the shoe read (burn included) are a rotation of the committed order after "
                     "the cut, and that the returned cards complete it. Exit 1 names the first card "
-                    "that differs. The reveal file format is in docs/shuffler.md.")
+                    "that differs. Without --reveal, every batch revealed in the store is audited. "
+                    "The reveal file format is in docs/shuffler.md.")
     audit.add_argument("--db", required=True, help="the store's SQLite file")
-    audit.add_argument("--reveal", required=True, help="the shuffler's reveal file (JSON), or - for stdin")
+    audit.add_argument("--reveal", help="a reveal file (JSON), or - for stdin; default: every batch the "
+                                        "shuffler revealed on the link, from the store alone")
     audit.add_argument("--shoe", help="shoe id in the store (else the reveal file's \"shoe\", else the only one)")
     audit.add_argument("--cardset", help="the card-set file: also check the revealed names against their records")
     emulate = sub.add_parser(

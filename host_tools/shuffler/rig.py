@@ -3,13 +3,14 @@
 
 ``wait(pred)`` blocks until an event the bridge stored satisfies ``pred``
 (the store is where the pit learns anything, so that is where progress is
-measured); ``reveal_doc(batch_id)`` rebuilds the reveal the shuffler sent
-in parts, as host_tools/shuffler/audit.py reads it from a store.
+measured); ``reveal_from`` (host_tools/shuffler/audit.py) rebuilds the
+reveal the shuffler sent in parts.
 """
 
 import time
 
 from host_tools.bridge.rig import ThreadedBridge
+from host_tools.shuffler.audit import reveal_from  # noqa: F401  (the one reading of a reveal)
 from host_tools.shuffler.emulate import ShufflerEmulator
 
 
@@ -66,31 +67,3 @@ class Rig:
         if self.bridge is not None:
             self.bridge.close()
         self.emu.close()
-
-
-def reveal_from(events, batch_id):
-    """The reveal file's fields (audit.parse_reveal) from a shuffler's stored
-    ``reveal`` and ``returned`` events for one batch id, or None while the
-    reveal is incomplete."""
-    parts = {}
-    back = {}
-    for e in events:
-        if e.get("source") != "shuffler" or e.get("id") != batch_id:
-            continue
-        if e.get("type") == "reveal":
-            parts[e["part"]] = e
-        elif e.get("type") == "returned":
-            back[e["part"]] = e
-    if not parts or len(parts) != next(iter(parts.values()))["parts"]:
-        return None
-    recs = []
-    for k in sorted(parts):
-        text = parts[k]["records"]
-        recs += [int(text[i:i + 4], 16) for i in range(0, len(text), 4)]
-    first = parts[1]
-    doc = {"batch_id": batch_id, "records": recs, "salt": first["salt"],
-           "commitment": first["commitment"], "returned": []}
-    if back and len(back) == next(iter(back.values()))["parts"]:
-        for k in sorted(back):
-            doc["returned"] += back[k]["cards"]
-    return doc
