@@ -21,8 +21,10 @@ def add_arguments(parser):
     parser.add_argument("--db", help="store file (default: shoe.db in a new temporary directory)")
     parser.add_argument("--irregularities", type=float, default=0.03,
                         help="probability per round of a dealer mistake (default 0.03)")
-    parser.add_argument("--pace", type=float, default=0.01,
-                        help="seconds the dealer waits between cards (default 0.01)")
+    parser.add_argument("--pace", type=float, default=None,
+                        help="seconds the dealer waits between cards (default 0.01; 0.5 with --serve)")
+    from host_tools.pit import demo as pit_demo
+    pit_demo.add_arguments(parser)  # --tables N --serve: a pit of emulated tables, host_tools/pit/demo.py
 
 
 class Show:
@@ -82,8 +84,19 @@ class Show:
 
 def run(args):
     import os
+    import sys
     import tempfile
     import threading
+
+    from host_tools.pit import demo as pit_demo
+    why = pit_demo.check(args)
+    if why is not None:
+        print("demo: %s" % why, file=sys.stderr)
+        return 2
+    if args.serve:
+        return pit_demo.serve(args)
+    if args.pace is None:
+        args.pace = 0.01
 
     from rich.console import Console
 
