@@ -25,6 +25,8 @@ def add_arguments(parser):
                         help="seconds the dealer waits between cards (default 0.01; 0.5 with --serve)")
     from host_tools.pit import demo as pit_demo
     pit_demo.add_arguments(parser)  # --tables N --serve: a pit of emulated tables, host_tools/pit/demo.py
+    from host_tools.shuffler import demo as shuffler_demo
+    shuffler_demo.add_arguments(parser)  # --shuffler [--decks D] [--switch N]: host_tools/shuffler/demo.py
 
 
 class Show:
@@ -83,6 +85,9 @@ class Show:
 
 
 def run(args):
+    if getattr(args, "shuffler", False):
+        from host_tools.shuffler import demo as shuffler_demo
+        return shuffler_demo.run(args)
     import os
     import sys
     import tempfile
