@@ -42,6 +42,7 @@ def load(path=BOARDS_TOML):
     with open(path, "rb") as f:
         data = tomllib.load(f)
     parts = data.pop("parts", {})
+    data.pop("shuffler", None)  # shuffler controllers: host_tools/shuffler/boards.py
     return data, parts
 
 
