@@ -46,3 +46,97 @@ def test_the_validator_refuses_bad_wiring():
         "shuffler.esp32s3: inputs.door = GPIO0 cannot be used: strapping pin (boot mode)"]
     assert _after("pico", lambda b: b["inputs"].pop("gap")) == ["shuffler.pico: inputs lacks gap"]
     assert _after("pico", lambda b: b["readers"]["pn532"].update(tx=2)) != []
+
+
+# The boundary that cannot exist in the VM: just enough of `machine`.
+FAKE_MACHINE = r'''
+LEVELS = {}
+EDGES = {}
+class Pin:
+    IN = 0
+    OUT = 1
+    PULL_UP = 1
+    def __init__(self, id, mode=-1, pull=-1, value=None):
+        self.id = id
+        if value is not None:
+            LEVELS[id] = value
+    def value(self, x=None):
+        if x is None:
+            return LEVELS.get(self.id, 1)
+        x = 1 if x else 0
+        if x and not LEVELS.get(self.id, 0):
+            EDGES[self.id] = EDGES.get(self.id, 0) + 1
+        LEVELS[self.id] = x
+class UART:
+    def __init__(self, id, baudrate=9600, tx=None, rx=None, timeout=None, rxbuf=None):
+        pass
+    def any(self):
+        return 0
+    def readinto(self, buf, n=None):
+        return None
+    def write(self, buf, n=None):
+        return 0
+class I2C:
+    def __init__(self, id, scl=None, sda=None, freq=400000):
+        pass
+    def readfrom_mem_into(self, addr, reg, buf):
+        buf[0] = 0x44 if reg == 0x92 else 1
+    def writeto_mem(self, addr, reg, buf):
+        pass
+class SPI:
+    LSB = 1
+    MSB = 0
+    def __init__(self, *a, **k):
+        pass
+class WDT:
+    def __init__(self, id=0, timeout=5000):
+        self.timeout = timeout
+'''
+
+PROBE = r'''
+import json, machine, board_config
+from shuffler import board_machine
+b = board_machine.Board(board_config)
+e = board_config.ELEVATOR
+i = board_config.INPUTS
+out = {"enable_idle": machine.LEVELS[e["enable"]]}
+b.hw.elevator.move(7)
+out["steps"] = machine.EDGES.get(e["step"], 0)
+out["enable_moving"] = machine.LEVELS[e["enable"]]
+out["dir"] = machine.LEVELS[e["dir"]]
+out["home_idle"] = b.hw.home.value()
+machine.LEVELS[i["home"]] = 0
+out["home_pressed"] = b.hw.home.value()
+machine.LEVELS[i["door"]] = 0
+out["door_shut"] = b.door.shut()
+b.door.lock()
+out["lock"] = machine.LEVELS[board_config.OUTPUTS["lock"]]
+buf = bytearray(8)
+out["entropy"] = len(b.entropy().read(buf))
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("name", sorted(SHUFFLERS))
+def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
+    import json
+    import os
+    import subprocess
+
+    from host_tools import vm
+    from host_tools.boards import config
+    from host_tools.shuffler.emulate import stage_code
+
+    (tmp_path / "machine.py").write_text(FAKE_MACHINE)
+    (tmp_path / "board_config.py").write_text(config.render(sboards.constants(name, "SHUF9")))
+    (tmp_path / "probe.py").write_text(PROBE)
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code()]))
+    proc = subprocess.run(vm.micropython_cmd([str(tmp_path / "probe.py")], heap="190k"), env=env,
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (out["enable_idle"], out["enable_moving"]) == (1, 0)  # active low: off at boot, on to move
+    assert out["steps"] == 7 and out["dir"] == 1
+    assert (out["home_idle"], out["home_pressed"]) == (0, 1)  # pull-up: 0 V is active
+    assert out["door_shut"] is True and out["lock"] == 1
+    assert out["entropy"] == 8

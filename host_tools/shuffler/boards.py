@@ -87,3 +87,34 @@ def validate(name, board):
         if wire["bus"]:
             problems.extend("shuffler." + p for p in _boards._check_bus_pin(name, wire, mcu))
     return problems
+
+
+def constants(name, device_id, path=_boards.BOARDS_TOML):
+    """board_config's constants for shuffler board ``name`` (a validated
+    table), for firmware/shuffler/board_machine.py."""
+    from host_tools.boards import config
+    table = load(path).get(name)
+    if table is None:
+        raise _boards.BoardError("no shuffler board %r in boards.toml (it has %s)"
+                                 % (name, ", ".join(sorted(load(path)))))
+    problems = validate(name, table)
+    if problems:
+        raise _boards.BoardError("shuffler board %r is invalid:\n  %s" % (name, "\n  ".join(problems)))
+    config.check_shoe_id(device_id)
+    return {
+        "BOARD": "shuffler-" + name,
+        "MODULE": table["module"],
+        "PORT": table["port"],
+        "HEAP": table["heap_kib"] * 1024,
+        "SHOE_ID": device_id,
+        "WDT_MS": table["wdt_ms"],
+        "FIRMWARE_VERSION": config.firmware_version(),
+        "LINK": dict(table["link"]),
+        "READER": dict(table["readers"][table["reader"]], kind=table["reader"]),
+        "SENSOR": dict(table["sensor"]) if "sensor" in table else None,
+        "ELEVATOR": dict(table["elevator"]),
+        "FEED": dict(table["feed"]),
+        "INPUTS": dict(table["inputs"]),
+        "OUTPUTS": dict(table["outputs"]),
+        "SHUFFLER_LEDS": dict(table["leds"]),
+    }
