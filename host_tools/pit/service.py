@@ -23,9 +23,11 @@ only the table's own thread ever touches its Bridge.
 """
 
 import concurrent.futures
+import gc
 import json
 import logging
 import os
+import sys
 import threading
 import time
 
@@ -45,6 +47,8 @@ RESTART_MIN_S = 0.2    # first restart delay after a table's loop died
 RESTART_MAX_S = 10.0   # the delay doubles per death in a row, up to this
 STABLE_S = 30.0        # a loop that ran this long has its delay reset
 RECALL = 10            # rounds kept for recall (GLI-24)
+POLL_S = 0.25          # a table thread's longest sleep: its heartbeat ack is due every 0.5 s
+SWITCH_S = 0.001       # the GIL's switch interval in a pit process (see Pit.start)
 
 AUDIT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_log (
@@ -201,7 +205,7 @@ class TableRunner:
             if self.table.shoe:
                 self._prime(store, self.table.shoe)
             while not self.stop.is_set():
-                ready = bridge.poll(0.1, [self.wake_r])
+                ready = bridge.poll(POLL_S, [self.wake_r])
                 if ready:
                     try:
                         os.read(self.wake_r, 4096)
@@ -317,6 +321,17 @@ class Pit:
                 log.exception("pit listener failed")
 
     def start(self):
+        # Hundreds of table threads each need the GIL for a moment per frame,
+        # while the page's loop and the edge monitor run Python for longer;
+        # at CPython's default 5 ms switch interval a frame's thread waited
+        # behind them several times per card (`shoe bench pit`: the p99 of
+        # card -> durable). A pit process is latency-bound, so it switches
+        # sooner; the setting is the process's, and only `shoe pit` and
+        # `shoe demo --serve` run a Pit.
+        sys.setswitchinterval(SWITCH_S)
+        # What is loaded by now lives as long as the pit: out of the
+        # collector's full passes, whose pauses stopped every table at once.
+        gc.freeze()
         for r in self.runners.values():
             r.start()
         self.supervisor = threading.Thread(target=self._supervise, name="pit-supervisor", daemon=True)
