@@ -35,6 +35,7 @@ from host_tools import vm
 from host_tools.bridge.session import Bridge, parse_json, read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.roads import Board, RoadsError
+from host_tools.shuffler.pit import ShufflerView
 from host_tools.store import db
 from host_tools.store.recall import RoundBook
 
@@ -108,10 +109,14 @@ class TableRunner:
         self.current = None                # {"round", "cards": [[pos, card]], "status"}
         self.left = None
         self.seq = None
+        self.shuffler = ShufflerView()     # a shuffler on this port (host_tools/shuffler/pit.py)
 
     def _fold(self, seq, event):
         """Take one committed event into the page's state (lock held)."""
         self.seq = seq
+        if event.get("source") == "shuffler":
+            self.shuffler.fold(event)
+            return
         self.book.feed(event, seq)
         try:
             self.board.add(event)
@@ -164,7 +169,8 @@ class TableRunner:
                    "shoe": self.shoe_id, "recording": self.recording, "line": self.line,
                    "round": self.round, "next": self.next, "last_result": self.last_result,
                    "seq": self.seq, "restarts": self.restarts, "died": self.died,
-                   "alive": self.thread is not None and self.thread.is_alive()}
+                   "alive": self.thread is not None and self.thread.is_alive(),
+                   "shuffler": self.shuffler.state() if self.shuffler.seen else None}
             if detail:
                 out["current"] = json.loads(json.dumps(self.current))
                 out["roads"] = self.board.to_dict()
