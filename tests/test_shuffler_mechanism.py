@@ -153,3 +153,12 @@ def test_the_same_stack_in_the_micropython_vm(tmp_path):
     m, order = run_plan(52, 9)
     assert json.loads(lines[0]) == order
     assert int(lines[1]) == m.now_us
+
+
+def test_the_device_benchmark_runs_a_batch_through_the_model():
+    from host_tools.shuffler import bench
+    fig = bench.run_machine(1)
+    assert fig["end_state"] == "sealed"
+    assert fig["check_pass_steps"] == fig["shuffle_pass_steps"] == 53  # 52 cards, then the end of the pass
+    assert fig["feed_steps"] == 2 * 52 * (geometry.THROAT + geometry.CARD_LEN + geometry.TO_GRIPPER)
+    assert fig["model_batch_s"] == pytest.approx(fig["model_check_pass_s"] + fig["model_shuffle_pass_s"])

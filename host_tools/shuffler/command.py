@@ -56,7 +56,8 @@ def add_arguments(parser):
     sample.add_argument("--vm", choices=("cpython", "micropython"), default="cpython")
     sample.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython)")
     sample.add_argument("--bench", action="store_true",
-                        help="instead of shuffles, print the controller-VM benchmark for --decks")
+                        help="instead of shuffles, print the controller-VM benchmark for --decks "
+                             "(the core, then one batch through the device on the mechanism model)")
     audit = sub.add_parser(
         "audit", help="check a revealed batch against what the shoe dealt",
         description="Check that the revealed order and salt open the batch's commitment, that the "
@@ -111,6 +112,7 @@ def run(args):
         if args.bench:
             from host_tools.shuffler import bench
             print(bench.report(bench.run_bench(args.decks, heap=args.heap), args.decks))
+            print(bench.report_machine(bench.run_machine(args.decks), args.decks))
             return 0
         out = sample_bytes(args.decks, args.count, args.seed, args.vm, args.heap)
     except RuntimeError as exc:  # the VM failed, or is not installed
