@@ -12,7 +12,6 @@ import asyncio
 import logging
 import time
 
-import nats
 import nats.errors
 from nats.js import api
 
@@ -84,8 +83,7 @@ class Consumer:
                 await conn.execute("SELECT pg_advisory_xact_lock(%s)", (central_mod.SCHEMA_LOCK,))
                 await conn.execute(central_mod.SCHEMA)
             self.central = central_mod.Central(conn, self.keys)
-            nc = await nats.connect(self.url, connect_timeout=2, max_reconnect_attempts=-1,
-                                    reconnect_time_wait=0.25, pending_size=256 * 1024 * 1024)
+            nc = await streams.connect(self.url, reconnect=True)
             js = nc.jetstream()
             await streams.ensure_casino_stream(js, self.casino, self.sources)
             psub = await js.pull_subscribe(wire.casino_subjects(self.casino), durable=central_mod.DURABLE,

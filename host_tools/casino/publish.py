@@ -22,7 +22,6 @@ import logging
 import threading
 import time
 
-import nats
 
 from host_tools.casino import streams, wire
 from host_tools.store import db
@@ -205,8 +204,7 @@ class PitPublisher:
         self.wake.clear()
 
     async def _session(self, outbox):
-        nc = await nats.connect(self.cfg.nats, connect_timeout=2, max_reconnect_attempts=0,
-                                allow_reconnect=False, pending_size=64 * 1024 * 1024)
+        nc = await streams.connect(self.cfg.nats)
         try:
             js = nc.jetstream(domain=self.cfg.domain, publish_async_max_pending=WINDOW)
             if self.cfg.domain:
@@ -228,7 +226,7 @@ def drain(store_path, url, casino, pit, tables=None, domain=None, timeout=30.0):
     the soak and the bench use it as a one-shot publisher)."""
     async def go():
         outbox = Outbox(store_path)
-        nc = await nats.connect(url, connect_timeout=2)
+        nc = await streams.connect(url)
         try:
             js = nc.jetstream(domain=domain, publish_async_max_pending=WINDOW)
             if domain:

@@ -195,13 +195,13 @@ async def inject(url, casino, pit, store_path, shoe, kinds=("forged", "replayed"
     tag (refused at whichever side of the real one it arrives); ``replayed``: a stored
     event's seq reused with another stored event's body and tag. Each goes
     out without a Nats-Msg-Id (an intruder does not help the broker dedupe)."""
-    import nats
+    from host_tools.casino import streams
     with db.open_existing(store_path) as st:
         rows = list(st.db.execute("SELECT seq, event, mac FROM events WHERE shoe_id = ?"
                                   " ORDER BY seq", (shoe,)))
     if len(rows) < 3:
         return 0
-    nc = await nats.connect(url, connect_timeout=2)
+    nc = await streams.connect(url)
     sent = 0
     try:
         js = nc.jetstream()

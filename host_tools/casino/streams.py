@@ -12,10 +12,32 @@ Two layouts (docs/casino.md):
   the hub is away; the hub catches up when its sourcing resumes.
 """
 
+import logging
+
+import nats
 import nats.js.errors
 from nats.js import api
 
 from host_tools.casino import wire
+
+log = logging.getLogger("shoe.casino.nats")
+
+
+async def _quiet(exc):
+    # nats-py's default error callback logs a traceback per failed connect;
+    # our loops already report a broker that is away, once, in one line.
+    log.debug("nats: %s: %s", type(exc).__name__, exc)
+
+
+async def connect(url, reconnect=False):
+    """A NATS connection. ``reconnect=False``: fail fast (NoServersError)
+    when the server is away, for loops that retry on their own terms;
+    True: nats-py keeps reconnecting in the background for as long as it
+    takes (the consumer, whose durable state lives on the server)."""
+    return await nats.connect(url, connect_timeout=2, reconnect_time_wait=0.25,
+                              allow_reconnect=reconnect,
+                              max_reconnect_attempts=-1 if reconnect else 1,
+                              pending_size=256 * 1024 * 1024, error_cb=_quiet)
 
 
 async def _ensure(js, config):
