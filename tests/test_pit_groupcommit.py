@@ -1,0 +1,57 @@
+"""Group commit (host_tools/pit/groupcommit.py, Store.write_many): many table
+threads share one transaction per batch, each append still returns only
+after COMMIT, and one table's refused write undoes nothing of another's."""
+
+import threading
+
+import pytest
+
+from host_tools.pit.groupcommit import GroupCommit, TableStore
+from host_tools.store import db
+
+
+def test_threads_share_commits_and_every_event_is_stored(tmp_path):
+    path = str(tmp_path / "pit.db")
+    committer = GroupCommit(path)
+    shoes, per = 12, 30
+    errors = []
+
+    def table(i):
+        store = TableStore(db.Store(path), committer)
+        try:
+            for seq in range(1, per + 1):
+                assert store.append("S%d" % i, seq, '{"type":"bets","round":%d}' % seq) == db.STORED
+                # read back on this thread's own connection: the commit is visible
+                assert store.last_seq("S%d" % i) == seq
+        except Exception as e:  # reported below, not swallowed
+            errors.append(e)
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=table, args=(i,)) for i in range(shoes)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    committer.close()
+    assert not errors, errors
+    assert committer.writes == shoes * per
+    assert committer.batches < committer.writes  # some commits carried several tables' events
+    with db.Store(path) as store:
+        assert [store.count("S%d" % i) for i in range(shoes)] == [per] * shoes
+
+
+def test_a_refused_write_undoes_only_itself(tmp_path):
+    path = str(tmp_path / "pit.db")
+    with db.Store(path) as store:
+        ok = store.append_write("A", 1, '{"type":"bets","round":1}')
+        gap = store.append_write("B", 5, '{"type":"bets","round":5}', first_seq=1)
+        ok2 = store.append_write("A", 2, '{"type":"bets","round":2}')
+        results = store.write_many([ok, gap, ok2])
+        assert results[0] == db.STORED and results[2] == db.STORED
+        assert isinstance(results[1], db.SequenceGap)
+        assert store.last_seq("A") == 2 and store.last_seq("B") is None
+        with pytest.raises(db.SequenceGap):  # the one-write path raises as before
+            store.append("A", 9, '{"type":"bets","round":9}')
+        store.log_link("A", "connect", "x")
+        assert store.link_log("A")[-1][2:] == ("connect", "x")
