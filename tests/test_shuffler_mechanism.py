@@ -40,8 +40,8 @@ def run_plan(n, seed):
 @pytest.mark.parametrize("n,seed", [(1, 1), (7, 2), (52, 3)])
 def test_the_physical_stack_is_the_decided_order(n, seed):
     m, order = run_plan(n, seed)
-    assert [m.uid(k)[2] << 8 | m.uid(k)[3] for k in m.stack] == order
-    assert not m.tray and not m.path and m.crashed == 0
+    assert [m.uid(k)[2] << 8 | m.uid(k)[3] for k in m.stack_cards()] == order
+    assert m.tray_n == 0 and m.path_n == 0 and m.crashed == 0
 
 
 def test_the_model_times_follow_the_geometry():
@@ -112,9 +112,9 @@ def test_eject_routes_the_stack():
     for i in range(3):
         e.to_gap(i, i)                             # the check pass: the bottom gap, feed order kept
         e.feed_one(bytearray(16))
-    assert [m.uid(k)[3] for k in m.stack] == [0, 1, 2]
+    assert [m.uid(k)[3] for k in m.stack_cards()] == [0, 1, 2]
     e.eject(False)
-    assert [m.uid(k)[3] for k in m.tray] == [0, 1, 2] and not m.stack
+    assert [m.uid(k)[3] for k in m.tray_cards()] == [0, 1, 2] and m.stack_n == 0
     for i in range(3):
         e.to_gap(i, 0)
         e.feed_one(bytearray(16))
@@ -139,7 +139,7 @@ tag = bytearray(16)
 for i in range(n):
     e.to_gap(i, gaps[i])
     e.feed_one(tag)
-print(json.dumps([m.uid(k)[2] << 8 | m.uid(k)[3] for k in m.stack]))
+print(json.dumps([m.uid(k)[2] << 8 | m.uid(k)[3] for k in m.stack_cards()]))
 print(m.now_us)
 """
 
@@ -162,3 +162,14 @@ def test_the_device_benchmark_runs_a_batch_through_the_model():
     assert fig["check_pass_steps"] == fig["shuffle_pass_steps"] == 53  # 52 cards, then the end of the pass
     assert fig["feed_steps"] == 2 * 52 * (geometry.THROAT + geometry.CARD_LEN + geometry.TO_GRIPPER)
     assert fig["model_batch_s"] == pytest.approx(fig["model_check_pass_s"] + fig["model_shuffle_pass_s"])
+    assert fig["check_pass_heap_kept_bytes_per_card"] == fig["shuffle_pass_heap_kept_bytes_per_card"] == 0
+
+
+def test_a_card_allocates_nothing_in_firmware_or_model():
+    """Every card of both passes but the first and last three, with the VM's
+    heap locked: reader, back sensor, steppers, sensors, custody read and the
+    model together allocate nothing per card."""
+    from host_tools.shuffler import bench
+    fig = bench.run_machine(1, locked=True)
+    assert "allocates_in_pass_at_card" not in fig, fig
+    assert fig["end_state"] == "sealed"

@@ -179,7 +179,7 @@ class Board:
             elif w == "state":
                 self._reply("ok clock_us=%d tray=%d stack=%d output=%d path=%d elevator_steps=%d "
                             "feed_steps=%d platform=%d crashed=%d"
-                            % (m.now_us, len(m.tray), len(m.stack), len(m.output), len(m.path),
+                            % (m.now_us, m.tray_n, m.stack_n, len(m.output), m.path_n,
                                m.steps[0], m.steps[1], m.platform, m.crashed))
                 return None
             elif w in ("load", "release", "clear"):

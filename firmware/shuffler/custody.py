@@ -65,6 +65,7 @@ NONE = ()  # the events of a good card read: nothing, nothing allocated
 
 A = _registry.BATCH_A
 B = _registry.BATCH_B
+BOTH = (A, B)  # one tuple, so that a loop over the batches allocates nothing
 
 
 def _name(b):
@@ -201,7 +202,7 @@ class Shuffler:
         """After a power cut: restore the journaled states. Every batch that
         was inside the machine is broken (nothing watched the door or the
         mechanism while the power was off); a released batch stays in play."""
-        for b in (A, B):
+        for b in BOTH:
             self.state[b] = saved["state"][b - 1]
             self.serial[b] = saved["serial"][b - 1]
             self.batch_id[b] = saved["id"][b - 1]
@@ -233,7 +234,7 @@ class Shuffler:
     def _loading(self):
         if self.tilt is not None:
             return 0
-        for b in (A, B):
+        for b in BOTH:
             if self.state[b] == LOADING:
                 return b
         return 0
@@ -245,7 +246,7 @@ class Shuffler:
 
     def _break(self, on, reason):
         events = []
-        for b in (A, B):
+        for b in BOTH:
             if self.state[b] in INSIDE:
                 events.append(self._move(b, on, BROKEN, reason=reason))
         return events

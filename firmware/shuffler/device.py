@@ -156,7 +156,7 @@ class Device:
         self.phase = CHECK
         self.i = 0
         self.reads = 0
-        self._step_safe(self.mech.to_gap, 0, 0)
+        self._to_gap(0, 0)
 
     def release(self, b=0):
         m = self.machine
@@ -255,12 +255,21 @@ class Device:
         self._send(self.machine.fault(reason))
         self._stop()
 
-    def _step_safe(self, fn, *args):
+    def _to_gap(self, i, g):
+        """False after a fault (reported). No *args: a card's path allocates nothing."""
         try:
-            return fn(*args)
+            return self.mech.to_gap(i, g)
         except elevator.MechFault as e:
             self._fault(e.reason)
-            return None
+            return False
+
+    def _feed(self):
+        """The tag's length, or 0 after a fault (reported)."""
+        try:
+            return self.mech.feed_one(self.tag)
+        except elevator.MechFault as e:
+            self._fault(e.reason)
+            return 0
 
     def _check_one(self):
         m = self.machine
@@ -284,8 +293,8 @@ class Device:
                 self.board.delivered()
             return
         # The bottom gap of an i-card stack is at the same height for every i.
-        got = self._step_safe(mech.feed_one, self.tag)
-        if got is None:
+        got = self._feed()
+        if not got:
             return
         r = self.registry.find(self.tag, got)
         if self.reads < len(self.read_order):
@@ -308,10 +317,10 @@ class Device:
             self._send_door()
             return
         mech = self.mech
-        if self._step_safe(mech.to_gap, i, m.decider.gaps[i]) is None and self.phase == IDLE:
+        if not self._to_gap(i, m.decider.gaps[i]):
             return
-        got = self._step_safe(mech.feed_one, self.tag)
-        if got is None:
+        got = self._feed()
+        if not got:
             return
         if self.registry.find(self.tag, got) != m.check.fed[i]:
             self._fault("intake_mismatch")

@@ -34,6 +34,8 @@ Time is the model's clock (``now_us``), advanced by the firmware's delays:
 its total over a batch is the modelled mechanical time.
 """
 
+from array import array
+
 from shuffler import geometry as G
 
 _NEVER = 1 << 30
@@ -71,9 +73,12 @@ class In:
     __call__ = value
 
 
-# A card in the feed path: [card number, front, moving, read]. Cards are
-# numbers into the model's tables (tags and surfaces), so a batch of 416
-# costs the VM's heap a few kilobytes, not an object per card.
+# A card in the feed path: [card number, front, moving, read], in one of
+# three preallocated slots. Cards are numbers into the model's tables (tags
+# and surfaces); the tray is a ring and the stack an array of them. So a
+# batch of 416 costs the VM's heap a few kilobytes, and a card fed
+# allocates nothing in the model either: the per-card path of firmware and
+# model together can run with the heap locked (tests/test_shuffler_mechanism.py).
 CARD = 0
 FRONT = 1
 MOVING = 2
@@ -89,9 +94,13 @@ class Mechanism:
         self.surface = bytearray(max_cards)
         self.count = 0
         self.free = []          # numbers of cards that left the machine
-        self.tray = []          # cards waiting at the intake, top first
-        self.path = []          # cards between the pick roller and the gripper
-        self.stack = []         # cards on the elevator, top first
+        self.tray = array("H", bytes(2 * max_cards))   # a ring: cards waiting at the intake, top first
+        self.tray_head = 0
+        self.tray_n = 0
+        self.path = [[0, 0, False, False], [0, 0, False, False], [0, 0, False, False]]
+        self.path_n = 0         # cards between the pick roller and the gripper: path[0:path_n], front first
+        self.stack = array("H", bytes(2 * max_cards))  # cards on the elevator, top first
+        self.stack_n = 0
         self.output = []        # stacks pushed out of the machine (to the shoe), oldest first
         self.platform = G.SLOT  # elevator height in steps
         self.door_shut = True
@@ -136,7 +145,29 @@ class Mechanism:
             self.uids[at + j] = uid[j]
         self.ulen[k] = n
         self.surface[k] = SURFACES.index(colour)
-        self.tray.append(k)
+        self._tray_push(k)
+
+    def _tray_push(self, k):
+        size = len(self.tray)
+        if self.tray_n >= size:
+            raise ValueError("the intake tray holds %d cards" % size)
+        self.tray[(self.tray_head + self.tray_n) % size] = k
+        self.tray_n += 1
+
+    def _tray_pop(self):
+        k = self.tray[self.tray_head]
+        self.tray_head = (self.tray_head + 1) % len(self.tray)
+        self.tray_n -= 1
+        return k
+
+    def tray_cards(self):
+        return [self.tray[(self.tray_head + i) % len(self.tray)] for i in range(self.tray_n)]
+
+    def stack_cards(self):
+        return list(self.stack[:self.stack_n])
+
+    def path_cards(self):
+        return [self.path[i][CARD] for i in range(self.path_n)]
 
     def uid(self, k):
         return bytes(self.uids[k * MAX_UID:k * MAX_UID + self.ulen[k]])
@@ -159,8 +190,9 @@ class Mechanism:
     def take_all(self):
         """An operator empties the machine (after a fault): every card, in
         tray, path and elevator, as [(uid, colour)]."""
-        ks = self.stack + [p[CARD] for p in self.path] + self.tray
-        self.stack, self.path, self.tray = [], [], []
+        ks = self.stack_cards() + self.path_cards() + self.tray_cards()
+        self.stack_n = self.path_n = self.tray_n = 0
+        self.tray_head = 0
         self._show(None)
         return self._cards(ks)
 
@@ -197,18 +229,19 @@ class Mechanism:
             return
         self.steps[1] += 1
         path = self.path
-        if not path:
-            if not self.tray:
+        if not self.path_n:
+            if not self.tray_n:
                 return
             if self._slip > 0:
                 self._slip -= 1
                 return
-            path.append([self.tray.pop(0), 0, True, False])
-            if self._double and self.tray:
-                path.append([self.tray.pop(0), -G.DOUBLE_OFFSET, True, False])
+            self._pick(0)
+            if self._double and self.tray_n:
+                self._pick(-G.DOUBLE_OFFSET)
             self._double = False
         mouth = G.THROAT + G.CARD_LEN + G.TO_GRIPPER
-        for c in path:
+        for i in range(self.path_n):
+            c = path[i]
             if not c[MOVING]:
                 continue
             if c[FRONT] == self._jam_at:
@@ -216,37 +249,60 @@ class Mechanism:
                 self._jam_at = None
                 continue
             c[FRONT] += 1
-        while path and path[0][FRONT] >= mouth:
-            self._insert(path.pop(0))
+        while self.path_n and path[0][FRONT] >= mouth and path[0][MOVING]:
+            self._insert(path[0])
         self._show(self._covering())
 
+    def _pick(self, front):
+        c = self.path[self.path_n]
+        c[CARD] = self._tray_pop()
+        c[FRONT] = front
+        c[MOVING] = True
+        c[READ] = False
+        self.path_n += 1
+
     def _insert(self, c):
-        i = len(self.stack)
+        i = self.stack_n
         g = self._facing(i)
         if g < 0:
             c[MOVING] = False       # crashed into the stack's side: it stays in the mouth
             c[FRONT] = G.THROAT + G.CARD_LEN + G.TO_GRIPPER - 1
-            self.path.insert(0, c)
             self.crashed += 1
             return
-        self.stack.insert(g, c[CARD])
+        st = self.stack
+        j = i
+        while j > g:
+            st[j] = st[j - 1]
+            j -= 1
+        st[g] = c[CARD]
+        self.stack_n = i + 1
+        # The path's slots move up one; the inserted card's slot goes last.
+        p = self.path
+        p[0], p[1], p[2] = p[1], p[2], p[0]
+        self.path_n -= 1
 
     def _eject_edge(self, v):
-        if not v or not self.stack:
+        if not v or not self.stack_n:
             return
+        cards = self.stack_cards()
+        self.stack_n = 0
         if self.route._v:
-            self.output.append(self.stack)
+            self.output.append(cards)
         else:
-            self.tray = self.stack + self.tray
-        self.stack = []
+            # Back on top of whatever is still in the tray, in the stack's order.
+            rest = self.tray_cards()
+            self.tray_head = self.tray_n = 0
+            for k in cards + rest:
+                self._tray_push(k)
 
     # -- sensors -------------------------------------------------------------
 
     def _present(self):
-        return 1 if self.tray else 0
+        return 1 if self.tray_n else 0
 
     def _covering(self):
-        for c in self.path:
+        for i in range(self.path_n):
+            c = self.path[i]
             if G.THROAT <= c[FRONT] < G.THROAT + G.CARD_LEN:
                 return c
         return None
@@ -262,7 +318,7 @@ class Mechanism:
         return i - k
 
     def _gap(self):
-        return 1 if self._facing(len(self.stack)) >= 0 else 0
+        return 1 if self._facing(self.stack_n) >= 0 else 0
 
     def _home(self):
         return 1 if self.platform == 0 else 0

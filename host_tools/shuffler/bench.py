@@ -60,7 +60,7 @@ print("retained", gc.mem_alloc() - m0)
 # on the mechanism model, no link): per-card VM time of each pass, the heap
 # the passes keep, and the model's clock (the machine's modelled time).
 MACHINE_PROGRAM = r"""
-import binascii, gc, sys, time
+import binascii, gc, micropython, sys, time
 from boards.sim_tcs34725 import SimTCS34725
 from cardset import registry
 from shuffler import board_emu, custody, device, entropy, sim_mechanism
@@ -85,31 +85,50 @@ m = board.model
 for t in tags:
     m.put(t, "back_a")
 t_home = m.now_us
+t_check = t_home
 dev.load(custody.A)
-times = [[], []]
-heap = [[], []]
+# Preallocated, so that recording a figure does not grow the heap it measures.
+from array import array
+times = [array("i", bytes(4 * (N + 8))), array("i", bytes(4 * (N + 8)))]
+heap = [array("i", bytes(4 * (N + 8))), array("i", bytes(4 * (N + 8)))]
+nt = [0, 0]
+nh = [0, 0]
 while dev.phase != device.IDLE:
     p = 0 if dev.phase == device.CHECK else 1
     gc.collect()
     a = gc.mem_alloc()
+    # With LOCKED, every card but the first and last three of a pass runs
+    # with the heap locked: an allocation there is a MemoryError.
+    lock = LOCKED and 3 <= dev.i < N - 3
     t = time.ticks_us()
-    dev.step()
-    times[p].append(time.ticks_diff(time.ticks_us(), t))
+    if lock:
+        micropython.heap_lock()
+    try:
+        dev.step()
+    except MemoryError:
+        micropython.heap_unlock()
+        print("allocates", p, dev.i)
+        break
+    if lock:
+        micropython.heap_unlock()
+    times[p][nt[p]] = time.ticks_diff(time.ticks_us(), t)
+    nt[p] += 1
     if dev.phase != device.IDLE:
         gc.collect()
-        heap[p].append(gc.mem_alloc() - a)
+        heap[p][nh[p]] = gc.mem_alloc() - a
+        nh[p] += 1
     if p == 0 and dev.phase == device.SHUFFLE:
         t_check = m.now_us
 for p in (0, 1):
-    ts = sorted(times[p])
-    hs = heap[p][5:-5]
+    ts = sorted(times[p][:nt[p]]) or [0]
+    hs = heap[p][5:nh[p] - 5]
     print("pass", p, len(ts), ts[len(ts) // 2], ts[len(ts) * 99 // 100], sum(hs), len(hs))
 print("model", t_home, t_check - t_home, m.now_us - t_check, m.steps[0], m.steps[1])
 print("state", dev.machine.state[custody.A])
 """
 
 
-def run_machine(decks=8, heap="320k"):
+def run_machine(decks=8, heap="320k", locked=False):
     """Figures of one batch through the device and the model, in the VM, from
     the mpy-cross compiled firmware (as the emulator runs it)."""
     import os
@@ -126,7 +145,8 @@ def run_machine(decks=8, heap="320k"):
         with open(tags, "w") as f:
             f.write("".join(u.hex() + "\n" for u in cards.new_deck_order(1)))
         program = (MACHINE_PROGRAM.replace("DECKS", str(decks)).replace("STATE", os.path.join(tmp, "c.json"))
-                   .replace("CARDSET", cardset).replace("TAGS", tags))
+                   .replace("CARDSET", cardset).replace("TAGS", tags)
+                   .replace("LOCKED", "True" if locked else "False"))
         env = dict(os.environ, MICROPYPATH=stage_code())
         proc = subprocess.run(vm.micropython_cmd(["-c", program], heap=heap), env=env, capture_output=True,
                               timeout=600, stdin=subprocess.DEVNULL)
@@ -150,6 +170,8 @@ def run_machine(decks=8, heap="320k"):
             fig["model_batch_s"] = (int(f[2]) + int(f[3])) / 1e6
             fig["elevator_steps"] = int(f[4])
             fig["feed_steps"] = int(f[5])
+        elif f[0] == "allocates":
+            fig["allocates_in_pass_at_card"] = (("check", "shuffle")[int(f[1])], int(f[2]))
         elif f[0] == "state":
             fig["end_state"] = f[1]
     return fig
