@@ -112,6 +112,7 @@ class Board:
         self._sim = SimTCS34725()
         self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(self._sim.show), self._sim)
         self._entropy = Entropy(getattr(config, "SEED", 0))
+        self.leds = (False, False, False)
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
@@ -178,9 +179,9 @@ class Board:
                     self._reply("out %s %s" % (binascii.hexlify(uid).decode(), colour))
             elif w == "state":
                 self._reply("ok clock_us=%d tray=%d stack=%d output=%d path=%d elevator_steps=%d "
-                            "feed_steps=%d platform=%d crashed=%d"
-                            % (m.now_us, m.tray_n, m.stack_n, len(m.output), m.path_n,
-                               m.steps[0], m.steps[1], m.platform, m.crashed))
+                            "feed_steps=%d platform=%d crashed=%d led_ready=%d led_sealed=%d led_fault=%d"
+                            % ((m.now_us, m.tray_n, m.stack_n, len(m.output), m.path_n,
+                                m.steps[0], m.steps[1], m.platform, m.crashed) + tuple(int(x) for x in self.leds)))
                 return None
             elif w in ("load", "release", "clear"):
                 self._reply("ok " + text)
@@ -212,5 +213,5 @@ class Board:
     def idle(self):
         time.sleep_ms(1)
 
-    def lights(self, ready, fault):
-        pass  # status LEDs: the pit page shows the same from the events
+    def lights(self, ready, sealed, fault):
+        self.leds = (ready, sealed, fault)  # no LEDs on a PC: the pit page shows the same from the events

@@ -119,6 +119,17 @@ class Device:
     def _moved(self, events, to):
         return bool(events) and events[-1].get("type") == "custody" and events[-1].get("to") == to
 
+    # -- status LEDs ------------------------------------------------------------
+
+    def sealed(self):
+        m = self.machine
+        return m is not None and (m.state[custody.A] == custody.SEALED or m.state[custody.B] == custody.SEALED)
+
+    def faulted(self):
+        m = self.machine
+        return m is None or m.tilt is not None or \
+            m.state[custody.A] == custody.BROKEN or m.state[custody.B] == custody.BROKEN
+
     # -- buttons --------------------------------------------------------------
 
     def button(self, text):

@@ -64,6 +64,8 @@ def run():
     session = ShufflerSession(board, board_config, Journal(board.journal_path), outbox)
     session.boot(problem)
     device = Device(board, session, reg)
+    from shuffler.link import COMPACT_BYTES
+    compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)
     if problem is None and session.tilt is None:
         device.start()
     while True:
@@ -78,7 +80,10 @@ def run():
         except Exception as e:  # bad input never stops the machine
             session.error("internal error: %s" % e)
             sys.print_exception(e) if hasattr(sys, "print_exception") else None
+        board.lights(device.phase == 0 and session.tilt is None and session.halt is None,
+                     device.sealed(), device.faulted())
         if device.phase == 0:
+            session.maybe_compact(compact_at)
             board.idle()  # nothing running: give the CPU back
 
 

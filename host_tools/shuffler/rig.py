@@ -19,8 +19,8 @@ class Timeout(RuntimeError):
 
 
 class Rig:
-    def __init__(self, directory, db_path, device_id="SHUF1", decks=1, seed=1, bridge=True):
-        self.emu = ShufflerEmulator(directory, device_id, decks=decks, seed=seed)
+    def __init__(self, directory, db_path, device_id="SHUF1", decks=1, seed=1, bridge=True, **emu_options):
+        self.emu = ShufflerEmulator(directory, device_id, decks=decks, seed=seed, **emu_options)
         self.db_path = db_path
         self.bridge = None
         self.emu.start()
