@@ -37,3 +37,35 @@ def test_a_switched_card_is_named_by_the_audit(tmp_path):
     assert ("IRREGULARITY in batch A-1: the 12th card the shoe read" in audit.stdout
             and "is %s where the committed order has %s" % (fake, real) in audit.stdout), audit.stdout
     assert "batch B-1: the commitment opens" in audit.stdout  # the honest batch still passes
+
+
+def test_emulate_runs_until_terminated(tmp_path):
+    import signal
+    import time
+    proc = subprocess.Popen([SHOE, "shuffler", "emulate", "--decks", "1", "--dir", str(tmp_path / "flash")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline().strip()
+        assert first.startswith("/dev/pts/"), first
+        lines = [proc.stdout.readline(), proc.stdout.readline()]
+        assert "operator pty" in lines[0] and "batch A (52 cards, new-deck order) loaded" in lines[1]
+        assert oct(os.stat(tmp_path / "flash" / "shoe_key.bin").st_mode & 0o777) == "0o600"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_audit_of_a_store_without_a_reveal_is_one_line(tmp_path):
+    from host_tools.store import db
+    path = str(tmp_path / "s.db")
+    with db.Store(path) as store:
+        store.append("SHOE-1", 1, '{"type":"shoe","decks":8}')
+    r = shoe("shuffler", "audit", "--db", path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "no complete reveal" in r.stderr
+    r = shoe("shuffler", "emulate", "--decks", "9")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
