@@ -47,7 +47,9 @@ def _self_test():
         return "self-test: %s" % e
 
 
-def run():
+def boot():
+    """Everything up to the loop: (board, session, device). Kept
+    apart from run() so that a probe can measure the booted heap."""
     import board_config
     from link.outbox import Outbox
     outbox = Outbox()
@@ -64,10 +66,16 @@ def run():
     session = ShufflerSession(board, board_config, Journal(board.journal_path), outbox)
     session.boot(problem)
     device = Device(board, session, reg)
-    from shuffler.link import COMPACT_BYTES
-    compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)
     if problem is None and session.tilt is None:
         device.start()
+    return board, session, device
+
+
+def run():
+    board, session, device = boot()
+    import board_config
+    from shuffler.link import COMPACT_BYTES
+    compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)
     while True:
         board.feed()
         try:
