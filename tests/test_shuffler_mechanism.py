@@ -173,3 +173,11 @@ def test_a_card_allocates_nothing_in_firmware_or_model():
     fig = bench.run_machine(1, locked=True)
     assert "allocates_in_pass_at_card" not in fig, fig
     assert fig["end_state"] == "sealed"
+
+
+@pytest.mark.parametrize("which", ["cpython", "micropython"])
+def test_sample_through_the_mechanism_gives_the_same_lines(which):
+    from host_tools.shuffler import command
+    plain = command.sample_bytes(1, 3, 77, which, heap="190k")
+    machine = command.sample_bytes(1, 3, 77, which, heap="190k", mechanism=True)
+    assert machine == plain and plain.count(b"\n") == 3

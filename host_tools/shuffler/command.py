@@ -55,6 +55,9 @@ def add_arguments(parser):
                         help="seed of the emulated entropy source (never used in play)")
     sample.add_argument("--vm", choices=("cpython", "micropython"), default="cpython")
     sample.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython)")
+    sample.add_argument("--mechanism", action="store_true",
+                        help="read each order off the mechanism model's stack, the firmware's elevator driver "
+                             "executing the gaps card by card (same lines, slower)")
     sample.add_argument("--bench", action="store_true",
                         help="instead of shuffles, print the controller-VM benchmark for --decks "
                              "(the core, then one batch through the device on the mechanism model)")
@@ -81,11 +84,12 @@ def add_arguments(parser):
     parser.set_defaults(_parser=parser)
 
 
-def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP):
+def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP, mechanism=False):
     """The lines of `shoe shuffler sample` as bytes."""
     if which == "micropython":
         rc, out, err = vm.run_micropython(
-            ["-m", "shuffler.sample", str(decks), str(count), str(seed)], heap=heap)
+            ["-m", "shuffler.sample", str(decks), str(count), str(seed)] + (["mechanism"] if mechanism else []),
+            heap=heap)
         if rc != 0:
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise SampleError("the MicroPython VM stopped with status %d: %s" % (rc, last[0]))
@@ -94,7 +98,7 @@ def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP):
     from shuffler import sample
 
     chunks = []
-    sample.run(decks, count, seed, lambda b: chunks.append(bytes(b)))
+    sample.run(decks, count, seed, lambda b: chunks.append(bytes(b)), mechanism)
     return b"".join(chunks)
 
 
@@ -114,7 +118,7 @@ def run(args):
             print(bench.report(bench.run_bench(args.decks, heap=args.heap), args.decks))
             print(bench.report_machine(bench.run_machine(args.decks), args.decks))
             return 0
-        out = sample_bytes(args.decks, args.count, args.seed, args.vm, args.heap)
+        out = sample_bytes(args.decks, args.count, args.seed, args.vm, args.heap, args.mechanism)
     except RuntimeError as exc:  # the VM failed, or is not installed
         print("shoe shuffler: %s" % exc, file=sys.stderr)
         return cli.EXIT_INTERNAL
