@@ -207,10 +207,7 @@ class PitPublisher:
         nc = await streams.connect(self.cfg.nats)
         try:
             js = nc.jetstream(domain=self.cfg.domain, publish_async_max_pending=WINDOW)
-            if self.cfg.domain:
-                await streams.ensure_pit_stream(js, self.cfg.casino, self.cfg.pit)
-            else:
-                await streams.ensure_casino_stream(js, self.cfg.casino)
+            await streams.ensure_for_pit(js, self.cfg.casino, self.cfg.pit, self.cfg.domain)
             self.connected = True
             while not self.stopping.is_set():
                 n = await publish_round(js, outbox, self.cfg.casino, self.cfg.pit, self.tables)
@@ -229,10 +226,7 @@ def drain(store_path, url, casino, pit, tables=None, domain=None, timeout=30.0):
         nc = await streams.connect(url)
         try:
             js = nc.jetstream(domain=domain, publish_async_max_pending=WINDOW)
-            if domain:
-                await streams.ensure_pit_stream(js, casino, pit)
-            else:
-                await streams.ensure_casino_stream(js, casino)
+            await streams.ensure_for_pit(js, casino, pit, domain)
             total = 0
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:

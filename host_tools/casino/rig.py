@@ -36,7 +36,11 @@ class Rig:
         self.hub = servers.Nats(self.dir, "hub", leaf_port=servers.free_port(),
                                 domain="hub" if domains else None)
         self.leaves = {p: servers.Nats(self.dir, "leaf-" + p, hub_leaf_url=self.hub.leaf_url,
-                                       domain=self.domain(p)) for p in self.pits}
+                                       domain=self.domain(p), jetstream=domains)
+                       for p in self.pits}
+        # A plain leaf must not run JetStream: with JetStream and no domain
+        # of its own it answers the pit's stream API itself and captures the
+        # pit's events in a stream nobody consumes.
         self.pg = servers.Postgres(fsync=fsync)
         self.pit_procs = {}
         self.consumer_procs = {}

@@ -143,7 +143,11 @@ class Nats:
                  "listen: 127.0.0.1:%d" % self.port,
                  "http: 127.0.0.1:%d" % self.http_port]
         if self.jetstream:
-            js = ['store_dir: "%s"' % self.store_dir]
+            # sync_interval always: a PubAck means the message is on disk.
+            # Without it the file store flushes in the background, and a
+            # SIGKILLed server loses messages it had acked; the pit had then
+            # advanced its mark past them (found by `shoe soak casino`).
+            js = ['store_dir: "%s"' % self.store_dir, "sync_interval: always"]
             if self.domain:
                 js.append("domain: %s" % self.domain)
             lines.append("jetstream { %s }" % ", ".join(js))

@@ -15,6 +15,7 @@ Two layouts (docs/casino.md):
 import logging
 
 import nats
+import nats.errors
 import nats.js.errors
 from nats.js import api
 
@@ -69,3 +70,18 @@ async def ensure_pit_stream(js, casino, pit):
                            subjects=[wire.pit_subjects(casino, pit)],
                            duplicate_window=wire.DUPLICATE_WINDOW_S)
     return await _ensure(js, cfg)
+
+
+async def ensure_for_pit(js, casino, pit, domain):
+    """What a pit's publisher makes before it publishes: its own stream on
+    a leaf with a domain; otherwise the hub's stream if the hub answers. A
+    plain leaf node does not pass the JetStream API on (it answers 503
+    itself), so there the stream is `shoe central`'s to make, and a publish
+    before it exists fails and is retried like any broker outage."""
+    if domain:
+        return await ensure_pit_stream(js, casino, pit)
+    try:
+        return await ensure_casino_stream(js, casino)
+    except (nats.js.errors.ServiceUnavailableError, nats.errors.TimeoutError,
+            nats.errors.NoRespondersError):
+        return False

@@ -9,6 +9,8 @@ SOAKS = {
     "noise": ("host_tools.soak.noise", "a relay that flips, drops, duplicates, reorders bytes "
               "and sends garbage lines"),
     "fuzz": ("host_tools.soak.fuzz", "random and mutated inputs to every parser on the link"),
+    "casino": ("host_tools.casino.soak", "kill hub, leaves, consumers, PostgreSQL and pits; "
+               "inject forgeries; the central record must equal the pits"),
 }
 
 
