@@ -10,6 +10,7 @@ import importlib
 
 BENCHES = {
     "analysis": "host_tools.analysis.bench",
+    "casino": "host_tools.casino.bench",
     "link": "host_tools.bridge.bench",
     "footprint": "host_tools.boards.footprint",
     "pit": "host_tools.pit.bench",

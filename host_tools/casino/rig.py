@@ -54,12 +54,12 @@ class Rig:
 
     # -- processes -----------------------------------------------------------
 
-    def start(self):
+    def start(self, pits=True):
         self.hub.start()
         for leaf in self.leaves.values():
             leaf.start()
         self.pg.start()
-        for pit in self.pits:
+        for pit in self.pits if pits else ():
             self.start_pit(pit)
         for i in range(self.n_consumers):
             self.start_consumer(i)

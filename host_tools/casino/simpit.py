@@ -45,24 +45,28 @@ def main(argv=None):
             .resume(store) for i, s in enumerate(shoes)]
     pub = PitPublisher(args.store, Casino(args.nats, args.casino, args.pit, args.domain), tables)
     pub.start()
-    period = 1.0 / args.rate if args.rate > 0 else 0.0
+    # Round robin, one table at a time: each table deals at ``rate``, the
+    # tables spread evenly over the period as a real pit's would be.
+    step = 1.0 / (args.rate * len(sims)) if args.rate > 0 else 0.0
     nxt = time.monotonic()
+    i = 0
     try:
         while not stop.is_set():
-            for sim in sims:
-                if args.events and sim.seq >= args.events:
-                    continue
-                sim.deal(store, 1)
-                pub.on_message({"type": "event", "shoe": sim.shoe_id, "table": tables[sim.shoe_id]})
-            if all(args.events and s.seq >= args.events for s in sims):
+            if args.events and all(s.seq >= args.events for s in sims):
                 stop.wait(0.2)
                 continue
-            nxt += period
+            sim = sims[i % len(sims)]
+            i += 1
+            if args.events and sim.seq >= args.events:
+                continue
+            sim.deal(store, 1)
+            pub.on_message({"type": "event", "shoe": sim.shoe_id, "table": tables[sim.shoe_id]})
+            nxt += step
             delay = nxt - time.monotonic()
             if delay > 0:
                 stop.wait(delay)
-            else:
-                nxt = time.monotonic()
+            elif delay < -1.0:
+                nxt = time.monotonic()  # fell behind (a stall): do not burst to catch up
     finally:
         pub.close()
         store.close()
