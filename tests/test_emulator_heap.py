@@ -1,0 +1,84 @@
+"""The shoe's heap holds through a whole shoe when the work that used to be
+loaded or made on demand comes mid-play.
+
+MicroPython never moves an object, so after boot the free heap is many small
+holes; a module's code or a new game made mid-shoe could find no block big
+enough ("internal error: memory allocation failed"), which `shoe emulate
+--reader pn532` showed now and then at the board's 190 KiB. This test makes
+that work certain instead of a matter of timing: the host acks slowly, so the
+outbox spills and every ack is followed by a refill from the journal; the
+dealer channel gets a `shoe` line mid-shoe (the command schema); the host
+sends a signed command mid-shoe (dispatch). And it runs the VM with less heap
+than the board has (HEAP_MARGIN_KIB below the budget), so a fix that merely
+got lucky at 190 KiB does not pass.
+"""
+
+import time
+
+from emuhost import Host
+from host_tools import dealer as dealer_mod
+from host_tools.emulate import Emulator, TaggedSet
+from host_tools import vm
+
+vm.use_firmware()
+from link.outbox import OUTBOX_SLOTS  # noqa: E402
+
+HEAP_MARGIN_KIB = 8   # the VM runs at the board's heap minus this
+LINES_PER_ACK = 45    # dealing lines between two acks: more events than the outbox holds
+SEED = 5
+
+
+def _hello_seq(host):
+    """Ask for a hello; its frame seq is the shoe's newest event seq."""
+    n = len(host.hellos())
+    host.hello()
+    host.wait(lambda: len(host.hellos()) > n and not host.pending, what="a hello")
+    return [s for k, s, _p in host.frames if k == "H"][-1]
+
+
+def test_a_whole_shoe_with_slow_acks_refills_and_a_mid_shoe_shoe_line_and_command(tmp_path):
+    tags = TaggedSet(8)
+    cardset = tmp_path / "set.bin"
+    tags.write(str(cardset))
+    emu = Emulator(str(tmp_path / "flash"), "HEAP1", reader="pn532", cardset=str(cardset))
+    emu.heap -= HEAP_MARGIN_KIB * 1024
+    host = Host(emu)
+    try:
+        emu.start()
+        emu.wait_booted()
+        host.hello()
+        host.wait(lambda: not host.pending, what="the first hello")
+        host.auto_ack = False  # a host that acks only now and then
+        lines = list(dealer_mod.Dealer(SEED, irregularity_rate=0.05).lines())
+        spill = 0
+        status_sent = False
+        for i, line in enumerate(lines):
+            tags.deal(emu, line)
+            host.pump(0.001)
+            if i == len(lines) // 2:
+                # The dealer reloads mid-shoe: the schema parses the line.
+                emu.deal("shoe decks=8 designation=ez")
+            if i % LINES_PER_ACK == LINES_PER_ACK - 1:
+                if not status_sent:
+                    host.command("status")  # dispatch and schema, mid-shoe
+                    status_sent = True
+                spill = max(spill, _hello_seq(host) - host.acked)
+                host.ack_all()  # the shoe refills from its journal after this
+        host.auto_ack = True
+        last = _hello_seq(host)
+        host.ack_all()
+        host.wait(lambda: host.ack_all() >= last, timeout=30, what="every event up to %d" % last)
+    finally:
+        host.close()
+        emu.close()
+    events = host.event_list()
+    assert sorted(host.events) == list(range(1, last + 1))
+    assert not host.bad and not host.bad_tags
+    # The outbox did spill, so the refills above really ran.
+    assert spill > OUTBOX_SLOTS, spill
+    internal = [e for e in events if e["type"] == "error" and "internal error" in e["message"]]
+    assert not internal, internal[:3]
+    assert [e for e in events if e["type"] == "status"]
+    shoes = [e for e in events if e["type"] == "shoe"]
+    assert len(shoes) == 2 and shoes[1]["designation"] == "ez"
+    assert [e for e in events if e["type"] == "card"]
