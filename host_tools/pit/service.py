@@ -27,6 +27,7 @@ import gc
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -50,6 +51,13 @@ STABLE_S = 30.0        # a loop that ran this long has its delay reset
 RECALL = 10            # rounds kept for recall (GLI-24)
 POLL_S = 0.25          # a table thread's longest sleep: its heartbeat ack is due every 0.5 s
 SWITCH_S = 0.001       # the GIL's switch interval in a pit process (see Pit.start)
+STATE_REFRESH_S = 5.0  # a recording line whose numbers alone changed is pushed this often at most
+FIRST_CARD = E.HAND_POSITIONS[0]   # "P1": due once betting closes (Ch 8C)
+BETTING = "no more bets"   # what a shoe between rounds waits for (Ch 7D, 8B)
+NO_SET = "new shoe"        # ... and one with no card set loaded
+_DIGITS = re.compile(r"\d+")
+# Game events after which, with no card due, the shoe waits for "no more bets".
+_IN_SHOE = ("shoe", "bets", "card", "assign", "counts", "result", "void", "cover", "last_hand")
 
 AUDIT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_log (
@@ -94,6 +102,8 @@ class TableRunner:
         self.restart_at = None
         self.line = "NOT RECORDING: not started"
         self.recording = False
+        self.line_shape = None             # the line as last pushed, its numbers masked
+        self.line_pushed = 0.0
         self.shoe_id = table.shoe
         self._reset()
 
@@ -104,7 +114,8 @@ class TableRunner:
         self.board = Board()
         self.book = RoundBook(keep=RECALL)
         self.round = None
-        self.next = None
+        self.next = None                   # the position the next card goes to, if one is due
+        self.waits = None                  # with none due: what the shoe waits for, when known
         self.last_result = None
         self.current = None                # {"round", "cards": [[pos, card]], "status"}
         self.left = None
@@ -126,10 +137,21 @@ class TableRunner:
             if event.get("type") == "status":
                 self.next = event.get("next")
                 self.left = event.get("left")
+                phase = event.get("phase")
+                if phase in ("open", "no_shoe"):
+                    self.waits = BETTING if phase == "open" else NO_SET
             return
         kind = event.get("type")
         if "next" in event:
             self.next = event["next"]
+        if kind == "bets":
+            # Betting closed: P1 is due, though the event does not say so
+            # (a card held under 13A/13B(2) follows as an assign that does).
+            self.next = FIRST_CARD
+        if kind in _IN_SHOE:
+            self.waits = BETTING
+        elif kind == "shoe_end":
+            self.next, self.waits = None, NO_SET
         if "left" in event and isinstance(event["left"], int):
             self.left = event["left"]
         if kind == "shoe":
@@ -167,7 +189,8 @@ class TableRunner:
         with self.lock:
             out = {"name": self.name, "designation": self.table.designation, "port": self.table.port,
                    "shoe": self.shoe_id, "recording": self.recording, "line": self.line,
-                   "round": self.round, "next": self.next, "last_result": self.last_result,
+                   "round": self.round, "next": self.next if self.next is not None else self.waits,
+                   "next_card": self.next, "last_result": self.last_result,
                    "seq": self.seq, "restarts": self.restarts, "died": self.died,
                    "alive": self.thread is not None and self.thread.is_alive(),
                    "shuffler": self.shuffler.state() if self.shuffler.seen else None}
@@ -233,10 +256,22 @@ class TableRunner:
                 store.close()
 
     def _set_line(self, ok, line):
+        """Keep the table's recording line; push it when what it says
+        changes. A line whose numbers alone moved ("stored through seq N"
+        grows with every event, whose own message is pushed anyway) is
+        pushed at most every STATE_REFRESH_S: pushing it per event doubled
+        what every page client was sent."""
+        shape = _DIGITS.sub("#", line)
+        now = time.monotonic()
         with self.lock:
-            changed = line != self.line
+            if line == self.line and ok == self.recording:
+                return
+            push = (ok != self.recording or shape != self.line_shape
+                    or now - self.line_pushed >= STATE_REFRESH_S)
             self.recording, self.line = ok, line
-        if changed:
+            if push:
+                self.line_shape, self.line_pushed = shape, now
+        if push:
             self.publish({"type": "state", "table": self.name, "recording": ok, "line": line})
 
     def _on_event(self, seq, event):

@@ -8,11 +8,16 @@ the game and need the supervisor role and ``"confirm": true``. Every write
 that reaches a table, and its outcome, is a row of ``audit_log`` in the
 store, outside every shoe's chain (the shoe did not say it).
 
-Updates are pushed: table threads hand messages to ``Pit.publish``, which
-this module forwards into the event loop (``call_soon_threadsafe``) and out
-to every /api/events client. A client that cannot keep up (its queue full)
-is dropped rather than letting memory grow; its browser reconnects and
-reloads the state from /api/tables.
+Updates are pushed: table threads hand messages to ``Pit.publish``; the
+``Broadcast`` here collects them and wakes the event loop once per burst
+(not once per message), where each message is encoded ONCE and the burst
+goes to every /api/events client as one chunk (one socket write per client
+per burst, however many tables spoke). At 128 tables that is what keeps the
+loop's share of the pit's CPU small: encoding per client and a write, a
+task and a wake-up per message per client was the largest part of it
+(`shoe bench pit`, docs/design.md). A client that cannot keep up (its queue
+full) is dropped rather than letting memory grow; its browser reconnects
+and reloads the state from /api/tables.
 """
 
 import asyncio
@@ -20,6 +25,7 @@ import html
 import json
 import os
 import secrets
+import threading
 import time
 
 from aiohttp import web
@@ -36,8 +42,9 @@ STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt")   # supervisor + confirm
 SESSION_S = 12 * 3600
 COOKIE = "pit_session"
-QUEUE = 1000
+QUEUE = 1000          # bursts a client may fall behind before it is dropped
 KEEPALIVE_S = 15.0
+KEEPALIVE = b": keepalive\n\n"
 
 PIT = web.AppKey("pit", object)
 STATE = web.AppKey("state", dict)
@@ -72,23 +79,74 @@ def make_app(pit, users_path, edges=True):
     return app
 
 
+class Broadcast:
+    """Messages from any thread to every SSE client, encoded once per burst.
+
+    ``listener`` (a ``Pit.listeners`` entry, called on table threads) only
+    appends to a list; the first message of a burst schedules ``flush`` on
+    the loop, which takes everything that arrived meanwhile, encodes each
+    message once and puts the same bytes into every client's queue.
+    """
+
+    def __init__(self, loop):
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.pending = []
+        self.scheduled = False
+        self.clients = set()
+
+    def listener(self, message):  # runs on a table thread
+        with self.lock:
+            self.pending.append(message)
+            if self.scheduled:
+                return
+            self.scheduled = True
+        try:
+            self.loop.call_soon_threadsafe(self.flush)
+        except RuntimeError:
+            pass  # the loop has closed: the pit is stopping
+
+    def flush(self):  # runs on the event loop
+        with self.lock:
+            batch, self.pending, self.scheduled = self.pending, [], False
+        if not batch or not self.clients:
+            return
+        chunk = b"".join(("event: %s\ndata: %s\n\n" % (m["type"], json.dumps(m))).encode()
+                         for m in batch)
+        self.send(chunk)
+
+    def send(self, chunk):
+        for q in list(self.clients):
+            try:
+                q.put_nowait(chunk)
+            except asyncio.QueueFull:
+                self.clients.discard(q)  # its handler ends at its next chunk
+
+    def close(self):
+        for q in list(self.clients):
+            try:
+                q.put_nowait(None)
+            except asyncio.QueueFull:
+                pass
+        self.clients.clear()
+
+
+async def _keepalive(broadcast):
+    """A comment line to every client now and then, so proxies and the
+    browser keep an idle stream open (one timer, not one per client)."""
+    while True:
+        await asyncio.sleep(KEEPALIVE_S)
+        broadcast.send(KEEPALIVE)
+
+
 async def _startup(app):
     state = app[STATE]
     state["store"] = db.Store(app[PIT].config.store)  # this loop thread's own connection
-    loop = asyncio.get_running_loop()
-
-    def deliver(message):  # runs on the event loop
-        for q in list(state["clients"]):
-            try:
-                q.put_nowait(message)
-            except asyncio.QueueFull:
-                state["clients"].discard(q)  # its handler ends at its next message
-
-    def listener(message):  # runs on a table thread
-        loop.call_soon_threadsafe(deliver, message)
-
-    state["listener"] = listener
-    app[PIT].listeners.append(listener)
+    broadcast = state["broadcast"] = Broadcast(asyncio.get_running_loop())
+    state["clients"] = broadcast.clients
+    state["keepalive"] = asyncio.create_task(_keepalive(broadcast))
+    state["listener"] = broadcast.listener
+    app[PIT].listeners.append(broadcast.listener)
     if state["edges"] is not None:
         state["edges"].start()
         app[PIT].listeners.append(state["edges"].listener)
@@ -101,12 +159,10 @@ async def _shutdown(app):
             app[PIT].listeners.remove(listener)
     if state["edges"] is not None:
         state["edges"].close()
-    for q in list(state["clients"]):
-        try:
-            q.put_nowait(None)
-        except asyncio.QueueFull:
-            pass
-    state["clients"].clear()
+    if state.get("keepalive") is not None:
+        state["keepalive"].cancel()
+    if state.get("broadcast") is not None:
+        state["broadcast"].close()
     if state["store"] is not None:
         state["store"].close()
         state["store"] = None
@@ -182,15 +238,19 @@ async def events(request):
     try:
         await resp.write(b": connected\n\n")
         while True:
-            try:
-                message = await asyncio.wait_for(q.get(), KEEPALIVE_S)
-            except asyncio.TimeoutError:
-                await resp.write(b": keepalive\n\n")
-                continue
-            if message is None or q not in state["clients"]:
+            chunk = await q.get()
+            if chunk is None or q not in state["clients"]:
                 break
-            await resp.write(("event: %s\ndata: %s\n\n" % (message["type"], json.dumps(message)))
-                             .encode())
+            chunks, stop = [chunk], False
+            while not q.empty():  # whatever else queued while this client was writing
+                chunk = q.get_nowait()
+                if chunk is None:
+                    stop = True
+                    break
+                chunks.append(chunk)
+            await resp.write(b"".join(chunks) if len(chunks) > 1 else chunks[0])
+            if stop:
+                break
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:

@@ -33,7 +33,8 @@ function drawRound(t) {
   const cards = {};
   for (const [pos, card] of cur.cards) cards[pos] = card;  // a reassigned place shows its last card
   const r = t.last_result && t.last_result.round === cur.round && cur.status === "result" ? t.last_result : null;
-  let outcome = "Next card: " + (t.next || "none due");
+  // `next`: the place the next card goes, or what the shoe waits for (no more bets, a new shoe).
+  let outcome = (t.next_card ? "Next card: " : "Next: ") + (t.next || "-");
   if (r) outcome = (r.simulated ? "Simulated: " : "") + WINNER[r.winner] + (r.winner === "tie" ? "" : " wins") +
                    (r.natural ? " (natural)" : "") + (r.player_pair ? " \u00b7 player pair" : "") +
                    (r.banker_pair ? " \u00b7 banker pair" : "");
@@ -136,7 +137,7 @@ function draw(t) {
        el("span", {}, "Shoe ", el("b", {}, t.shoe || "-")),
        el("span", {}, "Designation ", el("b", {}, t.designation)),
        el("span", {}, "Round ", el("b", { id: "round-no" }, t.round === null ? "-" : t.round)),
-       el("span", {}, "Next card ", el("b", { id: "next" }, t.next || "-")),
+       el("span", {}, t.next_card ? "Next card " : "Next ", el("b", { id: "next" }, t.next || "-")),
        el("span", {}, "Cards left ", el("b", { id: "left" }, t.cards_left === null ? "-" : t.cards_left)),
        t.restarts ? el("span", { class: "bad" }, "Restarts ", el("b", {}, t.restarts)) : null);
   drawRound(t);
