@@ -23,7 +23,7 @@ from host_tools import vm
 vm.use_firmware()
 from link.outbox import OUTBOX_SLOTS  # noqa: E402
 
-HEAP_MARGIN_KIB = 8   # the VM runs at the board's heap minus this
+HEAP_MARGIN_KIB = 6   # the VM runs at the board's heap minus this
 LINES_PER_ACK = 45    # dealing lines between two acks: more events than the outbox holds
 SEED = 5
 
