@@ -279,3 +279,49 @@ def test_publisher_thread_stops_cleanly_without_a_broker(tmp_path):
     t = time.monotonic()
     pub.close()
     assert time.monotonic() - t < 5 and not pub.thread.is_alive()
+
+
+def test_runs_cut_at_holes_and_first_events():
+    from host_tools.casino import wire
+    rows = [("A", q, "e%d" % q, "t%d" % q, 1.0, 3, "p" * 32) for q in range(3, 3 + 70)]
+    rows += [("B", q, "x", "u", 2.0, 1, None) for q in (1, 2, 4)]
+    got = [(m[0], m[1], m[2], m[7]) for m in publish.runs(rows)]
+    assert got == [("A", 3, 3 + wire.MAX_EVENTS - 1, "p" * 32), ("A", 3 + wire.MAX_EVENTS, 72, None),
+                   ("B", 1, 2, db.ZERO_HEX), ("B", 4, 4, None)]
+
+
+def test_a_run_is_verified_event_by_event(tmp_path, hub, dsn, casino):
+    """Runs share a message, not trust: a tampered event inside a run is
+    refused on its own (those before it stored, those after it held for the
+    missing link), and a run whose lengths do not cut its payload is
+    malformed, nothing of it stored. Published runs make few messages."""
+    from host_tools.casino import streams, wire
+    path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
+    make_store(path, keydir, ["R1"], 150)
+    make_store(str(tmp_path / "other.db"), keydir, ["R2"], 10)
+    assert publish.drain(path, hub.url, casino, "P1") == 150
+    with db.open_existing(str(tmp_path / "other.db")) as st:
+        rows = list(st.db.execute("SELECT seq, event, mac FROM events WHERE shoe_id = 'R2' ORDER BY seq"))
+
+    async def publish_bad_runs():
+        nc = await streams.connect(hub.url)
+        js = nc.jetstream()
+        info = await js.stream_info(wire.casino_stream(casino))
+        bodies = [e.encode() for _q, e, _m in rows]
+        bodies[4] = bodies[4].replace(b'"round":', b'"round":1')   # seq 5 tampered
+        h = wire.run_headers("R2", 1, [m for _q, _e, m in rows], [time.time()] * 10,
+                             [len(b) for b in bodies], db.ZERO_HEX)
+        await js.publish(wire.subject(casino, "P1", "T2"), b"".join(bodies), headers=h)
+        h[wire.H_LEN] = ",".join(["1"] * 10)
+        del h[wire.H_ID]   # else the broker drops it as the same message
+        await js.publish(wire.subject(casino, "P1", "T2"), b"".join(bodies), headers=h)
+        await nc.close()
+        return info.state.messages
+    assert asyncio.run(publish_bad_runs()) == 3   # 150 events in runs of at most 64
+    consume(hub.url, dsn, keydir, casino, 154, timeout=5)
+    got = central_rows(dsn)
+    assert {k: v for k, v in got.items() if k[0] == "R1"} == store_rows(path)
+    assert sorted(q for s, q in got if s == "R2") == [1, 2, 3, 4]
+    assert sorted(k for _s, _sev, k in alerts(dsn)) == ["forged_event", "malformed"]
+    with psycopg.connect(dsn) as c:
+        assert c.execute("SELECT count(*) FROM held WHERE shoe_id = 'R2'").fetchone()[0] == 5

@@ -89,7 +89,7 @@ def main(argv):
     p = argparse.ArgumentParser(prog="shoe bench casino", description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=3, help="throughput runs (median)")
     p.add_argument("--tables", type=int, default=100, help="throughput: shoes over the two pits")
-    p.add_argument("--events", type=int, default=500, help="throughput: events per shoe")
+    p.add_argument("--events", type=int, default=2000, help="throughput: events per shoe")
     p.add_argument("--live-tables", type=int, default=500, help="latency: tables dealing")
     p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
     p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")

@@ -30,18 +30,21 @@ def consumer_config():
 
 
 def decode(msg):
-    """A central.Msg, or raise wire.Malformed."""
-    casino, pit, tbl, shoe, seq, mac, first_prev, committed, body = wire.decode(
-        msg.subject, msg.headers, msg.data)
+    """The central.Msg of each event a message carries, or raise wire.Malformed."""
+    casino, pit, tbl, shoe, seq, first_prev, events = wire.decode(msg.subject, msg.headers, msg.data)
     if not wire.SHOE_ID.fullmatch(shoe):
         raise wire.Malformed("shoe id %r is not one a shoe sends" % shoe[:40])
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise wire.Malformed("event of shoe %s seq %d is not UTF-8" % (shoe, seq))
-    if "\x00" in text:
-        raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq))
-    return central_mod.Msg(casino, pit, tbl, shoe, seq, mac, first_prev, committed, body)
+    out = []
+    for i, (mac, committed, body) in enumerate(events):
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise wire.Malformed("event of shoe %s seq %d is not UTF-8" % (shoe, seq + i))
+        if "\x00" in text:
+            raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq + i))
+        out.append(central_mod.Msg(casino, pit, tbl, shoe, seq + i, mac,
+                                   first_prev if i == 0 else None, committed, body))
+    return out
 
 
 class Consumer:
@@ -114,7 +117,7 @@ class Consumer:
         good, bad = [], []
         for m in msgs:
             try:
-                good.append(decode(m))
+                good.extend(decode(m))
             except wire.Malformed as e:
                 bad.append((str(e), m.subject))
         try:

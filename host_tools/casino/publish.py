@@ -11,9 +11,11 @@ a pit restart or a lost mark, the publisher starts again from the mark; the
 worst it does is publish an event twice, which the broker's duplicate window
 (``Nats-Msg-Id``) and, past it, the consumer's (shoe, seq) key absorb.
 
-Publishing is asynchronous with acks in flight (``publish_async``, up to
-``WINDOW`` at once); the mark advances per shoe only over an unbroken run
-of acknowledged seqs, so a failure in the middle of a batch republishes
+A message carries a run of up to ``wire.MAX_EVENTS`` consecutive events of
+one shoe (wire.py says why: one fsync on the hub per message). Publishing
+is asynchronous with acks in flight (``publish_async``, up to ``WINDOW``
+messages at once); the mark advances per shoe only over an unbroken run of
+acknowledged messages, so a failure in the middle of a batch republishes
 from the first failure, never skips it.
 """
 
@@ -28,11 +30,12 @@ from host_tools.store import db
 
 log = logging.getLogger("shoe.casino.publish")
 
-BATCH = 2000          # events read from the store per round
-WINDOW = 4000         # async publishes in flight
+BATCH = 8000          # events read from the store per round
+WINDOW = 1000         # async publishes (messages) in flight
 ACK_TIMEOUT_S = 5.0
 IDLE_POLL_S = 0.2     # without a wake-up, look at the store this often
 RETRY_S = 0.5         # after a failed round
+CLOSE_DRAIN_S = 5.0   # on close, publish what is pending for at most this long
 
 OUTBOX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS published (
@@ -63,20 +66,14 @@ class Outbox:
             "SELECT shoe_id, tbl FROM published WHERE tbl IS NOT NULL")}
 
     def pending(self, limit=BATCH):
-        """Unpublished events, oldest seq first per shoe: dicts with the
-        event, its tag, its commit time and, for a store's first event of a
-        shoe, the PREV its tag was made over."""
-        rows = self.db.execute(
+        """Unpublished events, oldest seq first per shoe, as tuples
+        (shoe, seq, event text, tag, commit time, the store's first seq of
+        the shoe and the PREV its tag was made over)."""
+        return self.db.execute(
             "SELECT e.shoe_id, e.seq, e.event, e.mac, e.received, s.first_seq, s.first_prev"
             " FROM shoes s LEFT JOIN published p ON p.shoe_id = s.shoe_id"
             " JOIN events e ON e.shoe_id = s.shoe_id AND e.seq > COALESCE(p.seq, 0)"
             " ORDER BY e.shoe_id, e.seq LIMIT ?", (limit,)).fetchall()
-        out = []
-        for shoe, seq, event, mac, received, first_seq, first_prev in rows:
-            out.append({"shoe": shoe, "seq": seq, "event": event.encode("utf-8"), "mac": mac,
-                        "committed": received,
-                        "first_prev": (first_prev or db.ZERO_HEX) if seq == first_seq else None})
-        return out
 
     def mark(self, marks, tables):
         """Advance high-water marks ({shoe: seq}); never moves one back."""
@@ -98,6 +95,28 @@ class Outbox:
         return dict(self.db.execute("SELECT shoe_id, seq FROM published"))
 
 
+def runs(rows, max_events=wire.MAX_EVENTS):
+    """Cut pending rows into messages: (shoe, first seq, last seq, headers
+    fields, payload), each a run of consecutive seqs of one shoe. A run
+    starts afresh at the store's first event of a shoe (its PREV rides with
+    it) and at any hole in the seqs."""
+    out = []
+    cur = None
+    for shoe, seq, event, mac, received, first_seq, first_prev in rows:
+        if (cur is None or cur[0] != shoe or seq != cur[2] + 1 or len(cur[3]) >= max_events
+                or seq == first_seq):
+            cur = [shoe, seq, seq, [], [], [], [],
+                   (first_prev or db.ZERO_HEX) if seq == first_seq else None]
+            out.append(cur)
+        body = event.encode("utf-8")
+        cur[2] = seq
+        cur[3].append(mac or "")
+        cur[4].append(received)
+        cur[5].append(len(body))
+        cur[6].append(body)
+    return out
+
+
 async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
     """Publish one batch of pending events; returns how many were
     acknowledged (the marks advance over those). Raises on a broker error
@@ -105,23 +124,25 @@ async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
     rows = outbox.pending(limit)
     if not rows:
         return 0
+    msgs = runs(rows)
     futures = []
-    for r in rows:
-        hdrs = wire.headers(r["shoe"], r["seq"], r["mac"], r["committed"], r["first_prev"])
+    for shoe, seq, last, tags, committed, lens, bodies, first_prev in msgs:
+        hdrs = wire.run_headers(shoe, seq, tags, committed, lens, first_prev)
         futures.append(await js.publish_async(
-            wire.subject(casino, pit, tables.get(r["shoe"])), r["event"], headers=hdrs,
+            wire.subject(casino, pit, tables.get(shoe)), b"".join(bodies), headers=hdrs,
             wait_stall=ACK_TIMEOUT_S))
     done = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True),
                                   ACK_TIMEOUT_S * 2)
     marks, broken, error = {}, set(), None
-    for r, ack in zip(rows, done):
-        if r["shoe"] in broken:
+    for m, ack in zip(msgs, done):
+        shoe = m[0]
+        if shoe in broken:
             continue
         if isinstance(ack, BaseException):
-            broken.add(r["shoe"])
+            broken.add(shoe)
             error = ack
             continue
-        marks[r["shoe"]] = r["seq"]
+        marks[shoe] = m[2]
     if marks:
         outbox.mark(marks, tables)
     if error is not None:
@@ -214,6 +235,14 @@ class PitPublisher:
                 self.published += n
                 if n < BATCH:
                     await self._sleep(IDLE_POLL_S)
+            # Stopping: what the pit stored up to now goes out before we
+            # leave (bounded; the next start would carry on from the mark).
+            deadline = time.monotonic() + CLOSE_DRAIN_S
+            while time.monotonic() < deadline:
+                n = await publish_round(js, outbox, self.cfg.casino, self.cfg.pit, self.tables)
+                self.published += n
+                if n < BATCH:
+                    break
         finally:
             await nc.close()
 
