@@ -72,7 +72,11 @@ def test_a_whole_shoe_with_slow_acks_refills_and_a_mid_shoe_shoe_line_and_comman
         host.close()
         emu.close()
     events = host.event_list()
-    assert sorted(host.events) == list(range(1, last + 1))
+    # Every seq from 1 arrived once; the shoe may have said more (a reader
+    # timeout, say) after the last hello was asked for.
+    seqs = sorted(host.events)
+    assert seqs[-1] >= last
+    assert seqs == list(range(1, seqs[-1] + 1))
     assert not host.bad and not host.bad_tags
     # The outbox did spill, so the refills above really ran.
     assert spill > OUTBOX_SLOTS, spill
