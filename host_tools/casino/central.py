@@ -58,6 +58,7 @@ ACK_WAIT_S = 10.0
 MAX_ACK_PENDING = 20000
 GAP_S = 5.0
 SWEEP_S = 1.0
+NOTIFY = "shoe_central"  # NOTIFY channel: a batch stored events or alerts (the central view LISTENs)
 SCHEMA_LOCK = 130013   # pg_advisory_xact_lock id: one consumer creates the schema at a time
 
 SCHEMA = """
@@ -427,6 +428,10 @@ class Central:
                 "INSERT INTO alerts (shoe_id, time, severity, kind, detail, casino, pit, tbl)"
                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
                 [(a[0], now, a[1], a[2], a[3], a[4], a[5], a[6]) for a in out.alerts])
+        if rows or out.alerts:
+            # Delivered at commit, once per transaction: readers (the central
+            # view) look when there is something new, not on a timer.
+            await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
 
     async def sweep(self):
         """Retry held events (a key may have been installed since) and raise

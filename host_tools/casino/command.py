@@ -1,10 +1,11 @@
-"""`shoe central --nats URL --dsn DSN --keys DIR --casino NAME [--source PIT@DOMAIN ...]`
-and `shoe central demo`.
+"""`shoe central --nats URL --dsn DSN --keys DIR --casino NAME [--source PIT@DOMAIN ...]`,
+`shoe central demo` and `shoe central view --dsn DSN [--host H --port P]`.
 
 The first runs one consumer of the casino record until SIGINT/SIGTERM (run
 two or more for availability: they share the durable consumer). The second
 starts a two-pit casino on this machine (host_tools/casino/rig.py), prints
-where to look, and stops by itself after ``--seconds`` or on Ctrl-C.
+where to look, and stops by itself after ``--seconds`` or on Ctrl-C. The
+third serves the pit page over the central record, read-only (view.py).
 
 Exit codes: 0 ok; 1 the demo's record did not match its pits or verify
 failed; 2 bad arguments or key directory.
@@ -21,8 +22,9 @@ from host_tools.casino import wire
 
 
 def add_arguments(parser):
-    parser.add_argument("action", nargs="?", choices=("run", "demo"), default="run",
-                        help="run (default): one consumer; demo: a two-pit casino on this machine")
+    parser.add_argument("action", nargs="?", choices=("run", "demo", "view"), default="run",
+                        help="run (default): one consumer; demo: a two-pit casino on this machine;"
+                             " view: the pit page over the central record, read-only")
     parser.add_argument("--nats", help="the hub's URL (nats://host:port)")
     parser.add_argument("--dsn", help="PostgreSQL connection string of the central record")
     parser.add_argument("--keys", help="directory of shoe keys, <shoe_id>.key each (0600)")
@@ -31,6 +33,8 @@ def add_arguments(parser):
                         help="a pit whose leaf node buffers in JetStream domain DOMAIN; may repeat")
     parser.add_argument("--seconds", type=float, default=20.0, help="demo: how long to deal")
     parser.add_argument("--tables", type=int, default=4, help="demo: tables per pit")
+    parser.add_argument("--host", default="127.0.0.1", help="view: address to listen on")
+    parser.add_argument("--port", type=int, default=8090, help="view: port to listen on")
 
 
 def _sources(items):
@@ -46,6 +50,12 @@ def _sources(items):
 def run(args):
     if args.action == "demo":
         return demo(args)
+    if args.action == "view":
+        if not args.dsn:
+            print("central view: needs --dsn", file=sys.stderr)
+            return 2
+        from host_tools.casino import view
+        return view.run(args)
     missing = [o for o in ("nats", "dsn", "keys") if not getattr(args, o)]
     if missing:
         print("central: needs %s" % ", ".join("--" + m for m in missing), file=sys.stderr)

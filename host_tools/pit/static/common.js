@@ -97,19 +97,25 @@ export function when(t) {
 }
 
 // The login bar. `session` holds {user, role}; onChange runs after login/out.
-export const session = { user: null, role: null };
+// `readOnly`: the server takes no writes (the central record's view, /api/me
+// says so); the login bar says that instead, and style.css hides controls.
+export const session = { user: null, role: null, readOnly: false };
 
 export async function loadSession() {
   const r = await api("/api/me");
   session.user = r.ok ? r.data.user : null;
   session.role = r.ok ? r.data.role : null;
+  session.readOnly = r.ok && r.data.read_only === true;
+  if (session.readOnly) document.body.dataset.readOnly = "yes";
   return session;
 }
 
 export function loginBar(box, onChange) {
   const message = el("span", { class: "login-message", role: "status" });
   function render() {
-    if (session.user) {
+    if (session.readOnly) {
+      fill(box, el("span", { id: "read-only", class: "muted" }, "read-only: the central record"));
+    } else if (session.user) {
       fill(box, el("span", { dataset: { user: session.user, role: session.role } },
                    session.user + " (" + session.role + ")"),
            el("button", { type: "button", id: "logout", onclick: async () => {
