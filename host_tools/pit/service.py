@@ -33,7 +33,7 @@ import threading
 import time
 
 from host_tools import vm
-from host_tools.bridge.session import Bridge, parse_json, read_key
+from host_tools.bridge.session import HEARTBEAT_S, Bridge, parse_json, read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.roads import Board, RoadsError
 from host_tools.shuffler.pit import ShufflerView
@@ -49,7 +49,7 @@ RESTART_MIN_S = 0.2    # first restart delay after a table's loop died
 RESTART_MAX_S = 10.0   # the delay doubles per death in a row, up to this
 STABLE_S = 30.0        # a loop that ran this long has its delay reset
 RECALL = 10            # rounds kept for recall (GLI-24)
-POLL_S = 0.25          # a table thread's longest sleep: its heartbeat ack is due every 0.5 s
+POLL_S = 0.5           # a table thread's longest sleep (see _sleep)
 SWITCH_S = 0.001       # the GIL's switch interval in a pit process (see Pit.start)
 STATE_REFRESH_S = 5.0  # a recording line whose numbers alone changed is pushed this often at most
 FIRST_CARD = E.HAND_POSITIONS[0]   # "P1": due once betting closes (Ch 8C)
@@ -234,7 +234,7 @@ class TableRunner:
             if self.table.shoe:
                 self._prime(store, self.table.shoe)
             while not self.stop.is_set():
-                ready = bridge.poll(POLL_S, [self.wake_r])
+                ready = bridge.poll(_sleep(bridge), [self.wake_r])
                 if ready:
                     try:
                         os.read(self.wake_r, 4096)
@@ -324,6 +324,18 @@ class TableRunner:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _sleep(bridge):
+    """How long a table thread may wait for its port: until the bridge's
+    heartbeat ack falls due (HEARTBEAT_S after it last sent; while cards
+    come, every stored event sends an ack, so that is rarely reached), at
+    most POLL_S. A fixed 0.25 s woke every table four times a second for
+    nothing: 1000 turns a second at 256 tables, each taking the GIL."""
+    if bridge.ser is None:
+        return POLL_S  # no port: the bridge retries opening it every REOPEN_S
+    due = bridge.last_tx + HEARTBEAT_S + 0.002 - time.monotonic()
+    return min(POLL_S, max(0.005, due))
 
 
 class Pit:
