@@ -33,8 +33,8 @@ def add_arguments(parser):
                         help="a pit whose leaf node buffers in JetStream domain DOMAIN; may repeat")
     parser.add_argument("--seconds", type=float, default=20.0, help="demo: how long to deal")
     parser.add_argument("--tables", type=int, default=4, help="demo: tables per pit")
-    parser.add_argument("--host", default="127.0.0.1", help="view: address to listen on")
-    parser.add_argument("--port", type=int, default=8090, help="view: port to listen on")
+    parser.add_argument("--host", default="127.0.0.1", help="view (and demo): address to listen on")
+    parser.add_argument("--port", type=int, default=8090, help="view (and demo): port to listen on")
 
 
 def _sources(items):
@@ -95,11 +95,15 @@ def demo(args):
     rig = Rig(workdir, pits=2, tables=args.tables, rate=5.0)
     stopped = []
     signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
+    viewer = None
     try:
         rig.start()
         print("casino demo: hub %s, leaves %s, PostgreSQL %s" % (
             rig.hub.url, ", ".join("%s %s" % (p, leaf.url) for p, leaf in rig.leaves.items()),
             rig.pg.dsn))
+        viewer = rig._spawn([sys.executable, "-m", "host_tools.cli", "central", "view", "--dsn",
+                             rig.pg.dsn, "--host", args.host, "--port", str(args.port)], "view.log")
+        print("  the central view (read-only): http://%s:%d/" % (args.host, args.port))
         print("  pit stores: %s" % ", ".join(rig.store_path(p) for p in rig.pits))
         print("  look: psql \"%s\" -c 'SELECT pit, tbl, count(*) FROM events GROUP BY 1, 2'" % rig.pg.dsn)
         print("  logs and keys: %s; dealing for %.0f s (Ctrl-C stops)" % (workdir, args.seconds),
@@ -123,4 +127,10 @@ def demo(args):
             print(out)
         return 0 if rc == 0 and not (c["lost"] or c["duplicated"] or c["extra"]) else 1
     finally:
+        if viewer is not None and viewer.poll() is None:
+            viewer.terminate()
+            try:
+                viewer.wait(10)
+            except Exception:
+                rig.kill_proc(viewer)
         rig.close()

@@ -214,8 +214,28 @@ class PitPublisher:
                     self.last_error = "%s: %s" % (type(e).__name__, e)
                     log.warning("casino publisher: %s; retrying", self.last_error)
                     await self._sleep(RETRY_S)
+            # Stopping: what the pit stored up to now goes out before we
+            # leave, connected or not a moment ago (bounded; a pit that
+            # cannot reach the broker now publishes it at its next start).
+            try:
+                await asyncio.wait_for(self._final(outbox), CLOSE_DRAIN_S)
+            except Exception as e:
+                log.warning("casino publisher: at close: %s: %s; the rest goes at the next start",
+                            type(e).__name__, e)
         finally:
             outbox.close()
+
+    async def _final(self, outbox):
+        nc = await streams.connect(self.cfg.nats)
+        try:
+            js = nc.jetstream(domain=self.cfg.domain, publish_async_max_pending=WINDOW)
+            while True:
+                n = await publish_round(js, outbox, self.cfg.casino, self.cfg.pit, self.tables)
+                self.published += n
+                if n < BATCH:
+                    return
+        finally:
+            await nc.close()
 
     async def _sleep(self, seconds):
         try:
@@ -235,14 +255,6 @@ class PitPublisher:
                 self.published += n
                 if n < BATCH:
                     await self._sleep(IDLE_POLL_S)
-            # Stopping: what the pit stored up to now goes out before we
-            # leave (bounded; the next start would carry on from the mark).
-            deadline = time.monotonic() + CLOSE_DRAIN_S
-            while time.monotonic() < deadline:
-                n = await publish_round(js, outbox, self.cfg.casino, self.cfg.pit, self.tables)
-                self.published += n
-                if n < BATCH:
-                    break
         finally:
             await nc.close()
 
