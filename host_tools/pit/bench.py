@@ -6,7 +6,8 @@ firmware shoe replayed, re-signed per table, over real ptys at a dealer's
 pace of one card every 0.5 s, answering hellos and checking acks as a
 shoe does), and 8 page clients (another process) stay connected to its
 /api/events, as the pit's screens are. Three processes, so the pit's own
-cost is what the figures show; the CPU each one used is printed with them.
+cost is what the figures show; the CPU each one used is printed with them
+(the pit's includes its store writer, a child process).
 
 Measured per card dealt after a warm-up:
 

@@ -10,11 +10,13 @@ sees the dead thread and starts a fresh Bridge and Store connection for it,
 without touching the others. SQLite connections belong to one thread, so
 each table thread opens its own connection to the one WAL store for its
 reads; the web side has its own too. Every table's writes go through one
-committer (groupcommit.py): whatever is waiting is committed as one
-transaction with one fsync, and each table's append still returns only
-after that commit, so no ack ever precedes durability. The GIL is no
-bottleneck here: the threads spend their time in poll() and fsync(),
-which release it (`shoe bench pit` has the figures).
+committer, a process of its own (groupcommit.py): whatever is waiting is
+committed as one transaction with one fsync, and each table's append still
+returns only after that commit, so no ack ever precedes durability. The
+GIL is shared, so what runs Python here is kept small: a table thread
+sleeps in poll() until a frame comes or its heartbeat ack is due, reads its
+shoe's chain head from memory, and waits for its commit in recv() (`shoe
+bench pit` has the figures).
 
 What a table thread shares with the web side is ``TableRunner.snapshot()``
 (copies taken under a lock) and messages handed to ``Pit.publish``
