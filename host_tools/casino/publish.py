@@ -94,6 +94,12 @@ class Outbox:
     def marks(self):
         return dict(self.db.execute("SELECT shoe_id, seq FROM published"))
 
+    def behind(self):
+        """How many shoes have stored events not yet acknowledged by the broker."""
+        return self.db.execute(
+            "SELECT count(*) FROM shoes s LEFT JOIN published p ON p.shoe_id = s.shoe_id"
+            " WHERE s.last_seq > COALESCE(p.seq, 0)").fetchone()[0]
+
 
 def runs(rows, max_events=wire.MAX_EVENTS):
     """Cut pending rows into messages: (shoe, first seq, last seq, headers

@@ -103,13 +103,14 @@ class Rig:
         self.kill_proc(self.consumer_procs.get(i))
 
     def stop_dealing(self):
-        """SIGTERM the pits: they stop dealing and exit after publishing."""
+        """SIGTERM the pits: they stop dealing and exit after publishing
+        (simpit's --drain, 20 s at most)."""
         for proc in self.pit_procs.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
         for proc in self.pit_procs.values():
             try:
-                proc.wait(15)
+                proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.kill_proc(proc)
 

@@ -4,7 +4,9 @@ the pit's SQLite store at a table's pace, and the pit's real publisher
 
 A process, not a thread, so the soak can SIGKILL a pit server as the
 machine would lose it: the store and its high-water marks are whatever was
-committed, and a restarted pit carries on from there.
+committed, and a restarted pit carries on from there. SIGTERM instead stops
+dealing and exits once the broker has every stored event (or after
+``--drain`` seconds).
 
     python -m host_tools.casino.simpit --store S --keys DIR --shoes A,B --nats URL
         --casino C --pit P [--domain D] [--rate EV_PER_S_PER_TABLE] [--events N]
@@ -19,7 +21,7 @@ import time
 
 from host_tools import keys as keys_mod
 from host_tools.casino import simtable
-from host_tools.casino.publish import PitPublisher
+from host_tools.casino.publish import Outbox, PitPublisher
 from host_tools.pit.config import Casino
 from host_tools.store import db
 
@@ -35,6 +37,8 @@ def main(argv=None):
     p.add_argument("--domain")
     p.add_argument("--rate", type=float, default=2.0, help="events per second per table")
     p.add_argument("--events", type=int, default=0, help="stop dealing at this seq per shoe (0: never)")
+    p.add_argument("--drain", type=float, default=20.0,
+                   help="on SIGTERM, wait at most this long for the broker to have every event")
     args = p.parse_args(argv)
     shoes = args.shoes.split(",")
     stop = threading.Event()
@@ -67,6 +71,16 @@ def main(argv=None):
                 stop.wait(delay)
             elif delay < -1.0:
                 nxt = time.monotonic()  # fell behind (a stall): do not burst to catch up
+        # SIGTERM: stop dealing, then leave once the broker has everything
+        # (bounded): a pit told to stop is not a pit that died, and a
+        # broker path that has only just come back may need a few seconds.
+        box = Outbox(args.store)
+        try:
+            deadline = time.monotonic() + args.drain
+            while box.behind() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            box.close()
     finally:
         pub.close()
         store.close()
