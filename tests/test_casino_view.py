@@ -110,7 +110,10 @@ async def sse_until(resp, table, timeout=15.0):
     raise AssertionError("no push for %s" % table)
 
 
-def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, hub, dsn, casino, capsys):
+def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, hub, dsn, casino, capsys,
+                                                                      monkeypatch):
+    # only a notification can bring a change in time: the fallback poll is pushed out
+    monkeypatch.setattr(view, "POLL_S", 60.0)
     keydir, sims = make_pits(tmp_path)
     total = publish_pits(tmp_path, hub.url, casino)
     consume(hub.url, dsn, keydir, casino, total)
@@ -171,9 +174,20 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
             t = await (await c.get("/api/tables/P1%2FT1")).json()
             assert t["round"] == 14 and t["roads"]["bead_plate"].endswith("PP")
             assert t["roads"] == shoe_roads(tmp_path, "P1", "S1", capsys)
+            assert pushed_in < 15 and c.app[view.VIEW].refreshes > refreshes
+
+            # forgeries at the pit's subject: the consumer's alerts reach the view too
+            from host_tools.casino import rig
+            assert await rig.inject(hub.url, casino, "P1", str(tmp_path / "P1.db"), "S1") == 2
+            consumer = loop.run_in_executor(None, lambda: consume(hub.url, dsn, keydir, casino,
+                                                                  total + 12, timeout=3))
+            kind, msg = await sse_until(events, "P1/T1")
+            await consumer
+            assert kind == "alert"
             events.close()
-            # a notification, not the 2 s poll, brought it (one refresh or a few, well inside it)
-            assert pushed_in < view.POLL_S + 5 and c.app[view.VIEW].refreshes > refreshes
+            tables = (await (await c.get("/api/tables")).json())["tables"]
+            assert [len(t["alerts"]) for t in tables] == [2, 0, 0]
+            assert {a["kind"] for a in tables[0]["alerts"]} == {"conflict"}
     asyncio.run(main())
 
 

@@ -35,6 +35,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 
 from aiohttp import web
 
@@ -64,7 +65,9 @@ class CentralTable(TableRunner):
     """One table of the central record: a TableRunner's page state with no
     bridge, no thread and no port, fed stored events in seq order."""
 
-    def __init__(self, pit, tbl, shoe_id):  # noqa: the runner's __init__ opens a port's key
+    def __init__(self, pit, tbl, shoe_id):
+        # Not the runner's __init__: that reads the table's key file and
+        # makes a wake-up pipe for a thread this table never has.
         self.name = "%s/%s" % (pit, tbl)
         self.pit, self.tbl = pit, tbl
         self.table = _TableConfig(self.name, shoe_id)
@@ -100,7 +103,6 @@ class _TableConfig:
 
 
 def _clock(t):
-    import time
     return time.strftime("%H:%M:%S", time.localtime(t)) if t else "-"
 
 
