@@ -652,9 +652,11 @@ class Bridge:
         if why is None:
             why = events_schema.check_event(event) or _too_big(event)
         if why is not None:
-            self._invalid("event", seq, body, why)
+            # The stall first: another thread that sees the count has
+            # grown must also see why the record is blocked.
             self.stall = (seq, "the shoe's event %d fails the link schema (%s): not stored; the "
                           "shoe holds it and every later event" % (seq, shown(why, 120)))
+            self._invalid("event", seq, body, why)
             return
         try:
             self.store.append(shoe_id, seq, body, mac=tag, **start)
