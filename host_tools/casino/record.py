@@ -13,6 +13,8 @@ The session is read-only (``default_transaction_read_only``): checking the
 evidence must not change it.
 """
 
+from host_tools.store.db import alerts_query
+
 
 class CentralRecord:
     HASHED = False
@@ -83,16 +85,9 @@ class CentralRecord:
 
     def alerts(self, shoe_id=None, severity=None):
         keys = ("id", "shoe_id", "time", "severity", "kind", "detail")
-        sql = "SELECT %s FROM alerts WHERE true" % ", ".join(keys)
-        args = []
-        if shoe_id is not None:
-            sql += " AND shoe_id = %s"
-            args.append(shoe_id)
-        if severity is not None:
-            sql += " AND severity = %s"
-            args.append(severity)
+        sql, args = alerts_query(keys, shoe_id, severity, "%s")
         out = []
-        for r in self.conn.execute(sql + " ORDER BY id", args):
+        for r in self.conn.execute(sql, args):
             d = dict(zip(keys, r))
             d["count"] = 1
             out.append(d)

@@ -533,15 +533,25 @@ class Store:
         """Alerts as dicts, oldest first; filtered by shoe and/or severity."""
         keys = ("id", "shoe_id", "time", "severity", "kind", "detail", "count", "first_time",
                 "last_time")
-        sql = "SELECT %s FROM alerts WHERE 1" % ", ".join(keys)
-        args = []
-        if shoe_id is not None:
-            sql += " AND shoe_id = ?"
-            args.append(shoe_id)
-        if severity is not None:
-            sql += " AND severity = ?"
-            args.append(severity)
-        return [dict(zip(keys, r)) for r in self.db.execute(sql + " ORDER BY id", args)]
+        sql, args = alerts_query(keys, shoe_id, severity, "?")
+        return [dict(zip(keys, r)) for r in self.db.execute(sql, args)]
+
+
+def alerts_query(columns, shoe_id=None, severity=None, mark="?"):
+    """The alert listing's SQL and arguments, oldest first, filtered by shoe
+    and/or severity: one query for both readers of an ``alerts`` table, the
+    pit store here (SQLite, ``?``) and the central record
+    (host_tools/casino/record.py, PostgreSQL, ``%s``), so the two listings
+    cannot drift apart. ``mark`` is the driver's placeholder."""
+    where, args = [], []
+    for column, value in (("shoe_id", shoe_id), ("severity", severity)):
+        if value is not None:
+            where.append("%s = %s" % (column, mark))
+            args.append(value)
+    sql = "SELECT %s FROM alerts" % ", ".join(columns)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql + " ORDER BY id", args
 
 
 def with_seq(event_text, seq):
