@@ -45,6 +45,7 @@ from host_tools.casino import central
 from host_tools.pit import report as report_mod
 from host_tools.pit import scoreboard
 from host_tools.pit.service import TableRunner
+from host_tools.pit import web as pit_web
 from host_tools.pit.web import STATIC
 
 vm.use_firmware()
@@ -53,8 +54,6 @@ from link import events_schema as E  # noqa: E402
 log = logging.getLogger("shoe.casino.view")
 
 POLL_S = 2.0          # look even without a notification this often
-QUEUE = 1000          # pushes an SSE client may fall behind before it is dropped
-KEEPALIVE_S = 15.0
 READ_ONLY = ("this is the central record's view, read-only: acknowledge and send commands "
              "at the pit's own page")
 
@@ -142,7 +141,7 @@ class View:
         self.tables = {}         # name -> CentralTable
         self.by_shoe = {}        # shoe -> CentralTable
         self.alert_id = 0        # newest alert id seen
-        self.clients = set()
+        self.broadcast = None    # pit_web.Broadcast to the SSE clients, made on the loop
         self.conn = None
         self.lock = asyncio.Lock()
         self.tasks = []
@@ -155,18 +154,16 @@ class View:
         return conn
 
     async def start(self):
+        self.broadcast = pit_web.Broadcast(asyncio.get_running_loop())
         self.conn = await self.connect()
         await self.refresh()
-        self.tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._keepalive())]
+        self.tasks = [asyncio.create_task(self._listen()),
+                      asyncio.create_task(pit_web.keepalive(self.broadcast))]
 
     def hang_up(self):
         """End every SSE stream (at shutdown, before aiohttp waits for handlers)."""
-        for q in list(self.clients):
-            try:
-                q.put_nowait(None)
-            except asyncio.QueueFull:
-                pass
-        self.clients.clear()
+        if self.broadcast is not None:
+            self.broadcast.close()
 
     async def close(self):
         self.hang_up()
@@ -201,11 +198,6 @@ class View:
                 log.warning("central view: %s: %s; retrying", type(e).__name__, e)
                 await asyncio.sleep(POLL_S)
 
-    async def _keepalive(self):
-        while True:
-            await asyncio.sleep(KEEPALIVE_S)
-            self._send(b": keepalive\n\n")
-
     async def refresh(self):
         """Read what is new in the record and fold it; push what moved."""
         async with self.lock:
@@ -221,9 +213,8 @@ class View:
             self.refreshes += 1
         messages = [{"type": "event", "table": name} for name in sorted(moved)]
         messages += [{"type": "alert", "table": name} for name in sorted(alerted)]
-        if messages:
-            self._send(b"".join(("event: %s\ndata: %s\n\n" % (m["type"], json.dumps(m))).encode()
-                                for m in messages))
+        if messages and self.broadcast is not None:
+            self.broadcast.send(pit_web.encode(messages))
 
     async def _refresh(self):
         cur = self.conn.cursor()
@@ -257,13 +248,6 @@ class View:
             if shoe in self.by_shoe:
                 alerted.add(self.by_shoe[shoe].name)
         return moved, alerted
-
-    def _send(self, chunk):
-        for q in list(self.clients):
-            try:
-                q.put_nowait(chunk)
-            except asyncio.QueueFull:
-                self.clients.discard(q)
 
     # -- reads the handlers use ------------------------------------------------
 
@@ -359,25 +343,8 @@ async def refused(request):
 
 async def api_events(request):
     """Server-Sent Events: one message per table that moved (the page then
-    re-reads that table), in the pit's format."""
-    view = request.app[VIEW]
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                       "X-Accel-Buffering": "no"})
-    await resp.prepare(request)
-    q = asyncio.Queue(QUEUE)
-    view.clients.add(q)
-    try:
-        await resp.write(b": connected\n\n")
-        while True:
-            chunk = await q.get()
-            if chunk is None or q not in view.clients:  # hung up, or dropped as too slow
-                break
-            await resp.write(chunk)
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass
-    finally:
-        view.clients.discard(q)
-    return resp
+    re-reads that table), in the pit's format and by the pit's own stream."""
+    return await pit_web.stream(request, request.app[VIEW].broadcast.clients)
 
 
 def _html(file, replace=()):

@@ -111,9 +111,7 @@ class Broadcast:
             batch, self.pending, self.scheduled = self.pending, [], False
         if not batch or not self.clients:
             return
-        chunk = b"".join(("event: %s\ndata: %s\n\n" % (m["type"], json.dumps(m))).encode()
-                         for m in batch)
-        self.send(chunk)
+        self.send(encode(batch))
 
     def send(self, chunk):
         for q in list(self.clients):
@@ -123,6 +121,7 @@ class Broadcast:
                 self.clients.discard(q)  # its handler ends at its next chunk
 
     def close(self):
+        """End every SSE stream (at shutdown, before aiohttp waits for handlers)."""
         for q in list(self.clients):
             try:
                 q.put_nowait(None)
@@ -131,12 +130,52 @@ class Broadcast:
         self.clients.clear()
 
 
-async def _keepalive(broadcast):
+def encode(messages):
+    """Messages as one SSE chunk; each names its ``type`` as the event."""
+    return b"".join(("event: %s\ndata: %s\n\n" % (m["type"], json.dumps(m))).encode()
+                    for m in messages)
+
+
+async def keepalive(broadcast):
     """A comment line to every client now and then, so proxies and the
-    browser keep an idle stream open (one timer, not one per client)."""
+    browser keep an idle stream open (one timer, not one per client).
+    host_tools/casino/view.py runs one for its Broadcast too."""
     while True:
         await asyncio.sleep(KEEPALIVE_S)
         broadcast.send(KEEPALIVE)
+
+
+async def stream(request, clients):
+    """One /api/events client: its queue joins ``clients`` (a Broadcast's)
+    and every chunk put there is written, until it is hung up (None) or
+    dropped as too slow (no longer in ``clients``). Shared with the central
+    view (host_tools/casino/view.py)."""
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                       "X-Accel-Buffering": "no"})
+    await resp.prepare(request)
+    q = asyncio.Queue(QUEUE)
+    clients.add(q)
+    try:
+        await resp.write(b": connected\n\n")
+        while True:
+            chunk = await q.get()
+            if chunk is None or q not in clients:
+                break
+            chunks, stop = [chunk], False
+            while not q.empty():  # whatever else queued while this client was writing
+                chunk = q.get_nowait()
+                if chunk is None:
+                    stop = True
+                    break
+                chunks.append(chunk)
+            await resp.write(b"".join(chunks) if len(chunks) > 1 else chunks[0])
+            if stop:
+                break
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        clients.discard(q)
+    return resp
 
 
 async def _startup(app):
@@ -144,7 +183,7 @@ async def _startup(app):
     state["store"] = db.Store(app[PIT].config.store)  # this loop thread's own connection
     broadcast = state["broadcast"] = Broadcast(asyncio.get_running_loop())
     state["clients"] = broadcast.clients
-    state["keepalive"] = asyncio.create_task(_keepalive(broadcast))
+    state["keepalive"] = asyncio.create_task(keepalive(broadcast))
     state["listener"] = broadcast.listener
     app[PIT].listeners.append(broadcast.listener)
     if state["edges"] is not None:
@@ -229,33 +268,7 @@ async def table_report(request):
 async def events(request):
     """Server-Sent Events: every committed event, alert, state change,
     acknowledgement and restart, each tagged with its table."""
-    state = request.app[STATE]
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                       "X-Accel-Buffering": "no"})
-    await resp.prepare(request)
-    q = asyncio.Queue(QUEUE)
-    state["clients"].add(q)
-    try:
-        await resp.write(b": connected\n\n")
-        while True:
-            chunk = await q.get()
-            if chunk is None or q not in state["clients"]:
-                break
-            chunks, stop = [chunk], False
-            while not q.empty():  # whatever else queued while this client was writing
-                chunk = q.get_nowait()
-                if chunk is None:
-                    stop = True
-                    break
-                chunks.append(chunk)
-            await resp.write(b"".join(chunks) if len(chunks) > 1 else chunks[0])
-            if stop:
-                break
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass
-    finally:
-        state["clients"].discard(q)
-    return resp
+    return await stream(request, request.app[STATE]["clients"])
 
 
 async def page(request):
