@@ -5,7 +5,6 @@ page's API is read here over real HTTP on 127.0.0.1 (the aiohttp app on its
 own thread and loop), the way a pit screen reads it.
 """
 
-import asyncio
 import http.client
 import json
 import os
@@ -17,65 +16,10 @@ import threading
 import time
 
 import pytest
-from aiohttp import web
 
-from host_tools.emulate import Emulator
-from host_tools.pit import config as config_mod
 from host_tools.pit import users as users_mod
-from host_tools.pit.service import Pit
-from host_tools.pit.web import make_app
 from host_tools.store import db
-
-PASSWORD = "correct horse"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """The pit's aiohttp app on a thread of its own with its own loop."""
-
-    def __init__(self, pit, users_path):
-        self.port = _free_port()
-        self.loop = asyncio.new_event_loop()
-        self.runner = web.AppRunner(make_app(pit, users_path))
-        started = threading.Event()
-
-        def main():
-            asyncio.set_event_loop(self.loop)
-            self.loop.run_until_complete(self.runner.setup())
-            self.loop.run_until_complete(web.TCPSite(self.runner, "127.0.0.1", self.port).start())
-            started.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=main, daemon=True)
-        self.thread.start()
-        assert started.wait(10)
-
-    def request(self, method, path, body=None, token=None):
-        con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = "Bearer " + token
-        con.request(method, path, None if body is None else json.dumps(body), headers)
-        r = con.getresponse()
-        data = r.read()
-        con.close()
-        return r.status, (json.loads(data) if r.getheader("Content-Type", "").startswith("application/json")
-                          else data.decode())
-
-    def login(self, user):
-        status, body = self.request("POST", "/api/login", {"user": user, "password": PASSWORD})
-        assert status == 200, body
-        return body["token"]
-
-    def close(self):
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+from pitrig import PASSWORD, running_pit
 
 
 class Stream:
@@ -124,28 +68,8 @@ class Stream:
 
 @pytest.fixture(scope="module")
 def pit(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pit")
-    emus = {"T1": Emulator(str(tmp / "flash1"), "PIT1"), "T2": Emulator(str(tmp / "flash2"), "PIT2")}
-    for e in emus.values():
-        e.start()
-    toml = tmp / "pit.toml"
-    toml.write_text('store = "pit.db"\n' + "".join(
-        '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\n'
-        % (name, e.host_path, e.key_path) for name, e in emus.items()))
-    cfg = config_mod.load(str(toml))
-    users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)
-    users_mod.add(cfg.users, "vic", "viewer", PASSWORD)
-    service = Pit(cfg)
-    service.start()
-    server = Server(service, cfg.users)
-    try:
-        _wait(lambda: all(t["recording"] for t in server.request("GET", "/api/tables")[1]["tables"]), 30)
-        yield server, service, emus, cfg
-    finally:
-        server.close()
-        service.close()
-        for e in emus.values():
-            e.close()
+    with running_pit(tmp_path_factory.mktemp("pit"), {"T1": "PIT1", "T2": "PIT2"}) as rig:
+        yield rig
 
 
 def _wait(pred, timeout=10, what="condition"):

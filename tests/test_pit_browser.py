@@ -19,13 +19,9 @@ import time
 
 import pytest
 
-from host_tools.emulate import Emulator
-from host_tools.pit import config as config_mod
-from host_tools.pit import users as users_mod
-from host_tools.pit.service import Pit
 from host_tools.roads.board import grid
 from host_tools.store import db
-from test_pit import PASSWORD, Server
+from pitrig import PASSWORD, running_pit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(ROOT, "test-output", "screenshots")
@@ -117,30 +113,8 @@ def chromium():
 
 @pytest.fixture(scope="module")
 def pit(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pitweb")
-    emus = {"T1": Emulator(str(tmp / "flash1"), "WEB1"), "T2": Emulator(str(tmp / "flash2"), "WEB2")}
-    for e in emus.values():
-        e.start()
-    (tmp / "pit.toml").write_text('store = "pit.db"\n' + "".join(
-        '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\n'
-        % (name, e.host_path, e.key_path) for name, e in emus.items()))
-    cfg = config_mod.load(str(tmp / "pit.toml"))
-    users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)
-    users_mod.add(cfg.users, "vic", "viewer", PASSWORD)
-    service = Pit(cfg)
-    service.start()
-    server = Server(service, cfg.users)
-    try:
-        end = time.monotonic() + 30
-        while not all(t["recording"] for t in server.request("GET", "/api/tables")[1]["tables"]):
-            assert time.monotonic() < end, "the emulated tables did not start recording"
-            time.sleep(0.05)
-        yield server, service, emus, cfg
-    finally:
-        server.close()
-        service.close()
-        for e in emus.values():
-            e.close()
+    with running_pit(tmp_path_factory.mktemp("pitweb"), {"T1": "WEB1", "T2": "WEB2"}) as rig:
+        yield rig
 
 
 def _url(server, path):
