@@ -22,6 +22,16 @@ def open_raw(nonblocking=False):
     return master, slave, os.ttyname(slave)
 
 
+def close(*fds):
+    """Close a line's fds at shutdown; one already closed (or never opened
+    properly) is no error, so a close may run twice or after a failure."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def relay(a, b, stopped, passing=None):
     """Copy bytes both ways between fds ``a`` and ``b`` until ``stopped()``.
 

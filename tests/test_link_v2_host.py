@@ -160,11 +160,7 @@ class FakeShoe:
         return max(self.acks() or [0])
 
     def close(self):
-        for fd in (self.master, self.slave):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        ptys.close(self.master, self.slave)
 
 
 @pytest.fixture

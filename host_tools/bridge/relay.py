@@ -67,11 +67,7 @@ class Relay:
     def stop(self):
         self._stop.set()
         self._thread.join(timeout=5)
-        for fd in (self.master, self._slave, self.shoe):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        ptys.close(self.master, self._slave, self.shoe)
 
     def _damage(self, data):
         out = bytearray()

@@ -293,11 +293,7 @@ class StandIn:
             i -= 1
 
     def close(self):
-        for fd in (self.master, self.slave):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        ptys.close(self.master, self.slave)
 
 
 class Floor:
