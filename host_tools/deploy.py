@@ -66,11 +66,18 @@ class DeployError(Exception):
     """Deployment stopped; the message says why and what to do."""
 
 
+DEVICES = ("shoe", "shuffler")
+
+
 def add_arguments(parser):
+    parser.add_argument("--device", choices=DEVICES, default="shoe",
+                        help="what the board is: a shoe (default) or a batch shuffler "
+                             "(--board then names a [shuffler.NAME] table)")
     parser.add_argument("--board", required=True, help="a table in boards.toml")
     parser.add_argument("--port", metavar="DEVICE", help="serial device of the board, e.g. /dev/ttyACM0")
     parser.add_argument("--dry-run", metavar="OUTDIR", help="stage into OUTDIR; no device")
-    parser.add_argument("--shoe-id", help="this shoe's id (default: a new random SHOE-xxxxxx)")
+    parser.add_argument("--shoe-id", help="this device's id on the link (default: a new random "
+                                          "SHOE-xxxxxx, or SHUF-xxxxxx for a shuffler)")
     parser.add_argument("--key-file", help="use this 32-byte key instead of a new random one")
     parser.add_argument("--key-dir", default=str(DEFAULT_KEY_DIR),
                         help="where the pit PC keeps shoe keys (default %(default)s)")
@@ -84,21 +91,32 @@ def run(args):
         print("shoe deploy: give either --port DEVICE to flash or --dry-run OUTDIR to stage",
               file=sys.stderr)
         return 2
+    shuffler = getattr(args, "device", "shoe") == "shuffler"
+    if shuffler and args.reader:
+        print("shoe deploy: --reader is the shoe's; a shuffler's intake reader is in its boards.toml table",
+              file=sys.stderr)
+        return 2
     try:
-        shoe_id = args.shoe_id or "SHOE-" + secrets.token_hex(3).upper()
+        shoe_id = args.shoe_id or ("SHUF-" if shuffler else "SHOE-") + secrets.token_hex(3).upper()
         key = keys.read_key(args.key_file) if args.key_file else secrets.token_bytes(KEY_BYTES)
+
+        def staging(outdir, require_main=False):
+            if shuffler:
+                return stage_shuffler(args.board, outdir, shoe_id, key, cardset=args.cardset)
+            return stage(args.board, outdir, shoe_id, key, args.reader, require_main=require_main,
+                         cardset=args.cardset)
+
         if args.dry_run:
-            manifest = stage(args.board, args.dry_run, shoe_id, key, args.reader, cardset=args.cardset)
-            print("staged %d files for %s (shoe %s, firmware %s) in %s"
-                  % (len(manifest["files"]), args.board, shoe_id,
+            manifest = staging(args.dry_run)
+            print("staged %d files for %s (%s %s, firmware %s) in %s"
+                  % (len(manifest["files"]), args.board, "shuffler" if shuffler else "shoe", shoe_id,
                      manifest["firmware_version"], args.dry_run))
             print("dry run: no shoe was provisioned; its key is only in %s"
                   % os.path.join(args.dry_run, KEY_NAME))
             return 0
         pit_key = pit_key_path(args.key_dir, shoe_id, key)
         with tempfile.TemporaryDirectory() as stage_dir:
-            manifest = stage(args.board, stage_dir, shoe_id, key, args.reader, require_main=True,
-                             cardset=args.cardset)
+            manifest = staging(stage_dir, require_main=True)
             print("flashing %s on %s: hold NEW SHOE while powering the board if it is in play"
                   % (args.board, args.port))
             flash_keeping_key(stage_dir, manifest, args.port, pit_key, key)
@@ -284,6 +302,61 @@ def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, car
         if path.is_file() and path.name not in (MANIFEST, CARDSET):
             files[path.relative_to(out).as_posix()] = fw_manifest.file_sha256(str(path))
     manifest = {"board": board_name, "shoe_id": shoe_id, "module": values["MODULE"],
+                "heap": values["HEAP"], "firmware_version": values["FIRMWARE_VERSION"],
+                "mpy_cross": mpy_cross_version(), "files": files}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+# The batch shuffler's image (issue 14): its entry point and bring-up, and
+# what they import, nothing else. The firmware/shuffler/ files only the
+# emulator, the sampler or the host use stay out, and so does everything of
+# the shoe the shuffler does not import (the baccarat game, the shoe's link
+# layer and main.py).
+SHUFFLER_MAIN = "shuffler/main.py"
+NOT_ON_SHUFFLER = ("shuffler/board_emu.py", "shuffler/sim_mechanism.py", "shuffler/sample.py",
+                   "shuffler/schema.py", "boards/ptyuart.py", "boards/sim_tcs34725.py",
+                   "boards/emulator.py", "link/events_schema.py", "link/host_frames.py")
+
+
+def shuffler_files(module):
+    """Firmware sources a shuffler board needs, relative to firmware/: the
+    import closure of the shuffler's main and its bring-up module ``module``
+    (every reader driver machine_board may pick at run time stays in)."""
+    own = "shuffler/%s.py" % module
+    if not (FIRMWARE / own).exists():
+        raise DeployError("firmware/%s is missing (shuffler board module %r)" % (own, module))
+    wanted = import_closure([SHUFFLER_MAIN, own])
+    return sorted(rel for rel in wanted if not rel.startswith(NOT_ON_SHUFFLER))
+
+
+def stage_shuffler(board_name, outdir, device_id, key, cardset=None):
+    """Write a shuffler board's file tree into outdir (``main.py`` is
+    firmware/shuffler/main.py as source, so MicroPython runs it at power-up);
+    return the manifest, whose ``device`` is "shuffler"."""
+    from host_tools.shuffler import boards as sboards
+    values = sboards.constants(board_name, device_id)
+    sources = shuffler_files(values["MODULE"])
+    out = pathlib.Path(outdir)
+    _prepare_outdir(out)
+    for rel in sources:
+        if rel == SHUFFLER_MAIN:
+            shutil.copyfile(FIRMWARE / rel, out / "main.py")
+        else:
+            compile_mpy(FIRMWARE / rel, out / (rel[:-3] + ".mpy"), rel)
+    generated = out / "board_config.py"
+    generated.write_text(config.render(values))
+    compile_mpy(generated, out / "board_config.mpy", "board_config.py")
+    generated.unlink()
+    keys.write_key(out / KEY_NAME, key)
+    if cardset is not None:
+        check_cardset(cardset)
+        shutil.copyfile(cardset, out / CARDSET)
+    files = {}
+    for path in sorted(out.rglob("*")):
+        if path.is_file() and path.name not in (MANIFEST, CARDSET):
+            files[path.relative_to(out).as_posix()] = fw_manifest.file_sha256(str(path))
+    manifest = {"device": "shuffler", "board": board_name, "shoe_id": device_id, "module": values["MODULE"],
                 "heap": values["HEAP"], "firmware_version": values["FIRMWARE_VERSION"],
                 "mpy_cross": mpy_cross_version(), "files": files}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

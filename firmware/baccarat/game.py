@@ -78,6 +78,13 @@ class Game:
         self.banker = bytearray(3)
         self.seen = bytearray(cards.CARDS_PER_DECK)  # copies seen, per face
         self.held = bytearray(MAX_HELD)
+        self.reset()
+
+    def reset(self):
+        """Back to the state a new Game starts in: no shoe, nothing of the
+        last one, the default settings; the buffers are kept. The link's
+        refill (link/recovery.py) replays into one game it made at boot and
+        resets, rather than making a game mid-shoe."""
         self.line = -1  # set by a script driver so errors can name their line
         self.phase = NO_SHOE
         self.decks = 0

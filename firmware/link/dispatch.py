@@ -1,36 +1,28 @@
-"""Host commands on the shoe: authenticate, spend the counter, parse, act.
+"""Host commands on a device: authenticate, spend the counter, parse, act.
 
 The checks run in a fixed order — MAC (under this connection's nonce), then
-the counter, then the name and arguments (link/schema.py) — so a forged
-frame is reported as forged without its contents ever being interpreted, and
-an authentic command is never accepted twice: its counter is made durable
-before it acts, in the journal or, while tilted, in the journal's marker.
-Each command's action is one entry of ``ACTIONS``.
+the counter, then the name and arguments (the device's command table,
+``s.COMMANDS``: link/schema.py on the shoe, link/commands.py's link
+commands on the shuffler) — so a forged frame is reported as forged without
+its contents ever being interpreted, and an authentic command is never
+accepted twice: its counter is made durable before it acts, in the journal
+or, while tilted, in the journal's marker. Each command's action is one
+entry of the device's ``s.ACTIONS``; the link's own are ``LINK_ACTIONS``.
+The parser and the link's command table are link/commands.py.
 """
 
-from link import auth, proto, schema
+from link import auth, proto
 from link import journal as _journal
 from link import reports
+from link.commands import parse
 
-# Commands a tilted shoe still takes: they inspect or repair, never play.
+
+# Commands a tilted device still takes: they inspect or repair, never play.
 TILT_COMMANDS = ("status", "time", "clear_tilt")
 
 
-def _bets(s, args):
-    s.bets()
-
-
-def _exposed(s, args):
-    s.exposed()
-
-
-def _shoe(s, args):
-    s.new_shoe(args["decks"], args["designation"], args["exposed"], args["batch"], args["set"],
-               args["setdigest"])
-
-
 def _status(s, args):
-    reports.status(s)
+    s.status()
 
 
 def _time(s, args):
@@ -43,10 +35,7 @@ def _clear_tilt(s, args):
     s.clear_tilt(args["seq"])
 
 
-ACTIONS = {
-    "bets": _bets,
-    "exposed": _exposed,
-    "shoe": _shoe,
+LINK_ACTIONS = {
     "status": _status,
     "time": _time,
     "clear_tilt": _clear_tilt,
@@ -69,18 +58,18 @@ def command(s, counter, payload):
         s.journal.number(_journal.COUNTER, counter)
     else:
         s.journal.spend_counter(counter)
-    name, args = schema.parse_command(body)
+    name, args = parse(body, s.COMMANDS)
     if (s.tilt is not None or s.halt is not None) and name not in TILT_COMMANDS:
-        raise proto.Rejected("wrong_state", "%s: the shoe is tilted (%s); it takes only %s"
-                             % (name, s.tilt or s.halt, ", ".join(TILT_COMMANDS)), name)
+        raise proto.Rejected("wrong_state", "%s: the %s is tilted (%s); it takes only %s"
+                             % (name, s.DEVICE, s.tilt or s.halt, ", ".join(TILT_COMMANDS)), name)
     if name == "clear_tilt":
         if s.tilt is None:
-            raise proto.Rejected("wrong_state", "clear_tilt: the shoe is not tilted", name)
+            raise proto.Rejected("wrong_state", "clear_tilt: the %s is not tilted" % s.DEVICE, name)
         if s.halt is not None:
             raise proto.Rejected("wrong_state", "clear_tilt: the boot self-test failed (%s); "
                                  "a technician must reflash the firmware" % s.halt, name)
     reports.accepted(s, name, counter)
-    ACTIONS[name](s, args)
+    s.ACTIONS[name](s, args)
 
 
 def _name(body):

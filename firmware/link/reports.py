@@ -9,12 +9,9 @@ outside (a host's command name, a decoder's message) is cut to
 ``TEXT_MAX`` and escaped by JsonOut before it enters the record.
 """
 
-from baccarat import game as _game
-from baccarat.events import write_hand
 from link import proto
 
 TEXT_MAX = 120
-_PHASES = ("no_shoe", "burning", "open", "dealing", "discarding")
 
 
 def begin(s, kind):
@@ -39,7 +36,7 @@ def boot(s, torn):
     o.raw(b',"torn":')
     o.bool(torn)
     o.raw(b',"round":')
-    o.int(s.game.round)
+    o.int(s.round_now())
     s.link_send()
 
 
@@ -124,29 +121,20 @@ def checkpoint(o, through):
     o.byte(0x7D)
 
 
-def status(s):
-    g = s.game
+# What a `status` event says of a device without a game: the link schema's
+# game fields (docs/protocol.md 6) as a fresh game reports them.
+_IDLE = b',"round":0,"phase":"no_shoe","next":null,"player":[],"banker":[],"held":[],"left":0'
+
+
+def idle_device(o, s):
+    o.raw(_IDLE)
+
+
+def status(s, device):
+    """The `status` event: ``device(o, s)`` writes the device's part (the
+    shoe's game, link/session.py), then the link's."""
     o = begin(s, b"status")
-    o.raw(b',"round":')
-    o.int(g.round)
-    o.raw(b',"phase":')
-    o.text(_PHASES[g.phase])
-    due = g.next_due()
-    o.raw(b',"next":')
-    if due < 0:
-        o.raw(b"null")
-    else:
-        o.byte(0x22)
-        o.raw(_game.POS_NAMES[due])
-        o.byte(0x22)
-    o.raw(b',"player":')
-    write_hand(o, g.player, g.np)
-    o.raw(b',"banker":')
-    write_hand(o, g.banker, g.nb)
-    o.raw(b',"held":')
-    write_hand(o, g.held, g.n_held)
-    o.raw(b',"left":')
-    o.int(g.left)
+    device(o, s)
     o.raw(b',"settings":')
     o.text(s.settings)
     o.raw(b',"seq":')

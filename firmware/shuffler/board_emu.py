@@ -27,6 +27,7 @@ takes the cards out after a power cut anyway).
 """
 
 import binascii
+import gc
 import sys
 import time
 
@@ -116,6 +117,11 @@ class Board:
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
+        # HEAP_PROBE (tests, `shoe shuffler emulate --heap-probe`): collect at
+        # every pass of the main loop and keep the largest live heap seen,
+        # which `state` reports (tests/test_shuffler_heap.py).
+        self._probe = getattr(config, "HEAP_PROBE", False)
+        self.heap_peak = 0
 
     # -- the host link --------------------------------------------------------
 
@@ -179,9 +185,11 @@ class Board:
                     self._reply("out %s %s" % (binascii.hexlify(uid).decode(), colour))
             elif w == "state":
                 self._reply("ok clock_us=%d tray=%d stack=%d output=%d path=%d elevator_steps=%d "
-                            "feed_steps=%d platform=%d crashed=%d led_ready=%d led_sealed=%d led_fault=%d"
+                            "feed_steps=%d platform=%d crashed=%d led_ready=%d led_sealed=%d led_fault=%d "
+                            "heap_peak=%d heap_total=%d"
                             % ((m.now_us, m.tray_n, m.stack_n, len(m.output), m.path_n,
-                                m.steps[0], m.steps[1], m.platform, m.crashed) + tuple(int(x) for x in self.leds)))
+                                m.steps[0], m.steps[1], m.platform, m.crashed) + tuple(int(x) for x in self.leds)
+                               + (self.heap_peak, gc.mem_alloc() + gc.mem_free())))
                 return None
             elif w in ("load", "release", "clear"):
                 self._reply("ok " + text)
@@ -202,6 +210,11 @@ class Board:
     # -- watchdog and idle ------------------------------------------------------
 
     def feed(self):
+        if self._probe:
+            gc.collect()
+            a = gc.mem_alloc()
+            if a > self.heap_peak:
+                self.heap_peak = a
         now = time.ticks_ms()
         gap = time.ticks_diff(now, self._fed)
         if gap > self.wdt_ms:

@@ -30,13 +30,17 @@ import os
 from array import array
 
 from baccarat import cards as _cards
-from shuffler import custody, elevator, schema
+from shuffler import commit as _commit
+from shuffler import custody, elevator
 
 IDLE = 0
 CHECK = 1
 SHUFFLE = 2
 
 STATE_FILE = "custody.json"
+# Event sizes (the fields are in shuffler/schema.py, which only the host loads).
+REVEAL_PART = 48      # records per reveal event (4 hex digits and a name each): well inside a frame
+RETURNED_PART = 100   # card names per returned event
 
 
 def _exists(path):
@@ -200,37 +204,45 @@ class Device:
     # -- the reveal -----------------------------------------------------------
 
     def _reveal(self, b):
-        rv = self.machine.reveal(b)
-        if rv is None:
+        """The order, salt and commitment of a batch back from the shoe, in
+        parts. Read straight from custody's records: no list of the whole
+        batch is made (the heap at the board's budget has no room to spare)."""
+        m = self.machine
+        if b not in (custody.A, custody.B) or not m.revealable[b]:
             return
-        recs = rv["records"]
-        n = len(recs)
-        part = schema.REVEAL_PART
+        recs = m.records[b]
+        n = m.size[b]
+        name = custody._name(b)
+        salt = _commit.hexlify(m.salt[b])
+        commitment = _commit.hexlify(m.commitment[b])
+        part = REVEAL_PART
         parts = (n + part - 1) // part
         for k in range(parts):
             lo = k * part
             hi = min(n, lo + part)
-            self.session.send({"type": "reveal", "batch": rv["batch"], "id": rv["id"], "part": k + 1,
-                               "parts": parts, "from": lo, "n": n, "salt": rv["salt"],
-                               "commitment": rv["commitment"],
-                               "records": "".join("%04x" % r for r in recs[lo:hi]),
-                               "cards": [self._name(r) for r in recs[lo:hi]]})
+            self.session.send({"type": "reveal", "batch": name, "id": m.batch_id[b], "part": k + 1,
+                               "parts": parts, "from": lo, "n": n, "salt": salt,
+                               "commitment": commitment,
+                               "records": "".join(["%04x" % recs[i] for i in range(lo, hi)]),
+                               "cards": [self._name(recs[i]) for i in range(lo, hi)]})
 
     def _name(self, r):
         reg = self.registry
         return _cards.name(reg.card(r)) if r < reg.count and reg.card(r) < 52 else "??"
 
     def _send_returned(self, b):
-        """The order the returned cards were read in, once the batch is judged."""
-        names = [self._name(self.read_order[k]) for k in range(self.reads)]
-        n = len(names)
-        part = schema.RETURNED_PART
+        """The order the returned cards were read in, once the batch is judged,
+        one part at a time."""
+        n = self.reads
+        part = RETURNED_PART
         parts = max(1, (n + part - 1) // part)
         bid = self.machine.batch_id[b]
         for k in range(parts):
             lo = k * part
+            hi = min(n, lo + part)
             self.session.send({"type": "returned", "batch": custody._name(b), "id": bid, "part": k + 1,
-                               "parts": parts, "from": lo, "n": n, "cards": names[lo:lo + part]})
+                               "parts": parts, "from": lo, "n": n,
+                               "cards": [self._name(self.read_order[i]) for i in range(lo, hi)]})
 
     # -- the loop ---------------------------------------------------------------
 

@@ -1,15 +1,17 @@
-"""The shuffler's end of the authenticated link v2: the shoe's Session, as is.
+"""The shuffler's end of the authenticated link v2: the device-agnostic
+link (link/core.py: hello, signed and chained events, acks, retransmission,
+the journal and its loss marker, the link's commands status, time and
+clear_tilt), without the shoe's game.
 
-The link (hello, signed and chained events, acks, retransmission, the
-journal and its loss marker, commands) is device-neutral; only the shoe's
-inputs are not. The shuffler's events are not functions of replayable
-inputs (they depend on fresh entropy and on the mechanism), so each is
-journaled literally (an EVENT record) before it is queued, exactly as the
-shoe journals its link events: a power cut loses none, and the boot replay
-rebuilds the seq counter and the unacked events byte for byte. Once the
-host has acked everything, a grown journal is compacted (maybe_compact). The shoe's
-game object stays idle (no shoe is ever started), so the replay and the
-refill pass the literal events straight through.
+The shuffler's events are not functions of replayable inputs (they depend
+on fresh entropy and on the mechanism), so each is journaled literally (an
+EVENT record) before it is queued, exactly as the shoe journals its link
+events: a power cut loses none, and the boot replay (link/replay.py)
+rebuilds the seq counter and the unacked events byte for byte; a refill
+brings spilled ones back the same way. Once the host has acked everything,
+a grown journal is compacted (maybe_compact). The shoe's commands (`shoe`,
+`bets`, `exposed`) are not in its table: a host that sends one gets an
+`unknown_command` error.
 
 Every shuffler event carries ``"source":"shuffler"``; the host checks it
 against shuffler/schema.py.
@@ -18,13 +20,16 @@ against shuffler/schema.py.
 import json
 
 from link import journal as _journal
-from link.session import Session
+from link import reports
+from link.core import Link
 
 SOURCE = "shuffler"
 COMPACT_BYTES = 16384   # journal size beyond which an idle, fully acked shuffler starts a new one
 
 
-class ShufflerSession(Session):
+class ShufflerSession(Link):
+    DEVICE = "shuffler"
+
     def send(self, event):
         """Journal one event (a dict) and queue it for the host."""
         event["source"] = SOURCE
@@ -36,6 +41,16 @@ class ShufflerSession(Session):
     def send_all(self, events):
         for ev in events:
             self.send(ev)
+
+    def error(self, message):
+        """An input the shuffler cannot take (an operator line, an internal
+        error): ``{"type":"error","message":...}``, the event a shoe's game
+        writes for its refused inputs, journaled literally."""
+        o = self.out
+        o.reset()
+        o.raw(b'{"type":"error","message":')
+        o.text(message if len(message) <= reports.TEXT_MAX else message[:reports.TEXT_MAX] + "...")
+        self.link_send()
 
     def maybe_compact(self, limit=COMPACT_BYTES):
         """The shoe starts a short journal at every new shoe; the shuffler
@@ -52,13 +67,3 @@ class ShufflerSession(Session):
         self.journaled_ack = self.acked
         self.last_checkpoint = min(self.last_checkpoint, self.acked)
         return True
-
-    # The shoe's inputs: a shuffler deals no game. A host command that would
-    # start one (`shoe`) is answered with an error, and nothing changes.
-    def new_shoe(self, *args, **kw):
-        self.error("new shoe refused: this device is a shuffler")
-
-    def _not_a_shoe(self, *args):
-        self.error("refused: this device is a shuffler, not a shoe")
-
-    bets = card = cover = exposed = empty = _not_a_shoe

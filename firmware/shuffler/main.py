@@ -47,12 +47,23 @@ def _self_test():
         return "self-test: %s" % e
 
 
+# Room for the buffers of the session (frames in and out, its JSON writer,
+# the journal's record) and of the device (the check pass's read order,
+# custody's records, the batch check, the Decider's gaps and order), held
+# while the modules load and given back just before those are made: blocks
+# of 1-3 KiB then find one run of free heap, not holes between the modules'
+# code (MicroPython never moves an object; at the board's 190 KiB the boot
+# fails on a 1 KiB frame buffer without this).
+ROOM = 16384
+
+
 def boot():
     """Everything up to the loop: (board, session, device). Kept
     apart from run() so that a probe can measure the booted heap."""
     import board_config
     from link.outbox import Outbox
     outbox = Outbox()
+    room = bytearray(ROOM)
     mod = board_config.MODULE
     board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
     board.feed()
@@ -62,6 +73,7 @@ def boot():
     from shuffler.device import Device
     from shuffler.link import ShufflerSession
     problem = _self_test()
+    room = None
     gc.collect()
     session = ShufflerSession(board, board_config, Journal(board.journal_path), outbox)
     session.boot(problem)

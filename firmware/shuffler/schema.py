@@ -23,6 +23,3 @@ EVENTS = (
     ("returned", "batch:str id:str part:int parts:int from:int n:int cards:strs"),
     ("shuffler_boot", "decks:int restored:bool"),
 )
-
-REVEAL_PART = 48      # records per reveal event (4 hex digits and a name each): well inside a frame
-RETURNED_PART = 100   # card names per returned event

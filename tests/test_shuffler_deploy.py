@@ -1,0 +1,72 @@
+"""`shoe deploy --device shuffler`: the staged shuffler image holds what the
+shuffler imports and nothing of the shoe (no game, no shoe main, no
+host-only or emulator-only module), and it boots in the VM from the image
+alone."""
+
+import os
+import subprocess
+
+import pytest
+
+from host_tools import cli, deploy, vm
+from host_tools.shuffler import heap
+
+IN = ("main.py", "board_config.mpy", "shoe_key.bin", "manifest.json", "shuffler/board_machine.mpy",
+      "shuffler/device.mpy", "shuffler/custody.mpy", "shuffler/link.mpy", "shuffler/drbg.mpy",
+      "link/core.mpy", "link/replay.mpy", "link/commands.mpy", "link/dispatch.mpy", "link/journal.mpy",
+      "cardset/registry.mpy", "drivers/pn532_uart.mpy", "drivers/tcs34725.mpy", "baccarat/cards.mpy")
+OUT = ("baccarat/game.mpy", "baccarat/events.mpy", "baccarat/rules.mpy", "baccarat/script.mpy",
+       "link/session.mpy", "link/recovery.mpy", "link/schema.mpy", "link/events_schema.mpy",
+       "link/host_frames.mpy", "shuffler/main.mpy", "shuffler/board_emu.mpy", "shuffler/sim_mechanism.mpy",
+       "shuffler/sample.mpy", "shuffler/schema.mpy", "boards/emulator.mpy", "boards/rp2.mpy",
+       "boards/ptyuart.mpy", "boards/sim_tcs34725.mpy", "reading.mpy", "lazy.mpy", "manifest.mpy")
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    out = tmp_path_factory.mktemp("shuf") / "img"
+    assert cli.main(["deploy", "--device", "shuffler", "--board", "pico", "--shoe-id", "SHUF-1",
+                     "--dry-run", str(out)]) == 0
+    return out
+
+
+def test_the_image_holds_the_shuffler_and_nothing_of_the_shoe(image):
+    files = {p.relative_to(image).as_posix() for p in image.rglob("*") if p.is_file()}
+    assert set(IN) <= files
+    assert not set(OUT) & files
+    assert (image / "main.py").read_text() == (deploy.FIRMWARE / "shuffler" / "main.py").read_text()
+    manifest = __import__("json").loads((image / "manifest.json").read_text())
+    assert manifest["device"] == "shuffler" and manifest["heap"] == heap.board_heap_kib() * 1024
+    size = sum((image / rel).stat().st_size for rel in manifest["files"])
+    print("shuffler image: %d files, %d bytes" % (len(manifest["files"]), size))
+    assert size < 80 * 1024
+
+
+def test_the_image_boots_from_its_own_files(image, tmp_path):
+    """The staged tree is the only code on the path (plus the stand-in
+    machine module): every module the shuffler imports is in the image."""
+    (tmp_path / "machine.py").write_text(heap.FAKE_MACHINE)
+    from host_tools.shuffler.emulate import TwoBatchSet
+    (tmp_path / "cardset.bin").write_bytes(TwoBatchSet(1).encode())
+    os.link(image / "shoe_key.bin", tmp_path / "shoe_key.bin")
+    probe = tmp_path / "probe.py"
+    probe.write_text("import machine, board_config, sys\n"
+                     "machine.LEVELS[board_config.INPUTS['home']] = 0\n"
+                     "machine.LEVELS[board_config.INPUTS['door']] = 0\n"
+                     "import main\n"
+                     "board, session, device = main.boot()\n"
+                     "print('BOOTED', device.machine.state[1], session.halt,"
+                     " sorted(m for m in sys.modules if m.startswith(('baccarat', 'link'))))\n")
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), str(image)]))
+    proc = subprocess.run(vm.micropython_cmd([str(probe)], heap="400k"), env=env, cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    line = [x for x in proc.stdout.splitlines() if x.startswith("BOOTED ")][-1]
+    assert line.startswith("BOOTED empty None")
+    assert "baccarat.game" not in line and "link.session" not in line and "link.schema" not in line
+
+
+def test_a_shuffler_takes_no_shoe_reader_option(capsys):
+    assert cli.main(["deploy", "--device", "shuffler", "--board", "pico", "--reader", "gm65",
+                     "--dry-run", "/nonexistent"]) == 2
+    assert "--reader is the shoe's" in capsys.readouterr().err
