@@ -135,6 +135,12 @@ class Host:
         self.asked = time.monotonic()
         self.send(host_frames.encode_hello_request(self.challenge))
 
+    def connect(self, what="the first hello"):
+        """Ask for a hello and wait for the shoe's answer (its nonce is then
+        the one acks and commands are signed with)."""
+        self.hello()
+        self.wait(lambda: not self.pending, what=what)
+
     def ack(self, seq):
         if not self.pending:  # an ack signed for the old nonce would only be refused
             self.send(host_frames.encode_ack(self.key, self.emu.shoe_id, self.nonce, seq))
@@ -196,17 +202,25 @@ def emulate_cli(flash, *options):
 
 
 @contextlib.contextmanager
+def started(emu):
+    """``emu`` powered on and booted with the pit PC's port open: yields the
+    Host; both are closed on the way out."""
+    host = Host(emu)
+    try:
+        emu.start()
+        emu.wait_booted()
+        yield host
+    finally:
+        host.close()
+        emu.close()
+
+
+@contextlib.contextmanager
 def powered_on(staged, flash, shoe_id, **options):
     """A fresh copy of a staged flash, powered on with the pit PC's port
     open: yields (emulator, host). Staging compiles every firmware file, so
     tests stage once and copy."""
     shutil.copytree(staged, flash)
     emu = Emulator(str(flash), shoe_id, **options)
-    host = Host(emu)
-    try:
-        emu.start()
-        emu.wait_booted()
+    with started(emu) as host:
         yield emu, host
-    finally:
-        host.close()
-        emu.close()

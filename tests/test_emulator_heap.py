@@ -13,9 +13,7 @@ than the board has (HEAP_MARGIN_KIB below the budget), so a fix that merely
 got lucky at 190 KiB does not pass.
 """
 
-import time
-
-from emuhost import Host
+from emuhost import started
 from host_tools import dealer as dealer_mod
 from host_tools.emulate import Emulator, TaggedSet
 from host_tools import vm
@@ -42,12 +40,8 @@ def test_a_whole_shoe_with_slow_acks_refills_and_a_mid_shoe_shoe_line_and_comman
     tags.write(str(cardset))
     emu = Emulator(str(tmp_path / "flash"), "HEAP1", reader="pn532", cardset=str(cardset))
     emu.heap -= HEAP_MARGIN_KIB * 1024
-    host = Host(emu)
-    try:
-        emu.start()
-        emu.wait_booted()
-        host.hello()
-        host.wait(lambda: not host.pending, what="the first hello")
+    with started(emu) as host:
+        host.connect()
         host.auto_ack = False  # a host that acks only now and then
         lines = list(dealer_mod.Dealer(SEED, irregularity_rate=0.05).lines())
         spill = 0
@@ -68,9 +62,6 @@ def test_a_whole_shoe_with_slow_acks_refills_and_a_mid_shoe_shoe_line_and_comman
         last = _hello_seq(host)
         host.ack_all()
         host.wait(lambda: host.ack_all() >= last, timeout=30, what="every event up to %d" % last)
-    finally:
-        host.close()
-        emu.close()
     events = host.event_list()
     # Every seq from 1 arrived once; the shoe may have said more (a reader
     # timeout, say) after the last hello was asked for.

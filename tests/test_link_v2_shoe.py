@@ -11,14 +11,13 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
 
 import pytest
 
-from emuhost import Host
+from emuhost import powered_on
 from host_tools import deploy, vm
 from host_tools.boards import footprint
 from host_tools.emulate import Emulator
@@ -107,19 +106,9 @@ def staged(tmp_path_factory):
 
 @pytest.fixture
 def shoe(staged, tmp_path):
-    flash = tmp_path / "flash"
-    shutil.copytree(staged, flash)
-    emu = Emulator(str(flash), "V2")
-    host = Host(emu)
-    try:
-        emu.start()
-        emu.wait_booted()
-        host.hello()
-        host.wait(lambda: not host.pending, what="the first hello")
+    with powered_on(staged, tmp_path / "flash", "V2") as (emu, host):
+        host.connect()
         yield emu, host
-    finally:
-        host.close()
-        emu.close()
 
 
 def _reboot(emu, host):
@@ -127,8 +116,7 @@ def _reboot(emu, host):
     emu.start()
     emu.wait_booted()
     host.frames = []
-    host.hello()
-    host.wait(lambda: not host.pending, what="hello after power-on")
+    host.connect("hello after power-on")
     return host.hellos()[-1]
 
 
@@ -155,8 +143,7 @@ def test_a_captured_command_is_refused_on_every_later_connection(shoe):
         assert statuses() == 1  # it never acted
 
     # 1. the next connection (a new hello request: a fresh nonce)
-    host.hello()
-    host.wait(lambda: not host.pending, what="hello")
+    host.connect("hello")
     refused(_forged_count(host))
     # 2. after a power cut (counter and journal intact)
     hello = _reboot(emu, host)
