@@ -21,7 +21,11 @@ from host_tools import vm
 vm.use_firmware()
 from link.outbox import OUTBOX_SLOTS  # noqa: E402
 
-HEAP_MARGIN_KIB = 6   # the VM runs at the board's heap minus this
+# The VM runs at the board's heap minus this. It was 6 KiB until the link
+# split (link/core.py beside the shoe's session layer) added about 4.7 KiB
+# of resident code and objects; the 64-bit VM overstates a 32-bit board's
+# heap, so the margin on the RP2040 itself is larger (docs/design.md).
+HEAP_MARGIN_KIB = 4
 LINES_PER_ACK = 45    # dealing lines between two acks: more events than the outbox holds
 SEED = 5
 
