@@ -47,7 +47,7 @@ def test_chaos_sample_kills_shoe_and_bridge_and_loses_nothing(tmp_path):
 
 def test_noise_sample_loses_nothing(tmp_path):
     rc, out = _shoe("soak", "noise", "--seconds", "10", "--seed", "3", "--rate", "0.001",
-                    "--garbage", "0.05", "--stall", "40", "--dir", str(tmp_path))
+                    "--garbage", "0.2", "--stall", "40", "--dir", str(tmp_path))
     assert rc == 0, out
     assert int(_figure(out, "relay reordered")) > 0 and int(_figure(out, "relay garbage_lines")) > 0
     assert int(_figure(out, "bridge bad_frames")) > 0
