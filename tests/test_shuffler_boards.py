@@ -48,52 +48,9 @@ def test_the_validator_refuses_bad_wiring():
     assert _after("pico", lambda b: b["readers"]["pn532"].update(tx=2)) != []
 
 
-# The boundary that cannot exist in the VM: just enough of `machine`.
-FAKE_MACHINE = r'''
-LEVELS = {}
-EDGES = {}
-class Pin:
-    IN = 0
-    OUT = 1
-    PULL_UP = 1
-    def __init__(self, id, mode=-1, pull=-1, value=None):
-        self.id = id
-        if value is not None:
-            LEVELS[id] = value
-    def value(self, x=None):
-        if x is None:
-            return LEVELS.get(self.id, 1)
-        x = 1 if x else 0
-        if x and not LEVELS.get(self.id, 0):
-            EDGES[self.id] = EDGES.get(self.id, 0) + 1
-        LEVELS[self.id] = x
-class UART:
-    def __init__(self, id, baudrate=9600, tx=None, rx=None, timeout=None, rxbuf=None):
-        pass
-    def any(self):
-        return 0
-    def readinto(self, buf, n=None):
-        return None
-    def write(self, buf, n=None):
-        return 0
-class I2C:
-    def __init__(self, id, scl=None, sda=None, freq=400000):
-        pass
-    def readfrom_mem_into(self, addr, reg, buf):
-        buf[0] = 0x44 if reg == 0x92 else 1
-    def writeto_mem(self, addr, reg, buf):
-        pass
-class SPI:
-    LSB = 1
-    MSB = 0
-    def __init__(self, *a, **k):
-        pass
-class WDT:
-    def __init__(self, id=0, timeout=5000):
-        self.timeout = timeout
-    def feed(self):
-        pass
-'''
+# The boundary that cannot exist in the VM: just enough of `machine`
+# (the same stand-in the heap figures use).
+from host_tools.shuffler.heap import FAKE_MACHINE  # noqa: E402
 
 PROBE = r'''
 import json, machine, board_config
