@@ -282,11 +282,21 @@ def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, car
     sources = firmware_files(values["MODULE"])
     if require_main and "main.py" not in sources:
         raise DeployError("firmware/main.py is missing: the board would boot to a bare REPL")
+    return _write_image(outdir, sources, lambda rel: rel if rel in SOURCE_ONLY else None,
+                        values, key, cardset, {"board": board_name, "shoe_id": shoe_id})
+
+
+def _write_image(outdir, sources, source_name, values, key, cardset, head):
+    """The one way an image is written: each source compiled to .mpy, or
+    copied as source under the name ``source_name(rel)`` gives (None:
+    compile), then the board's constants, the device key (0600 in a 0700
+    directory), the card set and the manifest of every file's hash."""
     out = pathlib.Path(outdir)
     _prepare_outdir(out)
     for rel in sources:
-        if rel in SOURCE_ONLY:
-            shutil.copyfile(FIRMWARE / rel, out / rel)
+        name = source_name(rel)
+        if name is not None:
+            shutil.copyfile(FIRMWARE / rel, out / name)
         else:
             compile_mpy(FIRMWARE / rel, out / (rel[:-3] + ".mpy"), rel)
     generated = out / "board_config.py"
@@ -301,9 +311,9 @@ def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, car
     for path in sorted(out.rglob("*")):
         if path.is_file() and path.name not in (MANIFEST, CARDSET):
             files[path.relative_to(out).as_posix()] = fw_manifest.file_sha256(str(path))
-    manifest = {"board": board_name, "shoe_id": shoe_id, "module": values["MODULE"],
-                "heap": values["HEAP"], "firmware_version": values["FIRMWARE_VERSION"],
-                "mpy_cross": mpy_cross_version(), "files": files}
+    manifest = dict(head, module=values["MODULE"], heap=values["HEAP"],
+                    firmware_version=values["FIRMWARE_VERSION"], mpy_cross=mpy_cross_version(),
+                    files=files)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 
@@ -337,30 +347,9 @@ def stage_shuffler(board_name, outdir, device_id, key, cardset=None):
     from host_tools.shuffler import boards as sboards
     values = sboards.constants(board_name, device_id)
     sources = shuffler_files(values["MODULE"])
-    out = pathlib.Path(outdir)
-    _prepare_outdir(out)
-    for rel in sources:
-        if rel == SHUFFLER_MAIN:
-            shutil.copyfile(FIRMWARE / rel, out / "main.py")
-        else:
-            compile_mpy(FIRMWARE / rel, out / (rel[:-3] + ".mpy"), rel)
-    generated = out / "board_config.py"
-    generated.write_text(config.render(values))
-    compile_mpy(generated, out / "board_config.mpy", "board_config.py")
-    generated.unlink()
-    keys.write_key(out / KEY_NAME, key)
-    if cardset is not None:
-        check_cardset(cardset)
-        shutil.copyfile(cardset, out / CARDSET)
-    files = {}
-    for path in sorted(out.rglob("*")):
-        if path.is_file() and path.name not in (MANIFEST, CARDSET):
-            files[path.relative_to(out).as_posix()] = fw_manifest.file_sha256(str(path))
-    manifest = {"device": "shuffler", "board": board_name, "shoe_id": device_id, "module": values["MODULE"],
-                "heap": values["HEAP"], "firmware_version": values["FIRMWARE_VERSION"],
-                "mpy_cross": mpy_cross_version(), "files": files}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return manifest
+    return _write_image(outdir, sources, lambda rel: "main.py" if rel == SHUFFLER_MAIN else None,
+                        values, key, cardset,
+                        {"device": "shuffler", "board": board_name, "shoe_id": device_id})
 
 
 # -- the device --------------------------------------------------------------
