@@ -168,11 +168,7 @@ class Emulator:
         if self.chip is not None:
             self._sim.join(2)
             fds += [self._sim_m, self._sim_s]
-        for fd in fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        ptys.close(*fds)
 
     # -- the cable ---------------------------------------------------------
 

@@ -368,31 +368,21 @@ def run_store(args, store, registry):
 
 
 def run(args):
+    from cardset import registry as _registry
     from host_tools.store import db, export
-    if args.reveal is None:
+    doc = None
+    try:
+        if args.reveal is not None:
+            doc = parse_reveal(cli.read_input(args.reveal))
         registry = None
         if args.cardset:
-            from cardset import registry as _registry
-            try:
-                registry = _registry.load(args.cardset)
-            except _registry.CardSetError as exc:
-                print("shoe shuffler audit: %s" % exc, file=sys.stderr)
-                return cli.EXIT_USAGE
-        with db.open_existing(args.db) as store:
-            return run_store(args, store, registry)
-    try:
-        doc = parse_reveal(cli.read_input(args.reveal))
-    except RevealError as exc:
+            registry = _registry.load(args.cardset)
+    except (RevealError, _registry.CardSetError) as exc:
         print("shoe shuffler audit: %s" % exc, file=sys.stderr)
         return cli.EXIT_USAGE
-    registry = None
-    if args.cardset:
-        from cardset import registry as _registry
-        try:
-            registry = _registry.load(args.cardset)
-        except _registry.CardSetError as exc:
-            print("shoe shuffler audit: %s" % exc, file=sys.stderr)
-            return cli.EXIT_USAGE
+    if doc is None:
+        with db.open_existing(args.db) as store:
+            return run_store(args, store, registry)
     with db.open_existing(args.db) as store:
         shoe_id = export.pick_shoe(store, args.shoe or doc.get("shoe"))
         try:

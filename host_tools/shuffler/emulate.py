@@ -178,11 +178,7 @@ class ShufflerEmulator:
         self.power_cut()
         self._stop.set()
         self._relay.join(2)
-        for fd in (self._dev_m, self._dev_s, self._host_m, self._host_s, self._op_m, self._op_s):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        ptys.close(self._dev_m, self._dev_s, self._host_m, self._host_s, self._op_m, self._op_s)
 
     def _relay_loop(self):
         ptys.relay(self._dev_m, self._host_m, self._stop.is_set, self._passing)
