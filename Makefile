@@ -24,7 +24,7 @@ $(STAMP): requirements.txt pyproject.toml
 demo: $(STAMP)
 	$(BIN)/shoe demo --seed 7
 
-# The casino tests start a real PostgreSQL (host_tools/casino/servers.py):
+# The casino tests start a real PostgreSQL (host_tools/sim/rigs/servers.py):
 # Debian's package is installed when no initdb is found (CI runs as root).
 postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \

@@ -19,53 +19,32 @@ import os
 import sys
 import traceback
 
+from host_tools.exits import (  # noqa: F401  (re-exported: `cli.EXIT_*` in tests and scripts)
+    DEBUG_ENV, EXIT_BOARDS, EXIT_CODES, EXIT_FILE, EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED,
+    EXIT_STORE, EXIT_TEXT, EXIT_USAGE, Unusable, read_input)
+
 # name -> (module, one-line help)
 COMMANDS = {
     "replay": ("host_tools.replay", "feed a dealing script through the firmware core"),
-    "demo": ("host_tools.demo", "deal one seeded 8-deck shoe end to end"),
-    "emulate": ("host_tools.emulate", "run the firmware in the MicroPython VM on a pty"),
+    "demo": ("host_tools.demo.shoe", "deal one seeded 8-deck shoe end to end"),
+    "emulate": ("host_tools.sim.emulate", "run the firmware in the MicroPython VM on a pty"),
     "bridge": ("host_tools.bridge.command", "serial bridge from a shoe into the store"),
     "export": ("host_tools.store.export", "print stored events as JSON lines"),
     "recall": ("host_tools.store.recall", "show the last rounds with all their cards"),
-    "verify": ("host_tools.store.verify", "check the store's chains and the shoe's signatures"),
+    "verify": ("host_tools.verify", "check the store's chains and the shoe's signatures"),
     "sim": ("host_tools.sim.command", "wire-level reader simulators on a pty"),
     "enroll": ("host_tools.enroll", "enrollment and inspection station (Ch 4)"),
     "deploy": ("host_tools.deploy", "stage or flash the firmware to a board"),
     "settle": ("host_tools.settle.command", "settle a round's wagers (Ch 7, 11B, 12)"),
     "analyse": ("host_tools.analysis.command", "exact odds and house edge of a shoe"),
     "edges": ("host_tools.analysis.monitor", "edge monitor over an exported event stream"),
-    "bench": ("host_tools.bench", "benchmarks (not part of the test suite)"),
-    "soak": ("host_tools.soak.command", "chaos, noise and fuzz soaks (not part of the test suite)"),
+    "bench": ("host_tools.qa.bench", "benchmarks (not part of the test suite)"),
+    "soak": ("host_tools.qa.soak.command", "chaos, noise and fuzz soaks (not part of the test suite)"),
     "roads": ("host_tools.roads.command", "the scoreboard roads of a shoe's exported events"),
     "shuffler": ("host_tools.shuffler.command", "the batch shuffler: emulate, sample, audit"),
     "pit": ("host_tools.pit.command", "every table of a pit in one service, with its page and API"),
-    "central": ("host_tools.casino.command", "the casino record: JetStream into PostgreSQL, verified"),
+    "central": ("host_tools.central.command", "the casino record: JetStream into PostgreSQL, verified"),
 }
-
-# Exit statuses of every `shoe` command. 1 and 2 keep the meaning the
-# commands already gave them; the rest come from the guard in main().
-EXIT_FOUND = 1      # the command ran and reports a problem in what it checked (a refused wager, a broken chain)
-EXIT_USAGE = 2      # bad arguments or a bad input document (argparse's own status too)
-EXIT_FILE = 3       # a file or directory cannot be read or written
-EXIT_TEXT = 4       # input is not text in the expected encoding
-EXIT_STORE = 5      # the store cannot be used
-EXIT_BOARDS = 6     # boards.toml cannot be used
-EXIT_INTERNAL = 70  # a fault in the tool itself (EX_SOFTWARE); SHOE_DEBUG=1 shows the traceback
-EXIT_INTERRUPTED = 130
-
-EXIT_CODES = (
-    (0, "success"),
-    (EXIT_FOUND, "ran, and found a problem in what it checked"),
-    (EXIT_USAGE, "bad arguments or input document"),
-    (EXIT_FILE, "a file cannot be read or written"),
-    (EXIT_TEXT, "input is not valid text"),
-    (EXIT_STORE, "the store cannot be used"),
-    (EXIT_BOARDS, "boards.toml cannot be used"),
-    (EXIT_INTERNAL, "internal error (SHOE_DEBUG=1 for the traceback)"),
-)
-
-DEBUG_ENV = "SHOE_DEBUG"
-
 
 def _usage():
     lines = ["usage: shoe COMMAND [options]", "", "commands:"]
@@ -80,23 +59,9 @@ def _usage():
     return "\n".join(lines)
 
 
-def read_input(path):
-    """The bytes a command reads: a file, or standard input for "-". A file
-    that cannot be read raises OSError("cannot read PATH: why"), which main
-    prints as one line with EXIT_FILE, as for every command."""
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as exc:
-        raise OSError(exc.errno, "cannot read %s: %s" % (path, exc.strerror or exc)) from None
-
-
 def _known(exc):
     """(exit status, one-line message) for an error any command may meet, or
-    None. The store and boards modules are imported only when such an error
-    is being explained, so a plain `shoe replay` never loads them."""
+    None."""
     if isinstance(exc, UnicodeError):
         where = ""
         if isinstance(exc, UnicodeDecodeError):
@@ -106,19 +71,10 @@ def _known(exc):
         name = exc.filename if exc.filename is not None else ""
         text = exc.strerror or str(exc)
         return EXIT_FILE, ("%s: %s" % (name, text)) if name else text
-    module = type(exc).__module__
-    if module.startswith("host_tools.store"):
-        from host_tools.store import db
-        if isinstance(exc, db.StoreError):
-            return EXIT_STORE, str(exc)
-    if module.startswith("host_tools.boards") or module == "tomllib":
-        import tomllib
-
-        from host_tools import boards
-        if isinstance(exc, tomllib.TOMLDecodeError):
-            return EXIT_BOARDS, "boards.toml is not valid TOML: %s" % exc
-        if isinstance(exc, boards.BoardError):
-            return EXIT_BOARDS, str(exc)
+    if isinstance(exc, Unusable):
+        return exc.exit_code, str(exc)
+    if type(exc).__module__ == "tomllib":
+        return EXIT_BOARDS, "boards.toml is not valid TOML: %s" % exc
     if isinstance(exc, RecursionError):
         return EXIT_USAGE, "input nests too deeply"
     return None

@@ -10,7 +10,7 @@ files by hand:
    as ``shoe_key.bin``, and keep the pit PC's copy in the key directory
    (``--key-dir``, default ~/.config/baccarat-shoe/keys/<SHOE_ID>.key), where
    the bridge looks for it to authenticate the shoe's link. Every key file
-   is 0600 in a 0700 directory (host_tools/keys.py), the staging tree too,
+   is 0600 in a 0700 directory (host_tools/protocol/keys.py), the staging tree too,
    and a flash that fails removes the pit copy it made: a key is kept only
    for a shoe that was actually set up;
 4. copy everything with ``mpremote`` (with ``manifest.json``, which main.py's
@@ -39,7 +39,8 @@ import subprocess
 import sys
 import tempfile
 
-from host_tools import boards, cli, keys, vm
+from host_tools import boards, exits, vm
+from host_tools.protocol import keys
 from host_tools.boards import config
 
 vm.use_firmware()
@@ -132,7 +133,7 @@ def run(args):
     except OSError as exc:
         print("shoe deploy: %s%s" % (exc.filename + ": " if exc.filename else "", exc.strerror or exc),
               file=sys.stderr)
-        return cli.EXIT_FILE
+        return exits.EXIT_FILE
 
 
 # -- key provisioning --------------------------------------------------------

@@ -11,7 +11,7 @@ import io
 import json
 import sys
 
-from host_tools import cli, vm
+from host_tools import exits, vm
 
 
 class ReplayError(RuntimeError):
@@ -51,12 +51,12 @@ def replay_events(script_text):
 
 
 def run(args):
-    data = cli.read_input(args.script)
+    data = exits.read_input(args.script)
     try:
         out = replay_bytes(data, args.vm, args.heap)
     except RuntimeError as exc:  # the VM failed, or is not installed
         print("shoe replay: %s" % exc, file=sys.stderr)
-        return cli.EXIT_INTERNAL
+        return exits.EXIT_INTERNAL
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
     return 0

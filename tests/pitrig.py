@@ -13,7 +13,7 @@ import time
 
 from aiohttp import web
 
-from host_tools.emulate import Emulator
+from host_tools.sim.emulate import Emulator
 from host_tools.pit import config as config_mod
 from host_tools.pit import users as users_mod
 from host_tools.pit.service import Pit

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from host_tools.analysis import composition, exact, reference, simulate
+from host_tools.analysis import composition, exact, reference
+from host_tools.sim import seeded_shoes as simulate
 from host_tools.settle import wagers
 from host_tools.settle.core import cards
 from host_tools.settle.hands import from_cards

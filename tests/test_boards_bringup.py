@@ -15,7 +15,8 @@ import subprocess
 import pytest
 
 from host_tools import deploy
-from host_tools.boards import config, footprint
+from host_tools.boards import config
+from host_tools.qa.bench import footprint
 
 # The boundary: just enough of machine to record what the bring-up drives.
 FAKE_MACHINE = r'''

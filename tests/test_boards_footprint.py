@@ -5,7 +5,7 @@ growth if there were any. (Its timings are for `shoe bench footprint`.)"""
 import pytest
 
 from host_tools import deploy
-from host_tools.boards import footprint
+from host_tools.qa.bench import footprint
 
 
 @pytest.fixture(scope="module")

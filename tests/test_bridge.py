@@ -15,7 +15,7 @@ import pytest
 
 from host_tools import vm
 from host_tools.bridge import control
-from host_tools.bridge.rig import ThreadedBridge
+from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.store import db
 from test_link_v2_host import FKEY, KEY, SHOE, FakeShoe, shoe  # noqa: F401 (the fake shoe fixture)
 

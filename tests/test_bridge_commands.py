@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from host_tools.emulate import Emulator
+from host_tools.sim.emulate import Emulator
 from host_tools.store import db
 
 
@@ -145,7 +145,7 @@ def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
     emu.deal("9S")  # play is refused while tilted
     _wait_event(path, "CMD1", lambda e: e["type"] == "error" and e.get("reason") == "tilted")
     with db.Store(path) as store:
-        from host_tools.store.verify import check_shoe
+        from host_tools.verify import check_shoe
         assert check_shoe(store, "CMD1") is None
 
 

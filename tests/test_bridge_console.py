@@ -5,7 +5,8 @@ import io
 
 from rich.console import Console
 
-from host_tools import dealer, replay
+from host_tools.sim import dealer
+from host_tools import replay
 from host_tools.bridge.console import TableView
 
 

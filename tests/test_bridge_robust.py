@@ -16,7 +16,7 @@ import time
 import pytest
 
 from host_tools import vm
-from host_tools.bridge.rig import ThreadedBridge
+from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.bridge.session import Bridge
 from host_tools.store import db
 from test_link_v2_host import KEY, SHOE, FakeShoe, shoe  # noqa: F401 (the fake shoe fixture)
@@ -230,7 +230,8 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
     """20k frames: valid, schema-mutated and signed (so they reach the
     schema), byte-garbled, random and truncated; 0 exceptions reach the
     bridge's last-resort guard and none escape it."""
-    from host_tools import dealer, replay
+    from host_tools.sim import dealer
+    from host_tools import replay
     rng = random.Random(11)
     events = [json.loads(e) for e in replay.replay_bytes(
         ("\n".join(dealer.script(3, irregularity_rate=0.1)[:300]) + "\n").encode()).splitlines()]

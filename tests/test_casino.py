@@ -11,7 +11,10 @@ import psycopg
 import pytest
 
 from host_tools import cli
-from host_tools.casino import consumer, publish, rig, servers, simtable
+from host_tools.central import consumer
+from host_tools.casino import publish
+from host_tools.sim.rigs import casino as rig, servers
+from host_tools.sim import simtable
 from host_tools.pit.config import Casino
 from host_tools.store import db
 
@@ -209,7 +212,7 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
 
     async def main():
         conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
-        from host_tools.casino import central
+        from host_tools.central import ingest as central
         async with conn.transaction():
             await conn.execute(central.SCHEMA)
         c = central.Central(conn, central.Keys(keydir))

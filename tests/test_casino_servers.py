@@ -6,7 +6,8 @@ import asyncio
 import psycopg
 import pytest
 
-from host_tools.casino import servers, streams
+from host_tools.sim.rigs import servers
+from host_tools.casino import streams
 
 
 def test_leaf_with_a_domain_accepts_while_the_hub_is_down_and_a_plain_leaf_does_not(tmp_path):

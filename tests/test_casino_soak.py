@@ -5,7 +5,7 @@ The long run, and the leaf-buffer layout, are `shoe soak casino`."""
 
 import argparse
 
-from host_tools.casino import soak
+from host_tools.qa.soak import casino as soak
 
 
 def test_casino_chaos_sample():

@@ -2,7 +2,7 @@
 
 Two pits' signed shoes go through the real publisher, nats-server and the
 real consumer into PostgreSQL; the view then answers the pit page's reads
-from there (host_tools/casino/view.py)."""
+from there (host_tools/central/view.py)."""
 
 import asyncio
 import json
@@ -15,7 +15,10 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from host_tools import cli
-from host_tools.casino import publish, servers, simtable, view
+from host_tools.casino import publish
+from host_tools.sim.rigs import servers
+from host_tools.sim import simtable
+from host_tools.central import view
 from host_tools.store import db
 from test_casino import casino, consume, dsn, hub, pg  # noqa: F401 (fixtures)
 from test_roads import result
@@ -177,7 +180,7 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
             assert pushed_in < 15 and c.app[view.VIEW].refreshes > refreshes
 
             # forgeries at the pit's subject: the consumer's alerts reach the view too
-            from host_tools.casino import rig
+            from host_tools.sim.rigs import casino as rig
             assert await rig.inject(hub.url, casino, "P1", str(tmp_path / "P1.db"), "S1") == 2
             consumer = loop.run_in_executor(None, lambda: consume(hub.url, dsn, keydir, casino,
                                                                   total + 12, timeout=3))

@@ -4,8 +4,9 @@ for the 32-bit boards), from the .mpy files `shoe deploy` stages."""
 
 import json
 
-from host_tools import deploy, vmcode
-from host_tools.boards import footprint
+from host_tools import deploy
+from host_tools.sim import vmcode
+from host_tools.qa.bench import footprint
 
 PROGRAM = vmcode.SHUFFLED_DECK + r"""
 import gc, json

@@ -9,7 +9,7 @@ import collections
 
 import pytest
 
-from host_tools import dealer
+from host_tools.sim import dealer
 
 RANKS = "A23456789TJQK"
 

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from host_tools import dealer
-from host_tools.bridge.rig import Feeder, ThreadedBridge
-from host_tools.emulate import Emulator
+from host_tools.sim import dealer
+from host_tools.sim.rigs.bridge import Feeder, ThreadedBridge
+from host_tools.sim.emulate import Emulator
 
 SHOE = "E2E1"
 

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from host_tools import boards, cli, deploy
-from host_tools.boards import footprint
+from host_tools.qa.bench import footprint
 
 ROOT = boards.ROOT
 MICROPYTHON = footprint.MICROPYTHON
@@ -310,7 +310,7 @@ def test_dry_run_stages_the_key_0600_in_a_0700_directory(tmp_path):
 
 
 def test_the_emulators_flash_holds_its_key_privately(tmp_path):
-    from host_tools import emulate
+    from host_tools.sim import emulate
     emu = emulate.Emulator(str(tmp_path / "flash"), "K1")
     try:
         assert _mode(emu.key_path) == "0o600" and _mode(emu.dir) == "0o700"
@@ -339,7 +339,7 @@ def test_a_failed_flash_leaves_no_key_behind(tmp_path, monkeypatch, capsys, stag
 
 
 def test_a_key_file_others_can_read_is_refused(tmp_path, capsys):
-    from host_tools import keys
+    from host_tools.protocol import keys
     path = tmp_path / "k.key"
     path.write_bytes(b"\x07" * 32)
     for mode, who in ((0o644, "others"), (0o640, "its group")):
@@ -358,7 +358,7 @@ def test_a_key_file_others_can_read_is_refused(tmp_path, capsys):
 
 
 def test_keys_are_never_put_in_a_shared_directory(tmp_path):
-    from host_tools import keys
+    from host_tools.protocol import keys
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o1777)  # like /tmp: narrowing it would break other users

@@ -4,7 +4,8 @@ import json
 import subprocess
 import sys
 
-from host_tools.analysis import composition, exact, simulate
+from host_tools.analysis import composition, exact
+from host_tools.sim import seeded_shoes as simulate
 from host_tools.analysis.monitor import EdgeMonitor
 from host_tools.settle.core import cards
 

@@ -1,6 +1,6 @@
 """The firmware in the real MicroPython VM, on a real pty, driven by pyserial.
 
-Each test powers up an emulated shoe (`host_tools.emulate.Emulator`: the
+Each test powers up an emulated shoe (`host_tools.sim.emulate.Emulator`: the
 flash staged by `shoe deploy`'s staging, the VM at the board's heap) and
 plays the pit PC by hand with the protocol's own host helpers, so every
 check is about bytes that crossed a serial line.
@@ -15,7 +15,7 @@ import pytest
 
 from emuhost import Host, emulate_cli
 from host_tools import vm
-from host_tools.emulate import Emulator
+from host_tools.sim.emulate import Emulator
 
 vm.use_firmware()
 from baccarat import script  # noqa: E402

@@ -18,8 +18,8 @@ import time
 import pytest
 
 from emuhost import started
-from host_tools import dealer as dealer_mod
-from host_tools.emulate import Emulator, TaggedSet
+from host_tools.sim import dealer as dealer_mod
+from host_tools.sim.emulate import Emulator, TaggedSet
 from host_tools import vm
 
 vm.use_firmware()

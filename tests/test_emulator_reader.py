@@ -14,7 +14,7 @@ import pytest
 
 from emuhost import emulate_cli, powered_on
 from host_tools import vm
-from host_tools.emulate import Emulator
+from host_tools.sim.emulate import Emulator
 
 vm.use_firmware()
 from baccarat import cards, script  # noqa: E402

@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from emuhost import powered_on
-from host_tools import dealer
-from host_tools.emulate import Emulator
+from host_tools.sim import dealer
+from host_tools.sim.emulate import Emulator
 from test_emulator import core_events, reference, restart
 
 

@@ -9,8 +9,9 @@ held-card and simulated-round paths run too."""
 
 import pytest
 
-from host_tools import deploy, vmcode
-from host_tools.boards import footprint
+from host_tools import deploy
+from host_tools.sim import vmcode
+from host_tools.qa.bench import footprint
 
 PROGRAM = vmcode.SHUFFLED_DECK + r"""
 import micropython

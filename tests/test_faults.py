@@ -11,12 +11,13 @@ import signal
 import subprocess
 import sys
 
-from host_tools import dealer, replay
-from host_tools.bridge.relay import Relay
-from host_tools.bridge.rig import Feeder, StoreProgress, ThreadedBridge
-from host_tools.emulate import Emulator
+from host_tools.sim import dealer
+from host_tools import replay
+from host_tools.sim.relay import Relay
+from host_tools.sim.rigs.bridge import Feeder, StoreProgress, ThreadedBridge
+from host_tools.sim.emulate import Emulator
 from host_tools.store import db
-from host_tools.store.verify import check_shoe
+from host_tools.verify import check_shoe
 
 
 def _reference(lines):

@@ -10,7 +10,7 @@ import tty
 
 import serial
 
-from host_tools.bridge.relay import Relay
+from host_tools.sim.relay import Relay
 
 
 def _pair():
@@ -80,7 +80,7 @@ class FrameRelay:
 
     def __init__(self, shoe_path, edit, watch=None):
         import threading
-        from host_tools import ptys
+        from host_tools.sim import ptys
         self.master, self._slave, self.path = ptys.open_raw()
         self.shoe = os.open(shoe_path, os.O_RDWR | os.O_NOCTTY)
         tty.setraw(self.shoe)
@@ -116,8 +116,8 @@ def _run_table(tmp_path, shoe_id, edit, lines, early=0, watch=None):
     """Deal ``lines`` into an emulated shoe whose link passes ``edit``, the
     first ``early`` of them before the bridge starts (the shoe queues their
     events); return (store path, key path)."""
-    from host_tools.bridge.rig import Feeder, ThreadedBridge
-    from host_tools.emulate import Emulator
+    from host_tools.sim.rigs.bridge import Feeder, ThreadedBridge
+    from host_tools.sim.emulate import Emulator
     emu = Emulator(str(tmp_path / "flash"), shoe_id)
     emu.start()
     relay = FrameRelay(emu.host_path, edit, watch)
@@ -165,7 +165,7 @@ def test_a_frame_forged_on_the_line_is_not_stored_and_alerted(tmp_path):
     event is stored."""
     import json
     import re
-    from host_tools import dealer
+    from host_tools.sim import dealer
     from host_tools.store import db
     from host_tools import vm
     vm.use_firmware()
@@ -212,7 +212,7 @@ def test_the_relay_drops_the_first_event_and_the_store_waits_for_seq_1(tmp_path)
     store stores nothing past the gap, and once the shoe's resend gets
     through the record is complete from seq 1."""
     import sqlite3
-    from host_tools import dealer
+    from host_tools.sim import dealer
     from host_tools.store import db
     path = tmp_path / "s.db"
     dropped = []

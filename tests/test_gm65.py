@@ -14,7 +14,7 @@ import tty
 import pytest
 import serial
 
-from host_tools import vmcode
+from host_tools.sim import vmcode
 from host_tools.vm import ROOT, use_firmware
 from test_registry import run_vm
 

@@ -4,8 +4,9 @@ its step (framing, CRC, link write) run with MicroPython's heap locked, so
 any allocation would raise MemoryError. Run from the .mpy files `shoe deploy`
 stages, at the emulator board's heap."""
 
-from host_tools import deploy, vmcode
-from host_tools.boards import footprint
+from host_tools import deploy
+from host_tools.sim import vmcode
+from host_tools.qa.bench import footprint
 
 PROGRAM = vmcode.SINK_BOARD + vmcode.SHUFFLED_DECK + r"""
 import micropython

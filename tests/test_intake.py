@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from host_tools import vmcode
+from host_tools.sim import vmcode
 from host_tools.vm import ROOT, use_firmware
 from test_registry import compiled_firmware, make_entries, run_vm
 

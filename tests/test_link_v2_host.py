@@ -20,9 +20,11 @@ import time
 
 import pytest
 
-from host_tools import ptys, vm
-from host_tools.bridge.rig import ThreadedBridge
-from host_tools.bridge.session import Bridge, shown
+from host_tools.sim import ptys
+from host_tools import vm
+from host_tools.sim.rigs.bridge import ThreadedBridge
+from host_tools.bridge.session import Bridge
+from host_tools.protocol.untrusted import shown
 from host_tools.store import db
 
 vm.use_firmware()
@@ -367,7 +369,7 @@ def test_a_new_store_starts_at_acked_plus_one_with_the_hello_chain(shoe, bridge,
 def _key_file(tmp_path, key=KEY):
     path = tmp_path / "shoe_key.bin"
     path.write_bytes(key)
-    path.chmod(0o600)  # a key others can read is refused (host_tools/keys.py)
+    path.chmod(0o600)  # a key others can read is refused (host_tools/protocol/keys.py)
     return str(path)
 
 

@@ -19,8 +19,8 @@ import pytest
 
 from emuhost import powered_on
 from host_tools import deploy, vm
-from host_tools.boards import footprint
-from host_tools.emulate import Emulator
+from host_tools.qa.bench import footprint
+from host_tools.sim.emulate import Emulator
 
 vm.use_firmware()
 from link import auth, frame, host_frames  # noqa: E402
@@ -269,7 +269,7 @@ def test_each_shoe_ends_with_a_checkpoint_whose_tag_chains(shoe):
 # ------------------------------------------------------------- with the bridge
 
 def test_a_truncated_journal_is_a_rollback_the_bridge_alerts_and_never_overwrites(tmp_path):
-    from host_tools.bridge.rig import ThreadedBridge
+    from host_tools.sim.rigs.bridge import ThreadedBridge
     from host_tools.store import db
     emu = Emulator(str(tmp_path / "flash"), "RB1")
     emu.start()

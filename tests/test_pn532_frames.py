@@ -17,7 +17,7 @@ from boards.ptyuart import PtyUART
 from drivers import ReaderFault
 from drivers.pn532 import frame
 from drivers.pn532_uart import PN532_UART
-from host_tools import ptys
+from host_tools.sim import ptys
 from host_tools.sim import pn532 as sim
 from host_tools.sim.pn532_vm import start_sim
 

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from host_tools import vmcode
+from host_tools.sim import vmcode
 from host_tools.vm import ROOT, run_micropython, use_firmware
 
 use_firmware()

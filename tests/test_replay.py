@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from host_tools import dealer, replay, vm
+from host_tools.sim import dealer
+from host_tools import replay, vm
 
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 

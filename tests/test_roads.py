@@ -402,7 +402,7 @@ def test_shoe_roads_on_the_13C2b_13E_and_new_set_scenarios():
 
 
 def test_shoe_roads_on_a_seeded_shoe_with_dealer_mistakes():
-    script = subprocess.run([sys.executable, "-m", "host_tools.dealer", "--seed", "7", "--irregularities", "0.1"],
+    script = subprocess.run([sys.executable, "-m", "host_tools.sim.dealer", "--seed", "7", "--irregularities", "0.1"],
                             capture_output=True, check=True, cwd=ROOT, timeout=60).stdout
     stream = subprocess.run([SHOE, "replay", "-"], input=script, capture_output=True, check=True,
                             cwd=ROOT, timeout=60).stdout

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from host_tools import dealer, replay, vm
+from host_tools.sim import dealer
+from host_tools import replay, vm
 
 vm.use_firmware()
 from baccarat import cards, game  # noqa: E402

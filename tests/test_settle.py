@@ -371,7 +371,7 @@ def test_must_hit_pays_the_meter_to_the_drawn_royal9_participant():
 def test_settles_every_firmware_round_in_step_with_its_announcements(designation, calls):
     # The firmware core and the settlement are written separately from the
     # same chapters; on a dealt shoe their readings must agree round by round.
-    from host_tools.dealer import Dealer
+    from host_tools.sim.dealer import Dealer
     from host_tools.replay import replay_events
 
     events = replay_events("\n".join(Dealer(11, designation=designation).lines()) + "\n")

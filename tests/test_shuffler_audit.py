@@ -18,7 +18,8 @@ import pytest
 
 from baccarat import cards
 from cardset import registry
-from host_tools import dealer, replay
+from host_tools.sim import dealer
+from host_tools import replay
 from host_tools.shuffler import audit
 from host_tools.store import db
 from shuffler import custody, entropy, shuffle

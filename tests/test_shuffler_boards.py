@@ -50,7 +50,7 @@ def test_the_validator_refuses_bad_wiring():
 
 # The boundary that cannot exist in the VM: just enough of `machine`
 # (the same stand-in the heap figures use).
-from host_tools.shuffler.heap import FAKE_MACHINE  # noqa: E402
+from host_tools.qa.shuffler_heap import FAKE_MACHINE  # noqa: E402
 
 PROBE = r'''
 import json, machine, board_config
@@ -84,7 +84,7 @@ def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
 
     from host_tools import vm
     from host_tools.boards import config
-    from host_tools.shuffler.emulate import stage_code
+    from host_tools.sim.shuffler_emulate import stage_code
 
     (tmp_path / "machine.py").write_text(FAKE_MACHINE)
     (tmp_path / "board_config.py").write_text(config.render(sboards.constants(name, "SHUF9")))
@@ -124,9 +124,10 @@ def test_the_board_firmware_boots_and_its_heap_is_measured(tmp_path):
     import os
     import subprocess
 
-    from host_tools import keys, vm
+    from host_tools.protocol import keys
+    from host_tools import vm
     from host_tools.boards import config
-    from host_tools.shuffler.emulate import TwoBatchSet, stage_code
+    from host_tools.sim.shuffler_emulate import TwoBatchSet, stage_code
 
     (tmp_path / "machine.py").write_text(FAKE_MACHINE)
     values = sboards.constants("pico", "SHUF9")

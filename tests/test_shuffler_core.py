@@ -151,7 +151,7 @@ def test_cli_sample_and_bad_input():
 def test_draws_and_deliver_allocate_nothing_in_the_micropython_vm():
     # The bench program locks the heap around 40 draws from a full pool and
     # around deliver(); an allocation there stops the VM (MemoryError).
-    from host_tools.shuffler import bench
+    from host_tools.qa.bench import shuffler as bench
     figures = bench.run_bench(decks=8, runs=2)
     assert figures["draw_allocates"].startswith("no")
     assert figures["deliver_allocates"].startswith("no")

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from host_tools import cli, deploy, vm
-from host_tools.shuffler import heap
+from host_tools.qa import shuffler_heap as heap
 
 IN = ("main.py", "board_config.mpy", "shoe_key.bin", "manifest.json", "shuffler/board_machine.mpy",
       "shuffler/device.mpy", "shuffler/custody.mpy", "shuffler/link.mpy", "shuffler/drbg.mpy",
@@ -46,7 +46,7 @@ def test_the_image_boots_from_its_own_files(image, tmp_path):
     """The staged tree is the only code on the path (plus the stand-in
     machine module): every module the shuffler imports is in the image."""
     (tmp_path / "machine.py").write_text(heap.FAKE_MACHINE)
-    from host_tools.shuffler.emulate import TwoBatchSet
+    from host_tools.sim.shuffler_emulate import TwoBatchSet
     (tmp_path / "cardset.bin").write_bytes(TwoBatchSet(1).encode())
     os.link(image / "shoe_key.bin", tmp_path / "shoe_key.bin")
     probe = tmp_path / "probe.py"

@@ -1,6 +1,6 @@
 """The shuffler as a device: its firmware in the MicroPython VM on the
 mechanism model, its events through the real bridge into SQLite
-(host_tools/shuffler/rig.py). The happy path and every fault scenario of
+(host_tools/sim/rigs/shuffler.py). The happy path and every fault scenario of
 issue 14: each ends in the documented state (docs/shuffler.md, "Faults")
 with a clear event, and nothing that should not be released is.
 """
@@ -8,8 +8,8 @@ with a clear event, and nothing that should not be released is.
 import pytest
 
 from baccarat import cards
-from host_tools.shuffler.emulate import TwoBatchSet
-from host_tools.shuffler.rig import Rig, reveal_from
+from host_tools.sim.shuffler_emulate import TwoBatchSet
+from host_tools.sim.rigs.shuffler import Rig, reveal_from
 from shuffler import commit
 
 A, B = 1, 2
@@ -182,7 +182,7 @@ def test_the_journal_is_compacted_and_the_chain_survives_a_power_cut(tmp_path):
     import time
 
     from host_tools.store import db
-    from host_tools.store.verify import check_shoe
+    from host_tools.verify import check_shoe
     r = Rig(str(tmp_path / "flash"), str(tmp_path / "s.db"), decks=1, seed=8, journal_compact=600)
     journal = os.path.join(r.emu.dir, "journal.bin")
     try:

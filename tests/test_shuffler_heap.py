@@ -1,9 +1,9 @@
-"""The shuffler firmware's heap (host_tools/shuffler/heap.py): the real
+"""The shuffler firmware's heap (host_tools/qa/shuffler_heap.py): the real
 board's firmware boots without the shoe's game, and what it holds after
 boot is measured against boards.toml's budget. docs/shuffler.md
 "Footprint" quotes these figures; run with -s to see them."""
 
-from host_tools.shuffler import heap
+from host_tools.qa import shuffler_heap as heap
 
 # The heap the booted real-board firmware needs in the 64-bit VM today, with
 # the stand-in machine module: over the board's 190 KiB (docs/shuffler.md,

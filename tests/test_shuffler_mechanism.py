@@ -156,7 +156,7 @@ def test_the_same_stack_in_the_micropython_vm(tmp_path):
 
 
 def test_the_device_benchmark_runs_a_batch_through_the_model():
-    from host_tools.shuffler import bench
+    from host_tools.qa.bench import shuffler as bench
     fig = bench.run_machine(1)
     assert fig["end_state"] == "sealed"
     assert fig["check_pass_steps"] == fig["shuffle_pass_steps"] == 53  # 52 cards, then the end of the pass
@@ -169,7 +169,7 @@ def test_a_card_allocates_nothing_in_firmware_or_model():
     """Every card of both passes but the first and last three, with the VM's
     heap locked: reader, back sensor, steppers, sensors, custody read and the
     model together allocate nothing per card."""
-    from host_tools.shuffler import bench
+    from host_tools.qa.bench import shuffler as bench
     fig = bench.run_machine(1, locked=True)
     assert "allocates_in_pass_at_card" not in fig, fig
     assert fig["end_state"] == "sealed"

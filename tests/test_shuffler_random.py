@@ -17,7 +17,8 @@ machine and one riffle; and the bit tests must fail biased streams.
 
 import pytest
 
-from host_tools.shuffler import stats, variants
+from host_tools.shuffler import stats
+from host_tools.qa import shuffler_variants as variants
 
 SEED = 20261122
 SIZES = {1: 4000, 8: 400}

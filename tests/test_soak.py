@@ -16,8 +16,8 @@ import sys
 import time
 
 from host_tools import vm
-from host_tools.bridge.relay import Relay
-from host_tools.soak import fuzz, record
+from host_tools.sim.relay import Relay
+from host_tools.qa.soak import fuzz, record
 
 
 def _shoe(*args, timeout=120):

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from host_tools import dealer, replay
+from host_tools.sim import dealer
+from host_tools import replay
 from host_tools.store import db
 
 SHOE = "T07"

@@ -8,7 +8,7 @@ these tests check the driver's set-up as well as its decisions.
 
 import pytest
 
-from host_tools import vmcode
+from host_tools.sim import vmcode
 from host_tools.vm import use_firmware
 from test_registry import run_vm
 

@@ -8,6 +8,8 @@ board_config, the wiring table, the diagram, the BOM) goes through
 import pathlib
 import tomllib
 
+from host_tools import exits
+
 from host_tools.boards.mcus import BUS_GPIO_KEYS, BUS_ROLES, MCUS
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -33,8 +35,10 @@ DEVICE_PIN = {
 DEVICE_NAME = {"pn532": "PN532", "gm65": "GM65", "tcs34725": "TCS34725"}
 
 
-class BoardError(Exception):
+class BoardError(exits.Unusable):
     """boards.toml names a board that does not exist or cannot be built."""
+
+    exit_code = exits.EXIT_BOARDS
 
 
 def load(path=BOARDS_TOML):

@@ -32,7 +32,9 @@ import time
 from host_tools import vm
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView
-from host_tools.bridge.session import Bridge, key_id, parse_json, read_key, shown
+from host_tools.bridge.session import Bridge
+from host_tools.protocol.keys import key_id, read_key
+from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import db
 
 vm.use_firmware()

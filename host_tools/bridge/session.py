@@ -42,6 +42,9 @@ import time
 import serial
 
 from host_tools import vm
+from host_tools.protocol.keys import key_id
+from host_tools.protocol.untrusted import parse_json, shown, too_big
+from host_tools.protocol import chain
 from host_tools.store import db
 
 vm.use_firmware()
@@ -60,7 +63,6 @@ REOPEN_S = 0.5         # how often a vanished port is retried
 HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
 REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
 MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
-SHOWN = 48             # characters of a sender's text that enter the record
 RESULT_TYPES = ("result",)
 BEHIND_S = 5.0         # the shoe holds unacked events and the store has not moved for this long
 
@@ -68,37 +70,11 @@ NO_KEY = ("no key for this shoe (start the bridge with --key-file): nothing is a
           "so the shoe holds its events; this bridge records nothing")
 
 
-def key_id(key):
-    """A fingerprint that names the key in the store without revealing it."""
-    return hashlib.sha256(key).hexdigest()[:16]
-
-
-def read_key(path):
-    """The shoe key in ``path`` (host_tools/keys.py, the one reader of keys:
-    exactly 32 bytes, refused when group or others can read it);
-    keys.KeyFileError, a ValueError, says why."""
-    from host_tools import keys
-    return keys.read_key(path)
-
-
 def command_body(name, args=None):
     """The canonical body text of a command, checked by the shoe's own parser
     (link/schema.py) before anything is signed. The one place the bridge
     builds a body."""
     return schema.command_text(name, args)
-
-
-def shown(data, limit=SHOWN):
-    """Text chosen by whoever is on the line, made safe to keep: at most
-    ``limit`` characters, every byte outside printable ASCII (and quotes and
-    backslashes) escaped, with the full length when it was cut."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", "replace")
-    data = bytes(data)
-    out = json.dumps(data[:limit].decode("latin-1"), ensure_ascii=True)
-    if len(data) > limit:
-        out += "... (%d bytes)" % len(data)
-    return out
 
 
 class Tally:
@@ -615,49 +591,46 @@ class Bridge:
             return  # the shoe resends after its hello; a refused shoe is not recorded
         body, tag = auth.split_mac(payload)
         shoe_id = self.shoe_id
-        head = self.store.shoe(shoe_id)
-        if head is None or head["last_seq"] is None:
+        row = self.store.shoe(shoe_id)
+        head = chain.Head.of(row)
+        start = {}
+        if head.last_seq is None:
             # A store new to this shoe starts exactly where the hello says.
-            expected = self.hello["acked"] + 1
-            link = self.hello["chain"]
-            start = {"first_seq": expected, "first_prev": link}
-            if seq < expected:
-                return  # acknowledged to another store before this one
-        else:
-            expected = head["last_seq"] + 1
-            link = head["last_mac"] or ""
-            start = {}
-        if seq > expected:
+            head = chain.Head(self.hello["acked"] + 1, self.hello["chain"])
+            start = {"first_seq": head.first_seq, "first_prev": head.first_prev}
+        verdict = chain.accept(self.fkey, shoe_id, head, seq, body, tag,
+                               stored=lambda q: self.store.event_row(shoe_id, q))
+        kind = verdict.kind
+        if kind == chain.GAP:
             self.stats["gaps"] += 1
-            if self.gap_logged != expected:
-                self.gap_logged = expected
-                self._log_link("gap", "shoe %s: expected seq %d, got %d; waiting for the resend"
-                               % (shoe_id, expected, seq))
+            if self.gap_logged != head.expected():
+                self.gap_logged = head.expected()
+                self._log_link("gap", "shoe %s: %s; waiting for the resend" % (shoe_id, verdict.why))
             return
-        if seq < expected:
-            self._old_event(seq, body, tag, head)
+        if kind == chain.DUPLICATE:
+            self.stats["duplicates"] += 1
+            self.ack_due = True
             return
-        how = _tag_link(self.fkey, shoe_id, seq, link, body, tag)
-        if how is None:
+        if kind == chain.BEFORE_FIRST:
+            return  # acknowledged to another store before this one
+        if kind == chain.FORGED:
             self.stats["bad_tags"] += 1
             self.tally.note("forged_event", "E%d %s" % (seq, shown(body)))
             return
-        # The shoe sent it; now every field is checked before any use
-        # (storing, the console, the command counter). A rejected event is
-        # not stored and not acknowledged, so the shoe keeps it and resends
-        # it: nothing is lost, and the recording state says exactly which
-        # seq blocks the record and why (storing it would hand every reader
-        # of the store an event it cannot trust the shape of).
-        event, why = parse_json(body)
-        if why is None:
-            why = events_schema.check_event(event) or _too_big(event)
-        if why is not None:
-            # The stall first: another thread that sees the count has
-            # grown must also see why the record is blocked.
-            self.stall = (seq, "the shoe's event %d fails the link schema (%s): not stored; the "
-                          "shoe holds it and every later event" % (seq, shown(why, 120)))
-            self._invalid("event", seq, body, why)
+        if kind == chain.FORK:
+            self._critical("fork", "shoe %s: %s" % (self.shoe_id, verdict.why))
             return
+        if kind == chain.MALFORMED:
+            # The shoe sent it, but it is not stored and not acknowledged, so
+            # the shoe keeps it and resends it: nothing is lost, and the
+            # recording state says exactly which seq blocks the record and
+            # why. The stall first: another thread that sees the count has
+            # grown must also see why the record is blocked.
+            self.stall = (seq, "the shoe's event %s: not stored; the shoe holds it and every "
+                          "later event" % verdict.why)
+            self._invalid("event", seq, body, verdict.why)
+            return
+        event = verdict.event
         try:
             self.store.append(shoe_id, seq, body, mac=tag, **start)
         except db.Conflict as e:  # cannot happen with one bridge per shoe; kept loud
@@ -673,35 +646,11 @@ class Bridge:
         self.progress_at = time.monotonic()
         self.ack_due = True
         self.stats["stored"] += 1
-        if how == db.RESTART and seq != 1:
+        if verdict.how == chain.RESTART and seq != 1:
             self._log_link("chain_restart", "shoe %s restarted its tag chain at seq %d (%s)"
                            % (shoe_id, seq, event["type"]))
         self._note(event)
         self.on_event(seq, event)
-
-    def _old_event(self, seq, body, tag, head):
-        """A seq the store already holds: a resend (acked again), or — if it
-        differs — either a forgery or, when the shoe's own tag vouches for
-        it, a shoe that signed two events for one seq. The stored one stays."""
-        row = self.store.event_row(self.shoe_id, seq)
-        if row is None:
-            return  # before this store's first seq
-        tag_text = tag.decode("ascii", "replace")
-        if row[0].encode("utf-8") == body and row[1] == tag_text:
-            self.stats["duplicates"] += 1
-            self.ack_due = True
-            return
-        if seq == head["first_seq"]:
-            link = head["first_prev"] or ""
-        else:
-            before = self.store.event_row(self.shoe_id, seq - 1)
-            link = (before[1] or "") if before else ""
-        if _tag_link(self.fkey, self.shoe_id, seq, link, body, tag) is None:
-            self.stats["bad_tags"] += 1
-            self.tally.note("forged_event", "E%d (already stored) %s" % (seq, shown(body)))
-            return
-        self._critical("fork", "shoe %s signed a second, different event for stored seq %d: %s "
-                       "(the stored one is kept)" % (self.shoe_id, seq, shown(body, 120)))
 
     def _heartbeat(self, seq, payload):
         body, tag = auth.split_mac(payload)
@@ -712,7 +661,7 @@ class Bridge:
             return
         beat, why = parse_json(body)
         if why is None:
-            why = events_schema.check_beat(beat) or _too_big(beat)
+            why = events_schema.check_beat(beat) or too_big(beat)
         if why is not None:
             self._invalid("beat", seq, body, why)
             return
@@ -863,41 +812,9 @@ class Port(serial.Serial):
         return len(data)
 
 
-def parse_json(data):
-    """(object, None) or (None, why): JSON from the line, never an exception
-    (bad UTF-8, deep nesting and huge numbers included)."""
-    try:
-        return json.loads(data), None
-    except (ValueError, RecursionError) as e:
-        return None, "not JSON: %s" % shown(str(e), 80)
-
-
 def check_hello(hello):
     """events_schema.check_hello, and whole numbers SQLite can store."""
-    return events_schema.check_hello(hello) or _too_big(hello)
-
-
-INT64 = 2 ** 63
-
-
-def _too_big(obj):
-    """None, or which whole number of a schema-checked object no shoe can
-    have sent and the store cannot hold (SQLite integers are 64-bit; the
-    schema's ``int`` has no bound)."""
-    for name, v in obj.items():
-        for x in (v if isinstance(v, list) else v.values() if isinstance(v, dict) else (v,)):
-            if isinstance(x, int) and not -INT64 <= x < INT64:
-                return "field %r is out of range: %s" % (name, shown(str(x), 24))
-    return None
-
-
-def _tag_link(fkey, shoe_id, seq, link, body, tag):
-    """db.tag_link, which parses the body as JSON when it tries a chain
-    restart; a body nested too deep for the parser is no event at all."""
-    try:
-        return db.tag_link(fkey, shoe_id, seq, link, body, tag)
-    except RecursionError:
-        return None
+    return events_schema.check_hello(hello) or too_big(hello)
 
 
 def lease_path(store_path, shoe_id):

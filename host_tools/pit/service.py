@@ -35,7 +35,9 @@ import threading
 import time
 
 from host_tools import vm
-from host_tools.bridge.session import HEARTBEAT_S, Bridge, parse_json, read_key
+from host_tools.bridge.session import HEARTBEAT_S, Bridge
+from host_tools.protocol.keys import read_key
+from host_tools.protocol.untrusted import parse_json
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.roads import Board, RoadsError
 from host_tools.shuffler.pit import ShufflerView

@@ -139,7 +139,7 @@ def encode(messages):
 async def keepalive(broadcast):
     """A comment line to every client now and then, so proxies and the
     browser keep an idle stream open (one timer, not one per client).
-    host_tools/casino/view.py runs one for its Broadcast too."""
+    host_tools/central/view.py runs one for its Broadcast too."""
     while True:
         await asyncio.sleep(KEEPALIVE_S)
         broadcast.send(KEEPALIVE)
@@ -149,7 +149,7 @@ async def stream(request, clients):
     """One /api/events client: its queue joins ``clients`` (a Broadcast's)
     and every chunk put there is written, until it is hung up (None) or
     dropped as too slow (no longer in ``clients``). Shared with the central
-    view (host_tools/casino/view.py)."""
+    view (host_tools/central/view.py)."""
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                        "X-Accel-Buffering": "no"})
     await resp.prepare(request)

@@ -14,7 +14,7 @@ stdout: a half board would be read as the shoe's.
 import json
 import sys
 
-from host_tools import cli
+from host_tools import exits
 
 from .board import BANKER, PLAYER, ROAD_NAMES, ROWS, Board, RoadsError, grid
 
@@ -43,23 +43,23 @@ def read_board(data):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(cli.EXIT_TEXT, "line %d: not UTF-8 text (byte 0x%02x at column %d)"
+            raise InputError(exits.EXIT_TEXT, "line %d: not UTF-8 text (byte 0x%02x at column %d)"
                              % (number, raw[exc.start], exc.start + 1))
         if not line.strip():
             continue
         try:
             event = json.loads(line)
         except ValueError as exc:
-            raise InputError(cli.EXIT_USAGE, "line %d: not a JSON event: %s" % (number, exc))
+            raise InputError(exits.EXIT_USAGE, "line %d: not a JSON event: %s" % (number, exc))
         except RecursionError:
-            raise InputError(cli.EXIT_USAGE, "line %d: not a JSON event: nests too deeply" % number)
+            raise InputError(exits.EXIT_USAGE, "line %d: not a JSON event: nests too deeply" % number)
         if isinstance(event, dict) and event.get("type") == "shoe" and event.get("source") is None \
                 and board.beads:
             earlier += 1
         try:
             board.add(event)
         except RoadsError as exc:
-            raise InputError(cli.EXIT_USAGE, "line %d: %s" % (number, exc))
+            raise InputError(exits.EXIT_USAGE, "line %d: %s" % (number, exc))
     return board, earlier
 
 
@@ -121,7 +121,7 @@ def text(board):
 
 
 def run(args):
-    data = cli.read_input(args.events)
+    data = exits.read_input(args.events)
     try:
         board, earlier = read_board(data)
     except InputError as exc:

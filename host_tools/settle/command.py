@@ -9,7 +9,7 @@ all (malformed JSON, bad table settings, or a round that breaks Ch 10);
 import json
 import sys
 
-from host_tools import cli
+from host_tools import exits
 
 from .hands import RoundError
 from .settle import InputError, TableError, settle
@@ -42,11 +42,11 @@ def parse(data):
 
 
 def run(args):
-    data = cli.read_input(args.file)
+    data = exits.read_input(args.file)
     try:
         result = settle(parse(data))
     except (InputError, TableError, RoundError) as exc:
         print("shoe settle: %s" % exc, file=sys.stderr)
-        return cli.EXIT_TEXT if isinstance(exc, NotText) else cli.EXIT_USAGE
+        return exits.EXIT_TEXT if isinstance(exc, NotText) else exits.EXIT_USAGE
     print(json.dumps(result))
     return 1 if any("error" in r for r in result["results"]) else 0

@@ -30,7 +30,7 @@ from another deck of the batch is not seen here (the commitment names the
 physical card, by card-set record); the real-time check inside the shoe is
 where that would be caught.
 
-Exit status: 0 the shoe dealt the committed order; 1 (cli.EXIT_FOUND) any
+Exit status: 0 the shoe dealt the committed order; 1 (exits.EXIT_FOUND) any
 difference, named; 2 a bad reveal file or an ambiguous shoe; 3 a file that
 cannot be read; 5 a store that cannot be used.
 """
@@ -39,7 +39,7 @@ import json
 import re
 import sys
 
-from host_tools import cli, vm
+from host_tools import exits, vm
 
 vm.use_firmware()
 from baccarat import cards  # noqa: E402
@@ -344,23 +344,23 @@ def run_store(args, store, registry):
     if not docs:
         print("shoe shuffler audit: the store holds no complete reveal from a shuffler "
               "(give --reveal FILE for a reveal made elsewhere)", file=sys.stderr)
-        return cli.EXIT_USAGE
+        return exits.EXIT_USAGE
     status = 0
     for doc in docs:
         if "shoe" not in doc:
             print("shoe shuffler audit: IRREGULARITY in batch %s: revealed, but no shoe dealt it after "
                   "its release" % doc["batch_id"])
-            status = cli.EXIT_FOUND
+            status = exits.EXIT_FOUND
             continue
         try:
             lines = audit(store, returned_for(store, doc, doc["shoe"]), doc["shoe"], registry)
         except RevealError as exc:
             print("shoe shuffler audit: batch %s: %s" % (doc["batch_id"], exc), file=sys.stderr)
-            status = status or cli.EXIT_USAGE
+            status = status or exits.EXIT_USAGE
             continue
         except Irregular as exc:
             print("shoe shuffler audit: IRREGULARITY in batch %s: %s" % (doc["batch_id"], exc))
-            status = cli.EXIT_FOUND
+            status = exits.EXIT_FOUND
             continue
         for line in lines:
             print(line)
@@ -373,13 +373,13 @@ def run(args):
     doc = None
     try:
         if args.reveal is not None:
-            doc = parse_reveal(cli.read_input(args.reveal))
+            doc = parse_reveal(exits.read_input(args.reveal))
         registry = None
         if args.cardset:
             registry = _registry.load(args.cardset)
     except (RevealError, _registry.CardSetError) as exc:
         print("shoe shuffler audit: %s" % exc, file=sys.stderr)
-        return cli.EXIT_USAGE
+        return exits.EXIT_USAGE
     if doc is None:
         with db.open_existing(args.db) as store:
             return run_store(args, store, registry)
@@ -389,10 +389,10 @@ def run(args):
             lines = audit(store, doc, shoe_id, registry)
         except RevealError as exc:
             print("shoe shuffler audit: %s" % exc, file=sys.stderr)
-            return cli.EXIT_USAGE
+            return exits.EXIT_USAGE
         except Irregular as exc:
             print("shoe shuffler audit: IRREGULARITY in batch %s: %s" % (doc["batch_id"], exc))
-            return cli.EXIT_FOUND
+            return exits.EXIT_FOUND
     for line in lines:
         print(line)
     return 0

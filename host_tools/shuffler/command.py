@@ -2,7 +2,7 @@
 
 ``sample`` and ``audit`` (a revealed batch against what the shoe dealt,
 host_tools/shuffler/audit.py) and ``emulate`` (the device in the MicroPython
-VM on the mechanism model, host_tools/shuffler/emulate.py).
+VM on the mechanism model, host_tools/sim/shuffler_emulate.py).
 
 ``sample`` prints shuffles made by the firmware's own decisions
 (firmware/shuffler) for a batch fed in new-deck order (docs/cardset.md:
@@ -13,9 +13,10 @@ the check that the code on the board is the code that was tested.
 """
 
 import argparse
+import importlib
 import sys
 
-from host_tools import cli, vm
+from host_tools import exits, vm
 
 MAX_DECKS = 8      # a Ch 3B batch is 6 to 8 decks
 MAX_COUNT = 100000
@@ -23,6 +24,9 @@ MAX_COUNT = 100000
 
 class SampleError(RuntimeError):
     """The sample could not be made (the VM failed); the message says why."""
+
+EMULATOR = "host_tools.sim.shuffler_emulate"
+BENCH = "host_tools.qa.bench.shuffler"
 
 
 def _int_in(name, low, high):
@@ -79,8 +83,8 @@ def add_arguments(parser):
                     "its pins on the random-gap elevator model and its authenticated link on a pty "
                     "(printed first; connect `shoe bridge` to it). Unless --idle, a batch A in "
                     "new-deck order is fed and loaded: it is checked, shuffled and sealed.")
-    from host_tools.shuffler import emulate as _emulate
-    _emulate.add_arguments(emulate)
+    # The emulator and the bench are rigs (host_tools/sim, host_tools/qa): named here, imported on use.
+    importlib.import_module(EMULATOR).add_arguments(emulate)
     parser.set_defaults(_parser=parser)
 
 
@@ -104,24 +108,23 @@ def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP, mech
 
 def run(args):
     if getattr(args, "sub", None) == "emulate":
-        from host_tools.shuffler import emulate
-        return emulate.run(args)
+        return importlib.import_module(EMULATOR).run(args)
     if getattr(args, "sub", None) == "audit":
         from host_tools.shuffler import audit
         return audit.run(args)
     if getattr(args, "sub", None) != "sample":
         args._parser.print_help(sys.stderr)
-        return cli.EXIT_USAGE
+        return exits.EXIT_USAGE
     try:
         if args.bench:
-            from host_tools.shuffler import bench
+            bench = importlib.import_module(BENCH)
             print(bench.report(bench.run_bench(args.decks, heap=args.heap), args.decks))
             print(bench.report_machine(bench.run_machine(args.decks), args.decks))
             return 0
         out = sample_bytes(args.decks, args.count, args.seed, args.vm, args.heap, args.mechanism)
     except RuntimeError as exc:  # the VM failed, or is not installed
         print("shoe shuffler: %s" % exc, file=sys.stderr)
-        return cli.EXIT_INTERNAL
+        return exits.EXIT_INTERNAL
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
     return 0

@@ -21,7 +21,7 @@ import random
 import sys
 import time
 
-from host_tools import ptys
+from host_tools.sim import ptys
 from host_tools.sim import Stop, stop_on_sigterm
 
 BAUD = 9600

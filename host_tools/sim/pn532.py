@@ -42,7 +42,7 @@ import select
 import sys
 import time
 
-from host_tools import ptys
+from host_tools.sim import ptys
 from host_tools.sim import Stop, stop_on_sigterm
 
 IC, VER, REV, SUPPORT = 0x32, 0x01, 0x06, 0x07   # a PN532 v1.6, as shipped

@@ -12,7 +12,7 @@ the benchmark read the same driver doing the same thing:
 
 ``main`` is the benchmark: median time per poll, with and without a card,
 over repeated runs (`python -m host_tools.sim.pn532_vm`, or `shoe bench
-pn532` once it is listed in host_tools/bench.py).
+pn532` once it is listed in host_tools/qa/bench/__init__.py).
 """
 
 import os

@@ -46,16 +46,18 @@ Tag of a row (checked with the shoe key, firmware/link/host_frames.py)::
     BLAKE2s-128(K_frames, SHOE_ID " E" SEQ " " PREV " " event bytes)
 
 PREV is the previous row's ``mac``, ``first_prev`` for the first row, or 32
-zeros where the shoe restarted its chain (``chain_may_restart``).
+zeros where the shoe restarted its chain (host_tools/protocol/chain.py, ``may_restart``).
 """
 
 import hashlib
-import hmac as _hmac
 import json
 import os
 import sqlite3
 import struct
 import time
+
+from host_tools import exits
+from host_tools.protocol import chain
 
 GENESIS = bytes(32)
 FORMAT = 2  # PRAGMA user_version of a store written for link protocol 2
@@ -109,14 +111,13 @@ CREATE TABLE IF NOT EXISTS alerts (
 STORED = "stored"
 DUPLICATE = "duplicate"
 
-# tag_link() outcomes: how a tag verified
-LINKED = "linked"      # under the previous event's tag
-RESTART = "restart"    # under zeros, where the protocol lets the shoe restart its chain
-ZERO_HEX = "0" * 32    # auth.ZERO_MAC as text (kept here so opening a store needs no firmware)
+ZERO_HEX = chain.ZERO_HEX  # the first_prev of a chain that starts at seq 1
 
 
-class StoreError(Exception):
+class StoreError(exits.Unusable):
     """An event the store refuses, or a file it cannot use; the message says exactly why."""
+
+    exit_code = exits.EXIT_STORE
 
 
 class SequenceGap(StoreError):
@@ -140,51 +141,6 @@ def chain_hash(prev_hash, event_bytes, seq, shoe_id):
     h.update(struct.pack(">Q", seq))
     h.update(shoe_id.encode("utf-8"))
     return h.digest()
-
-
-def chain_may_restart(seq, event):
-    """Whether the shoe may start a new tag chain (PREV = zeros) at this
-    event: at seq 1, and at a link ``tilt`` or ``tilt_cleared`` event, where
-    a shoe that lost its journal no longer knows its last tag. Anywhere else
-    a restart would let a forger who dropped events splice in a fresh chain.
-    ``event`` is the parsed event (a dict) or None when it is not JSON."""
-    from host_tools import vm
-    vm.use_firmware()
-    from link import proto
-    if seq == 1:
-        return True
-    return (isinstance(event, dict) and event.get("source") == "link"
-            and event.get("type") in proto.RESTART_TYPES)
-
-
-def tag_link(fkey, shoe_id, seq, prev, event_bytes, tag):
-    """How an event's tag verifies: LINKED (under ``prev``, the previous
-    event's tag), RESTART (under zeros, where ``chain_may_restart``), or
-    None: the event is not the key holder's, or not in this place. The one
-    check of an event tag, shared by the bridge (before storing) and
-    ``shoe verify`` (after), so the two can never disagree."""
-    from host_tools import vm
-    vm.use_firmware()
-    from link import auth, host_frames, proto
-    tag = tag.encode("ascii", "replace") if isinstance(tag, str) else bytes(tag)
-    prev = prev.encode("ascii", "replace") if isinstance(prev, str) else bytes(prev)
-    if isinstance(event_bytes, str):
-        event_bytes = event_bytes.encode("utf-8")
-    if len(tag) != proto.MAC_HEX:
-        return None
-    if len(prev) == proto.MAC_HEX and _hmac.compare_digest(
-            host_frames.frame_mac(fkey, shoe_id, proto.EVENT, seq, prev, event_bytes), tag):
-        return LINKED
-    if prev == auth.ZERO_MAC:
-        return None  # already tried
-    try:
-        event = json.loads(event_bytes)
-    except ValueError:
-        event = None
-    if chain_may_restart(seq, event) and _hmac.compare_digest(
-            host_frames.frame_mac(fkey, shoe_id, proto.EVENT, seq, auth.ZERO_MAC, event_bytes), tag):
-        return RESTART
-    return None
 
 
 def parse_event(event_bytes):
@@ -541,7 +497,7 @@ def alerts_query(columns, shoe_id=None, severity=None, mark="?"):
     """The alert listing's SQL and arguments, oldest first, filtered by shoe
     and/or severity: one query for both readers of an ``alerts`` table, the
     pit store here (SQLite, ``?``) and the central record
-    (host_tools/casino/record.py, PostgreSQL, ``%s``), so the two listings
+    (host_tools/central/record.py, PostgreSQL, ``%s``), so the two listings
     cannot drift apart. ``mark`` is the driver's placeholder."""
     where, args = [], []
     for column, value in (("shoe_id", shoe_id), ("severity", severity)):

@@ -1,0 +1,141 @@
+"""`shoe central`'s loop: fetch from the durable pull consumer, hand each
+batch to central.Central, ack after the commit.
+
+Reconnects for as long as it runs: nats-py reconnects the NATS side by
+itself (the durable consumer is kept by the server, so the messages not yet
+acked wait there); a PostgreSQL failure closes the connection, the batch is
+left unacked (JetStream redelivers it after ``ACK_WAIT_S``, or at once when
+we nak it), and a new connection is opened.
+"""
+
+import asyncio
+import logging
+import time
+
+import nats.errors
+from nats.js import api
+
+from host_tools.central import ingest as central_mod
+from host_tools.casino import streams, wire
+
+log = logging.getLogger("shoe.casino.consumer")
+
+RETRY_S = 0.5
+
+
+def consumer_config():
+    return api.ConsumerConfig(durable_name=central_mod.DURABLE, ack_policy=api.AckPolicy.EXPLICIT,
+                              ack_wait=central_mod.ACK_WAIT_S, max_deliver=-1,
+                              max_ack_pending=central_mod.MAX_ACK_PENDING)
+
+
+def decode(msg):
+    """The central.Msg of each event a message carries, or raise wire.Malformed."""
+    casino, pit, tbl, shoe, seq, first_prev, events = wire.decode(msg.subject, msg.headers, msg.data)
+    if not wire.SHOE_ID.fullmatch(shoe):
+        raise wire.Malformed("shoe id %r is not one a shoe sends" % shoe[:40])
+    out = []
+    for i, (mac, committed, body) in enumerate(events):
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise wire.Malformed("event of shoe %s seq %d is not UTF-8" % (shoe, seq + i))
+        if "\x00" in text:
+            raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq + i))
+        out.append(central_mod.Msg(casino, pit, tbl, shoe, seq + i, mac,
+                                   first_prev if i == 0 else None, committed, body))
+    return out
+
+
+class Consumer:
+    """One `shoe central` process (several may run: they share DURABLE)."""
+
+    def __init__(self, url, dsn, keys_dir, casino, sources=(), batch=central_mod.BATCH):
+        self.url = url
+        self.dsn = dsn
+        self.keys = central_mod.Keys(keys_dir)
+        self.casino = casino
+        self.sources = list(sources)
+        self.batch = batch
+        self.stop = None
+        self.central = None
+        self.counts = {}
+        self.errors = 0
+        self.last_error = None
+
+    async def run(self, stop=None):
+        self.stop = stop or asyncio.Event()
+        while not self.stop.is_set():
+            try:
+                await self._session()
+            except Exception as e:  # a server went away: keep what is acked, start again
+                self.errors += 1
+                self.last_error = "%s: %s" % (type(e).__name__, e)
+                log.warning("central: %s; reconnecting", self.last_error)
+                try:
+                    await asyncio.wait_for(self.stop.wait(), RETRY_S)
+                except asyncio.TimeoutError:
+                    pass
+
+    async def _session(self):
+        import psycopg
+        conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+        nc = None
+        try:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (central_mod.SCHEMA_LOCK,))
+                await conn.execute(central_mod.SCHEMA)
+            self.central = central_mod.Central(conn, self.keys)
+            nc = await streams.connect(self.url, reconnect=True)
+            js = nc.jetstream()
+            await streams.ensure_casino_stream(js, self.casino, self.sources)
+            psub = await js.pull_subscribe(wire.casino_subjects(self.casino), durable=central_mod.DURABLE,
+                                           stream=wire.casino_stream(self.casino),
+                                           config=consumer_config())
+            swept = time.monotonic()
+            while not self.stop.is_set():
+                if time.monotonic() - swept > central_mod.SWEEP_S:
+                    await self.central.sweep()
+                    swept = time.monotonic()
+                try:
+                    msgs = await psub.fetch(self.batch, central_mod.FETCH_TIMEOUT_S)
+                except (asyncio.TimeoutError, nats.errors.TimeoutError):
+                    continue
+                await self.handle(msgs)
+        finally:
+            if self.central is not None:
+                for k, v in self.central.counts.items():
+                    self.counts[k] = self.counts.get(k, 0) + v
+                self.central = None
+            try:
+                if nc is not None:
+                    await nc.close()
+            finally:
+                await conn.close()
+
+    async def handle(self, msgs):
+        good, bad = [], []
+        for m in msgs:
+            try:
+                good.extend(decode(m))
+            except wire.Malformed as e:
+                bad.append((str(e), m.subject))
+        try:
+            await self.central.malformed(bad)
+            await self.central.process(good)
+        except Exception:
+            for m in msgs:  # redeliver soon, to whichever consumer is healthy
+                try:
+                    await m.nak(delay=RETRY_S)
+                except Exception:
+                    pass
+            raise
+        for m in msgs:
+            await m.ack()
+
+    def totals(self):
+        out = dict(self.counts)
+        if self.central is not None:
+            for k, v in self.central.counts.items():
+                out[k] = out.get(k, 0) + v
+        return out

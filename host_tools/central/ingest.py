@@ -1,0 +1,463 @@
+"""The central record: a durable JetStream pull consumer writing PostgreSQL.
+
+Every message is untrusted until its tag verifies under the shoe's key and
+links to the event stored before it (link v2, ``chain.tag_link``: the same one
+check the bridge and `shoe verify` use). Only then is it a row of
+``events``. What fails is never stored as good: it is counted into an
+``alerts`` row, and the message is acked (it has been dealt with; a forger
+must not be able to fill the broker with redeliveries).
+
+Exactly once:
+
+- ``events`` has PRIMARY KEY (shoe_id, seq) and every insert is ``ON
+  CONFLICT DO NOTHING``; a message whose (shoe, seq) is stored is compared
+  byte for byte: the same bytes and tag are a duplicate (dropped, counted),
+  different ones are an alert (``rollback`` when the shoe's key signed them:
+  the shoe signed two events for one seq; ``conflict`` when not: a replay or
+  a forgery), never an overwrite.
+- A message is acked only after the transaction holding its row (or its
+  alert, or its held copy) committed. A consumer killed in between leaves
+  the message unacked, JetStream redelivers it, and the key absorbs it.
+
+Two or more consumers share one durable consumer name, so JetStream splits
+the messages between them. Each batch runs in one transaction that first
+locks the ``shoes`` rows it touches (``SELECT ... FOR UPDATE``, in shoe-id
+order so two consumers cannot deadlock; a deadlock or serialization failure
+anyway just retries the batch). Events of one shoe that arrive out of order
+(split across the two consumers, or redelivered late) wait in ``held``
+until their predecessor is stored, and are then verified and promoted in
+the transaction that stored the predecessor: the tag of seq N is made over
+the tag of N-1, so it cannot be checked before N-1 is known. Holding in
+PostgreSQL instead of nak-with-delay means no redelivery round trips and no
+head-of-line stall; docs/casino.md has the comparison. A shoe whose held
+events wait longer than ``GAP_S`` for a predecessor gets a ``gap`` alert.
+"""
+
+import asyncio
+import json
+import logging
+import os
+import time
+
+from host_tools.protocol import keys as keys_mod
+from host_tools import vm
+from host_tools.casino import wire
+from host_tools.protocol import chain
+from host_tools.store import db
+
+log = logging.getLogger("shoe.casino.central")
+
+DURABLE = "central"
+BATCH = 256           # messages per fetch (each a run of up to wire.MAX_EVENTS events)
+# A pull's expiry. Short on purpose: nats-py's fetch, once a waiting pull
+# has its first message, waits for the rest of the batch until the pull
+# expires, so the expiry is the worst added delay at a real pace (it was
+# 0.25 s and made the p99 of pit -> central 230 ms). With a backlog the
+# no-wait probe of each fetch returns at once, so throughput is unaffected.
+FETCH_TIMEOUT_S = 0.04
+ACK_WAIT_S = 10.0
+MAX_ACK_PENDING = 20000
+GAP_S = 5.0
+SWEEP_S = 1.0
+NOTIFY = "shoe_central"  # NOTIFY channel: a batch stored events or alerts (the central view LISTENs)
+SCHEMA_LOCK = 130013   # pg_advisory_xact_lock id: one consumer creates the schema at a time
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS shoes (
+    shoe_id    TEXT PRIMARY KEY,
+    casino     TEXT, pit TEXT, tbl TEXT,
+    first_seq  BIGINT,
+    first_prev TEXT,
+    last_seq   BIGINT,
+    last_mac   TEXT,
+    updated    DOUBLE PRECISION
+);
+CREATE TABLE IF NOT EXISTS events (
+    shoe_id   TEXT NOT NULL,
+    seq       BIGINT NOT NULL,
+    casino    TEXT NOT NULL, pit TEXT NOT NULL, tbl TEXT NOT NULL,
+    type      TEXT,
+    round     BIGINT,
+    event     TEXT NOT NULL,
+    mac       TEXT NOT NULL,
+    pit_committed     DOUBLE PRECISION,
+    central_committed DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (shoe_id, seq)
+);
+CREATE TABLE IF NOT EXISTS held (
+    shoe_id TEXT NOT NULL, seq BIGINT NOT NULL, mac TEXT NOT NULL,
+    event   TEXT NOT NULL,
+    casino TEXT NOT NULL, pit TEXT NOT NULL, tbl TEXT NOT NULL,
+    first_prev TEXT,
+    pit_committed DOUBLE PRECISION,
+    held_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (shoe_id, seq, mac)
+);
+CREATE TABLE IF NOT EXISTS anchors (
+    shoe_id TEXT NOT NULL, seq BIGINT NOT NULL, mac TEXT NOT NULL,
+    recorded DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (shoe_id, seq)
+);
+CREATE TABLE IF NOT EXISTS alerts (
+    id       BIGSERIAL PRIMARY KEY,
+    shoe_id  TEXT,
+    time     DOUBLE PRECISION NOT NULL,
+    severity TEXT NOT NULL CHECK (severity IN ('info', 'warning', 'critical')),
+    kind     TEXT NOT NULL,
+    detail   TEXT NOT NULL,
+    casino TEXT, pit TEXT, tbl TEXT
+);
+"""
+
+# The per-session staging table of a batch's verified rows (emptied at
+# every commit), and its COPY: columns in the order of ``events``.
+STAGE_SQL = "CREATE TEMP TABLE IF NOT EXISTS stage_events (LIKE events) ON COMMIT DELETE ROWS"
+STAGE_COPY = ("COPY stage_events (shoe_id, seq, casino, pit, tbl, type, round, event, mac,"
+              " pit_committed, central_committed) FROM STDIN (FORMAT BINARY)")
+STAGE_TYPES = ["text", "int8", "text", "text", "text", "text", "int8", "text", "text", "float8",
+               "float8"]
+
+CRITICAL = "critical"
+WARNING = "warning"
+
+
+def create_schema(conn):
+    """Create the tables (sync psycopg connection); safe with two consumers."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+        conn.execute(SCHEMA)
+
+
+class Keys:
+    """Shoe keys by shoe id: ``DIR/<shoe_id>.key`` (0600, host_tools/protocol/keys.py).
+    A missing key is looked for again later (it may be installed while the
+    consumer runs); a key is read once."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.cache = {}
+        vm.use_firmware()
+        from link import auth
+        self._derive = auth.frames_key
+
+    def frames_key(self, shoe_id):
+        fkey = self.cache.get(shoe_id)
+        if fkey is None:
+            if os.sep in shoe_id or shoe_id.startswith("."):
+                return None
+            path = os.path.join(self.dir, shoe_id + ".key")
+            if not os.path.exists(path):
+                return None
+            fkey = self.cache[shoe_id] = self._derive(keys_mod.read_key(path))
+        return fkey
+
+
+def _short(data, n=80):
+    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
+    text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= n else text[:n] + "..."
+
+
+class Msg:
+    """One decoded message (or a held row) the batch logic works on."""
+    __slots__ = ("casino", "pit", "tbl", "shoe", "seq", "mac", "first_prev", "committed", "body",
+                 "held")
+
+    def __init__(self, casino, pit, tbl, shoe, seq, mac, first_prev, committed, body, held=False):
+        self.casino, self.pit, self.tbl = casino, pit, tbl
+        self.shoe, self.seq, self.mac = shoe, seq, mac
+        self.first_prev, self.committed, self.body = first_prev, committed, body
+        self.held = held
+
+
+class Outcome:
+    """What one batch did, for the counters and the tests."""
+
+    def __init__(self):
+        self.stored = self.duplicates = self.held = self.refused = 0
+        self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl)
+
+
+class Central:
+    """The batch logic on one async psycopg connection (no NATS in here, so
+    the tests and the soak can feed it messages straight)."""
+
+    def __init__(self, conn, keys):
+        self.conn = conn
+        self.keys = keys
+        self.staged = False
+        self.counts = {"stored": 0, "duplicates": 0, "held": 0, "refused": 0, "alerts": 0,
+                       "batches": 0, "retries": 0}
+
+    async def _stage(self):
+        if not self.staged:
+            await self.conn.execute(STAGE_SQL)
+            self.staged = True
+
+    async def malformed(self, items):
+        """Alerts for messages that are not a pit's event ((reason, subject) pairs)."""
+        if not items:
+            return
+        now = time.time()
+        async with self.conn.transaction():
+            await self.conn.cursor().executemany(
+                "INSERT INTO alerts (shoe_id, time, severity, kind, detail) VALUES"
+                " (NULL, %s, 'warning', 'malformed', %s)",
+                [(now, "%s (subject %s)" % (why, _short(subj))) for why, subj in items])
+        self.counts["refused"] += len(items)
+        self.counts["alerts"] += len(items)
+
+    async def process(self, msgs, shoes=()):
+        """Verify and commit one batch of Msg (plus the held events of
+        ``shoes``); returns its Outcome. Raises only when PostgreSQL failed
+        (then nothing of the batch committed)."""
+        import psycopg
+        for attempt in range(20):
+            try:
+                async with self.conn.transaction():
+                    out = await self._batch(msgs, shoes)
+                break
+            except BaseException as e:
+                self.staged = False  # a staging table made in this transaction is gone with it
+                if not isinstance(e, (psycopg.errors.DeadlockDetected,
+                                      psycopg.errors.SerializationFailure)):
+                    raise
+                self.counts["retries"] += 1
+                await asyncio.sleep(0.01 * (attempt + 1))
+        else:
+            raise RuntimeError("batch kept deadlocking")
+        self.counts["batches"] += 1
+        for k in ("stored", "duplicates", "held", "refused"):
+            self.counts[k] += getattr(out, k)
+        self.counts["alerts"] += len(out.alerts)
+        return out
+
+    async def _batch(self, msgs, extra_shoes=()):
+        out = Outcome()
+        by_shoe = {s: [] for s in extra_shoes}
+        for m in msgs:
+            by_shoe.setdefault(m.shoe, []).append(m)
+        shoes = sorted(by_shoe)
+        cur = self.conn.cursor()
+        await cur.execute("INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%s::text[]) AS s ORDER BY s"
+                          " ON CONFLICT DO NOTHING", (shoes,))
+        await cur.execute("SELECT shoe_id, first_seq, first_prev, last_seq, last_mac FROM shoes"
+                          " WHERE shoe_id = ANY(%s) ORDER BY shoe_id FOR UPDATE", (shoes,))
+        heads = {r[0]: list(r[1:]) for r in await cur.fetchall()}
+        await cur.execute("SELECT shoe_id, seq, mac, event, casino, pit, tbl, first_prev, pit_committed"
+                          " FROM held WHERE shoe_id = ANY(%s)", (shoes,))
+        for r in await cur.fetchall():
+            by_shoe[r[0]].append(Msg(r[4], r[5], r[6], r[0], r[1], r[2], r[7], r[8],
+                                     r[3].encode("utf-8"), held=True))
+        # stored rows the batch collides with, and their predecessors' tags
+        want_s, want_q = [], []
+        for shoe in shoes:
+            last = heads[shoe][2]
+            for m in by_shoe[shoe]:
+                if last is not None and m.seq <= last and not m.held:
+                    want_s += [shoe, shoe]
+                    want_q += [m.seq, m.seq - 1]
+        stored = {}
+        if want_s:
+            await cur.execute("SELECT e.shoe_id, e.seq, e.event, e.mac FROM events e JOIN"
+                              " unnest(%s::text[], %s::bigint[]) AS w(s, q)"
+                              " ON e.shoe_id = w.s AND e.seq = w.q", (want_s, want_q))
+            stored = {(r[0], r[1]): (r[2], r[3]) for r in await cur.fetchall()}
+
+        now = time.time()
+        rows, unhold, hold, anchors, new_heads = [], [], [], [], []
+        for shoe in shoes:
+            first_seq, first_prev, last, last_mac = heads[shoe]
+            fkey = self.keys.frames_key(shoe)
+            cands = {}
+            for m in by_shoe[shoe]:
+                if last is not None and m.seq <= last:
+                    if not m.held:
+                        self._collision(out, m, stored, fkey, first_seq, first_prev)
+                    else:
+                        unhold.append((m.shoe, m.seq, m.mac))
+                    continue
+                same = cands.setdefault(m.seq, [])
+                if any(c.body == m.body and c.mac == m.mac for c in same):
+                    if not m.held:
+                        out.duplicates += 1
+                    continue
+                same.append(m)
+            if fkey is None:
+                if cands:
+                    m0 = cands[min(cands)][0]
+                    self._alert(out, m0, CRITICAL, "no_key", "no key for shoe %s in the key "
+                                "directory: its events are held, unverified" % shoe, dedupe=True)
+                for seq_c in cands.values():
+                    for m in seq_c:
+                        if not m.held:
+                            hold.append(m)
+                            out.held += 1
+                continue
+            changed = False
+            while cands:
+                nxt = min(cands) if last is None else last + 1
+                if nxt not in cands:
+                    break
+                winner, waiting = None, []
+                for m in cands.pop(nxt):
+                    if last is not None:
+                        prev = last_mac
+                    else:
+                        prev = db.ZERO_HEX if nxt == 1 else m.first_prev
+                    if prev is None:
+                        waiting.append(m)  # a new shoe's event, not its first: wait for that one
+                        continue
+                    if winner is None and m.mac and chain.tag_link(fkey, shoe, nxt, prev, m.body, m.mac):
+                        winner = m
+                        if last is None:
+                            first_seq, first_prev = nxt, prev
+                    else:
+                        self._refuse(out, m, "forged_event", "seq %d: tag does not verify under the "
+                                     "shoe's key after seq %s: %s" % (nxt, last, _short(m.body)))
+                    if m.held:
+                        unhold.append((m.shoe, m.seq, m.mac))
+                if winner is None:
+                    if waiting:
+                        cands[nxt] = waiting
+                    break
+                for m in waiting:
+                    self._refuse(out, m, "forged_event", "seq %d: a second event for the shoe's "
+                                 "first stored seq: %s" % (nxt, _short(m.body)))
+                    if m.held:
+                        unhold.append((m.shoe, m.seq, m.mac))
+                row = self._row(winner, now)
+                rows.append(row)
+                if row[5] == "checkpoint":
+                    anchors.append((shoe, nxt, winner.mac, now))
+                last, last_mac, changed, head_msg = nxt, winner.mac, True, winner
+                out.stored += 1
+            for seq_c in cands.values():
+                for m in seq_c:
+                    if not m.held:
+                        hold.append(m)
+                        out.held += 1
+            if changed:
+                new_heads.append((shoe, first_seq, first_prev, last, last_mac, head_msg.casino,
+                                  head_msg.pit, head_msg.tbl, now))
+        await self._write(cur, rows, unhold, hold, anchors, new_heads, out, now)
+        return out
+
+    def _collision(self, out, m, stored, fkey, first_seq, first_prev):
+        have = stored.get((m.shoe, m.seq))
+        if have is None:  # before the first stored seq of this shoe
+            self._refuse(out, m, "before_first", "seq %d is before the first stored seq %s" % (
+                m.seq, first_seq), severity=WARNING)
+            return
+        if have[0].encode("utf-8") == m.body and have[1] == m.mac:
+            out.duplicates += 1
+            return
+        prev = first_prev if m.seq == first_seq else (stored.get((m.shoe, m.seq - 1)) or (None, None))[1]
+        if fkey is not None and prev and m.mac and chain.tag_link(fkey, m.shoe, m.seq, prev, m.body, m.mac):
+            self._refuse(out, m, "rollback", "seq %d: the shoe signed a second, different event "
+                         "for a stored seq (its state was rolled back): %s" % (m.seq, _short(m.body)),
+                         severity=CRITICAL)
+        else:
+            self._refuse(out, m, "conflict", "seq %d already stored; a different event that the "
+                         "shoe's key did not sign arrived for it (replay or forgery): %s" % (
+                             m.seq, _short(m.body)))
+
+    def _refuse(self, out, m, kind, detail, severity=WARNING):
+        if not m.held:
+            out.refused += 1
+        self._alert(out, m, severity, kind, detail)
+
+    def _alert(self, out, m, severity, kind, detail, dedupe=False):
+        key = (m.shoe, severity, kind, detail, m.casino, m.pit, m.tbl)
+        if dedupe and key in out.alerts:
+            return
+        out.alerts.append(key)
+
+    @staticmethod
+    def _row(m, now):
+        text = m.body.decode("utf-8")
+        try:
+            event = json.loads(text)
+        except ValueError:
+            event = {}
+        event = event if isinstance(event, dict) else {}
+        rnd = event.get("round")
+        return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event.get("type"),
+                rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
+                text, m.mac, m.committed or None, now)
+
+    async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
+        if rows:
+            # Binary COPY into a per-session staging table, then one INSERT:
+            # psycopg's array parameters (unnest) cost more CPU than the
+            # verification itself (profiled with py-spy).
+            await self._stage()
+            async with cur.copy(STAGE_COPY) as copy:
+                copy.set_types(STAGE_TYPES)
+                for row in rows:
+                    await copy.write_row(row)
+            await cur.execute("INSERT INTO events SELECT * FROM stage_events ORDER BY shoe_id, seq"
+                              " ON CONFLICT (shoe_id, seq) DO NOTHING")
+            if cur.rowcount != len(rows):
+                # Cannot happen under the row locks; if it does, the stored
+                # rows stand and the batch says so rather than overwrite.
+                out.alerts.append((None, CRITICAL, "lost_race", "%d of %d verified events were "
+                                   "already stored" % (len(rows) - cur.rowcount, len(rows)),
+                                   None, None, None))
+        if unhold:
+            s, q, mac = zip(*unhold)
+            await cur.execute("DELETE FROM held h USING unnest(%s::text[], %s::bigint[], %s::text[])"
+                              " AS u(s, q, m) WHERE h.shoe_id = u.s AND h.seq = u.q AND h.mac = u.m",
+                              (list(s), list(q), list(mac)))
+        if hold:
+            await cur.executemany(
+                "INSERT INTO held (shoe_id, seq, mac, event, casino, pit, tbl, first_prev,"
+                " pit_committed, held_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                [(m.shoe, m.seq, m.mac, m.body.decode("utf-8", "replace"), m.casino, m.pit, m.tbl,
+                  m.first_prev, m.committed or None, now) for m in hold])
+        if anchors:
+            await cur.executemany("INSERT INTO anchors (shoe_id, seq, mac, recorded) VALUES"
+                                  " (%s, %s, %s, %s) ON CONFLICT DO NOTHING", anchors)
+        if new_heads:
+            await cur.executemany(
+                "UPDATE shoes SET first_seq = %s, first_prev = %s, last_seq = %s, last_mac = %s,"
+                " casino = %s, pit = %s, tbl = %s, updated = %s WHERE shoe_id = %s",
+                [(f, fp, last, mac, c, p, t, u, shoe) for shoe, f, fp, last, mac, c, p, t, u in new_heads])
+        if out.alerts:
+            await cur.executemany(
+                "INSERT INTO alerts (shoe_id, time, severity, kind, detail, casino, pit, tbl)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [(a[0], now, a[1], a[2], a[3], a[4], a[5], a[6]) for a in out.alerts])
+        if rows or out.alerts:
+            # Delivered at commit, once per transaction: readers (the central
+            # view) look when there is something new, not on a timer.
+            await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
+
+    async def sweep(self):
+        """Retry held events (a key may have been installed since) and raise
+        one ``gap`` alert per missing seq for a shoe whose held events waited
+        past GAP_S for their predecessor."""
+        cur = self.conn.cursor()
+        await cur.execute("SELECT DISTINCT shoe_id FROM held")
+        shoes = [r[0] for r in await cur.fetchall()]
+        if not shoes:
+            return
+        await self.process([], shoes)
+        now = time.time()
+        async with self.conn.transaction():
+            await cur.execute(
+                "SELECT h.shoe_id, s.last_seq, min(h.seq), min(h.casino), min(h.pit), min(h.tbl)"
+                " FROM held h JOIN shoes s USING (shoe_id) GROUP BY h.shoe_id, s.last_seq"
+                " HAVING min(h.held_at) < %s", (now - GAP_S,))
+            for shoe, last, first_held, casino, pit, tbl in await cur.fetchall():
+                missing = "%d" % (last + 1) if last is not None else "the first event"
+                detail = "seq %s missing: held events from seq %d wait for it" % (missing, first_held)
+                await cur.execute("SELECT 1 FROM alerts WHERE shoe_id = %s AND kind = 'gap'"
+                                  " AND detail = %s", (shoe, detail))
+                if await cur.fetchone() is None:
+                    await cur.execute(
+                        "INSERT INTO alerts (shoe_id, time, severity, kind, detail, casino, pit, tbl)"
+                        " VALUES (%s, %s, %s, 'gap', %s, %s, %s, %s)",
+                        (shoe, now, WARNING, detail, casino, pit, tbl))
+                    self.counts["alerts"] += 1

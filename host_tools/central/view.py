@@ -1,0 +1,421 @@
+"""`shoe central view --dsn DSN [--host H --port P]`: the pit page over the
+central record, every pit and table of the casino, read-only.
+
+The page is the pit's own (host_tools/pit/static/, served from where the
+pit serves it): this app answers the read endpoints that page uses, from
+PostgreSQL instead of a pit's live tables, so the same JavaScript draws it.
+A table is named ``<pit>/<table>`` (URLs carry it as ``P1%2FT1``), so the
+overview lists the casino grouped by pit.
+
+What a table shows is folded from its stored events by the pit's own code:
+``CentralTable`` is a ``TableRunner`` without a bridge or a thread, fed
+the central rows through ``TableRunner._fold`` (so the round, next card,
+recall and roads are computed exactly as on the pit PC); the scoreboard is
+host_tools/pit/scoreboard.py over the roads library's Board, and the cards
+left and the end-of-shoe report are host_tools/pit/report.py run on the
+table's current card set.
+
+Updates: the consumers NOTIFY ``central.NOTIFY`` in every transaction that
+stored events or alerts; this app LISTENs and, on a notification (or every
+``POLL_S`` should one be missed, e.g. across a reconnect), reads what is
+new: ``shoes.last_seq`` per shoe, and the events after what it has folded
+(a shoe's stored events have no holes: the consumer stores seq N only
+after N-1). Each table that moved is pushed to /api/events as the pit
+pushes it, and the page reloads that table.
+
+Read-only by construction: the sessions run with
+``default_transaction_read_only``; login, logout, acknowledgements and
+commands answer 403 with one line; /api/me says ``read_only`` and the
+page hides its controls.
+"""
+
+import asyncio
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+
+from aiohttp import web
+
+from host_tools import vm
+from host_tools.protocol.untrusted import parse_json
+from host_tools.central import ingest as central
+from host_tools.pit import report as report_mod
+from host_tools.pit import scoreboard
+from host_tools.pit.service import TableRunner
+from host_tools.pit import web as pit_web
+from host_tools.pit.web import STATIC
+
+vm.use_firmware()
+from link import events_schema as E  # noqa: E402
+
+log = logging.getLogger("shoe.casino.view")
+
+POLL_S = 2.0          # look even without a notification this often
+READ_ONLY = ("this is the central record's view, read-only: acknowledge and send commands "
+             "at the pit's own page")
+
+VIEW = web.AppKey("view", object)
+
+
+class CentralTable(TableRunner):
+    """One table of the central record: a TableRunner's page state with no
+    bridge, no thread and no port, fed stored events in seq order."""
+
+    def __init__(self, pit, tbl, shoe_id):
+        # Not the runner's __init__: that reads the table's key file and
+        # makes a wake-up pipe for a thread this table never has.
+        self.name = "%s/%s" % (pit, tbl)
+        self.pit, self.tbl = pit, tbl
+        self.table = _TableConfig(self.name, shoe_id)
+        self.lock = threading.Lock()
+        self.thread = None
+        self.restarts = 0
+        self.died = None
+        self.shoe_id = shoe_id
+        self.recording = True
+        self.line = "CENTRAL RECORD: no event yet"
+        self.folded = 0          # the last seq folded in
+        self._reset()
+
+    def feed(self, seq, text, stored_at):
+        """Fold one stored event in, as the pit's table folds a committed one."""
+        event, why = parse_json(text)
+        if why is None:
+            why = E.check_event(event)
+        with self.lock:
+            if why is None:
+                if event.get("type") == "shoe" and event.get("source") is None:
+                    self.table.designation = event.get("designation") or "-"
+                self._fold(seq, event)
+            self.folded = seq
+            self.line = "CENTRAL RECORD: stored through seq %d (%s)" % (seq, _clock(stored_at))
+
+
+class _TableConfig:
+    """The little of a pit table's configuration the page shows."""
+
+    def __init__(self, name, shoe):
+        self.name, self.shoe, self.port, self.designation = name, shoe, None, "-"
+
+
+def _clock(t):
+    return time.strftime("%H:%M:%S", time.localtime(t)) if t else "-"
+
+
+def _alert(row):
+    """A central alert in the shape the page reads (store.alerts' keys)."""
+    aid, shoe, t, severity, kind, detail = row
+    return {"id": aid, "shoe_id": shoe, "time": t, "first_time": t, "last_time": t,
+            "severity": severity, "kind": kind, "detail": detail, "count": 1, "ack": None}
+
+
+class _CardSet:
+    """The current card set of one shoe as a store-like object for
+    host_tools/pit/report.py: its SQL runs unchanged on an in-memory SQLite
+    table holding the central rows (``received`` is the pit's commit time)."""
+
+    def __init__(self, shoe_id, rows, head):
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE TABLE events (shoe_id TEXT, seq INTEGER, received REAL, type TEXT,"
+                        " event TEXT)")
+        self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                            [(shoe_id, q, t, k, e) for q, t, k, e in rows])
+        self.head = head
+
+    def shoe(self, shoe_id):
+        return self.head
+
+    def close(self):
+        self.db.close()
+
+
+class View:
+    """The central record as the page sees it: tables folded in memory,
+    refreshed on NOTIFY, pushed to SSE clients."""
+
+    def __init__(self, dsn):
+        self.dsn = dsn
+        self.tables = {}         # name -> CentralTable
+        self.by_shoe = {}        # shoe -> CentralTable
+        self.alert_id = 0        # newest alert id seen
+        self.broadcast = None    # pit_web.Broadcast to the SSE clients, made on the loop
+        self.conn = None
+        self.lock = asyncio.Lock()
+        self.tasks = []
+        self.refreshes = 0
+
+    async def connect(self):
+        import psycopg
+        conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+        await conn.execute("SET default_transaction_read_only = on")
+        return conn
+
+    async def start(self):
+        self.broadcast = pit_web.Broadcast(asyncio.get_running_loop())
+        self.conn = await self.connect()
+        await self.refresh()
+        self.tasks = [asyncio.create_task(self._listen()),
+                      asyncio.create_task(pit_web.keepalive(self.broadcast))]
+
+    def hang_up(self):
+        """End every SSE stream (at shutdown, before aiohttp waits for handlers)."""
+        if self.broadcast is not None:
+            self.broadcast.close()
+
+    async def close(self):
+        self.hang_up()
+        for t in self.tasks:
+            t.cancel()
+        for t in self.tasks:
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):
+                pass
+        if self.conn is not None:
+            await self.conn.close()
+
+    async def _listen(self):
+        """LISTEN on its own connection; refresh on every notification and
+        every POLL_S; reconnect when PostgreSQL goes away."""
+        while True:
+            try:
+                conn = await self.connect()
+                try:
+                    await conn.execute("LISTEN %s" % central.NOTIFY)
+                    await self.refresh()
+                    while True:
+                        async for _n in conn.notifies(timeout=POLL_S, stop_after=1):
+                            pass
+                        await self.refresh()
+                finally:
+                    await conn.close()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # PostgreSQL away: the page keeps what it has
+                log.warning("central view: %s: %s; retrying", type(e).__name__, e)
+                await asyncio.sleep(POLL_S)
+
+    async def refresh(self):
+        """Read what is new in the record and fold it; push what moved."""
+        async with self.lock:
+            try:
+                moved, alerted = await self._refresh()
+            except Exception:
+                # the request path's connection may be the broken one
+                try:
+                    await self.conn.close()
+                finally:
+                    self.conn = await self.connect()
+                moved, alerted = await self._refresh()
+            self.refreshes += 1
+        messages = [{"type": "event", "table": name} for name in sorted(moved)]
+        messages += [{"type": "alert", "table": name} for name in sorted(alerted)]
+        if messages and self.broadcast is not None:
+            self.broadcast.send(pit_web.encode(messages))
+
+    async def _refresh(self):
+        cur = self.conn.cursor()
+        # each table's current shoe: the one whose head was stored last there
+        await cur.execute("SELECT DISTINCT ON (pit, tbl) shoe_id, pit, tbl, last_seq FROM shoes"
+                          " WHERE last_seq IS NOT NULL ORDER BY pit, tbl, updated DESC, shoe_id")
+        moved, alerted = set(), set()
+        for shoe, pit, tbl, last_seq in await cur.fetchall():
+            name = "%s/%s" % (pit, tbl)
+            t = self.tables.get(name)
+            if t is None or t.shoe_id != shoe:
+                t = CentralTable(pit, tbl, shoe)
+                # from the newest card set on: what the pit's page shows too
+                await cur.execute("SELECT max(seq) FROM events WHERE shoe_id = %s AND type = 'shoe'",
+                                  (shoe,))
+                t.folded = ((await cur.fetchone())[0] or 1) - 1
+                if name in self.tables:
+                    self.by_shoe.pop(self.tables[name].shoe_id, None)
+                self.tables[name] = t
+                self.by_shoe[shoe] = t
+                moved.add(name)
+            if last_seq > t.folded:
+                await cur.execute("SELECT seq, event, central_committed FROM events WHERE shoe_id = %s"
+                                  " AND seq > %s AND seq <= %s ORDER BY seq", (shoe, t.folded, last_seq))
+                for seq, text, at in await cur.fetchall():
+                    t.feed(seq, text, at)
+                moved.add(name)
+        await cur.execute("SELECT id, shoe_id FROM alerts WHERE id > %s ORDER BY id", (self.alert_id,))
+        for aid, shoe in await cur.fetchall():
+            self.alert_id = aid
+            if shoe in self.by_shoe:
+                alerted.add(self.by_shoe[shoe].name)
+        return moved, alerted
+
+    # -- reads the handlers use ------------------------------------------------
+
+    def table(self, name):
+        t = self.tables.get(name)
+        if t is None:
+            raise web.HTTPNotFound(text=json.dumps({"error": "no table %r in the central record" % name}),
+                                   content_type="application/json")
+        return t
+
+    async def alerts(self, shoe_ids):
+        """{shoe: [alert, ...]} of the central record's alerts of those shoes."""
+        cur = self.conn.cursor()
+        await cur.execute("SELECT id, shoe_id, time, severity, kind, detail FROM alerts"
+                          " WHERE shoe_id = ANY(%s) ORDER BY id", (list(shoe_ids),))
+        out = {s: [] for s in shoe_ids}
+        for row in await cur.fetchall():
+            out[row[1]].append(_alert(row))
+        return out
+
+    async def card_set(self, t):
+        """The table's current card set as report.py reads a store."""
+        cur = self.conn.cursor()
+        await cur.execute(
+            "SELECT seq, pit_committed, type, event FROM events WHERE shoe_id = %s AND seq >= COALESCE("
+            "(SELECT max(seq) FROM events WHERE shoe_id = %s AND type = 'shoe'), 0)"
+            " AND type = ANY(%s) ORDER BY seq", (t.shoe_id, t.shoe_id, list(report_mod.READ)))
+        rows = await cur.fetchall()
+        await cur.execute("SELECT first_seq, first_prev, last_seq, last_mac FROM shoes WHERE shoe_id = %s",
+                          (t.shoe_id,))
+        h = await cur.fetchone()
+        head = {"shoe_id": t.shoe_id, "first_seq": h[0], "first_prev": h[1], "last_seq": h[2],
+                "last_mac": h[3], "head_hash": None} if h else None
+        return _CardSet(t.shoe_id, rows, head)
+
+
+# -- handlers ------------------------------------------------------------------
+
+async def api_tables(request):
+    view = request.app[VIEW]
+    async with view.lock:
+        tables = [view.tables[n] for n in sorted(view.tables)]
+        alerts = await view.alerts([t.shoe_id for t in tables])
+    out = []
+    for t in tables:
+        snap = t.snapshot()
+        snap["pit"], snap["table"] = t.pit, t.tbl
+        snap["alerts"] = alerts[t.shoe_id]
+        out.append(snap)
+    return web.json_response({"tables": out, "read_only": True})
+
+
+async def api_table(request):
+    view = request.app[VIEW]
+    async with view.lock:
+        t = view.table(request.match_info["name"])
+        snap = t.snapshot(detail=True)
+        with t.lock:
+            snap["scoreboard"] = scoreboard.draw(t.board)
+        snap["pit"], snap["table"] = t.pit, t.tbl
+        snap["alerts"] = (await view.alerts([t.shoe_id]))[t.shoe_id]
+        cs = await view.card_set(t)
+    try:
+        snap["ranks_left"] = report_mod.ranks_left(report_mod.card_set_events(cs, t.shoe_id))
+    finally:
+        cs.close()
+    snap["read_only"] = True
+    return web.json_response(snap)
+
+
+async def api_report(request):
+    view = request.app[VIEW]
+    async with view.lock:
+        t = view.table(request.match_info["name"])
+        alerts = (await view.alerts([t.shoe_id]))[t.shoe_id]
+        cs = await view.card_set(t)
+    try:
+        out = report_mod.report(cs, t.shoe_id)
+    finally:
+        cs.close()
+    out["table"] = t.name
+    out["alerts"] = alerts
+    return web.json_response(out)
+
+
+async def api_me(request):
+    return web.json_response({"user": None, "role": None, "read_only": True})
+
+
+async def refused(request):
+    return web.json_response({"error": READ_ONLY}, status=403)
+
+
+async def api_events(request):
+    """Server-Sent Events: one message per table that moved (the page then
+    re-reads that table), in the pit's format and by the pit's own stream."""
+    return await pit_web.stream(request, request.app[VIEW].broadcast.clients)
+
+
+def _html(file, replace=()):
+    with open(os.path.join(STATIC, file), encoding="utf-8") as f:
+        text = f.read()
+    for old, new in replace:
+        text = text.replace(old, new)
+    return text
+
+
+async def page(request):
+    """The pit's overview page, titled for the casino; overview.js fills the
+    rows from /api/tables."""
+    text = _html("overview.html", (("<title>Pit overview</title>", "<title>Casino overview</title>"),
+                                   ("<h1>Pit overview</h1>", "<h1>Casino overview (central record)</h1>")))
+    return web.Response(text=text, content_type="text/html")
+
+
+def _static_page(file):
+    async def handler(request):
+        request.app[VIEW].table(request.match_info["name"])  # 404 for a table the record lacks
+        return web.FileResponse(os.path.join(STATIC, file), headers={"Cache-Control": "no-cache"})
+    return handler
+
+
+def make_app(dsn):
+    app = web.Application()
+    view = app[VIEW] = View(dsn)
+
+    async def startup(app):
+        await view.start()
+
+    async def cleanup(app):
+        await view.close()
+
+    async def shutdown(app):
+        view.hang_up()
+
+    app.on_startup.append(startup)
+    app.on_shutdown.append(shutdown)
+    app.on_cleanup.append(cleanup)
+    app.router.add_get("/", page)
+    app.router.add_get("/table/{name}", _static_page("table.html"))
+    app.router.add_get("/table/{name}/report", _static_page("report.html"))
+    app.router.add_static("/static/", STATIC)
+    app.router.add_get("/api/me", api_me)
+    app.router.add_get("/api/tables", api_tables)
+    app.router.add_get("/api/tables/{name}/report", api_report)
+    app.router.add_get("/api/tables/{name}", api_table)
+    app.router.add_get("/api/events", api_events)
+    for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
+                 "/api/tables/{name}/command"):
+        app.router.add_post(path, refused)
+    return app
+
+
+def run(args):
+    """`shoe central view`: serve until SIGINT/SIGTERM."""
+    import sys
+    import psycopg
+    try:
+        with psycopg.connect(args.dsn, connect_timeout=5) as c:
+            if c.execute("SELECT to_regclass('events')").fetchone()[0] is None:
+                print("central view: %s holds no central record (no table events)" % args.dsn,
+                      file=sys.stderr)
+                return 2
+    except psycopg.Error as e:
+        print("central view: cannot connect to %s: %s" % (args.dsn, str(e).strip().splitlines()[0]),
+              file=sys.stderr)
+        return 2
+    print("central view: http://%s:%d/ (read-only) over %s" % (args.host, args.port, args.dsn), flush=True)
+    web.run_app(make_app(args.dsn), host=args.host, port=args.port, print=None,
+                handle_signals=True, shutdown_timeout=5)
+    return 0

@@ -1,0 +1,54 @@
+"""`shoe central demo`: a two-pit casino on this machine (hub, leaves, PostgreSQL,
+consumers and the central view), dealing simulated tables for ``--seconds``."""
+
+import signal
+import sys
+import tempfile
+import time
+
+
+def run(args):
+    from host_tools.sim.rigs.casino import Rig
+    workdir = tempfile.mkdtemp(prefix="shoe-casino-")
+    rig = Rig(workdir, pits=2, tables=args.tables, rate=5.0)
+    stopped = []
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
+    viewer = None
+    try:
+        rig.start()
+        print("casino demo: hub %s, leaves %s, PostgreSQL %s" % (
+            rig.hub.url, ", ".join("%s %s" % (p, leaf.url) for p, leaf in rig.leaves.items()),
+            rig.pg.dsn))
+        viewer = rig._spawn([sys.executable, "-m", "host_tools.cli", "central", "view", "--dsn",
+                             rig.pg.dsn, "--host", args.host, "--port", str(args.port)], "view.log")
+        print("  the central view (read-only): http://%s:%d/" % (args.host, args.port))
+        print("  pit stores: %s" % ", ".join(rig.store_path(p) for p in rig.pits))
+        print("  look: psql \"%s\" -c 'SELECT pit, tbl, count(*) FROM events GROUP BY 1, 2'" % rig.pg.dsn)
+        print("  logs and keys: %s; dealing for %.0f s (Ctrl-C stops)" % (workdir, args.seconds),
+              flush=True)
+        t_end = time.monotonic() + args.seconds
+        try:
+            while time.monotonic() < t_end and not stopped:
+                time.sleep(1)
+                print("  central holds %d events" % rig.central_count(), flush=True)
+        except KeyboardInterrupt:
+            print("  interrupted")
+        rig.stop_dealing()
+        took = rig.converge(120)
+        c = rig.compare()
+        rc, out = rig.verify_central()
+        print("casino demo: %d events in the pit stores, %d central, lost %d, duplicated %d, extra %d"
+              " (caught up in %s s); shoe verify --central: %s" % (
+                  c["events"], c["central"], c["lost"], c["duplicated"], c["extra"],
+                  "%.1f" % took if took is not None else "more than 120", "ok" if rc == 0 else "FAILED"))
+        if rc:
+            print(out)
+        return 0 if rc == 0 and not (c["lost"] or c["duplicated"] or c["extra"]) else 1
+    finally:
+        if viewer is not None and viewer.poll() is None:
+            viewer.terminate()
+            try:
+                viewer.wait(10)
+            except Exception:
+                rig.kill_proc(viewer)
+        rig.close()

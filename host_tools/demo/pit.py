@@ -1,0 +1,182 @@
+"""`shoe demo --tables N --serve [--port P]`: a pit of emulated tables, served until Ctrl-C.
+
+What a newcomer (or a page developer) needs: a live pit to look at. N
+tables run under the real pit service (service.py, one bridge thread each,
+group commit into one store) with its page (web.py); the address is
+printed, and every table deals shoe after shoe until SIGINT or SIGTERM,
+which end it cleanly with exit 0.
+
+The shoes: up to ``VM_TABLES`` tables are the firmware in the MicroPython
+VM (host_tools/sim/emulate.py, as `shoe demo` runs it), each dealt seeded shoes
+by the simulated dealer at ``--pace``. More tables than that would need a
+VM process each, so they are CPython stand-ins (standin.py) replaying one
+shoe the firmware dealt in the VM first, re-signed per table, at a dealer's
+pace; what runs is said on the first line.
+"""
+
+import asyncio
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+
+VM_TABLES = 4
+
+
+def add_arguments(parser):
+    """`shoe demo`'s options for the pit (host_tools/demo/shoe.py has the rest)."""
+    parser.add_argument("--tables", type=int, help="with --serve: how many tables (default 2)")
+    parser.add_argument("--serve", action="store_true",
+                        help="serve the tables under the pit service and its page until Ctrl-C")
+    parser.add_argument("--port", type=int, default=8080,
+                        help="with --serve: the page's port on 127.0.0.1 (0: any free one; default 8080)")
+    parser.add_argument("--shoes", choices=("auto", "vm", "standin"), default="auto",
+                        help="with --serve: firmware in the VM, CPython stand-ins, or auto "
+                             "(the VM up to %d tables)" % VM_TABLES)
+
+
+def check(args):
+    """None, or the one-line reason these options cannot run."""
+    if args.tables is not None and not args.serve:
+        return "--tables needs --serve (`shoe demo` alone deals one shoe and ends)"
+    if args.serve:
+        tables = 2 if args.tables is None else args.tables
+        if not 1 <= tables <= 512:
+            return "--tables must be 1..512, not %d" % tables
+        if not 0 <= args.port <= 65535:
+            return "--port must be 0..65535, not %d" % args.port
+    return None
+
+
+class VMTable:
+    """One table's shoe in the VM and its dealer thread: shoe after shoe."""
+
+    def __init__(self, workdir, shoe_id, seed, pace, irregularities):
+        from host_tools.sim.emulate import Emulator
+        self.emu = Emulator(os.path.join(workdir, shoe_id), shoe_id)
+        self.shoe_id, self.key, self.path = shoe_id, self.emu.key, self.emu.host_path
+        self.seed, self.pace, self.irregularities = seed, pace, irregularities
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._deal, name="dealer-%s" % shoe_id, daemon=True)
+
+    def start(self):
+        self.emu.start()
+        self.thread.start()
+
+    def _deal(self):
+        from host_tools.sim import dealer
+        self.emu.wait_booted()
+        seed = self.seed
+        while not self.stop.is_set():
+            for line in dealer.Dealer(seed, irregularity_rate=self.irregularities).lines():
+                if self.stop.wait(self.pace):
+                    return
+                try:
+                    self.emu.deal(line)
+                except OSError:
+                    return  # the VM is being closed
+            seed += 1000
+            self.stop.wait(3 * self.pace)  # the table is cleared between shoes
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(5)
+        self.emu.close()
+
+
+def _write_key(path, key):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+
+
+def serve(args, console=None):
+    """Run the pit until SIGINT/SIGTERM; the exit code."""
+    from host_tools.pit import config as config_mod
+    from host_tools.sim import standin
+
+    n = 2 if args.tables is None else args.tables
+    pace = 0.5 if args.pace is None else args.pace
+    vm_shoes = args.shoes == "vm" or (args.shoes == "auto" and n <= VM_TABLES)
+    workdir = os.path.abspath(args.db and os.path.dirname(os.path.abspath(args.db))
+                              or tempfile.mkdtemp(prefix="shoe-pit-demo-"))
+    os.makedirs(workdir, exist_ok=True)
+    store = os.path.abspath(args.db) if args.db else os.path.join(workdir, "pit.db")
+    shoes, floor = [], None
+    try:
+        if vm_shoes:
+            print("shoe demo: %d tables, each the firmware in the MicroPython VM, dealt seeded shoes "
+                  "one line every %.2f s" % (n, pace), flush=True)
+            shoes = [VMTable(workdir, "DEMO%d" % (i + 1), args.seed + i, pace, args.irregularities)
+                     for i in range(n)]
+        else:
+            print("shoe demo: %d tables, CPython stand-ins replaying one shoe the firmware dealt in "
+                  "the MicroPython VM (seed %d), one dealer action every %.1f s"
+                  % (n, args.seed, standin.PACE_S), flush=True)
+            rec = standin.record(workdir, seed=args.seed, irregularities=args.irregularities)
+            shoes = [standin.StandIn("DEMO%d" % (i + 1), rec) for i in range(n)]
+        keys = os.path.join(workdir, "keys")
+        os.makedirs(keys, mode=0o700, exist_ok=True)
+        lines = ['store = "%s"' % store, "[web]", 'host = "127.0.0.1"', "port = %d" % args.port]
+        for i, s in enumerate(shoes):
+            key_file = os.path.join(keys, "%s.key" % s.shoe_id)
+            _write_key(key_file, s.key)
+            lines += ["[[table]]", 'name = "T%d"' % (i + 1), 'port = "%s"' % s.path,
+                      'key_file = "%s"' % key_file, 'shoe = "%s"' % s.shoe_id]
+        config_path = os.path.join(workdir, "pit.toml")
+        with open(config_path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        cfg = config_mod.load(config_path)
+        if vm_shoes:
+            for s in shoes:
+                s.start()
+        else:
+            floor = standin.Floor(shoes, seed=args.seed)
+            floor.start()
+            floor.start_dealing()
+        return asyncio.run(_serve(cfg, config_path))
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if floor is not None:
+            floor.close()
+        elif vm_shoes:
+            for s in shoes:
+                s.close()
+
+
+async def _serve(cfg, config_path):
+    from aiohttp import web
+
+    from host_tools.pit.service import Pit
+    from host_tools.pit.web import make_app
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    pit = Pit(cfg)
+    pit.start()
+    runner = web.AppRunner(make_app(pit, cfg.users))
+    try:
+        await runner.setup()
+        site = web.TCPSite(runner, cfg.host, cfg.port)
+        try:
+            await site.start()
+        except OSError as e:
+            print("demo: cannot listen on %s:%d: %s" % (cfg.host, cfg.port, e.strerror or e),
+                  file=sys.stderr)
+            return 3
+        port = site._server.sockets[0].getsockname()[1]
+        print("pit: %d tables, page at http://%s:%d/" % (len(pit.runners), cfg.host, port), flush=True)
+        print("  store %s; config %s (add a login: shoe pit adduser NAME --role supervisor --config %s); "
+              "Ctrl-C ends" % (cfg.store, config_path, config_path), flush=True)
+        started = time.monotonic()
+        await stop.wait()
+        print("demo: stopped after %.0f s" % (time.monotonic() - started), flush=True)
+        return 0
+    finally:
+        await runner.cleanup()
+        pit.close()

@@ -1,0 +1,55 @@
+"""Exit statuses and input reading shared by every `shoe` command.
+
+Apart from host_tools/cli.py so that a command module can name a status or
+read its input without importing the dispatcher (which names every command):
+the dispatcher depends on the commands, never the other way round.
+"""
+
+import sys
+
+# Exit statuses of every `shoe` command. 1 and 2 keep the meaning the
+# commands already gave them; the rest come from the guard in main().
+EXIT_FOUND = 1      # the command ran and reports a problem in what it checked (a refused wager, a broken chain)
+EXIT_USAGE = 2      # bad arguments or a bad input document (argparse's own status too)
+EXIT_FILE = 3       # a file or directory cannot be read or written
+EXIT_TEXT = 4       # input is not text in the expected encoding
+EXIT_STORE = 5      # the store cannot be used
+EXIT_BOARDS = 6     # boards.toml cannot be used
+EXIT_INTERNAL = 70  # a fault in the tool itself (EX_SOFTWARE); SHOE_DEBUG=1 shows the traceback
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = (
+    (0, "success"),
+    (EXIT_FOUND, "ran, and found a problem in what it checked"),
+    (EXIT_USAGE, "bad arguments or input document"),
+    (EXIT_FILE, "a file cannot be read or written"),
+    (EXIT_TEXT, "input is not valid text"),
+    (EXIT_STORE, "the store cannot be used"),
+    (EXIT_BOARDS, "boards.toml cannot be used"),
+    (EXIT_INTERNAL, "internal error (SHOE_DEBUG=1 for the traceback)"),
+)
+
+DEBUG_ENV = "SHOE_DEBUG"
+
+
+
+
+class Unusable(Exception):
+    """A resource a command needs cannot be used (a store, boards.toml). The
+    subclass says which status ``shoe`` exits with, so the dispatcher can
+    explain the error without importing the module that raised it."""
+
+    exit_code = EXIT_USAGE
+
+
+def read_input(path):
+    """The bytes a command reads: a file, or standard input for "-". A file
+    that cannot be read raises OSError("cannot read PATH: why"), which main
+    prints as one line with EXIT_FILE, as for every command."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise OSError(exc.errno, "cannot read %s: %s" % (path, exc.strerror or exc)) from None

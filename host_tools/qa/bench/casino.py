@@ -1,0 +1,110 @@
+"""`shoe bench casino`: the casino record's two figures on this machine.
+
+1. Throughput: pit stores filled beforehand (a backlog, as after a long
+   outage), then the pits' publishers and two `shoe central` processes
+   started: events per second from pit stores into PostgreSQL through
+   JetStream, first publish to last central commit. PostgreSQL runs with
+   fsync on; JetStream syncs every write (servers.py).
+2. Latency: simulated tables dealing at a real pace (``--rate`` events per
+   second per table, round robin over the tables), two pits, two consumers:
+   p50/p99 of central commit minus pit commit (both stamps in the rows).
+
+Prints medians over ``--runs`` for the throughput; timings are not
+pass/fail facts, so this is no test.
+"""
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+from host_tools.sim import simtable
+from host_tools.sim.rigs.casino import Rig
+from host_tools.store import db
+
+
+def _fill(rig, events):
+    """Deal ``events`` per shoe into every pit store (one fast transaction
+    each: the bench is about the path after the store)."""
+    from host_tools.protocol.keys import read_key
+    for pit in rig.pits:
+        with db.Store(rig.store_path(pit)) as st:
+            st.db.execute("PRAGMA synchronous=OFF")
+            for shoe in rig.shoes[pit]:
+                sim = simtable.SimShoe(shoe, read_key(os.path.join(rig.keydir, shoe + ".key")))
+                sim.deal(st, events)
+    return sum(len(v) for v in rig.shoes.values()) * events
+
+
+def throughput(tables, events):
+    rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables, rate=1.0,
+              events=events, domains=False, fsync=True)
+    try:
+        rig.start(pits=False)
+        total = _fill(rig, events)
+        time.sleep(1.0)  # the consumers are up and bound
+        t0 = time.monotonic()
+        for pit in rig.pits:
+            rig.start_pit(pit)
+        while rig.central_count() < total:
+            if time.monotonic() - t0 > 600:
+                raise RuntimeError("central did not reach %d events in 600 s" % total)
+            time.sleep(0.05)
+        took = time.monotonic() - t0
+        c = rig.compare()
+        return total, took, c
+    finally:
+        rig.close()
+
+
+def latency(tables, rate, seconds, warmup=5.0):
+    rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables // 2, rate=rate,
+              domains=False, fsync=True)
+    try:
+        rig.start()
+        time.sleep(warmup)
+        t0 = time.time()
+        time.sleep(seconds)
+        rig.stop_dealing()
+        rig.converge(60)
+        import psycopg
+        with psycopg.connect(rig.pg.dsn) as c:
+            d = [r[0] for r in c.execute(
+                "SELECT central_committed - pit_committed FROM events WHERE pit_committed >= %s"
+                " AND pit_committed < %s", (t0, t0 + seconds))]
+        d.sort()
+        return d, rig.compare()
+    finally:
+        rig.close()
+
+
+def _pct(sorted_values, p):
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[min(len(sorted_values) - 1, int(p / 100.0 * len(sorted_values)))]
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="shoe bench casino", description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=3, help="throughput runs (median)")
+    p.add_argument("--tables", type=int, default=100, help="throughput: shoes over the two pits")
+    p.add_argument("--events", type=int, default=2000, help="throughput: events per shoe")
+    p.add_argument("--live-tables", type=int, default=500, help="latency: tables dealing")
+    p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
+    p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")
+    args = p.parse_args(argv)
+    rates = []
+    for i in range(args.runs):
+        total, took, c = throughput(args.tables // 2, args.events)
+        rates.append(total / took)
+        print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d)" % (
+            i + 1, total, took, total / took, c["lost"], c["duplicated"]), flush=True)
+    print("throughput: median %.0f events/s over %d runs (goal >= 20000)" % (
+        statistics.median(rates), len(rates)), flush=True)
+    d, c = latency(args.live_tables, args.rate, args.seconds)
+    print("latency: %d tables at %.2f events/s each, %d events in %.0f s: pit commit -> central commit"
+          " p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 <= 250 ms); lost %d, duplicated %d" % (
+              args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),
+              1000 * (d[-1] if d else float("nan")), c["lost"], c["duplicated"]), flush=True)
+    return 0

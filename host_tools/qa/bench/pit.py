@@ -1,0 +1,384 @@
+"""`shoe bench pit`: how many tables one pit server keeps, card by card.
+
+For each N, a real `shoe pit --config pit.toml` process serves N tables
+whose shoes are light stand-ins (host_tools/sim/standin.py: one recorded
+firmware shoe replayed, re-signed per table, over real ptys at a dealer's
+pace of one card every 0.5 s, answering hellos and checking acks as a
+shoe does), and 8 page clients (another process) stay connected to its
+/api/events, as the pit's screens are. Three processes, so the pit's own
+cost is what the figures show; the CPU each one used is printed with them
+(the pit's includes its store writer, a child process).
+
+Measured per card dealt after a warm-up:
+
+- card -> durable: from the moment the stand-in deals the card (its frame
+  is written then, unless the shoe's window is full, which is counted) to
+  the moment the pit's bridge saw its SQLite commit return (the ``time``
+  the pit stamps on the event's SSE message, host_tools/pit/service.py);
+- card -> ack: to the moment the stand-in holds a verified ack covering it
+  (what the shoe waits for before it may forget the card);
+- durable -> page: from that commit to the card's message arriving at each
+  of the page clients.
+
+A table passes when card -> durable p99 <= 20 ms and durable -> page p99 <=
+250 ms with no card lost; the largest N that passes is printed. Every figure
+is the median over ``--runs`` runs (per-run values in brackets): the
+machine is shared and noisy, so rerun and compare medians.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from host_tools import vm
+from host_tools.qa.bench.bridge import percentile
+from host_tools.sim import standin
+
+DURABLE_P99_MS = 20.0
+PAGE_P99_MS = 250.0
+DRAIN_S = 2.0
+
+
+# -- the page clients (their own process) ----------------------------------------
+
+def clients_main(argv):
+    """``URL N OUT``: keep N SSE clients on URL until SIGTERM, then write what
+    arrived to OUT: the commit stamp of every card message, and per client
+    when each card arrived."""
+    url, n, out = argv[0], int(argv[1]), argv[2]
+    return asyncio.run(_clients(url, n, out))
+
+
+async def _clients(url, n, out):
+    import aiohttp
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    commits = {}
+    arrivals = [dict() for _ in range(n)]
+    ended = []
+    ready = []
+
+    async def one(i, session):
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
+            seen = arrivals[i]
+            while True:
+                line = await resp.content.readline()
+                if not line:
+                    ended.append(i)
+                    return
+                if line.startswith(b": connected"):
+                    ready.append(i)
+                    if len(ready) == n:
+                        print("ready", flush=True)
+                    continue
+                if not line.startswith(b"data: {\"type\": \"event\""):
+                    continue
+                now = time.time()
+                message = json.loads(line[6:])
+                if message["event"].get("type") != "card":
+                    continue
+                key = "%s %d" % (message["table"], message["seq"])
+                seen[key] = now
+                commits[key] = message["time"]
+
+    async with aiohttp.ClientSession() as session:
+        tasks = [asyncio.create_task(one(i, session)) for i in range(n)]
+        await stop.wait()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    with open(out, "w") as f:
+        json.dump({"commits": commits, "arrivals": arrivals, "ended": ended}, f)
+    return 0
+
+
+# -- one run ------------------------------------------------------------------------
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cpu_s(pid):
+    """User + system CPU seconds a process and its live children (the
+    pit's store writer, host_tools/pit/groupcommit.py) have used so far."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0  # it has just exited
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for child in _children(pid):
+        total += _cpu_s(child)
+    return total
+
+
+def _children(pid):
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return []
+    out = []
+    for tid in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _py_spy():
+    """py-spy beside this Python (the venv), else on PATH: a profiler for
+    `--profile` only, so not a dependency of the project."""
+    beside = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    return beside if os.path.exists(beside) else "py-spy"
+
+
+def write_pit(rundir, tables, port):
+    """pit.toml for the stand-ins, with their keys in 0600 files."""
+    keys = os.path.join(rundir, "keys")
+    os.makedirs(keys, mode=0o700)
+    lines = ['store = "pit.db"', "[web]", 'host = "127.0.0.1"', "port = %d" % port]
+    for i, t in enumerate(tables):
+        key_file = os.path.join(keys, "%s.key" % t.shoe_id)
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(t.key)
+        lines += ["[[table]]", 'name = "T%03d"' % (i + 1), 'port = "%s"' % t.path,
+                  'key_file = "%s"' % key_file, 'shoe = "%s"' % t.shoe_id]
+    path = os.path.join(rundir, "pit.toml")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def _wait(predicate, timeout, what, procs=()):
+    end = time.monotonic() + timeout
+    while not predicate():
+        for p in procs:
+            if p.poll() is not None:
+                raise RuntimeError("%s exited with %s while waiting for %s" % (p.args[3], p.returncode, what))
+        if time.monotonic() > end:
+            raise RuntimeError("timed out after %.0f s waiting for %s" % (timeout, what))
+        time.sleep(0.05)
+
+
+def _line(proc, timeout, what):
+    """The first stdout line of ``proc``, or RuntimeError naming ``what``."""
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout):
+        raise RuntimeError("no line from %s within %.0f s" % (what, timeout))
+    line = proc.stdout.readline()
+    if not line:
+        raise RuntimeError("%s exited (%s) without a line" % (what, proc.wait()))
+    return line.strip()
+
+
+def one_run(n, rec, seconds, nclients, warm, workdir, seed, profile=None):
+    """Serve ``n`` stand-in tables for warm + ``seconds`` s; return the figures."""
+    rundir = tempfile.mkdtemp(prefix="n%d-" % n, dir=workdir)
+    tables = [standin.StandIn("P%03d" % (i + 1), rec) for i in range(n)]
+    floor = standin.Floor(tables, seed=seed)
+    pit = clients = spy = None
+    err = open(os.path.join(rundir, "pit.stderr"), "w")
+    try:
+        config = write_pit(rundir, tables, _free_port())
+        floor.start()
+        pit = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "pit", "--config", config],
+                               stdout=subprocess.PIPE, stderr=err, text=True, cwd=vm.ROOT)
+        url = _line(pit, 60, "shoe pit").rsplit(" ", 1)[1] + "api/events"
+        out = os.path.join(rundir, "clients.json")
+        clients = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from host_tools.qa.bench.pit import clients_main; "
+             "sys.exit(clients_main(sys.argv[1:]))", url, str(nclients), out],
+            stdout=subprocess.PIPE, stderr=err, text=True, cwd=vm.ROOT)
+        _line(clients, 30, "the page clients")
+        _wait(floor.all_up, 30 + n / 4, "every stand-in's hello to be acked", (pit,))
+        start = time.time()
+        floor.start_dealing(until=start + warm + seconds)
+        time.sleep(warm)
+        cpu0 = {p: _cpu_s(p.pid) for p in (pit, clients)}
+        self0 = time.process_time()
+        if profile:
+            spy = subprocess.Popen([_py_spy(), "record", "--pid", str(pit.pid), "--duration",
+                                    str(int(seconds)), "--rate", "100", "--format", "raw", "--threads",
+                                    "--output", os.path.join(profile, "pit-%d.txt" % n), "--nonblocking"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(seconds)
+        cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}
+        cpu["stand-ins"] = (time.process_time() - self0) / seconds
+        floor.stop_dealing()
+        time.sleep(DRAIN_S)
+        if clients.poll() is not None:
+            raise RuntimeError("the page clients exited with %s" % clients.returncode)
+        clients.send_signal(signal.SIGTERM)
+        clients.wait(30)
+        with open(out) as f:
+            seen = json.load(f)
+        figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients)
+        figures["cpu"] = cpu
+        figures["stats"] = {k: sum(t.stats[k] for t in tables) for k in tables[0].stats}
+        return figures
+    finally:
+        if spy is not None:
+            spy.wait(30)
+        for p in (clients, pit):
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGINT)
+                try:
+                    p.wait(30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        floor.close()
+        err.close()
+
+
+def _figures(tables, seen, t_from, t_to, nclients):
+    """Latencies (seconds) of the cards dealt in [t_from, t_to)."""
+    commits, arrivals = seen["commits"], seen["arrivals"]
+    durable, acked, page = [], [], []
+    cards = lost = late_page = 0
+    for i, t in enumerate(tables):
+        name = "T%03d" % (i + 1)
+        for seq, dealt in t.card_seqs:
+            if not t_from <= dealt < t_to:
+                continue
+            cards += 1
+            key = "%s %d" % (name, seq)
+            commit = commits.get(key)
+            if commit is None:
+                lost += 1
+                continue
+            durable.append(commit - dealt)
+            if seq in t.acked_at:
+                acked.append(t.acked_at[seq] - dealt)
+            for got in arrivals:
+                if key in got:
+                    page.append(got[key] - commit)
+                else:
+                    late_page += 1
+    return {"cards": cards, "lost": lost, "page_missing": late_page, "ended": seen["ended"],
+            "durable": durable, "acked": acked, "page": page}
+
+
+# -- the report ---------------------------------------------------------------------
+
+def _ms(values, p):
+    return 1000 * percentile(values, p) if values else float("nan")
+
+
+def summarize(runs):
+    """Median over runs of each run's percentiles, and the runs' own values."""
+    out = {}
+    for what in ("durable", "acked", "page"):
+        for p in (50, 99):
+            per_run = [_ms(r[what], p) for r in runs]
+            out["%s_p%d" % (what, p)] = (statistics.median(per_run), per_run)
+    out["cards"] = sum(r["cards"] for r in runs)
+    out["lost"] = sum(r["lost"] for r in runs)
+    out["page_missing"] = sum(r["page_missing"] for r in runs)
+    out["ended"] = sum(len(r["ended"]) for r in runs)
+    for name in ("pit", "stand-ins", "clients"):
+        out["cpu_" + name] = statistics.median(r["cpu"][name] for r in runs)
+    out["held"] = sum(r["stats"]["held"] for r in runs)
+    out["resends"] = sum(r["stats"]["resends"] for r in runs)
+    out["bad_acks"] = sum(r["stats"]["bad_acks"] for r in runs)
+    out["passes"] = (out["durable_p99"][0] <= DURABLE_P99_MS and out["page_p99"][0] <= PAGE_P99_MS
+                     and out["lost"] == 0 and out["page_missing"] == 0 and out["ended"] == 0
+                     and out["bad_acks"] == 0)
+    return out
+
+
+def _runs(pair):
+    return "%.1f [%s]" % (pair[0], " ".join("%.1f" % v for v in pair[1]))
+
+
+def print_table(rows):
+    print("\n%5s %6s  %-22s %-22s %-22s %-22s %s" % (
+        "N", "cards", "card->durable p50", "card->durable p99", "card->ack p99", "durable->page p99",
+        "pit CPU / lost / verdict"))
+    for n, s in rows:
+        print("%5d %6d  %-22s %-22s %-22s %-22s %3.0f%% / %d / %s" % (
+            n, s["cards"], _runs(s["durable_p50"]), _runs(s["durable_p99"]), _runs(s["acked_p99"]),
+            _runs(s["page_p99"]), 100 * s["cpu_pit"], s["lost"] + s["page_missing"],
+            "ok" if s["passes"] else "MISSES"))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="shoe bench pit", description=__doc__.split("\n")[0])
+    parser.add_argument("--tables", default="16,64,128,256",
+                        help="comma-separated table counts (default 16,64,128,256)")
+    parser.add_argument("--seconds", type=float, default=15.0,
+                        help="measured seconds per run, after the warm-up (default 15)")
+    parser.add_argument("--warm", type=float, default=3.0, help="warm-up seconds, not measured (default 3)")
+    parser.add_argument("--clients", type=int, default=8, help="page clients on /api/events (default 8)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per table count (default 3)")
+    parser.add_argument("--seed", type=int, default=7, help="the recorded shoe's seed (default 7)")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="also record a py-spy flame graph of the pit per table count into DIR")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (stores, logs)")
+    args = parser.parse_args(argv)
+    try:
+        counts = [int(x) for x in args.tables.split(",") if x.strip()]
+    except ValueError:
+        parser.error("--tables takes numbers separated by commas, not %r" % args.tables)
+    if not counts or min(counts) < 1 or args.seconds <= 0 or args.runs < 1 or args.clients < 1:
+        parser.error("--tables, --seconds, --runs and --clients must be positive")
+    workdir = tempfile.mkdtemp(prefix="shoe-bench-pit-")
+    t = time.monotonic()
+    rec = standin.record(workdir, seed=args.seed)
+    print("recorded one shoe from the firmware in the MicroPython VM (seed %d): %d events, %d cards, "
+          "%.0f s; replayed at one dealer action every %.1f s per table over ptys"
+          % (args.seed, len(rec.bodies), rec.cards, time.monotonic() - t, standin.PACE_S), flush=True)
+    print("%d CPUs; %d page clients; %d run(s) of %.0f s (+%.0f s warm-up) per N; store %s"
+          % (os.cpu_count() or 0, args.clients, args.runs, args.seconds, args.warm, workdir), flush=True)
+    rows = []
+    rc = 0
+    for n in counts:
+        runs = []
+        for r in range(args.runs):
+            try:
+                fig = one_run(n, rec, args.seconds, args.clients, args.warm, workdir, args.seed + r,
+                              args.profile)
+            except RuntimeError as e:
+                print("  N=%d run %d: ERROR %s" % (n, r + 1, e), flush=True)
+                rc = 1
+                continue
+            runs.append(fig)
+            print("  N=%d run %d: %d cards, durable p50 %.1f p99 %.1f ms, ack p99 %.1f ms, page p50 %.1f "
+                  "p99 %.1f ms; CPU pit %.0f%% stand-ins %.0f%% clients %.0f%%; lost %d, page missing %d"
+                  % (n, r + 1, fig["cards"], _ms(fig["durable"], 50), _ms(fig["durable"], 99),
+                     _ms(fig["acked"], 99), _ms(fig["page"], 50), _ms(fig["page"], 99),
+                     100 * fig["cpu"]["pit"], 100 * fig["cpu"]["stand-ins"], 100 * fig["cpu"]["clients"],
+                     fig["lost"], fig["page_missing"]), flush=True)
+        if runs:
+            rows.append((n, summarize(runs)))
+    if not rows:
+        return 1
+    print_table(rows)
+    good = [n for n, s in rows if s["passes"]]
+    if good:
+        print("largest N with card->durable p99 <= %.0f ms and page p99 <= %.0f ms: %d"
+              % (DURABLE_P99_MS, PAGE_P99_MS, max(good)))
+    else:
+        print("no N met card->durable p99 <= %.0f ms and page p99 <= %.0f ms" % (DURABLE_P99_MS, PAGE_P99_MS))
+    if not args.keep:
+        import shutil
+        shutil.rmtree(workdir, ignore_errors=True)
+    return rc

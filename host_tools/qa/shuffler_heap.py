@@ -1,0 +1,228 @@
+"""The shuffler firmware's heap, measured in the MicroPython VM at the
+boards' budget (boards.toml ``[shuffler.*] heap_kib``).
+
+Three figures (docs/shuffler.md, "Footprint"):
+
+- resident after boot: the real-board firmware (board_machine.py on the
+  Pico's pins, a stand-in ``machine`` module imported before the baseline,
+  the 8+8-deck card set) booted with ``-X heapsize`` = the board's heap;
+- the model's allowance: what the emulator's board (the mechanism model, the
+  register-level TCS34725, the ptys) holds beyond the real board's bring-up
+  (its drivers and machine_board), both built alone in a fresh VM. The
+  emulated shuffler runs with the board's heap plus this allowance and no
+  more, so the firmware's own share is held to the board's heap;
+- peak over a batch: the emulated shuffler with ``HEAP_PROBE`` (a collection
+  at every pass of its main loop, the largest live heap kept) through a
+  whole 8-deck cycle: check pass, shuffle, seal, release, return (check
+  pass of the returning batch) and reveal; minus the allowance, that is the
+  firmware's share at a board.
+
+    python -m host_tools.qa.shuffler_heap      # all three, with the 8-deck cycle
+
+Heap kept per card is measured by the device benchmark (bench.run_machine).
+The VM is 64-bit: objects there are up to twice a 32-bit MCU's.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from host_tools.protocol import keys
+from host_tools.sim import ptys
+from host_tools import vm
+from host_tools.boards import config as board_config
+from host_tools.shuffler import boards as sboards
+
+BOARD = "pico"
+# What a stand-in `machine` gives the bring-up: the pins it drives and the
+# buses it opens (the door shut and the platform at home, so that it boots).
+FAKE_MACHINE = r'''
+LEVELS = {}
+EDGES = {}
+class Pin:
+    IN = 0
+    OUT = 1
+    PULL_UP = 1
+    def __init__(self, id, mode=-1, pull=-1, value=None):
+        self.id = id
+        if value is not None:
+            LEVELS[id] = value
+    def value(self, x=None):
+        if x is None:
+            return LEVELS.get(self.id, 1)
+        x = 1 if x else 0
+        if x and not LEVELS.get(self.id, 0):
+            EDGES[self.id] = EDGES.get(self.id, 0) + 1
+        LEVELS[self.id] = x
+class UART:
+    def __init__(self, id, baudrate=9600, tx=None, rx=None, timeout=None, rxbuf=None):
+        pass
+    def any(self):
+        return 0
+    def readinto(self, buf, n=None):
+        return None
+    def write(self, buf, n=None):
+        return 0
+class I2C:
+    def __init__(self, id, scl=None, sda=None, freq=400000):
+        pass
+    def readfrom_mem_into(self, addr, reg, buf):
+        buf[0] = 0x44 if reg == 0x92 else 1
+    def writeto_mem(self, addr, reg, buf):
+        pass
+class SPI:
+    LSB = 1
+    MSB = 0
+    def __init__(self, *a, **k):
+        pass
+class WDT:
+    def __init__(self, id=0, timeout=5000):
+        self.timeout = timeout
+    def feed(self):
+        pass
+'''
+
+_BOOT = r'''
+import gc, sys
+import machine
+gc.collect()
+base = gc.mem_alloc()
+import board_config
+machine.LEVELS[board_config.INPUTS["home"]] = 0
+machine.LEVELS[board_config.INPUTS["door"]] = 0
+from shuffler import main
+board, session, device = main.boot()
+gc.collect()
+sys.stdout.write("\nHEAP %d %d %d %s %s\n" % (gc.mem_alloc() - base, gc.mem_alloc(), gc.mem_free(),
+                                              device.machine.state[1], session.halt))
+'''
+
+_BOARD_ONLY = r'''
+import gc, sys
+MACHINE
+gc.collect()
+base = gc.mem_alloc()
+import board_config
+mod = board_config.MODULE
+board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
+gc.collect()
+sys.stdout.write("\nBOARD %d\n" % (gc.mem_alloc() - base))
+'''
+
+
+def board_heap_kib(name=BOARD):
+    """The shuffler board's heap budget, from boards.toml (one place)."""
+    return sboards.load()[name]["heap_kib"]
+
+
+def _machine_dir(tmp, name=BOARD, cardset=True):
+    """A flash directory for the real board's bring-up on the stand-in machine."""
+    from host_tools.sim.shuffler_emulate import TwoBatchSet
+    with open(os.path.join(tmp, "machine.py"), "w") as f:
+        f.write(FAKE_MACHINE)
+    with open(os.path.join(tmp, "board_config.py"), "w") as f:
+        f.write(board_config.render(sboards.constants(name, "SHUF9")))
+    if cardset:
+        with open(os.path.join(tmp, "cardset.bin"), "wb") as f:
+            f.write(TwoBatchSet(8).encode())
+    keys.write_key(os.path.join(tmp, "shoe_key.bin"), os.urandom(keys.KEY_BYTES))
+
+
+def _run(tmp, program, heap_kib, tag):
+    from host_tools.sim.shuffler_emulate import stage_code
+    path = os.path.join(tmp, "probe_%s.py" % tag.lower())
+    with open(path, "w") as f:
+        f.write(program)
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([tmp, stage_code()]))
+    proc = subprocess.run(vm.micropython_cmd([path], heap="%dk" % heap_kib), env=env, cwd=tmp,
+                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    out = proc.stdout.decode(errors="replace")
+    lines = [x for x in out.splitlines() if x.startswith(tag + " ")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError("the VM stopped (%s) at %d KiB: %s" % (proc.returncode, heap_kib,
+                                                                (proc.stderr.decode(errors="replace")
+                                                                 or out).strip()[-600:]))
+    return lines[-1].split()[1:]
+
+
+def boot_resident(heap_kib=None, name=BOARD):
+    """(bytes the booted firmware holds, heap in use, free, batch A's state,
+    halt) for the real board's firmware booted at ``heap_kib`` (default: the
+    board's budget)."""
+    heap_kib = heap_kib or board_heap_kib(name)
+    with tempfile.TemporaryDirectory(prefix="shuffler-heap-") as tmp:
+        _machine_dir(tmp, name)
+        held, used, free, state, halt = _run(tmp, _BOOT, heap_kib, "HEAP")
+    return int(held), int(used), int(free), state, halt
+
+
+def model_allowance(name=BOARD):
+    """(emulator board bytes, real board bytes): each board object with its
+    modules, built alone in a fresh VM (the stand-in machine module, a
+    built-in on a board, is imported before the baseline)."""
+    with tempfile.TemporaryDirectory(prefix="shuffler-heap-") as tmp:
+        _machine_dir(tmp, name, cardset=False)
+        real = int(_run(tmp, _BOARD_ONLY.replace("MACHINE", "import machine"), 400, "BOARD")[0])
+    from host_tools.sim.shuffler_emulate import ShufflerEmulator
+    with tempfile.TemporaryDirectory(prefix="shuffler-heap-") as tmp:
+        emu = ShufflerEmulator(tmp, decks=8)
+        try:
+            emu_bytes = int(_run(emu.dir, _BOARD_ONLY.replace("MACHINE", ""), 400, "BOARD")[0])
+        finally:
+            emu.close()
+    return emu_bytes, real
+
+
+def batch_peak(decks=8, seed=3, timeout=600):
+    """The emulated shuffler (with HEAP_PROBE) at its heap through a whole
+    ``decks``-deck cycle: {"peak": largest live heap seen, "total": the VM's
+    heap, "events": the custody path of batch A, "errors": error events}."""
+    from host_tools.sim.rigs.shuffler import Rig
+    with tempfile.TemporaryDirectory(prefix="shuffler-heap-") as tmp:
+        rig = Rig(os.path.join(tmp, "flash"), os.path.join(tmp, "s.db"), decks=decks, seed=seed,
+                  heap_probe=True)
+        try:
+            uids = rig.emu.cards.new_deck_order(1)
+            since = rig.load("A", uids)
+            rig.custody("A", "sealed", timeout, since)
+            rig.emu.press("release")
+            rig.custody("A", "released", timeout, since)
+            stack = rig.emu.take()
+            since2 = rig.load("A", [u for u, _c in stack])
+            rig.wait(lambda e: e.get("type") == "reveal" and e.get("part") == e.get("parts"),
+                     "the last reveal part", timeout, since2)
+            rig.custody("A", "sealed", timeout, since2)
+            state = rig.emu.state()
+            path = [e["to"] for e in rig.shuffler_events("custody") if e["batch"] == "A"]
+            errors = [e for e in rig.events if e.get("type") in ("error", "mech_fault")]
+            reveals = [e for e in rig.shuffler_events("reveal")]
+            returned = [e for e in rig.shuffler_events("returned")]
+        finally:
+            rig.close()
+    return {"peak": state["heap_peak"], "total": state["heap_total"], "path": path, "errors": errors,
+            "revealed": sum(len(e["cards"]) for e in reveals),
+            "returned": sum(len(e["cards"]) for e in returned)}
+
+
+def figures(decks=8):
+    budget = board_heap_kib()
+    emu_bytes, real = model_allowance()
+    held, used, free, state, halt = boot_resident()
+    run = batch_peak(decks)
+    return {"board_heap": budget * 1024, "boot_resident": held, "boot_in_use": used, "boot_free": free,
+            "boot_state": state, "emulator_board": emu_bytes, "real_board": real,
+            "allowance": emu_bytes - real, "vm_heap": run["total"], "batch_peak_vm": run["peak"],
+            "batch_peak_firmware": run["peak"] - (emu_bytes - real), "path": run["path"],
+            "errors": len(run["errors"])}
+
+
+def main(argv=None):
+    fig = figures()
+    print(json.dumps(fig, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,427 @@
+"""`shoe emulate`: the firmware in the real MicroPython VM, on a pty, with a
+simulated dealer.
+
+Layout of one emulated shoe (its directory is the shoe's flash):
+
+    bridge --pyserial--> HOST pty  <==relay==>  SHOE pty <-- PtyUART -- VM (firmware/main.py)
+    simulated dealer --> DEALER pty ------------------------ PtyUART -- VM (dealer channel)
+
+With ``reader="pn532"`` the cards do not come on the dealer channel: the
+shoe polls its real PN532 driver over a third pty, answered by the
+wire-level simulator (``host_tools.sim.pn532``) running in this process, and
+checks each tag against the card set in its flash, exactly as a board does.
+``present(uid)`` puts a tagged card at the simulator's antenna.
+
+A pty has only one device path (its slave side), so the VM and the bridge
+each open the slave of their own pty and this process relays bytes between
+the two masters. The relay is the cable: it never blocks on a side nobody
+is reading (bytes are dropped, as on an unplugged line), and it survives the
+VM being killed and restarted, which is how tests cut the power.
+"""
+
+import json
+import os
+import pathlib
+import select
+import signal
+import subprocess
+import sys
+import secrets
+import shutil
+import threading
+import time
+
+from host_tools import deploy, vm
+from host_tools.sim import ptys, vmcode
+from host_tools.boards import config as board_config
+
+DEFAULT_SHOE_ID = "EMU1"
+KEY_FILE = deploy.KEY_NAME
+
+
+class Emulator:
+    """One emulated shoe: its flash directory, ptys, relay and VM process.
+
+    The flash is staged once by `shoe deploy`'s own staging (compiled .mpy
+    files, the key, manifest.json), exactly as a board is flashed, and then
+    kept: restarting on the same directory is a power cycle of the same shoe.
+    Only board_config changes per run, because the pty paths do.
+    """
+
+    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None):
+        self.dir = os.path.abspath(directory)
+        self.shoe_id = shoe_id
+        self.key_path = os.path.join(self.dir, KEY_FILE)
+        if not os.path.exists(os.path.join(self.dir, deploy.MANIFEST)):
+            deploy.stage("emulator", self.dir, shoe_id, key or secrets.token_bytes(deploy.KEY_BYTES))
+        with open(self.key_path, "rb") as f:
+            self.key = f.read()
+        self._shoe_m, self._shoe_s, shoe_path = ptys.open_raw(nonblocking=True)
+        self._host_m, self._host_s, self.host_path = ptys.open_raw(nonblocking=True)
+        self._deal_m, self._deal_s, deal_path = ptys.open_raw(nonblocking=True)
+        os.set_blocking(self._deal_m, True)
+        self._stop = threading.Event()
+        reader_cfg = {"script": deal_path}
+        self.chip = None
+        if reader is not None:
+            reader_cfg.update(self._start_reader(reader, cardset))
+        values = board_config.constants(
+            "emulator", shoe_id, reader=reader,
+            overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
+        self.heap = values["HEAP"]
+        self._write_config(values)
+        self.proc = None
+        self.stderr_path = os.path.join(self.dir, "vm.stderr")
+        # Set by the relay at the VM's first byte: the self-test is done and
+        # the VM has opened its ptys (opening a tty flushes its input, so the
+        # dealer must not deal before this).
+        self.booted = threading.Event()
+        self._relay = threading.Thread(target=self._relay_loop, daemon=True)
+        self._relay.start()
+
+    def _start_reader(self, reader, cardset):
+        """The simulated reader on its own pty, and the card set on the flash."""
+        if reader != "pn532":
+            raise ValueError("the emulator simulates a pn532 reader, not %r" % reader)
+        from host_tools.sim import pn532 as sim
+
+        if cardset is not None:
+            deploy.check_cardset(cardset)
+            shutil.copyfile(cardset, os.path.join(self.dir, deploy.CARDSET))
+        self.chip = sim.Chip([])
+        self._sim_m, self._sim_s, sim_path = ptys.open_raw()
+        self._sim = threading.Thread(target=sim.serve_hsu, args=(self.chip, self._sim_m, self._stop.is_set),
+                                     daemon=True)
+        self._sim.start()
+        return {"device": sim_path}
+
+    def present(self, uid):
+        """Put a tagged card at the antenna: the shoe's next poll reads it."""
+        self.wait_booted()
+        self.chip.field.append(bytes(uid))
+
+    def _write_config(self, values):
+        """board_config.mpy for this run's ptys, and its hash in the manifest
+        so the boot self-test still covers every file."""
+        src = os.path.join(self.dir, "board_config.py")
+        with open(src, "w") as f:
+            f.write(board_config.render(values))
+        mpy = pathlib.Path(self.dir) / "board_config.mpy"
+        deploy.compile_mpy(pathlib.Path(src), mpy, "board_config.py")
+        os.remove(src)
+        path = os.path.join(self.dir, deploy.MANIFEST)
+        with open(path) as f:
+            manifest = json.load(f)
+        manifest["files"]["board_config.mpy"] = deploy.fw_manifest.file_sha256(str(mpy))
+        with open(path, "w") as f:
+            f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+
+    # -- the VM -----------------------------------------------------------
+
+    def start(self):
+        """Power on: run main.py in the VM with this shoe's flash."""
+        self.booted.clear()
+        cmd = vm.micropython_cmd([os.path.join(self.dir, "main.py")],
+                                 heap="%dk" % (self.heap // 1024))
+        err = open(self.stderr_path, "ab")
+        env = dict(os.environ, MICROPYPATH=self.dir)
+        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env,
+                                     stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        err.close()
+        return self.proc
+
+    def wait_booted(self, timeout=30):
+        if not self.booted.wait(timeout):
+            raise RuntimeError("the shoe sent nothing within %ds; see %s" % (timeout, self.stderr_path))
+
+    def power_cut(self):
+        """kill -9: no chance to flush or close anything."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def deal(self, line, timeout=10.0):
+        """One dealing-script line on the dealer channel. Waits for the boot
+        first: the VM flushes its ttys' input when it opens them, so a line
+        written earlier would be lost (a card drawn while the shoe is off).
+        Then waits (bounded) for the board's ACK byte: the shoe acts on the
+        line in the same pass of its loop, so a button pressed before a card
+        is put at the reader's antenna is also seen by the shoe before it."""
+        self.wait_booted()
+        while select.select([self._deal_m], [], [], 0)[0]:
+            os.read(self._deal_m, 64)  # stale ACKs of lines that timed out
+        os.write(self._deal_m, line.encode() + b"\n")
+        end = time.monotonic() + timeout
+        while self.proc is not None and self.proc.poll() is None:
+            left = end - time.monotonic()
+            if left <= 0 or select.select([self._deal_m], [], [], min(left, 0.1))[0]:
+                break
+        else:
+            return
+        if select.select([self._deal_m], [], [], 0)[0]:
+            os.read(self._deal_m, 1)
+
+    def close(self):
+        self.power_cut()
+        self._stop.set()
+        self._relay.join(2)
+        fds = [self._shoe_m, self._shoe_s, self._host_m, self._host_s, self._deal_m, self._deal_s]
+        if self.chip is not None:
+            self._sim.join(2)
+            fds += [self._sim_m, self._sim_s]
+        ptys.close(*fds)
+
+    # -- the cable ---------------------------------------------------------
+
+    def _relay_loop(self):
+        ptys.relay(self._shoe_m, self._host_m, self._stop.is_set, self._passing)
+
+    def _passing(self, src, data):
+        if src == self._shoe_m:
+            self.booted.set()
+        return data
+
+
+def add_arguments(parser):
+    parser.add_argument("--seed", type=int, default=7, help="seed of the simulated dealer's shoe")
+    parser.add_argument("--dir", default=None,
+                        help="the shoe's flash (staged firmware, key, journal); reused as it is, "
+                             "so a second run is a power cycle; delete it to reflash. "
+                             "Default: a new temp dir")
+    parser.add_argument("--shoe-id", default=DEFAULT_SHOE_ID)
+    parser.add_argument("--interval", type=float, default=0.05,
+                        help="seconds between the dealer's actions")
+    parser.add_argument("--irregularities", type=float, default=0.02,
+                        help="probability per round of a dealer mistake")
+    parser.add_argument("--designation", default="standard",
+                        choices=("standard", "ez", "fortune7", "no-commission"))
+    parser.add_argument("--no-dealer", action="store_true",
+                        help="start the shoe only; deal by writing to the dealer pty yourself")
+    parser.add_argument("--reader", choices=("pn532",),
+                        help="deal through the shoe's PN532 driver and the wire-level simulator, "
+                             "with an enrolled 8-deck card set of made-up tags, instead of the "
+                             "dealer channel")
+
+
+def run(args):
+    import tempfile
+
+    from host_tools.sim import dealer as dealer_mod
+
+    directory = args.dir or tempfile.mkdtemp(prefix="shoe-emulate-")
+    tags = None
+    if args.reader:
+        tags = TaggedSet(8)
+        path = os.path.join(directory + ".cardset")
+        tags.write(path)
+        emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path)
+    else:
+        emu = Emulator(directory, args.shoe_id)
+    emu.start()
+    print(emu.host_path, flush=True)
+    emu.wait_booted()
+    print("# shoe %s, flash %s, key %s, VM log %s" % (emu.shoe_id, emu.dir, emu.key_path, emu.stderr_path),
+          flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        if not args.no_dealer:
+            d = dealer_mod.Dealer(args.seed, designation=args.designation,
+                                  irregularity_rate=args.irregularities)
+            n = 0
+            for line in d.lines():
+                if stop.is_set() or emu.proc.poll() is not None:
+                    break
+                if tags is None:
+                    emu.deal(line)
+                else:
+                    tags.deal(emu, line)
+                n += 1
+                stop.wait(args.interval)
+            print("# dealer: %d lines dealt (seed %d); the shoe keeps running until Ctrl-C"
+                  % (n, args.seed), flush=True)
+        while not stop.is_set() and emu.proc.poll() is None:
+            stop.wait(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        code = emu.proc.poll()
+        emu.close()
+    if code not in (None, -signal.SIGKILL):
+        print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
+        return 1
+    return 0
+
+
+class TaggedSet:
+    """An enrolled card set of made-up NTAG-style 7-byte UIDs (one per card of
+    each deck, and two cover cards), and a dealer's hands for it: a script
+    line's card becomes the next unused copy of that card at the antenna."""
+
+    def __init__(self, decks):
+        vm.use_firmware()
+        from cardset import registry
+
+        self.registry = registry
+        self.decks = decks
+        self.covers = [bytes([4, 0xC0, k, 0, 0, 0, 0]) for k in range(2)]
+        self.used = {}
+
+    @staticmethod
+    def uid(card, deck):
+        return bytes([4, 0xA0, deck, card, 0x5A, 0xC3, 0x11])
+
+    def write(self, path):
+        reg = self.registry
+        entries = [(self.uid(c, d), c, d, reg.BATCH_A)
+                   for d in range(1, self.decks + 1) for c in range(52)]
+        entries += [(u, reg.COVER, 0, 0) for u in self.covers]
+        with open(path, "wb") as f:
+            f.write(reg.encode(reg.KIND_UID, entries, self.decks, 0))
+
+    def deal(self, emu, line, timeout=5.0):
+        """Buttons and a new shoe go on the dealer channel; cards and the cover
+        card go to the antenna, each read before the next action (the dealer
+        waits for the shoe's light, as at a table). A face-up card shows its
+        face to the simulated back sensor."""
+        from baccarat import cards
+
+        words = line.split()
+        if not words:
+            return
+        if words[0] == "cover":
+            self._present(emu, self.covers[0], timeout)
+            return
+        if words[0] == "shoe":
+            self.used = {}
+        try:
+            c = cards.parse(words[0])
+        except ValueError:
+            emu.deal(line)
+            return
+        copy = self.used.get(c, 0) + 1
+        self.used[c] = copy
+        up = words[1:] == ["up"]
+        if up:
+            emu.deal("sensor face")  # the back sensor sees the card's face
+        self._present(emu, self.uid(c, copy), timeout)
+        if up:
+            emu.deal("sensor back_a")
+
+    @staticmethod
+    def _present(emu, tag, timeout):
+        emu.present(tag)
+        end = time.monotonic() + timeout
+        while emu.chip.field and time.monotonic() < end:
+            time.sleep(0.002)
+
+
+# -- benchmark: `python -m host_tools.sim.emulate` ----------------------------------
+
+_BENCH_PROGRAM = vmcode.SINK_BOARD + r"""
+import gc, sys, time
+from baccarat import script
+from link.journal import Journal
+from link.session import Session
+import board_config
+
+mode = sys.argv[1]
+s = Session(SinkBoard(), board_config, Journal(sys.argv[2]))
+gc.collect()
+t = time.ticks_us()
+s.boot()
+boot_us = time.ticks_diff(time.ticks_us(), t)
+s.up = True
+if mode == "deal":
+    times = []
+    f = open(sys.argv[3])
+    while True:
+        line = f.readline()
+        if not line:
+            break
+        t = time.ticks_us()
+        script.feed_line(s, line)
+        s.step()
+        s.acked_to(s.seq)
+        times.append(time.ticks_diff(time.ticks_us(), t))
+    times.sort()
+    print("deal", len(times), times[len(times) // 2], times[len(times) * 99 // 100], s.seq)
+elif mode == "mac":
+    # One event's tag, chained to the last (docs/protocol.md 4), for a card
+    # event of the usual size.
+    from link import auth
+    signer = auth.FrameSigner(b"k" * 32, "BENCH")
+    body = (b'{"type":"card","round":12,"pos":"P1","card":"9H","up":false,'
+            b'"next":"B1","simulated":false,"left":371}')
+    tag = bytearray(b"0" * 32)
+    times = []
+    for i in range(400):
+        t = time.ticks_us()
+        signer.sign_into(0x45, 1000 + i, tag, 0, 32, body, 0, len(body), tag, 0)
+        times.append(time.ticks_diff(time.ticks_us(), t))
+    times.sort()
+    print("mac", len(body), times[len(times) // 2], times[len(times) * 99 // 100])
+else:
+    gc.collect()
+    print("boot", boot_us, s.seq, gc.mem_free())
+"""
+
+
+def main(argv=None):
+    """Median VM cost per dealing action through the whole shoe side (core,
+    journal append + fsync, outbox, tag, framing), of a boot that replays a
+    full shoe's journal, and of one event's tag, at the emulator board's heap."""
+    import argparse
+    import statistics
+    import tempfile
+
+    from host_tools.sim import dealer as dealer_mod
+
+    parser = argparse.ArgumentParser(prog="python -m host_tools.sim.emulate")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        flash = os.path.join(tmp, "flash")
+        emu = Emulator(flash, "BENCH")
+        emu.close()
+        prog = os.path.join(tmp, "bench.py")
+        with open(prog, "w") as f:
+            f.write(_BENCH_PROGRAM)
+        lines = os.path.join(tmp, "shoe.txt")
+        with open(lines, "w") as f:
+            f.write("\n".join(dealer_mod.script(args.seed, irregularity_rate=0.02)))
+        cmd = vm.micropython_cmd([prog], heap="%dk" % (emu.heap // 1024))
+        env = dict(os.environ, MICROPYPATH=flash)
+        med, p99, boots, free, macs = [], [], [], [], []
+        for run in range(args.runs):
+            journal = os.path.join(tmp, "journal%d.bin" % run)
+            proc = subprocess.run(cmd + ["deal", journal, lines], env=env, capture_output=True,
+                                  text=True, timeout=600)
+            if proc.returncode:
+                raise SystemExit("the VM failed:\n" + proc.stdout + proc.stderr)
+            out = proc.stdout.split()
+            actions, events = int(out[1]), int(out[4])
+            med.append(int(out[2]))
+            p99.append(int(out[3]))
+            out = subprocess.run(cmd + ["boot", journal], env=env, capture_output=True,
+                                 text=True, timeout=600, check=True).stdout.split()
+            boots.append(int(out[1]))
+            free.append(int(out[3]))
+            out = subprocess.run(cmd + ["mac", journal], env=env, capture_output=True,
+                                 text=True, timeout=600, check=True).stdout.split()
+            body_bytes = int(out[1])
+            macs.append((int(out[2]), int(out[3])))
+    print("shoe side in the VM (heap %d KiB, seed %d, %d dealing actions, %d events, %d runs):"
+          % (emu.heap // 1024, args.seed, actions, events, args.runs))
+    print("  per action (core + journal fsync + outbox + frame): median %d us, p99 %d us"
+          % (statistics.median(med), statistics.median(p99)))
+    print("  boot replaying the full shoe's journal: median %.1f ms; heap free after: %d KiB"
+          % (statistics.median(boots) / 1000, statistics.median(free) // 1024))
+    print("  one event's tag (BLAKE2s-128, %d-byte card event, chained): median %d us, p99 %d us"
+          % (body_bytes, statistics.median(m for m, _ in macs), statistics.median(p for _, p in macs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""A whole casino on one machine: a hub, one leaf node per pit, simulated
+pits (host_tools/sim/simpit.py, one process each), two `shoe central`
+processes and PostgreSQL. `shoe central demo`, `shoe soak casino` and the
+tests drive it; every part can be killed and restarted by itself.
+
+``domains=True`` is the leaf-buffer layout (each leaf has a JetStream
+domain and its pit's stream; the hub's stream sources them), False the
+hub-capture layout (plain leaves; the pit stores buffer). docs/casino.md
+says what each does when the hub is away.
+"""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from host_tools.sim.rigs import servers
+from host_tools.sim import simtable
+from host_tools.casino import wire
+from host_tools.store import db
+
+
+class Rig:
+    def __init__(self, workdir, pits=2, tables=3, rate=5.0, events=0, domains=True,
+                 casino="C1", consumers=2, fsync=False):
+        self.dir = os.path.abspath(workdir)
+        os.makedirs(self.dir, exist_ok=True)
+        self.casino = casino
+        self.domains = domains
+        self.rate = rate
+        self.events = events
+        self.pits = ["P%d" % (i + 1) for i in range(pits)]
+        self.shoes = {p: ["%s-%s-T%d" % (casino, p, t + 1) for t in range(tables)] for p in self.pits}
+        self.keydir = os.path.join(self.dir, "keys")
+        simtable.make_keys(self.keydir, [s for p in self.pits for s in self.shoes[p]])
+        self.hub = servers.Nats(self.dir, "hub", leaf_port=servers.free_port(),
+                                domain="hub" if domains else None)
+        self.leaves = {p: servers.Nats(self.dir, "leaf-" + p, hub_leaf_url=self.hub.leaf_url,
+                                       domain=self.domain(p), jetstream=domains)
+                       for p in self.pits}
+        # A plain leaf must not run JetStream: with JetStream and no domain
+        # of its own it answers the pit's stream API itself and captures the
+        # pit's events in a stream nobody consumes.
+        self.pg = servers.Postgres(fsync=fsync)
+        self.pit_procs = {}
+        self.consumer_procs = {}
+        self.n_consumers = consumers
+
+    def domain(self, pit):
+        return ("pit-%s" % pit).lower() if self.domains else None
+
+    def store_path(self, pit):
+        return os.path.join(self.dir, "%s.db" % pit)
+
+    # -- processes -----------------------------------------------------------
+
+    def start(self, pits=True):
+        self.hub.start()
+        for leaf in self.leaves.values():
+            leaf.start()
+        self.pg.start()
+        for pit in self.pits if pits else ():
+            self.start_pit(pit)
+        for i in range(self.n_consumers):
+            self.start_consumer(i)
+        return self
+
+    def start_pit(self, pit):
+        argv = [sys.executable, "-m", "host_tools.sim.simpit", "--store", self.store_path(pit),
+                "--keys", self.keydir, "--shoes", ",".join(self.shoes[pit]),
+                "--nats", self.leaves[pit].url, "--casino", self.casino, "--pit", pit,
+                "--rate", str(self.rate), "--events", str(self.events)]
+        if self.domains:
+            argv += ["--domain", self.domain(pit)]
+        self.pit_procs[pit] = self._spawn(argv, "pit-%s.log" % pit)
+
+    def consumer_argv(self):
+        argv = [sys.executable, "-m", "host_tools.cli", "central", "--nats", self.hub.url,
+                "--dsn", self.pg.dsn, "--keys", self.keydir, "--casino", self.casino]
+        if self.domains:
+            for pit in self.pits:
+                argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
+        return argv
+
+    def start_consumer(self, i):
+        self.consumer_procs[i] = self._spawn(self.consumer_argv(), "central-%d.log" % i)
+
+    def _spawn(self, argv, logname):
+        with open(os.path.join(self.dir, logname), "ab") as log:
+            return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+
+    @staticmethod
+    def kill_proc(proc):
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+    def kill_pit(self, pit):
+        self.kill_proc(self.pit_procs.get(pit))
+
+    def kill_consumer(self, i):
+        self.kill_proc(self.consumer_procs.get(i))
+
+    def stop_dealing(self):
+        """SIGTERM the pits: they stop dealing and exit after publishing
+        (simpit's --drain, 20 s at most)."""
+        for proc in self.pit_procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.pit_procs.values():
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill_proc(proc)
+
+    def close(self):
+        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()):
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill_proc(proc)
+        for leaf in self.leaves.values():
+            leaf.stop()
+        self.hub.stop()
+        self.pg.cleanup()
+
+    # -- the record ------------------------------------------------------------
+
+    def pit_events(self):
+        """{(shoe, seq): (event, mac)} of every pit store."""
+        out = {}
+        for pit in self.pits:
+            if not os.path.exists(self.store_path(pit)):
+                continue
+            with db.open_existing(self.store_path(pit)) as st:
+                for shoe, seq, event, mac in st.db.execute(
+                        "SELECT shoe_id, seq, event, mac FROM events"):
+                    out[(shoe, seq)] = (event, mac)
+        return out
+
+    def central_count(self):
+        import psycopg
+        try:
+            with psycopg.connect(self.pg.dsn) as c:
+                return c.execute("SELECT count(*) FROM events").fetchone()[0]
+        except psycopg.Error:
+            return -1
+
+    def converge(self, timeout=120.0):
+        """Wait until the central record holds as many events as the pit
+        stores; returns the seconds it took, or None on timeout."""
+        t0 = time.monotonic()
+        want = len(self.pit_events())
+        while time.monotonic() - t0 < timeout:
+            if self.central_count() >= want:
+                return time.monotonic() - t0
+            time.sleep(0.25)
+        return None
+
+    def compare(self):
+        """Counts of the pit stores against the central record: events,
+        lost (in a pit, not central), duplicated (a (shoe, seq) twice),
+        extra (central, in no pit store), different (same place, other bytes)."""
+        import psycopg
+        pits = self.pit_events()
+        with psycopg.connect(self.pg.dsn) as c:
+            rows = c.execute("SELECT shoe_id, seq, event, mac FROM events").fetchall()
+            dup = c.execute("SELECT count(*) FROM (SELECT shoe_id, seq FROM events GROUP BY 1, 2"
+                            " HAVING count(*) > 1) d").fetchone()[0]
+            alerts = dict(c.execute("SELECT kind, count(*) FROM alerts GROUP BY 1").fetchall())
+        central = {(s, q): (e, m) for s, q, e, m in rows}
+        return {"events": len(pits), "central": len(rows),
+                "lost": sum(1 for k in pits if k not in central),
+                "duplicated": dup + (len(rows) - len(central)),
+                "extra": sum(1 for k in central if k not in pits),
+                "different": sum(1 for k, v in pits.items() if k in central and central[k] != v),
+                "alerts": alerts}
+
+    def verify_central(self):
+        """(exit code, output) of `shoe verify --central`."""
+        r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--central",
+                            self.pg.dsn, "--key-dir", self.keydir], capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+
+    # -- forgeries ---------------------------------------------------------------
+
+    def inject(self, pit, kinds=("forged", "replayed")):
+        """Publish forged and replayed events at a pit's leaf node, as an
+        intruder on the pit's network could: returns how many were sent."""
+        return asyncio.run(inject(self.leaves[pit].url, self.casino, pit, self.store_path(pit),
+                                  self.shoes[pit][0], kinds))
+
+
+async def inject(url, casino, pit, store_path, shoe, kinds=("forged", "replayed")):
+    """``forged``: the pit's newest seq with another body and a made-up
+    tag (refused at whichever side of the real one it arrives); ``replayed``: a stored
+    event's seq reused with another stored event's body and tag. Each goes
+    out without a Nats-Msg-Id (an intruder does not help the broker dedupe)."""
+    from host_tools.casino import streams
+    with db.open_existing(store_path) as st:
+        rows = list(st.db.execute("SELECT seq, event, mac FROM events WHERE shoe_id = ?"
+                                  " ORDER BY seq", (shoe,)))
+    if len(rows) < 3:
+        return 0
+    nc = await streams.connect(url)
+    sent = 0
+    try:
+        js = nc.jetstream()
+        subj = wire.subject(casino, pit, "T1")
+        last = rows[-1][0]
+        for kind in kinds:
+            if kind == "forged":
+                seq, body, mac = last, b'{"type":"result","round":1,"winner":"player"}', "f" * 32
+            else:
+                seq, body, mac = rows[1][0], rows[2][1].encode(), rows[2][2]
+            h = wire.headers(shoe, seq, mac, time.time())
+            del h[wire.H_ID]
+            await js.publish(subj, body, headers=h, timeout=5)
+            sent += 1
+    finally:
+        await nc.close()
+    return sent

@@ -1,0 +1,285 @@
+"""`shoe shuffler emulate`: the shuffler firmware (firmware/shuffler/main.py)
+in the real MicroPython VM, its pins on the mechanism model, its link on a
+pty, like `shoe emulate` for the shoe.
+
+    bridge --pyserial--> HOST pty  <==relay==>  DEVICE pty <-- PtyUART -- VM (shuffler.main)
+    this process  -----> OPERATOR pty ---------------------- PtyUART -- VM (world + buttons)
+
+The directory is the shuffler's flash: board_config.py, its key (0600),
+the card set, the journal and the custody state file. Restarting the VM on
+it is a power cycle (``power_cut()`` is kill -9). The entropy is the seeded
+emulation source (``--seed``): reproducible, never for play.
+
+The operator channel's lines are listed in firmware/shuffler/board_emu.py.
+``TwoBatchSet`` makes an enrolled card set with batches A and B of made-up
+tags; ``feed()`` puts cards in the intake tray, ``press()`` a button,
+``take()`` takes the stack the machine pushed out (to the shoe).
+"""
+
+import os
+import secrets
+import select
+import signal
+import subprocess
+import threading
+import time
+
+from host_tools.protocol import keys
+from host_tools.sim import ptys
+from host_tools import vm
+from host_tools.boards import config as board_config
+
+DEFAULT_ID = "SHUF1"
+KEY_FILE = "shoe_key.bin"      # the name the firmware's board reads (one key file per device)
+CARDSET_FILE = "cardset.bin"
+HEAP = "320k"                  # see docs/shuffler.md "Footprint": the model and simulators ride along
+
+
+def stage_code():
+    """The firmware compiled with mpy-cross, as a board holds it (compiling
+    from source in the VM would cost the heap a board never spends), in a
+    directory shared by every emulated shuffler of this firmware version.
+    Built in a temporary directory and renamed, so parallel test processes
+    never see half of it. The shoe's own main.py is left out."""
+    import pathlib
+    import shutil
+    import tempfile
+
+    from host_tools import deploy
+
+    root = pathlib.Path(vm.FIRMWARE)
+    version = board_config.firmware_version(root).split("+")[-1]
+    out = pathlib.Path(tempfile.gettempdir()) / ("shuffler-mpy-%d-%s" % (os.getuid(), version))
+    if out.is_dir():
+        return str(out)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="shuffler-mpy-"))
+    for src in sorted(root.rglob("*.py")):
+        rel = src.relative_to(root)
+        if "__pycache__" in rel.parts or rel.as_posix() in ("main.py", "board_config.py"):
+            continue
+        deploy.compile_mpy(src, tmp / rel.with_suffix(".mpy"), rel.as_posix())
+    try:
+        os.rename(tmp, out)
+    except OSError:  # another process staged it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return str(out)
+
+
+class OperatorError(RuntimeError):
+    """The VM answered an operator line with ``err``, or not at all."""
+
+
+class TwoBatchSet:
+    """An enrolled card set of made-up 7-byte tags: ``decks`` decks of batch
+    A and of batch B (Ch 3B: two batches of different back colours) and two
+    cover cards. Cards are named by (batch, deck, card code)."""
+
+    def __init__(self, decks):
+        vm.use_firmware()
+        from cardset import registry
+        self.registry = registry
+        self.decks = decks
+
+    @staticmethod
+    def uid(batch, deck, card):
+        return bytes([4, 0xA0 | batch, deck, card, 0x5A, 0xC3, 0x11])
+
+    def entries(self):
+        reg = self.registry
+        out = []
+        for b in (reg.BATCH_A, reg.BATCH_B):
+            out += [(self.uid(b, d, c), c, d, b) for d in range(1, self.decks + 1) for c in range(52)]
+        out += [(bytes([4, 0xC0, k, 0, 0, 0, 0]), reg.COVER, 0, 0) for k in range(2)]
+        return out
+
+    def encode(self):
+        return self.registry.encode(self.registry.KIND_UID, self.entries(), self.decks, self.decks)
+
+    def new_deck_order(self, batch):
+        """The batch's tags in new-deck order (shuffle.fed_card), deck after deck."""
+        from shuffler import shuffle
+        return [self.uid(batch, 1 + k // 52, shuffle.fed_card(k)) for k in range(self.decks * 52)]
+
+    @staticmethod
+    def card_of(uid):
+        """(batch, deck, card code) of one of this set's tags."""
+        return uid[1] & 0x0F, uid[2], uid[3]
+
+
+class ShufflerEmulator:
+    def __init__(self, directory, device_id=DEFAULT_ID, decks=1, seed=1, key=None, wdt_ms=2000,
+                 journal_compact=None, heap=None, heap_probe=False):
+        self.dir = os.path.abspath(directory)
+        self.device_id = board_config.check_shoe_id(device_id)
+        keys.private_dir(self.dir)
+        self.key_path = os.path.join(self.dir, KEY_FILE)
+        if not os.path.exists(self.key_path):
+            keys.write_key(self.key_path, key or secrets.token_bytes(keys.KEY_BYTES))
+        self.key = keys.read_key(self.key_path)
+        self.cards = TwoBatchSet(decks)
+        set_path = os.path.join(self.dir, CARDSET_FILE)
+        if not os.path.exists(set_path):
+            with open(set_path, "wb") as f:
+                f.write(self.cards.encode())
+        self._dev_m, self._dev_s, dev_path = ptys.open_raw(nonblocking=True)
+        self._host_m, self._host_s, self.host_path = ptys.open_raw(nonblocking=True)
+        self._op_m, self._op_s, self.operator_path = ptys.open_raw()
+        self._stop = threading.Event()
+        self.heap = heap or HEAP
+        self._write_config(dev_path, seed, wdt_ms, journal_compact, heap_probe)
+        self.code = stage_code()
+        self.proc = None
+        self.stderr_path = os.path.join(self.dir, "vm.stderr")
+        self.booted = threading.Event()
+        self._pending = b""
+        self._relay = threading.Thread(target=self._relay_loop, daemon=True)
+        self._relay.start()
+
+    def _write_config(self, dev_path, seed, wdt_ms, journal_compact=None, heap_probe=False):
+        values = {
+            "MODULE": "board_emu",
+            "BOARD": "shuffler-emulator",
+            "SHOE_ID": self.device_id,
+            "FIRMWARE_VERSION": board_config.firmware_version(),
+            "LINK": {"device": dev_path, "baud": 115200},
+            "OPERATOR": {"device": self.operator_path},
+            "SEED": seed,
+            "WDT_MS": wdt_ms,
+        }
+        if journal_compact is not None:
+            values["JOURNAL_COMPACT"] = journal_compact  # tests: compact a small journal
+        if heap_probe:
+            values["HEAP_PROBE"] = True  # board_emu: the largest live heap, in `state`
+        with open(os.path.join(self.dir, "board_config.py"), "w") as f:
+            f.write('"""Generated by `shoe shuffler emulate` for this run\'s ptys."""\n')
+            for k in sorted(values):
+                f.write("%s = %r\n" % (k, values[k]))
+
+    # -- power -------------------------------------------------------------
+
+    def start(self):
+        self.booted.clear()
+        cmd = vm.micropython_cmd(["-m", "shuffler.main"], heap=self.heap)
+        err = open(self.stderr_path, "ab")
+        env = dict(os.environ, MICROPYPATH=os.pathsep.join([self.dir, self.code]))
+        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=err, stderr=err)
+        err.close()
+        return self.proc
+
+    def wait_booted(self, timeout=30):
+        if not self.booted.wait(timeout):
+            raise RuntimeError("the shuffler sent nothing within %ds; see %s" % (timeout, self.stderr_path))
+
+    def power_cut(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def close(self):
+        self.power_cut()
+        self._stop.set()
+        self._relay.join(2)
+        ptys.close(self._dev_m, self._dev_s, self._host_m, self._host_s, self._op_m, self._op_s)
+
+    def _relay_loop(self):
+        ptys.relay(self._dev_m, self._host_m, self._stop.is_set, self._passing)
+
+    def _passing(self, src, data):
+        if src == self._dev_m:
+            self.booted.set()
+        return data
+
+    # -- the operator channel ------------------------------------------------
+
+    def _readline(self, deadline):
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or (self.proc is not None and self.proc.poll() is not None):
+                raise OperatorError("no answer from the shuffler's operator channel (see %s)"
+                                    % self.stderr_path)
+            if select.select([self._op_m], [], [], min(left, 0.1))[0]:
+                self._pending += os.read(self._op_m, 4096)
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line.decode().strip()
+
+    def op(self, line, timeout=30.0):
+        """One operator line; its ``out`` lines and the final ``ok`` text."""
+        self.wait_booted()
+        os.write(self._op_m, line.encode() + b"\n")
+        deadline = time.monotonic() + timeout
+        outs = []
+        while True:
+            got = self._readline(deadline)
+            if got.startswith("out "):
+                outs.append(got)
+            elif got.startswith("ok"):
+                return outs, got
+            elif got.startswith("err"):
+                raise OperatorError("%s: %s" % (line, got))
+            # anything else (a "delivered" notice) is news, not the answer
+
+    def feed(self, uids, colour=None):
+        """Cards at the bottom of the intake tray, in this order."""
+        for uid in uids:
+            c = colour or ("back_a" if TwoBatchSet.card_of(uid)[0] == 1 else "back_b")
+            self.op("card %s %s" % (uid.hex(), c))
+
+    def press(self, button):
+        self.op(button)
+
+    def take(self, everything=False):
+        """The oldest stack at the output (or everything inside): [(uid, colour)]."""
+        outs, _ = self.op("takeall" if everything else "take")
+        return [(bytes.fromhex(o.split()[1]), o.split()[2]) for o in outs]
+
+    def state(self):
+        _, text = self.op("state")
+        return {k: int(v) for k, v in (w.split("=") for w in text.split()[1:])}
+
+
+def add_arguments(parser):
+    parser.add_argument("--dir", help="the shuffler's flash (key, card set, journal); reused as it is, "
+                                      "so a second run is a power cycle. Default: a new temp dir")
+    parser.add_argument("--id", default=DEFAULT_ID, help="device id on the link (default %s)" % DEFAULT_ID)
+    parser.add_argument("--decks", type=int, default=1, choices=range(1, 9), metavar="1-8",
+                        help="decks per batch of the emulated card set (default 1)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the emulated entropy source")
+    parser.add_argument("--idle", action="store_true",
+                        help="load nothing: drive it yourself through the operator pty")
+
+
+def run(args):
+    import sys
+    import tempfile
+
+    directory = args.dir or tempfile.mkdtemp(prefix="shuffler-emulate-")
+    emu = ShufflerEmulator(directory, args.id, decks=args.decks, seed=args.seed)
+    emu.start()
+    print(emu.host_path, flush=True)
+    print("# shuffler %s, flash %s, key %s, operator pty %s, VM log %s"
+          % (emu.device_id, emu.dir, emu.key_path, emu.operator_path, emu.stderr_path), flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        emu.wait_booted()
+        if not args.idle:
+            emu.feed(emu.cards.new_deck_order(1))
+            emu.press("load A")
+            print("# batch A (%d cards, new-deck order) loaded: it is checked, shuffled and sealed; "
+                  "connect `shoe bridge` to %s to see the events" % (args.decks * 52, emu.host_path),
+                  flush=True)
+        while not stop.is_set() and emu.proc.poll() is None:
+            stop.wait(0.2)
+    except KeyboardInterrupt:
+        pass
+    except (OperatorError, RuntimeError) as exc:
+        print("shoe shuffler emulate: %s" % exc, file=sys.stderr)
+        emu.close()
+        return 1
+    code = emu.proc.poll()
+    emu.close()
+    if code not in (None, -signal.SIGKILL):
+        print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,91 @@
+"""One simulated pit as its own process: tables dealing signed events into
+the pit's SQLite store at a table's pace, and the pit's real publisher
+(publish.PitPublisher, as `shoe pit` runs it) sending the store to NATS.
+
+A process, not a thread, so the soak can SIGKILL a pit server as the
+machine would lose it: the store and its high-water marks are whatever was
+committed, and a restarted pit carries on from there. SIGTERM instead stops
+dealing and exits once the broker has every stored event (or after
+``--drain`` seconds).
+
+    python -m host_tools.sim.simpit --store S --keys DIR --shoes A,B --nats URL
+        --casino C --pit P [--domain D] [--rate EV_PER_S_PER_TABLE] [--events N]
+"""
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import time
+
+from host_tools.protocol import keys as keys_mod
+from host_tools.sim import simtable
+from host_tools.casino.publish import Outbox, PitPublisher
+from host_tools.pit.config import Casino
+from host_tools.store import db
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="simpit")
+    p.add_argument("--store", required=True)
+    p.add_argument("--keys", required=True)
+    p.add_argument("--shoes", required=True, help="comma-separated shoe ids, one per table")
+    p.add_argument("--nats", required=True)
+    p.add_argument("--casino", required=True)
+    p.add_argument("--pit", required=True)
+    p.add_argument("--domain")
+    p.add_argument("--rate", type=float, default=2.0, help="events per second per table")
+    p.add_argument("--events", type=int, default=0, help="stop dealing at this seq per shoe (0: never)")
+    p.add_argument("--drain", type=float, default=20.0,
+                   help="on SIGTERM, wait at most this long for the broker to have every event")
+    args = p.parse_args(argv)
+    shoes = args.shoes.split(",")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    store = db.Store(args.store)
+    tables = {s: "T%d" % (i + 1) for i, s in enumerate(shoes)}
+    sims = [simtable.SimShoe(s, keys_mod.read_key(os.path.join(args.keys, s + ".key")), seed=i)
+            .resume(store) for i, s in enumerate(shoes)]
+    pub = PitPublisher(args.store, Casino(args.nats, args.casino, args.pit, args.domain), tables)
+    pub.start()
+    # Round robin, one table at a time: each table deals at ``rate``, the
+    # tables spread evenly over the period as a real pit's would be.
+    step = 1.0 / (args.rate * len(sims)) if args.rate > 0 else 0.0
+    nxt = time.monotonic()
+    i = 0
+    try:
+        while not stop.is_set():
+            if args.events and all(s.seq >= args.events for s in sims):
+                stop.wait(0.2)
+                continue
+            sim = sims[i % len(sims)]
+            i += 1
+            if args.events and sim.seq >= args.events:
+                continue
+            sim.deal(store, 1)
+            pub.on_message({"type": "event", "shoe": sim.shoe_id, "table": tables[sim.shoe_id]})
+            nxt += step
+            delay = nxt - time.monotonic()
+            if delay > 0:
+                stop.wait(delay)
+            elif delay < -1.0:
+                nxt = time.monotonic()  # fell behind (a stall): do not burst to catch up
+        # SIGTERM: stop dealing, then leave once the broker has everything
+        # (bounded): a pit told to stop is not a pit that died, and a
+        # broker path that has only just come back may need a few seconds.
+        box = Outbox(args.store)
+        try:
+            deadline = time.monotonic() + args.drain
+            while box.behind() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            box.close()
+    finally:
+        pub.close()
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""`shoe verify --db DB | --central DSN [--key-file KEY | --key-dir DIR] [--shoe ID] [--anchor ...]`.
+
+Surveillance runs this before trusting an export. It names the first bad seq
+so an investigator can go straight to the row; exit 0 only if every chain is
+whole from the shoe's first stored seq to the head recorded for it, and no
+critical alert (a rollback, a fork) is stored.
+
+Two levels of proof:
+
+- Without ``--key-file`` it recomputes the store's SHA-256 chain. That
+  catches accidents and careless edits, but anyone who can write the file
+  can recompute it, so the output says the shoe's signatures were not checked.
+- With ``--key-file`` it also checks every event's tag, made by the shoe with
+  its key over the previous event's tag (docs/design.md, the store
+  contract): every stored event came from the key holder, in order, none
+  missing, from ``first_prev`` on, with chain restarts only where the
+  protocol allows one. A store edited and re-chained without the key fails.
+- ``--anchor SHOE:SEQ:MAC`` (a checkpoint tag printed earlier by this
+  command, or kept elsewhere) proves the store still reaches SEQ with the
+  very event the shoe signed there: a truncated tail, re-chained or not,
+  fails it. Each passing shoe's latest checkpoint is printed as such a line.
+
+The store is opened read-only (SQLite ``mode=ro``): checking the evidence
+must never change it.
+
+``--central DSN`` checks the casino's PostgreSQL record (host_tools/casino)
+with the same walk: ``check_shoe`` reads any source with the Store's reading
+methods; a source without the SHA-256 row chain (``HASHED = False``) is
+checked on its tag chain alone, so it needs the keys (``--key-dir``: one
+``<shoe_id>.key`` per shoe), and its own anchors table is checked too.
+"""
+
+import hashlib
+import json
+import sys
+
+from host_tools.protocol import chain
+from host_tools.store import db
+
+
+def add_arguments(parser):
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--db", help="the store's SQLite file")
+    where.add_argument("--central", metavar="DSN", help="the casino's PostgreSQL record (shoe central)")
+    parser.add_argument("--key-dir", help="a directory of <shoe_id>.key files: check each shoe's tags")
+    parser.add_argument("--shoe", help="check only this shoe id")
+    parser.add_argument("--key-file", help="the shoe key (32 bytes): also check every event's tag")
+    parser.add_argument("--anchor", action="append", default=[], metavar="SHOE:SEQ:MAC",
+                        help="a checkpoint tag kept outside the store; may be repeated")
+
+
+def parse_anchor(text):
+    """(shoe, seq, mac) of ``SHOE:SEQ:MAC``, or ValueError with the reason."""
+    parts = text.rsplit(":", 2)
+    if len(parts) != 3 or not parts[0]:
+        raise ValueError("anchor %r is not SHOE:SEQ:MAC" % text)
+    shoe, seq, mac = parts
+    if not seq.isdigit():
+        raise ValueError("anchor %r: SEQ must be a whole number" % text)
+    mac = mac.lower()
+    if len(mac) != 32 or any(c not in "0123456789abcdef" for c in mac):
+        raise ValueError("anchor %r: MAC must be 32 hex digits" % text)
+    return shoe, int(seq), mac
+
+
+def check_shoe(store, shoe_id, fkey=None, anchors=()):
+    """None if the shoe's record is whole, else (seq, reason) for the first
+    fault. ``fkey`` (auth.frames_key of the shoe key) adds the tag chain;
+    ``anchors`` are (seq, mac) pairs the store must still hold."""
+    info = store.shoe(shoe_id)
+    hashed = getattr(store, "HASHED", True)
+    prev = db.GENESIS
+    expected = info["first_seq"]
+    link = info["first_prev"]
+    if fkey is not None and expected is not None and link is None:
+        return expected, "no first_prev recorded: the store cannot show where the shoe's chain starts"
+    if fkey is not None and expected == 1 and link != db.ZERO_HEX:
+        return 1, "first_prev of seq 1 is not zeros (a chain starts at seq 1 from nothing)"
+    tags = {}
+    for row in store.rows(shoe_id):
+        seq, text = row["seq"], row["event"]
+        if expected is None:
+            return seq, "row stored but the shoe's chain head records no events"
+        if info["last_seq"] is not None and seq > info["last_seq"]:
+            return seq, "row after the chain head seq %d (inserted)" % info["last_seq"]
+        if seq < expected:
+            return seq, "row before the chain's first seq %d (inserted)" % expected
+        if seq > expected:
+            return expected, "missing (deleted); next stored row is seq %d" % seq
+        digest = prev
+        if hashed:
+            if row["prev_hash"] != prev.hex():
+                return seq, "prev_hash does not link to seq %d (row moved or replaced)" % (seq - 1)
+            digest = db.chain_hash(prev, text.encode("utf-8"), seq, shoe_id)
+            if digest.hex() != row["hash"]:
+                return seq, "hash mismatch: event text, seq or shoe id altered"
+        fault = _column_fault(row)
+        if fault:
+            return seq, fault
+        if fkey is not None:
+            if not row["mac"]:
+                return seq, "no tag stored: this event cannot be shown to come from the shoe"
+            # The same acceptance the bridge and `shoe central` applied
+            # before storing (host_tools/protocol/chain.py).
+            head = (chain.Head(seq, link) if seq == info["first_seq"]
+                    else chain.Head(info["first_seq"], info["first_prev"], seq - 1, link))
+            verdict = chain.accept(fkey, shoe_id, head, seq, text.encode("utf-8"), row["mac"])
+            # MALFORMED still proves the shoe signed it; verify is about
+            # provenance, the writers' gate about the schema.
+            if verdict.kind not in (chain.STORED, chain.MALFORMED):
+                return seq, ("tag does not verify under the shoe's key: the event was altered, "
+                             "or an event before it is missing or altered")
+            tags[seq] = row["mac"]
+            link = row["mac"]
+        prev = digest
+        expected = seq + 1
+    last = info["last_seq"]
+    if last is not None and expected != last + 1:
+        return expected, "missing (deleted); chain head is seq %d" % last
+    if not hashed and fkey is not None and info.get("last_mac") not in (None, link):
+        return last, "chain head tag does not match the last row's tag"
+    if hashed and info["head_hash"] is not None and info["head_hash"] != prev.hex():
+        return last, "chain head hash does not match the last row"
+    for seq, mac in anchors:
+        if seq not in tags:
+            if last is None or seq > last:
+                return seq, "anchor seq %d is not in the store (it ends at %s): the tail is missing" % (
+                    seq, last)
+            return seq, "anchor seq %d is before the store's first seq %s" % (seq, info["first_seq"])
+        if tags[seq] != mac:
+            return seq, "anchor tag %s does not match the stored event's tag %s" % (mac, tags[seq])
+    return None
+
+
+def _column_fault(row):
+    # type/round are indexes derived from the event; recall trusts the text,
+    # but a tool querying the columns must not be misled either.
+    try:
+        event = json.loads(row["event"])
+    except ValueError:
+        return "event text is not JSON"
+    rnd = event.get("round") if isinstance(event, dict) else None
+    if not isinstance(event, dict) or row["type"] != event.get("type") or \
+            row["round"] != (rnd if isinstance(rnd, int) else None):
+        return "type/round columns do not match the event"
+    return None
+
+
+def latest_checkpoint(store, shoe_id):
+    """(seq, mac) of the shoe's newest stored checkpoint event, or None."""
+    if hasattr(store, "latest_checkpoint"):
+        return store.latest_checkpoint(shoe_id)
+    row = store.db.execute(
+        "SELECT seq, mac FROM events WHERE shoe_id = ? AND type = 'checkpoint'"
+        " ORDER BY seq DESC LIMIT 1", (shoe_id,)).fetchone()
+    return None if row is None or not row[1] else (row[0], row[1])
+
+
+def _frames_key(path):
+    from host_tools import vm
+    from host_tools.protocol.keys import read_key
+    vm.use_firmware()
+    from link import auth
+    key = read_key(path)
+    return auth.frames_key(key), hashlib.sha256(key).hexdigest()[:16]
+
+
+def run(args):
+    fkey = key_id = None
+    anchors = {}
+    try:
+        for text in args.anchor:
+            shoe, seq, mac = parse_anchor(text)
+            anchors.setdefault(shoe, []).append((seq, mac))
+    except ValueError as e:
+        print("verify: %s" % e, file=sys.stderr)
+        return 2
+    if args.key_file and args.key_dir:
+        print("verify: give --key-file or --key-dir, not both", file=sys.stderr)
+        return 2
+    keydir = None
+    if args.key_dir:
+        from host_tools.central.ingest import Keys
+        keydir = Keys(args.key_dir)
+        key_id = "dir %s" % args.key_dir
+    if args.central and not (args.key_file or args.key_dir):
+        print("verify: --central needs --key-dir (or --key-file): the central record's proof is "
+              "the shoes' tag chain", file=sys.stderr)
+        return 2
+    if anchors and not (args.key_file or args.key_dir):
+        print("verify: --anchor needs --key-file: without the key a stored tag proves nothing",
+              file=sys.stderr)
+        return 2
+    if args.key_file:
+        try:
+            fkey, key_id = _frames_key(args.key_file)
+        except (OSError, ValueError) as e:
+            print("verify: %s" % e, file=sys.stderr)
+            return 2
+    try:
+        if args.central:
+            from host_tools.central.record import CentralRecord
+            store = CentralRecord(args.central)
+        else:
+            store = db.open_existing(args.db)
+    except (db.StoreError, ValueError) as e:
+        print("verify: %s" % e, file=sys.stderr)
+        return 2
+    with store:
+        shoes = [args.shoe] if args.shoe else store.shoe_ids()
+        for shoe in anchors:
+            if shoe not in shoes:
+                shoes.append(shoe)  # an anchor for a shoe the store lacks must fail, not be skipped
+        bad = 0
+        for shoe_id in shoes:
+            info = store.shoe(shoe_id)
+            if info is None:
+                print("FAIL shoe %s: not in the store" % shoe_id)
+                bad += 1
+                continue
+            shoe_key = fkey
+            if keydir is not None:
+                try:
+                    shoe_key = keydir.frames_key(shoe_id)
+                except ValueError as e:  # a key file that cannot be used
+                    print("FAIL shoe %s: %s" % (shoe_id, e))
+                    bad += 1
+                    continue
+                if shoe_key is None:
+                    print("FAIL shoe %s: no key %s.key in %s" % (shoe_id, shoe_id, args.key_dir))
+                    bad += 1
+                    continue
+            kept = list(anchors.get(shoe_id, ()))
+            if hasattr(store, "anchors") and shoe_key is not None:
+                kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
+            fault = check_shoe(store, shoe_id, shoe_key, kept)
+            if fault:
+                print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
+                bad += 1
+            else:
+                print("OK   shoe %s: %d events, seq %s..%s, head %s, %s" % (
+                    shoe_id, store.count(shoe_id), info["first_seq"], info["last_seq"],
+                    (info["head_hash"] or info.get("last_mac") or "-")[:16],
+                    "tags verified under key %s" % key_id if shoe_key is not None else
+                    "SHA-256 chain only: the shoe's tags were not checked (no --key-file)"))
+                if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
+                    print("note shoe %s: the bridge recorded key %s, this key is %s" % (
+                        shoe_id, info["key_id"], key_id))
+                if info["first_seq"] not in (None, 1):
+                    print("note shoe %s: the record starts at seq %d; seqs before it are in "
+                          "another store" % (shoe_id, info["first_seq"]))
+                for seq, mac in anchors.get(shoe_id, ()):
+                    print("OK   anchor %s:%d:%s" % (shoe_id, seq, mac))
+                if hasattr(store, "held") and store.held(shoe_id):
+                    print("note shoe %s: %d events held, waiting for a missing predecessor" % (
+                        shoe_id, store.held(shoe_id)))
+                cp = latest_checkpoint(store, shoe_id)
+                if cp:
+                    print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
+            bad += _report_alerts(store, shoe_id)
+        if not shoes:
+            print("OK   store is empty")
+    return 1 if bad else 0
+
+
+def _report_alerts(store, shoe_id):
+    """Print the shoe's stored alerts; return how many are critical (each a failure)."""
+    critical = 0
+    for a in store.alerts(shoe_id):
+        if a["severity"] == "critical":
+            critical += 1
+            print("FAIL shoe %s: critical alert %s: %s" % (shoe_id, a["kind"], a["detail"]))
+        else:
+            print("note shoe %s: %s alert %s x%d: %s" % (shoe_id, a["severity"], a["kind"],
+                                                        a["count"], a["detail"]))
+    return critical
