@@ -94,7 +94,7 @@ def test_refuses_a_store_behind_the_shoe(shoe, bridge, tmp_path):
     shoe.connect(seq=9)
     shoe.event(1)
     shoe.pump(lambda f: shoe.acked() == 1)
-    bridge._ask_hello(force=True)
+    bridge.ask_hello(force=True)
     shoe.wait_challenge(after=len(shoe.challenges))
     shoe.hello(seq=9, acked=6)  # 2..6 were acked by a bridge on another store
     shoe.event(7)

@@ -105,7 +105,7 @@ def _busy_view():
 
 def test_at_80x24_the_state_alerts_and_keys_are_always_on_screen():
     view = _busy_view()
-    from host_tools.bridge.session import NO_KEY
+    from host_tools.protocol.hostlink import NO_KEY
     view.recording = (False, NO_KEY)
     view.event({"type": "tilt", "source": "link", "reason": "journal record 12: bad crc"})
     for i in range(30):  # more distinct warnings than the screen holds

@@ -247,7 +247,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
     with db.Store(path) as store:
         b = Bridge(store, "/dev/fuzz", KEY)
         b.ser = _Sink()
-        b._ask_hello(force=True)
+        b.ask_hello(force=True)
 
         def feed(kind, seq, payload, garble=False):
             out = bytearray(frame.MAX_FRAME + 64)
@@ -329,6 +329,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 from host_tools.bridge import control, session  # noqa: E402
+from host_tools.protocol import hostlink  # noqa: E402
 from test_link_v2_host import OTHER_KEY  # noqa: E402
 
 
@@ -417,7 +418,7 @@ def test_without_a_key_it_says_plainly_that_nothing_is_acknowledged(shoe, tmp_pa
         shoe.event(1)
         time.sleep(0.3)
         code, line = _check(path)
-        assert code == 1 and line == "NOT RECORDING: " + session.NO_KEY
+        assert code == 1 and line == "NOT RECORDING: " + hostlink.NO_KEY
         assert "nothing is acknowledged, so the shoe holds its events" in line
         r = _cli("--db", str(path), "--send", "status")
         assert r.returncode == 1 and r.stdout.startswith("error no key") and "NOT RECORDING: no key" in r.stdout
@@ -454,7 +455,7 @@ def test_wrong_key_then_the_right_key_recovers_at_once(tmp_path):
 
 
 def test_a_store_behind_the_shoe_is_not_recording(shoe, rig, monkeypatch):
-    monkeypatch.setattr(session, "BEHIND_S", 0.5)
+    monkeypatch.setattr(hostlink, "BEHIND_S", 0.5)
     shoe.connect(seq=5)
     shoe.event(1)
     shoe.pump(lambda f: shoe.acked() == 1)
@@ -479,7 +480,7 @@ def test_a_rolled_back_shoe_is_not_recording(shoe, rig):
     for seq in (1, 2, 3):
         shoe.event(seq)
     shoe.pump(lambda f: shoe.acked() == 3)
-    rig.bridge._ask_hello(force=True)
+    rig.bridge.ask_hello(force=True)
     shoe.wait_challenge(after=len(shoe.challenges))
     shoe.hello(seq=1, acked=0)
     _wait(lambda: rig.bridge.refuse)

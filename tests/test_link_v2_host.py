@@ -270,7 +270,7 @@ def test_forged_events_are_not_stored_and_become_one_alert(shoe, tmp_path):
 
 def test_a_flood_is_one_row_written_at_most_once_a_second(tmp_path):
     writes = []
-    from host_tools.bridge.session import Tally
+    from host_tools.protocol.hostlink import Tally
     t = Tally(lambda *a: writes.append(a))
     start = time.monotonic()
     while time.monotonic() - start < 1.5:
@@ -385,7 +385,7 @@ def test_rollback_hello_raises_a_critical_alert_and_overwrites_nothing(shoe, bri
     shoe.tags = {}
     n = len(shoe.frames)
     shoe.wait_challenge()
-    bridge.bridge._ask_hello(force=True)
+    bridge.bridge.ask_hello(force=True)
     shoe.wait_challenge(after=len(shoe.challenges))
     shoe.hello(seq=2, acked=0, counter=0)
     _wait(lambda: any(a["kind"] == "rollback" for a in _alerts(path)))
@@ -410,7 +410,7 @@ def test_a_tilted_rollback_is_acked_and_continues_after_the_record(shoe, bridge,
         shoe.event(seq)
     shoe.pump(lambda f: shoe.acked() == 4)
     shoe.tags = {}
-    bridge.bridge._ask_hello(force=True)
+    bridge.bridge.ask_hello(force=True)
     shoe.wait_challenge(after=len(shoe.challenges))
     n = len(shoe.frames)
     shoe.hello(seq=1, acked=0, tilt="journal lost at boot")

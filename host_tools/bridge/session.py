@@ -1,39 +1,17 @@
-"""One shoe's link, seen from the pit PC (docs/protocol.md, host side, link v2).
+"""One shoe's serial line, seen from the pit PC: the transport under the host link.
 
-The bridge's one promise is exactly-once delivery into the store of what the
-shoe said, and of nothing else: it stores events strictly in seq order, only
-when their tag (made by the shoe with its key over the previous event's tag)
-verifies, acknowledges only what is committed, drops what it already has,
-and never stores past a gap (the shoe's go-back-N resend fills it).
-Everything else here — the challenge-response hello, reconnecting,
-heartbeats, signing commands, alerts — serves that promise or the
-supervisor watching it.
-
-What an attacker on the serial line can do, and what it gets:
-
-- forge or alter an event, a hello or a heartbeat: its tag does not verify,
-  so nothing is stored, no state changes, and the frames are counted into
-  one aggregated alert per kind, written at most once a second, with the
-  sender's text truncated and escaped;
-- play back an old hello: it covers an old challenge, so it is only a reason
-  to ask again;
-- play back an old command or ack: it covers the nonce of an earlier hello,
-  so the shoe refuses it.
-
-A shoe whose hello shows it lost state the store holds (seq or command
-counter below the record) has rolled back: a critical alert, and the stored
-chain is never overwritten or forked.
-
-Framing, MACs and command encoding are the firmware's own modules
-(``firmware/link``), imported here, so the two ends cannot disagree.
+The protocol (hello, events, acks, heartbeats, commands, the recording
+state) is host_tools/protocol/hostlink.py and does no I/O. This module is
+what it stands on: it opens the port exclusively (so a second bridge cannot
+take part of the record elsewhere), reopens it when it vanishes, holds the
+lease that makes this the only bridge recording a shoe into a store, and
+polls. ``Bridge`` is the two together; it answers the link's attributes
+(``hello``, ``stats``, ``recording()``, ``command()``...) as its own.
 """
 
 import errno
 import fcntl
 import hashlib
-import hmac as _hmac
-import json
-import logging
 import os
 import re
 import select
@@ -41,134 +19,33 @@ import time
 
 import serial
 
-from host_tools import vm
-from host_tools.protocol.keys import key_id
-from host_tools.protocol.untrusted import parse_json, shown, too_big
-from host_tools.protocol import chain
-from host_tools.store import db
+from host_tools.protocol.hostlink import HostLink
 
-vm.use_firmware()
-from link import auth, frame, host_frames, proto, schema  # noqa: E402
-from link import events_schema  # noqa: E402
-
-log = logging.getLogger("shoe.bridge")
-# Only `shoe bridge` decides where the log goes (DB.log); a library user or a
-# test that sets nothing gets no stderr noise from logging's last resort.
-logging.getLogger("shoe").addHandler(logging.NullHandler())
-
-PROTO = proto.PROTO
-HEARTBEAT_S = 0.5      # the host must send a frame at least every 1000 ms (protocol 7)
-SILENCE_S = 3.0        # the shoe sends B after 1000 ms idle; 3 s of nothing is a dead link
 REOPEN_S = 0.5         # how often a vanished port is retried
-HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
-REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
-MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
-RESULT_TYPES = ("result",)
-BEHIND_S = 5.0         # the shoe holds unacked events and the store has not moved for this long
-
-NO_KEY = ("no key for this shoe (start the bridge with --key-file): nothing is acknowledged, "
-          "so the shoe holds its events; this bridge records nothing")
-
-
-def command_body(name, args=None):
-    """The canonical body text of a command, checked by the shoe's own parser
-    (link/schema.py) before anything is signed. The one place the bridge
-    builds a body."""
-    return schema.command_text(name, args)
-
-
-class Tally:
-    """Counts frames the bridge throws away (bad tag, bad CRC) and reports
-    each kind as one aggregated line (count, first and last time, the latest
-    sample) at most once a second: a flood must neither fill the disk nor
-    slow the bridge down with a write per frame."""
-
-    def __init__(self, write, every=REPORT_S):
-        self.write = write   # write(kind, count, first_time, last_time, detail)
-        self.every = every
-        self.pending = {}    # kind -> [count, first_time, last_time, detail]
-        self.last_write = {}
-        self.total = {}
-
-    def note(self, kind, detail):
-        now = time.time()
-        self.total[kind] = self.total.get(kind, 0) + 1
-        p = self.pending.get(kind)
-        if p is None:
-            self.pending[kind] = [1, now, now, detail]
-        else:
-            p[0] += 1
-            p[2] = now
-            p[3] = detail
-        self.flush(kind)
-
-    def flush(self, kind=None, force=False):
-        """Write what is due (all kinds when ``kind`` is None)."""
-        now = time.monotonic()
-        for k in ([kind] if kind is not None else list(self.pending)):
-            p = self.pending.get(k)
-            if p is None or (not force and now - self.last_write.get(k, -1e9) < self.every):
-                continue
-            del self.pending[k]
-            self.last_write[k] = now
-            self.write(k, p[0], p[1], p[2], p[3])
 
 
 class Bridge:
-    """Drive one serial port: call `poll()` in a loop (or `run()`).
-
-    ``on_event(seq, event)`` is called once for every event newly committed
-    (never for a dropped duplicate); ``on_link(state, detail)`` on connection
-    changes and refusals; ``on_alert(severity, kind, detail)`` when a critical
-    alert is stored (a rollback, a fork, another shoe). ``shoe_id``, when given, is the only shoe this
-    bridge records; otherwise the first verified hello names it, and no
-    later hello changes it.
-    """
+    """Drive one serial port: call `poll()` in a loop (or `run()`). The
+    protocol is ``self.link`` (a HostLink); the arguments are its own, plus
+    the port and its speed."""
 
     def __init__(self, store, port, key=None, on_event=None, on_link=None, baud=115200,
                  shoe_id=None, on_alert=None):
-        self.store = store
         self.port_path = port
-        self.key = key
-        self.fkey = auth.frames_key(key) if key is not None else None
         self.baud = baud
-        self.on_event = on_event or (lambda seq, event: None)
-        self.on_link = on_link or (lambda state, detail: None)
-        self.on_alert = on_alert or (lambda severity, kind, detail: None)
-        self.decoder = frame.Decoder()
-        self.rx = bytearray(4096)
         self.ser = None
-        self.state = "down"
-        self.shoe_id = shoe_id
-        self.hello = None      # the latest verified hello (dict); its nonce signs acks and commands
-        self.counter = None
-        self.refuse = None     # why this shoe's events must not be stored or acked, if so
-        self.refused_logged = None
-        self.challenge = None  # what the next hello must cover
-        self.challenge_open = False  # False once a hello has answered it
-        self.recent = []       # earlier challenges of this bridge: a hello to one is stale, not forged
-        self.ack_due = False
-        self.last_rx = 0.0
-        self.last_tx = 0.0
         self.last_open_try = 0.0
-        self.hello_asked = 0.0
-        self.gap_logged = None
-        self.no_key_said = False
-        self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0,
-                      "bad_tags": 0, "invalid": 0, "internal_errors": 0}
-        self.tally = Tally(self._report)
-        # What the recording state is made of (``recording()``): each is set
-        # where the fact is learnt, so the state shown is never a guess.
-        self.busy = None       # another program holds the port (exclusive open failed)
         self.lease = None      # (shoe id, fd) of this bridge's lock on the shoe in this store
-        self.stall = None      # (seq, reason): a verified event the schema rejects blocks the chain
-        self.store_error = None  # the store refused a write: nothing more is recorded
-        self.queued = 0        # the shoe's unacknowledged events, from its latest heartbeat
-        self.progress_at = time.monotonic()  # last time the store grew or the shoe had nothing queued
-        self.link_detail = ""
-        self.last_stored = None  # the newest stored seq, as last read (for other threads' eyes)
+        self.link = HostLink(store, key, name=port, shoe_id=shoe_id, send=self._write,
+                             claim=self._take_lease, on_event=on_event, on_link=on_link,
+                             on_alert=on_alert)
 
-    # -- connection ---------------------------------------------------------
+    def __getattr__(self, name):
+        # The link's state and methods, read through the bridge (``bridge.hello``,
+        # ``bridge.recording()``): one object to hold for a table.
+        if name == "link":
+            raise AttributeError(name)
+        return getattr(self.link, name)
 
     def _open(self):
         now = time.monotonic()
@@ -184,35 +61,17 @@ class Bridge:
             if "exclusively lock" in str(e):
                 busy = ("another program holds %s (another bridge?); this bridge waits for it and "
                         "records nothing meanwhile" % self.port_path)
-                if self.busy != busy:
-                    self.busy = busy
-                    self._set_state("busy", busy)
+                if self.link.busy != busy:
+                    self.link.busy = busy
+                    self.link.set_state("busy", busy)
                 return False
-            self.busy = None
-            if self.state != "reconnecting":
-                self._set_state("reconnecting", "cannot open %s: %s" % (self.port_path, e))
+            self.link.busy = None
+            if self.link.state != "reconnecting":
+                self.link.set_state("reconnecting", "cannot open %s: %s" % (self.port_path, e))
             return False
-        self.busy = None
-        self.decoder = frame.Decoder()
-        self.last_rx = now
-        self.hello = None
-        self._set_state("connecting", "opened %s" % self.port_path)
-        self._ask_hello(force=True)
+        self.link.busy = None
+        self.link.attach()
         return True
-
-    def _ask_hello(self, force=False):
-        """Send a hello request with a fresh challenge. Not while an earlier
-        request is still young, unless ``force``: the answer to it is on its
-        way, and asking again would make that answer stale in turn."""
-        now = time.monotonic()
-        if not force and self.challenge_open and now - self.hello_asked < HELLO_RETRY_S:
-            return
-        if self.challenge_open:
-            self.recent = self.recent[-3:] + [self.challenge]  # its answer may still come
-        self.challenge = auth.new_nonce()
-        self.challenge_open = True
-        self.hello_asked = now
-        self._send(host_frames.encode_hello_request(self.challenge))
 
     def _lost(self, detail):
         if self.ser is not None:
@@ -221,42 +80,15 @@ class Bridge:
             except (serial.SerialException, OSError):
                 pass
         self.ser = None
-        self.hello = None
-        self.stats["reconnects"] += 1
-        self._set_state("lost", detail)
+        self.link.detach(detail)
         self.last_open_try = time.monotonic()
 
-    def _set_state(self, state, detail):
-        self.state = state
-        self.link_detail = detail
-        kind = {"up": "connect", "lost": "disconnect"}.get(state, state)
-        log.info("link %s: %s", state, detail)
-        self._log_link(kind, detail)
-        self.on_link(state, detail)
-
-    def _log_link(self, kind, detail):
-        """A link_log row; a store that refuses it stops recording (said in
-        the state) but never stops the bridge."""
-        try:
-            self.store.log_link(self.shoe_id, kind, detail)
-        except db.StoreError as e:
-            self._store_failed(e)
-
-    def _store_failed(self, e):
-        text = "the store refused a write: %s" % shown(str(e), 160)
-        if self.store_error != text:
-            log.error(text)
-        self.store_error = text
-
     def close(self):
-        self.tally.flush(force=True)
+        self.link.close(detached=self.ser is not None)
         if self.ser is not None:
             self.ser.close()
             self.ser = None
-            self._log_link("disconnect", "bridge stopped")
         self._release()
-
-    # -- one bridge per shoe in a store -------------------------------------
 
     def _take_lease(self, shoe_id):
         """Hold ``lease_path(store, shoe)`` locked (flock) for as long as this
@@ -294,8 +126,6 @@ class Bridge:
                 pass
             self.lease = None
 
-    # -- the loop -----------------------------------------------------------
-
     def poll(self, timeout=0.1, extra=()):
         """One turn: wait up to ``timeout`` for the port or ``extra`` fds;
         return the extra fds that are readable."""
@@ -332,25 +162,15 @@ class Bridge:
             # select said readable but nothing came: the other end hung up.
             self._lost("port closed by the shoe")
             return
-        self.decoder.feed(data, len(data), self)
-        if self.ack_due:
-            self._ack()
+        self.link.feed(data)
 
     def _housekeeping(self):
-        now = time.monotonic()
-        self.tally.flush()
-        if now - self.last_rx > SILENCE_S:
-            self._lost("no frame from the shoe for %.1f s" % (now - self.last_rx))
-            return
-        if self.hello is None and now - self.hello_asked > HELLO_RETRY_S:
-            self._ask_hello(force=True)
-        if self.ser is not None and now - self.last_tx > HEARTBEAT_S:
-            if self.hello is not None and self.refuse is None:
-                self._ack()  # an ack doubles as the heartbeat and repairs a lost one
-            else:
-                self._send(host_frames.encode_beat())
+        dead = self.link.tick()
+        if dead is not None:
+            self._lost(dead)
 
-    def _send(self, data):
+    def _write(self, data):
+        """The link's ``send``: False when there is no port or it failed."""
         if self.ser is None:
             return False
         try:
@@ -358,402 +178,7 @@ class Bridge:
         except (serial.SerialException, OSError) as e:
             self._lost("write failed: %s" % e)
             return False
-        self.last_tx = time.monotonic()
         return True
-
-    # -- reports ------------------------------------------------------------
-
-    _KINDS = {
-        # tally kind -> (where, severity, what)
-        "forged_event": ("alert", "warning", "event frames whose tag does not verify (not stored)"),
-        "forged_hello": ("alert", "warning", "hello frames whose tag does not verify under this "
-                         "bridge's key (ignored; if none ever does: is --key-file this shoe's key?)"),
-        "forged_beat": ("alert", "warning", "heartbeats whose tag does not verify (ignored)"),
-        "bad_crc": ("log", None, "frames with a bad CRC"),
-        "bad_frame": ("log", None, "malformed frames"),
-        # Frames whose tag verifies (the shoe sent them) but whose JSON the
-        # link schema (firmware/link/events_schema.py) rejects: a shoe bug or
-        # a firmware newer than this bridge. Never used, never stored.
-        "invalid_hello": ("alert", "warning", "signed hellos the link schema rejects (ignored)"),
-        "invalid_beat": ("alert", "warning", "signed heartbeats the link schema rejects (ignored)"),
-        "invalid_event": ("alert", "warning", "signed events the link schema rejects (not stored; "
-                          "the shoe keeps them and every later event)"),
-        "internal": ("alert", "warning", "frames the bridge failed on (skipped; a bridge bug)"),
-    }
-
-    def _report(self, kind, count, first, last, detail):
-        where, severity, what = self._KINDS[kind]
-        text = "%d %s from %s to %s; last: %s" % (
-            count, what, _clock(first), _clock(last), detail)
-        log.warning("%s: %s", kind, text)
-        try:
-            if where == "alert":
-                self.store.alert(self.shoe_id, severity, kind, text, count, first, last, MERGE_S)
-                self.on_alert(severity, kind, text)
-            else:
-                self.store.log_link(self.shoe_id, kind, text)
-        except db.StoreError as e:
-            self._store_failed(e)
-
-    def _critical(self, kind, detail):
-        """A stored critical alert (``shoe verify`` fails on it), logged and shown."""
-        log.error("%s: %s", kind, detail)
-        try:
-            self.store.alert(self.shoe_id, "critical", kind, detail, merge_within=MERGE_S)
-        except db.StoreError as e:
-            self._store_failed(e)
-        self._log_link(kind, detail)
-        self.on_alert("critical", kind, detail)
-
-    def _refusing(self, reason):
-        """Stop recording this shoe for ``reason``, said once (not per frame)."""
-        self.refuse = reason
-        if self.refused_logged != reason:
-            self.refused_logged = reason
-            log.warning("not recording: %s", reason)
-            self._log_link("refused", reason)
-            self.on_link("refused", reason)
-
-    # -- frames (called by frame.Decoder) -------------------------------------
-
-    def on_bad(self, _decoder, code, message):
-        self.stats["bad_frames"] += 1
-        self.tally.note("bad_crc" if code == frame.BAD_CRC else "bad_frame", shown(message, 120))
-
-    def on_frame(self, dec):
-        """Every frame the decoder passes (its CRC is good). Nothing on the
-        line may stop the bridge: whatever a frame makes this code raise is
-        logged with the frame's bytes, counted (``internal_errors``, which
-        the fuzz test holds at 0) and the frame skipped."""
-        self.last_rx = time.monotonic()
-        kind = dec.kind
-        seq = dec.seq
-        payload = bytes(dec.buf[dec.pstart:dec.pend])
-        try:
-            if self.key is None:
-                self._no_key()
-            elif kind == proto.HELLO:
-                self._hello(seq, payload)
-            elif kind == proto.EVENT:
-                self._event(seq, payload)
-            elif kind == proto.BEAT:
-                self._heartbeat(seq, payload)
-            else:
-                self.tally.note("bad_frame", "unexpected frame type %s from the shoe" % shown(chr(kind)))
-        except db.StoreError as e:
-            self._store_failed(e)
-        except Exception as e:  # noqa: BLE001 - the last line of defence; see docstring
-            self.stats["internal_errors"] += 1
-            log.exception("frame %s%s skipped: %s", shown(chr(kind)), seq, shown(payload, 120))
-            self.tally.note("internal", "%s%s %s: %s" % (chr(kind), seq, shown(payload),
-                                                         shown("%s: %s" % (type(e).__name__, e), 80)))
-
-    def _no_key(self):
-        if not self.no_key_said:
-            self.no_key_said = True
-            self._refusing(NO_KEY)
-
-    def _tag_ok(self, shoe_id, kind, seq, link, body, tag):
-        want = host_frames.frame_mac(self.fkey, shoe_id, kind, seq, link, body)
-        return len(tag) == proto.MAC_HEX and _hmac.compare_digest(want, tag)
-
-    def _invalid(self, kind, seq, payload, why):
-        """A frame that the shoe signed but the link schema rejects: logged
-        with its bytes, counted, and not used."""
-        self.stats["invalid"] += 1
-        self.tally.note("invalid_" + kind, "%s%d %s: %s" % (kind[0].upper(), seq, shown(why, 120),
-                                                           shown(payload)))
-
-    def _hello(self, seq, payload):
-        hello, _err = parse_json(payload)  # a v1 hello: JSON with no tag after it
-        tagged = hello is None
-        if tagged:
-            body, tag = auth.split_mac(payload)
-            hello, _err = parse_json(body)
-        # Before the tag can be checked, only two fields are read: "proto"
-        # (a v1 shoe signs nothing) and "shoe" (the tag covers it), each
-        # checked for its type first.
-        if not isinstance(hello, dict) or not isinstance(hello.get("shoe"), str):
-            self.tally.note("forged_hello", "H%d not a hello: %s" % (seq, shown(payload)))
-            return
-        their = hello.get("proto")
-        if their != PROTO or isinstance(their, bool):
-            # Cannot be verified under v2 rules, so it changes nothing but the
-            # one line that tells the technician why nothing is recorded.
-            if self.hello is None:
-                self._refusing("shoe speaks link protocol %s, this bridge speaks %d: not recording"
-                               % (their if _whole(their) else shown(str(their), 8), PROTO))
-            return
-        shoe_id = hello["shoe"]
-        if tagged and self.challenge_open and self._tag_ok(shoe_id, proto.HELLO, seq, self.challenge,
-                                                            body, tag):
-            self.challenge_open = False
-            self.recent = self.recent[-3:] + [self.challenge]
-            why = check_hello(hello)
-            if why is not None:
-                self._invalid("hello", seq, payload, why)
-                if self.hello is None:
-                    self._refusing("shoe %s's hello fails the link schema (%s): not recording"
-                                   % (shown(shoe_id, 16), shown(why, 120)))
-                self._ask_hello()
-                return
-            self._verified_hello(seq, hello)
-            return
-        if tagged and any(self._tag_ok(shoe_id, proto.HELLO, seq, link, body, tag)
-                          for link in [proto.NO_CHALLENGE] + self.recent[-4:]):
-            # Genuine but not the answer to the open challenge: the shoe
-            # rebooted, repeated itself, answered an earlier request, or this
-            # is a playback. Not evidence of anything now: ask again.
-            self._ask_hello()
-            return
-        self.stats["bad_tags"] += 1
-        self.tally.note("forged_hello", "H%d claiming shoe %s: %s" % (
-            seq, shown(shoe_id, 16), shown(payload)))
-        if self.hello is None:
-            # Shown in the bridge's state; changes nothing else, and the
-            # first verified hello clears it.
-            self._refusing("no hello on %s verifies under this bridge's key %s: wrong --key-file, "
-                           "or someone else on the line; recording nothing"
-                           % (self.port_path, key_id(self.key)))
-        self._ask_hello()
-
-    def _verified_hello(self, seq, hello):
-        shoe_id = hello["shoe"]
-        if self.shoe_id is not None and shoe_id != self.shoe_id:
-            self._critical("shoe_changed", "a hello signed as shoe %s arrived on %s, which records "
-                           "shoe %s: not recording it" % (shown(shoe_id, 16), self.port_path, self.shoe_id))
-            return
-        # check_hello has vouched for every field's type; the ranges the
-        # schema cannot say are checked here.
-        acked = hello["acked"]
-        counter = hello["counter"]
-        if acked < 0 or counter < 0 or hello["seq"] < 0:
-            self._invalid("hello", seq, json.dumps(hello), "a negative seq, acked or counter")
-            if self.hello is None:
-                self._refusing("shoe %s's hello has a negative seq, acked or counter: not recording"
-                               % shown(shoe_id, 16))
-            return
-        taken = self._take_lease(shoe_id)
-        if taken is not None:
-            self.shoe_id = self.shoe_id or shoe_id
-            self._refusing(taken)
-            return
-        self.shoe_id = shoe_id
-        self.hello = hello
-        self.refuse = None
-        self.stall = None
-        self.queued = max(0, hello["seq"] - acked)
-        self.progress_at = time.monotonic()
-        self.store.register_shoe(shoe_id, key_id(self.key),
-                                 {k: hello.get(k) for k in ("proto", "fw", "board", "settings")})
-        head = self.store.shoe(shoe_id)
-        stored = self.last_stored = head["last_seq"] if head else None
-        held = self.store.max_counter(shoe_id)
-        tilt = hello.get("tilt")
-        rollback = []
-        if stored is not None and seq < stored:
-            rollback.append("its last seq is %d but the store holds seq %d" % (seq, stored))
-        if counter < held:
-            rollback.append("its command counter is %d but the store shows command %d accepted"
-                            % (counter, held))
-        self.counter = max(counter, held)  # commands in the record never go backwards
-        if rollback:
-            what = "shoe %s rolled back: %s" % (shoe_id, "; ".join(rollback))
-            if tilt is not None:
-                self._critical("rollback", what + "; it is tilted (%s), so its new events follow "
-                               "the stored seq %d" % (shown(str(tilt), 80), stored or 0))
-            else:
-                self._critical("rollback", what + "; not storing or acknowledging: the stored "
-                               "record is kept as it is")
-                self._refusing(what + ": recording stopped")
-        if stored is not None and acked > stored and self.refuse is None:
-            self._refusing("the shoe says seq %d was acknowledged but this store ends at %d: "
-                           "events %d..%d went to another store" % (acked, stored, stored + 1, acked))
-        detail = "shoe %s fw %s board %s, last seq %d, acked %d%s" % (
-            shoe_id, shown(str(hello.get("fw")), 40), shown(str(hello.get("board")), 20), seq, acked,
-            ", TILT: %s" % shown(str(tilt), 80) if tilt is not None else "")
-        if self.state == "up":
-            self._log_link("hello", detail)  # a repeat on a live link
-        else:
-            self._set_state("up", detail)
-        # Ack at once after every hello (protocol 7): a shoe that lost its
-        # latest acks moves on, and a tilted shoe waits for this ack before it
-        # sends any event.
-        self.ack_due = True
-        self._ack()
-
-    def _stored(self):
-        self.last_stored = None if self.shoe_id is None else self.store.last_seq(self.shoe_id)
-        return self.last_stored
-
-    def _event(self, seq, payload):
-        if self.hello is None or self.refuse:
-            return  # the shoe resends after its hello; a refused shoe is not recorded
-        body, tag = auth.split_mac(payload)
-        shoe_id = self.shoe_id
-        row = self.store.shoe(shoe_id)
-        head = chain.Head.of(row)
-        start = {}
-        if head.last_seq is None:
-            # A store new to this shoe starts exactly where the hello says.
-            head = chain.Head(self.hello["acked"] + 1, self.hello["chain"])
-            start = {"first_seq": head.first_seq, "first_prev": head.first_prev}
-        verdict = chain.accept(self.fkey, shoe_id, head, seq, body, tag,
-                               stored=lambda q: self.store.event_row(shoe_id, q))
-        kind = verdict.kind
-        if kind == chain.GAP:
-            self.stats["gaps"] += 1
-            if self.gap_logged != head.expected():
-                self.gap_logged = head.expected()
-                self._log_link("gap", "shoe %s: %s; waiting for the resend" % (shoe_id, verdict.why))
-            return
-        if kind == chain.DUPLICATE:
-            self.stats["duplicates"] += 1
-            self.ack_due = True
-            return
-        if kind == chain.BEFORE_FIRST:
-            return  # acknowledged to another store before this one
-        if kind == chain.FORGED:
-            self.stats["bad_tags"] += 1
-            self.tally.note("forged_event", "E%d %s" % (seq, shown(body)))
-            return
-        if kind == chain.FORK:
-            self._critical("fork", "shoe %s: %s" % (self.shoe_id, verdict.why))
-            return
-        if kind == chain.MALFORMED:
-            # The shoe sent it, but it is not stored and not acknowledged, so
-            # the shoe keeps it and resends it: nothing is lost, and the
-            # recording state says exactly which seq blocks the record and
-            # why. The stall first: another thread that sees the count has
-            # grown must also see why the record is blocked.
-            self.stall = (seq, "the shoe's event %s: not stored; the shoe holds it and every "
-                          "later event" % verdict.why)
-            self._invalid("event", seq, body, verdict.why)
-            return
-        event = verdict.event
-        try:
-            self.store.append(shoe_id, seq, body, mac=tag, **start)
-        except db.Conflict as e:  # cannot happen with one bridge per shoe; kept loud
-            self._critical("conflict", str(e))
-            return
-        except db.StoreError as e:
-            self._log_link("bad_event", "seq %d: %s" % (seq, shown(str(e), 160)))
-            self._store_failed(e)
-            return
-        self.store_error = None
-        self.stall = None
-        self.last_stored = seq
-        self.progress_at = time.monotonic()
-        self.ack_due = True
-        self.stats["stored"] += 1
-        if verdict.how == chain.RESTART and seq != 1:
-            self._log_link("chain_restart", "shoe %s restarted its tag chain at seq %d (%s)"
-                           % (shoe_id, seq, event["type"]))
-        self._note(event)
-        self.on_event(seq, event)
-
-    def _heartbeat(self, seq, payload):
-        body, tag = auth.split_mac(payload)
-        if self.shoe_id is None or not self._tag_ok(self.shoe_id, proto.BEAT, seq,
-                                                    proto.NO_CHALLENGE, body, tag):
-            self.stats["bad_tags"] += 1
-            self.tally.note("forged_beat", "B%d %s" % (seq, shown(body)))
-            return
-        beat, why = parse_json(body)
-        if why is None:
-            why = events_schema.check_beat(beat) or too_big(beat)
-        if why is not None:
-            self._invalid("beat", seq, body, why)
-            return
-        self.queued = beat["queued"]
-        if self.queued <= 0:
-            self.progress_at = time.monotonic()  # nothing waiting: the store is not behind
-        stored = self._stored()
-        if stored is not None and beat["acked"] < stored:
-            self.ack_due = True
-
-    def _ack(self):
-        """Ack the last stored seq (0 when this store has none of the shoe's
-        events yet, which acknowledges nothing but answers a hello)."""
-        self.ack_due = False
-        if self.key is None or self.refuse or self.hello is None:
-            return
-        self._send(host_frames.encode_ack(self.key, self.shoe_id, self.hello["nonce"], self._stored() or 0))
-
-    # -- commands -----------------------------------------------------------
-
-    def command(self, name, args=None):
-        """Sign and send a pit command; return a one-line reply for the caller."""
-        if self.key is None:
-            return "error no key for this shoe (start the bridge with --key-file)"
-        if self.hello is None or self.ser is None:
-            return "error the shoe is not connected"
-        try:
-            body = command_body(name, args)
-        except (ValueError, proto.Rejected) as e:
-            return "error %s" % e
-        counter = self.counter + 1
-        data = host_frames.encode_command(self.key, self.shoe_id, self.hello["nonce"], counter, body)
-        self.counter = counter
-        if not self._send(data):
-            return "error the link failed while sending"
-        self._log_link("command", "C%d %s" % (counter, body))
-        log.info("sent command %d: %s", counter, body)
-        return "ok sent %s as command %d" % (name, counter)
-
-    def _note(self, event):
-        """React to what the shoe says about this bridge's own frames."""
-        if event.get("type") == "accepted" and _whole(event.get("counter")):
-            self.counter = max(self.counter or 0, event["counter"])
-        elif event.get("type") == "error" and event.get("reason") in ("replayed", "bad_mac"):
-            # Another host spoke (counter), or our nonce is not the shoe's
-            # current one (it said hello again, e.g. after a reboot, and we
-            # missed it): the shoe's verified hello resyncs both. The key is
-            # right: the event that says so verified under it.
-            self._ask_hello()
-
-    def recording(self):
-        """(True, what is recorded) or (False, why not), from what this
-        bridge knows now; the first reason that applies is the one given,
-        most specific first. The console, `--send status`/`state` and
-        `shoe bridge --check` all show this, so they cannot disagree."""
-        if self.key is None:
-            return False, NO_KEY
-        if self.busy:
-            return False, self.busy
-        if self.store_error:
-            return False, self.store_error
-        if self.refuse:
-            return False, self.refuse
-        if self.hello is None or self.state != "up":
-            what = {"connecting": "waiting for the shoe's hello", "down": "not started"}.get(
-                self.state, self.state)
-            return False, "no link to the shoe (%s%s)" % (
-                what, ": " + self.link_detail if self.link_detail and self.state != "connecting" else "")
-        if self.stall:
-            return False, self.stall[1]
-        stored = self.last_stored
-        idle = time.monotonic() - self.progress_at
-        if self.queued > 0 and idle > BEHIND_S:
-            return False, ("the store is behind the shoe: the shoe holds %d unacknowledged events "
-                           "and the store has not moved for %.0f s (stored through seq %s)"
-                           % (self.queued, idle, stored if stored is not None else "none"))
-        return True, "shoe %s on %s, stored through seq %s" % (
-            self.shoe_id, self.port_path, stored if stored is not None else "none yet")
-
-    def recording_line(self):
-        """``RECORDING: ...`` or ``NOT RECORDING: <reason>``: one line."""
-        ok, why = self.recording()
-        return ("RECORDING: " if ok else "NOT RECORDING: ") + why
-
-    def status(self):
-        ok, why = self.recording()
-        return {"link": self.state, "port": self.port_path, "shoe": self.shoe_id,
-                "stored": self.last_stored, "counter": self.counter,
-                "tilt": (self.hello or {}).get("tilt"), "refused": self.refuse,
-                "recording": ok, "reason": why,
-                "line": ("RECORDING: " if ok else "NOT RECORDING: ") + why,
-                "queued": self.queued, "stats": dict(self.stats), "pid": os.getpid()}
 
 
 def readable(fds, timeout):
@@ -812,11 +237,6 @@ class Port(serial.Serial):
         return len(data)
 
 
-def check_hello(hello):
-    """events_schema.check_hello, and whole numbers SQLite can store."""
-    return events_schema.check_hello(hello) or too_big(hello)
-
-
 def lease_path(store_path, shoe_id):
     """The lock file that says which bridge records ``shoe_id`` into the
     store at ``store_path``: ``STORE.shoe-ID.lock`` (the id hashed when it is
@@ -834,11 +254,3 @@ def _read_small(fd):
         return os.read(fd, 200).decode("utf-8", "replace").strip()
     except OSError:
         return ""
-
-
-def _whole(v):
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def _clock(t):
-    return time.strftime("%H:%M:%S", time.localtime(t)) + ("%.3f" % (t % 1))[1:]

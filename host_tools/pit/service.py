@@ -35,7 +35,8 @@ import threading
 import time
 
 from host_tools import vm
-from host_tools.bridge.session import HEARTBEAT_S, Bridge
+from host_tools.bridge.session import Bridge
+from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import read_key
 from host_tools.protocol.untrusted import parse_json
 from host_tools.pit.groupcommit import GroupCommit, TableStore

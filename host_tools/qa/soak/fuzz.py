@@ -248,7 +248,7 @@ class BridgeTarget:
         self.view = TableView(SHOE)
         self.bridge = Bridge(store, os.path.join(self.work, "no-port"), KEY, on_event=self._on_event)
         self.bridge.ser = FakeSerial()
-        self.bridge._ask_hello(force=True)
+        self.bridge.ask_hello(force=True)
         self.shoe_seq = 0
 
     def _on_event(self, seq, event):
@@ -288,13 +288,13 @@ class BridgeTarget:
         r = rng.random()
         if r < 0.08:  # a genuine hello to the open challenge: keeps the link up
             if not b.challenge_open:
-                b._ask_hello(force=True)
+                b.ask_hello(force=True)
             h = self._hello_obj()
             return encode_frame(proto.HELLO, h["seq"],
                                 self._signed(proto.HELLO, h["seq"], b.challenge, dumps(h)))
         if r < 0.22:  # a hello with one field wrong, validly signed
             if not b.challenge_open and rng.random() < 0.5:
-                b._ask_hello(force=True)
+                b.ask_hello(force=True)
             h = mutate_json(rng, self._hello_obj())
             seq = rng.choice((self._head()[0] - 1, 0, rng.randrange(10 ** 10)))
             link = b.challenge if rng.random() < 0.8 else proto.NO_CHALLENGE
