@@ -5,7 +5,7 @@ Targets, each with the errors it is documented to raise (anything else that
 escapes is an *uncaught exception*; an input that takes longer than
 ``--limit`` seconds is a *hang*):
 
-- ``bridge``: the pit's frame path, a real Bridge (with a store and a real
+- ``bridge``: the pit's frame path, the real HostLink (with a store and a real
   key) fed through its frame decoder's callbacks, its committed events
   drawn on the console's TableView. Inputs are frames built with
   link/host_frames.py and the shoe's own tag layout, so many mutated hellos,
@@ -194,23 +194,6 @@ LINK_EVENTS = [
 
 # ------------------------------------------------------------------ targets
 
-class FakeSerial:
-    """The bridge's port: what it writes is kept (and dropped now and then)."""
-
-    def __init__(self):
-        self.sent = 0
-
-    def write(self, data):
-        self.sent += len(data)
-        return len(data)
-
-    def close(self):
-        pass
-
-    def fileno(self):
-        return -1
-
-
 class BridgeTarget:
     name = "bridge frame path (CPython)"
     allowed = ()
@@ -232,7 +215,7 @@ class BridgeTarget:
 
     def reset(self):
         from host_tools.bridge.console import TableView
-        from host_tools.bridge.session import Bridge
+        from host_tools.protocol.hostlink import HostLink
         from host_tools.store import db
         if self.bridge is not None:
             with contextlib.suppress(Exception):
@@ -246,9 +229,11 @@ class BridgeTarget:
         store = db.Store(path)
         store.db.execute("PRAGMA synchronous=OFF")  # a fuzz store need not survive a power cut
         self.view = TableView(SHOE)
-        self.bridge = Bridge(store, os.path.join(self.work, "no-port"), KEY, on_event=self._on_event)
-        self.bridge.ser = FakeSerial()
-        self.bridge.ask_hello(force=True)
+        # The host link itself, as the bridge drives it, on a line that
+        # swallows what it is sent.
+        self.bridge = HostLink(store, KEY, name="fuzz", send=lambda data: True,
+                               on_event=self._on_event)
+        self.bridge.attach()
         self.shoe_seq = 0
 
     def _on_event(self, seq, event):
@@ -347,9 +332,7 @@ class BridgeTarget:
         b = self.bridge
         before = b.stats.get("internal_errors", 0)
         _CAUGHT.clear()
-        b.decoder.feed(data, len(data), b)
-        if b.ack_due:
-            b._ack()
+        b.feed(data)
         if b.stats.get("internal_errors", 0) != before:
             # The bridge's last line of defence caught it (the link stays up),
             # but it is still an exception its own checks did not expect.
