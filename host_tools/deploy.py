@@ -39,11 +39,10 @@ import subprocess
 import sys
 import tempfile
 
-from host_tools import boards, exits, vm
+from host_tools import boards, exits
 from host_tools.protocol import keys
 from host_tools.boards import config
 
-vm.use_firmware()
 import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one file hash)
 
 FIRMWARE = config.FIRMWARE_DIR
@@ -268,8 +267,6 @@ def _prepare_outdir(out):
 def check_cardset(path):
     """The shoe's own loader judges the file, so a set it would refuse is
     refused here, before anything is flashed."""
-    from host_tools import vm
-    vm.use_firmware()
     from cardset import registry
     try:
         return registry.load(str(path))

@@ -29,9 +29,8 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from host_tools.vm import use_firmware
+import host_tools  # noqa: F401  (puts the firmware on the path)
 
-use_firmware()
 
 from baccarat import cards  # noqa: E402
 from cardset import registry  # noqa: E402

@@ -32,7 +32,6 @@ def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise ReplayError("the MicroPython VM stopped with status %d: %s" % (rc, last[0]))
         return out
-    vm.use_firmware()
     from baccarat import script as dealing
 
     out = io.BytesIO()

@@ -157,9 +157,7 @@ def latest_checkpoint(store, shoe_id):
 
 
 def _frames_key(path):
-    from host_tools import vm
     from host_tools.protocol.keys import read_key
-    vm.use_firmware()
     from link import auth
     key = read_key(path)
     return auth.frames_key(key), hashlib.sha256(key).hexdigest()[:16]

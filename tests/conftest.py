@@ -10,9 +10,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from host_tools import replay, vm  # noqa: E402
+from host_tools import replay
 
-vm.use_firmware()
 
 
 def replay_both(script):

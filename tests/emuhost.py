@@ -15,7 +15,6 @@ import serial
 from host_tools import vm
 from host_tools.sim.emulate import Emulator
 
-vm.use_firmware()
 from link import auth, frame, host_frames, proto  # noqa: E402
 
 

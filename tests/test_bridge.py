@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from host_tools import vm
 from host_tools.bridge import control
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.store import db
@@ -21,7 +20,6 @@ from test_link_v2_host import FKEY, KEY, SHOE, FakeShoe, shoe  # noqa: F401 (the
 
 COVER = '{"type":"cover","round":3,"left":14,"rule":"cut card"}'
 
-vm.use_firmware()
 from link import auth, frame, host_frames, proto  # noqa: E402
 
 

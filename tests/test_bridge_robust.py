@@ -15,13 +15,11 @@ import time
 
 import pytest
 
-from host_tools import vm
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.bridge.session import Bridge
 from host_tools.store import db
 from test_link_v2_host import KEY, SHOE, FakeShoe, shoe  # noqa: F401 (the fake shoe fixture)
 
-vm.use_firmware()
 from link import auth, frame, host_frames, proto  # noqa: E402
 
 

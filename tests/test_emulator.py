@@ -14,10 +14,8 @@ import time
 import pytest
 
 from emuhost import Host, emulate_cli
-from host_tools import vm
 from host_tools.sim.emulate import Emulator
 
-vm.use_firmware()
 from baccarat import script  # noqa: E402
 from link import auth, frame, host_frames, schema  # noqa: E402
 from link import hmac as link_hmac  # noqa: E402

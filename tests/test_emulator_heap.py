@@ -20,9 +20,7 @@ import pytest
 from emuhost import started
 from host_tools.sim import dealer as dealer_mod
 from host_tools.sim.emulate import Emulator, TaggedSet
-from host_tools import vm
 
-vm.use_firmware()
 from link.outbox import OUTBOX_SLOTS  # noqa: E402
 
 # The VM runs at the board's heap minus this. It was 6 KiB until the link

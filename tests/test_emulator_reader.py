@@ -13,10 +13,8 @@ import shutil
 import pytest
 
 from emuhost import emulate_cli, powered_on
-from host_tools import vm
 from host_tools.sim.emulate import Emulator
 
-vm.use_firmware()
 from baccarat import cards, script  # noqa: E402
 from cardset import registry  # noqa: E402
 

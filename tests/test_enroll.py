@@ -10,9 +10,8 @@ import random
 import subprocess
 import sys
 
-from host_tools.vm import ROOT, use_firmware
+from host_tools.vm import ROOT
 
-use_firmware()
 
 from cardset import registry  # noqa: E402
 

@@ -167,8 +167,6 @@ def test_a_frame_forged_on_the_line_is_not_stored_and_alerted(tmp_path):
     import re
     from host_tools.sim import dealer
     from host_tools.store import db
-    from host_tools import vm
-    vm.use_firmware()
     from link import frame
     seen = {"acked": 0, "injected": 0}
 

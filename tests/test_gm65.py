@@ -15,10 +15,9 @@ import pytest
 import serial
 
 from host_tools.sim import vmcode
-from host_tools.vm import ROOT, use_firmware
+from host_tools.vm import ROOT
 from test_registry import run_vm
 
-use_firmware()
 
 from drivers import ReaderFault  # noqa: E402
 from drivers.gm65 import GM65  # noqa: E402

@@ -14,10 +14,9 @@ import sys
 import pytest
 
 from host_tools.sim import vmcode
-from host_tools.vm import ROOT, use_firmware
+from host_tools.vm import ROOT
 from test_registry import compiled_firmware, make_entries, run_vm
 
-use_firmware()
 
 from baccarat import cards, game  # noqa: E402
 from cardset import intake, registry  # noqa: E402

@@ -10,9 +10,8 @@ import os
 
 import pytest
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
-vm.use_firmware()
 from link import journal as J  # noqa: E402
 from wireboard import WireBoard, config  # noqa: E402
 

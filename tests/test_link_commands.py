@@ -14,7 +14,6 @@ import pytest
 
 from host_tools import vm
 
-vm.use_firmware()
 from link import auth, host_frames, proto  # noqa: E402
 from link.outbox import Outbox  # noqa: E402
 

@@ -18,7 +18,6 @@ import pytest
 
 from host_tools import vm
 
-vm.use_firmware()
 from link import frame  # noqa: E402
 from link import hmac as link_hmac  # noqa: E402
 

@@ -7,9 +7,8 @@ journal). The tag oracle is CPython's hashlib.blake2s (host_frames)."""
 
 import json
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
-vm.use_firmware()
 from baccarat import cards  # noqa: E402
 from link import auth, frame, host_frames  # noqa: E402
 from link.journal import Journal  # noqa: E402

@@ -21,13 +21,11 @@ import time
 import pytest
 
 from host_tools.sim import ptys
-from host_tools import vm
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.bridge.session import Bridge
 from host_tools.protocol.untrusted import shown
 from host_tools.store import db
 
-vm.use_firmware()
 from link import auth, frame, host_frames, proto  # noqa: E402
 
 KEY = bytes(range(32))

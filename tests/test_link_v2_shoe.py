@@ -18,11 +18,10 @@ import time
 import pytest
 
 from emuhost import powered_on
-from host_tools import deploy, vm
+from host_tools import deploy
 from host_tools.qa.bench import footprint
 from host_tools.sim.emulate import Emulator
 
-vm.use_firmware()
 from link import auth, frame, host_frames  # noqa: E402
 from link.blake2s import Blake2s  # noqa: E402
 

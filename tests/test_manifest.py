@@ -10,7 +10,6 @@ import pytest
 
 from host_tools import deploy, vm
 
-vm.use_firmware()
 import manifest  # noqa: E402  (firmware/manifest.py)
 
 SIZES = (0, 1, manifest.CHUNK - 1, manifest.CHUNK, manifest.CHUNK + 1, 3 * manifest.CHUNK, 5000)

@@ -116,7 +116,7 @@ def test_a_dealt_card_is_pushed_within_a_second_and_the_table_shows_the_round(pi
     status, t1 = server.request("GET", "/api/tables/T1")
     assert status == 200
     assert t1["current"] == {"round": 1, "cards": [["P1", "9H"], ["B1", "8D"], ["P2", "KS"], ["B2", "2S"]],
-                             "status": "result"}
+                             "status": "result", "simulated": False}
     assert t1["roads"]["bead_plate"] == "P" and t1["roads"]["counts"]["natural"] == 1
     assert [r["round"] for r in t1["recall"]] == [1] and t1["recall"][0]["winner"] == "player"
     assert _tables(server)["T1"]["last_result"]["winner"] == "player"

@@ -5,14 +5,13 @@ The events are the firmware's own (replayed under CPython), so "next" is
 checked against what the shoe really says, not against made-up events."""
 
 import json
-import threading
-import types
 
 import pytest
 
 from host_tools import replay
-from host_tools.pit import service
 from host_tools.pit.groupcommit import GroupCommit, TableStore
+from host_tools.pit.tablefold import TableFold
+from host_tools.protocol import tablestate
 from host_tools.store import db
 
 BURN = "AS up\n2S\n"               # Ch 5F: an exposed ace burns one more card face down
@@ -20,16 +19,8 @@ NATURAL = "9H\n2C\nKS\n3D\n"       # Player 9 natural, Banker 5: the round ends 
 
 
 def _table():
-    """A TableRunner's page state alone: no thread, port or key."""
-    runner = service.TableRunner.__new__(service.TableRunner)
-    runner.name = "T1"
-    runner.table = types.SimpleNamespace(designation="standard", port="/dev/null", shoe="S1")
-    runner.lock = threading.Lock()
-    runner.shoe_id, runner.recording, runner.line = "S1", True, "RECORDING"
-    runner.restarts, runner.died, runner.thread = 0, None, None
-    runner._reset()
-    runner.primed = "S1"
-    return runner
+    """A table's page fold alone: no thread, port or key."""
+    return TableFold("T1")
 
 
 def _nexts(script):
@@ -38,8 +29,8 @@ def _nexts(script):
     runner = _table()
     out = []
     for seq, event in enumerate(events, 1):
-        runner._fold(seq, event)
-        snap = runner.snapshot()
+        runner.fold(seq, event)
+        snap = runner.view()
         out.append((event["type"], snap["next"], snap["next_card"]))
     return out
 
@@ -50,21 +41,21 @@ def test_next_is_P1_after_bets_and_the_awaited_action_between_rounds():
     shoe = seen[kinds.index("shoe")]
     assert shoe[1:] == ("BURN", "BURN")  # the exposed burn card is due first (Ch 5F)
     burns = [s for s in seen if s[0] == "card"][:2]
-    assert burns[-1][1:] == (service.BETTING, None)  # burn done: betting open, no card due
+    assert burns[-1][1:] == (tablestate.BETTING, None)  # burn done: betting open, no card due
     first_bets = kinds.index("bets")
     assert seen[first_bets][1:] == ("P1", "P1")  # betting closed: P1 is due (Ch 8C)
     result = kinds.index("result")
-    assert seen[result][1:] == (service.BETTING, None)  # between rounds: no more bets awaited
+    assert seen[result][1:] == (tablestate.BETTING, None)  # between rounds: no more bets awaited
     last_bets = len(kinds) - 1 - kinds[::-1].index("bets")
     assert last_bets > result and seen[last_bets][1:] == ("P1", "P1")
 
 
 def test_next_is_unknown_before_anything_and_new_shoe_after_shoe_end():
     runner = _table()
-    assert runner.snapshot()["next"] is None  # nothing known yet: the page shows "-"
-    runner._fold(1, {"type": "shoe_end", "reason": "cover", "rounds": 1, "left": 0, "counts": {},
+    assert runner.view()["next"] is None  # nothing known yet: the page shows "-"
+    runner.fold(1, {"type": "shoe_end", "reason": "cover", "rounds": 1, "left": 0, "counts": {},
                      "missing": {}, "excess": {}})
-    assert runner.snapshot()["next"] == service.NO_SET
+    assert runner.view()["next"] == tablestate.NO_SET
 
 
 def test_a_dead_store_writer_fails_the_writes_in_flight_then_is_restarted(tmp_path):

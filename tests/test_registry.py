@@ -11,9 +11,8 @@ import random
 import pytest
 
 from host_tools.sim import vmcode
-from host_tools.vm import ROOT, run_micropython, use_firmware
+from host_tools.vm import ROOT, run_micropython
 
-use_firmware()
 
 from cardset import registry  # noqa: E402
 

@@ -63,7 +63,6 @@ def test_a_scripts_shoe_line_is_the_shoe_command():
     # The script parses `shoe` through link/schema.py: what a signed command
     # takes (batch=, set=, setdigest=) a script takes, and what it refuses
     # the script refuses with the same message, in both VMs.
-    vm.use_firmware()
     from link import schema
     from link.proto import Rejected
     bad = ["shoe decks=17", "shoe designation=martian", "shoe batch=C", "shoe decks", "shoe set=a/b",

@@ -15,7 +15,6 @@ import pytest
 from host_tools.sim import dealer
 from host_tools import replay, vm
 
-vm.use_firmware()
 from baccarat import cards, game  # noqa: E402
 from link import events_schema, frame, host_frames, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402

@@ -151,7 +151,6 @@ def test_decoder_messages_hold_only_bytes_a_frame_can_carry():
     carry '$'), its tag never verified, and the link stalled for good on
     that event. Every message the decoder can give must be frame-safe."""
     import random
-    vm.use_firmware()
     from link import frame
 
     class Keep:

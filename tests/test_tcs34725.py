@@ -9,10 +9,9 @@ these tests check the driver's set-up as well as its decisions.
 import pytest
 
 from host_tools.sim import vmcode
-from host_tools.vm import use_firmware
+import host_tools  # noqa: F401  (puts the firmware on the path)
 from test_registry import run_vm
 
-use_firmware()
 
 from boards.sim_tcs34725 import SimTCS34725  # noqa: E402
 from drivers import ReaderFault  # noqa: E402

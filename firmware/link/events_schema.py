@@ -63,6 +63,8 @@ BEAT = "acked:int queued:int"
 # Where a card can go, as events name it; the first six are the hands' places.
 POSITIONS = tuple(p.decode() for p in game.POS_NAMES)
 HAND_POSITIONS = POSITIONS[:6]
+# The phases a `status` event names (the game's own list).
+PHASES = game.PHASE_NAMES
 
 _tables = {}
 

@@ -34,7 +34,6 @@ except ImportError:  # CPython
 # without a reader should not pay the heap for the registry module).
 BATCH_A = const(1)
 BATCH_B = const(2)
-_PHASES = ("no_shoe", "burning", "open", "dealing", "discarding")
 
 
 def _bets(s, args):
@@ -60,7 +59,7 @@ def _game_status(o, s):
     o.raw(b',"round":')
     o.int(g.round)
     o.raw(b',"phase":')
-    o.text(_PHASES[g.phase])
+    o.text(_game.PHASE_NAMES[g.phase])
     due = g.next_due()
     o.raw(b',"next":')
     if due < 0:

@@ -29,7 +29,6 @@ import signal
 import sys
 import time
 
-from host_tools import vm
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView
 from host_tools.bridge.session import Bridge
@@ -37,7 +36,6 @@ from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import db
 
-vm.use_firmware()
 from link import events_schema, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402
 

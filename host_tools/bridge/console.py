@@ -19,10 +19,10 @@ import collections
 import textwrap
 import time
 
-from host_tools import vm
+from host_tools.protocol import tablestate
+from host_tools.protocol.tablestate import TableState
 from host_tools.store.recall import RoundBook, describe_round
 
-vm.use_firmware()
 from link import events_schema as E  # noqa: E402
 
 # Shoe events a person must see: game or link types of docs/protocol.md 6
@@ -52,14 +52,8 @@ class TableView:
         self.recording = None  # (ok, reason) from the bridge, shown on the second line
         self.last_seq = None
         self.events = 0
-        self.round = None
-        self.phase = "no shoe"
-        self.next_due = None
-        self.hand = {"player": [], "banker": []}
-        self.counts = None
-        self.left = None
-        self.designation = None
-        self.tilt = None
+        self.state = TableState()   # round, phase, next card, hands, cards left: the one fold
+        self.tilt = None            # the shoe's tilt, from its events and its hello
         self.edges = None
         self.notice = ""   # the latest command reply, or the shoe's answer to one
         self.prompt = ""   # a question waiting for y/N
@@ -73,51 +67,55 @@ class TableView:
         if seq is not None:
             self.last_seq = seq
         self.book.feed(event, seq)
+        self.state.fold(seq, event)
         kind = event.get("type")
-        link = event.get("source") == "link"
-        if "left" in event and isinstance(event["left"], int) and not link:
-            self.left = event["left"]
-        if "next" in event and not link:
-            self.next_due = event["next"]
-        if link:
+        if event.get("source") == "link":
             self._link_event(kind, event)
         elif kind == "shoe":
-            self.designation = event.get("designation")
-            self.phase = "burn"
-            self.left = event.get("cards")
             self.tilt = None
-        elif kind == "bets":
-            # "No more bets": the round is open and its first card goes to
-            # the Player (Ch 8B); the bets event names no next card.
-            self.round = event.get("round")
-            self.phase = "dealing"
-            self.next_due = "P1"
-            self.hand = {"player": [], "banker": []}
-            self.counts = None
-        elif kind in ("card", "assign"):
-            pos = event.get("pos") or ""
-            if pos[:1] in ("P", "B") and event.get("round") != self.round:
-                self.round = event.get("round")
-                self.hand = {"player": [], "banker": []}
-                self.counts = None
-                self.phase = "simulated round" if event.get("simulated") else "dealing"
-            if pos[:1] == "P":
-                self.hand["player"].append(event["card"])
-            elif pos[:1] == "B":
-                self.hand["banker"].append(event["card"])
-        elif kind == "counts":
-            self.counts = (event.get("player"), event.get("banker"))
-        elif kind in ("result", "void"):
-            self.phase = "betting open"
-            self.next_due = None
         elif kind == "last_hand":
             self.notice = "LAST HAND"
-        elif kind == "shoe_end":
-            self.phase = "shoe ended (%s)" % event.get("reason", "")
-            self.next_due = None
         if kind in ALERT_TYPES:
             severity, key, text = _alert_of(event)
             self.alert(text, severity, key)
+
+    # What the phase line says (the state's phases are the firmware's words).
+    PHASE_TEXT = {tablestate.NO_SHOE: "no shoe", tablestate.BURNING: "burn",
+                  tablestate.OPEN: "betting open", tablestate.DEALING: "dealing",
+                  tablestate.DISCARDING: "discarding"}
+
+    @property
+    def designation(self):
+        return (self.state.shoe or {}).get("designation")
+
+    @property
+    def round(self):
+        return self.state.round
+
+    @property
+    def next_due(self):
+        return self.state.next
+
+    @property
+    def left(self):
+        return self.state.left
+
+    @property
+    def counts(self):
+        return self.state.counts
+
+    @property
+    def hand(self):
+        return self.state.hands()
+
+    @property
+    def phase(self):
+        st = self.state
+        if st.phase == tablestate.NO_SHOE and st.ended is not None:
+            return "shoe ended (%s)" % st.ended
+        if st.phase == tablestate.DEALING and (st.current or {}).get("simulated"):
+            return "simulated round"
+        return self.PHASE_TEXT.get(st.phase, st.phase)
 
     def _link_event(self, kind, event):
         if kind == "tilt":

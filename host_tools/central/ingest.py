@@ -40,7 +40,6 @@ import os
 import time
 
 from host_tools.protocol import keys as keys_mod
-from host_tools import vm
 from host_tools.casino import wire
 from host_tools.protocol import chain
 from host_tools.store import db
@@ -136,7 +135,6 @@ class Keys:
     def __init__(self, directory):
         self.dir = directory
         self.cache = {}
-        vm.use_firmware()
         from link import auth
         self._derive = auth.frames_key
 

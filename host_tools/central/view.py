@@ -8,9 +8,9 @@ A table is named ``<pit>/<table>`` (URLs carry it as ``P1%2FT1``), so the
 overview lists the casino grouped by pit.
 
 What a table shows is folded from its stored events by the pit's own code:
-``CentralTable`` is a ``TableRunner`` without a bridge or a thread, fed
-the central rows through ``TableRunner._fold`` (so the round, next card,
-recall and roads are computed exactly as on the pit PC); the scoreboard is
+``CentralTable`` owns the same ``TableFold`` a pit table owns
+(host_tools/pit/tablefold.py), fed the central rows (so the round, next
+card, recall and roads are computed exactly as on the pit PC); the scoreboard is
 host_tools/pit/scoreboard.py over the roads library's Board, and the cards
 left and the end-of-shoe report are host_tools/pit/report.py run on the
 table's current card set.
@@ -39,17 +39,13 @@ import time
 
 from aiohttp import web
 
-from host_tools import vm
-from host_tools.protocol.untrusted import parse_json
 from host_tools.central import ingest as central
 from host_tools.pit import report as report_mod
 from host_tools.pit import scoreboard
-from host_tools.pit.service import TableRunner
+from host_tools.pit.tablefold import TableFold
 from host_tools.pit import web as pit_web
 from host_tools.pit.web import STATIC
 
-vm.use_firmware()
-from link import events_schema as E  # noqa: E402
 
 log = logging.getLogger("shoe.casino.view")
 
@@ -60,38 +56,38 @@ READ_ONLY = ("this is the central record's view, read-only: acknowledge and send
 VIEW = web.AppKey("view", object)
 
 
-class CentralTable(TableRunner):
-    """One table of the central record: a TableRunner's page state with no
-    bridge, no thread and no port, fed stored events in seq order."""
+class CentralTable:
+    """One table of the central record: the pit page's fold of a table
+    (host_tools/pit/tablefold.py) with no bridge, no thread and no port,
+    fed stored events in seq order, each parsed once."""
 
     def __init__(self, pit, tbl, shoe_id):
-        # Not the runner's __init__: that reads the table's key file and
-        # makes a wake-up pipe for a thread this table never has.
         self.name = "%s/%s" % (pit, tbl)
         self.pit, self.tbl = pit, tbl
         self.table = _TableConfig(self.name, shoe_id)
         self.lock = threading.Lock()
-        self.thread = None
-        self.restarts = 0
-        self.died = None
         self.shoe_id = shoe_id
-        self.recording = True
         self.line = "CENTRAL RECORD: no event yet"
         self.folded = 0          # the last seq folded in
-        self._reset()
+        self.fold = TableFold(self.name)
 
     def feed(self, seq, text, stored_at):
         """Fold one stored event in, as the pit's table folds a committed one."""
-        event, why = parse_json(text)
-        if why is None:
-            why = E.check_event(event)
         with self.lock:
-            if why is None:
-                if event.get("type") == "shoe" and event.get("source") is None:
-                    self.table.designation = event.get("designation") or "-"
-                self._fold(seq, event)
+            event = self.fold.fold_text(seq, text)
+            if event is not None and event.get("type") == "shoe" and event.get("source") is None:
+                self.table.designation = event.get("designation") or "-"
             self.folded = seq
             self.line = "CENTRAL RECORD: stored through seq %d (%s)" % (seq, _clock(stored_at))
+
+    def snapshot(self, detail=False):
+        """The pit's snapshot shape (host_tools/pit/service.TableRunner)."""
+        with self.lock:
+            out = {"name": self.name, "designation": self.table.designation, "port": None,
+                   "shoe": self.shoe_id, "recording": True, "line": self.line,
+                   "restarts": 0, "died": None, "alive": True}
+            out.update(self.fold.view(detail))
+        return out
 
 
 class _TableConfig:
@@ -306,7 +302,7 @@ async def api_table(request):
         t = view.table(request.match_info["name"])
         snap = t.snapshot(detail=True)
         with t.lock:
-            snap["scoreboard"] = scoreboard.draw(t.board)
+            snap["scoreboard"] = scoreboard.draw(t.fold.board)
         snap["pit"], snap["table"] = t.pit, t.tbl
         snap["alerts"] = (await view.alerts([t.shoe_id]))[t.shoe_id]
         cs = await view.card_set(t)

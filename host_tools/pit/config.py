@@ -29,9 +29,8 @@ import os
 import re
 import tomllib
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
-vm.use_firmware()
 from baccarat import game  # noqa: E402
 
 DESIGNATIONS = tuple(d.decode() if isinstance(d, bytes) else d for d in game.DESIGNATIONS)

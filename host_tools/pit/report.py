@@ -10,9 +10,8 @@ newest stored seq with the shoe's tag on it, in the SHOE:SEQ:MAC form that
 
 import json
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
-vm.use_firmware()
 from baccarat import cards  # noqa: E402
 from link import events_schema as E  # noqa: E402
 

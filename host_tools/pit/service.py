@@ -26,7 +26,6 @@ only the table's own thread ever touches its Bridge.
 
 import concurrent.futures
 import gc
-import json
 import logging
 import os
 import re
@@ -34,35 +33,23 @@ import sys
 import threading
 import time
 
-from host_tools import vm
 from host_tools.bridge.session import Bridge
 from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import read_key
-from host_tools.protocol.untrusted import parse_json
 from host_tools.pit.groupcommit import GroupCommit, TableStore
-from host_tools.roads import Board, RoadsError
-from host_tools.shuffler.pit import ShufflerView
+from host_tools.pit.tablefold import TableFold
 from host_tools.store import db
-from host_tools.store.recall import RoundBook
 
-vm.use_firmware()
-from link import events_schema as E  # noqa: E402
 
 log = logging.getLogger("shoe.pit")
 
 RESTART_MIN_S = 0.2    # first restart delay after a table's loop died
 RESTART_MAX_S = 10.0   # the delay doubles per death in a row, up to this
 STABLE_S = 30.0        # a loop that ran this long has its delay reset
-RECALL = 10            # rounds kept for recall (GLI-24)
 POLL_S = 0.5           # a table thread's longest sleep (see _sleep)
 SWITCH_S = 0.001       # the GIL's switch interval in a pit process (see Pit.start)
 STATE_REFRESH_S = 5.0  # a recording line whose numbers alone changed is pushed this often at most
-FIRST_CARD = E.HAND_POSITIONS[0]   # "P1": due once betting closes (Ch 8C)
-BETTING = "no more bets"   # what a shoe between rounds waits for (Ch 7D, 8B)
-NO_SET = "new shoe"        # ... and one with no card set loaded
 _DIGITS = re.compile(r"\d+")
-# Game events after which, with no card due, the shoe waits for "no more bets".
-_IN_SHOE = ("shoe", "bets", "card", "assign", "counts", "result", "void", "cover", "last_hand")
 
 AUDIT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_log (
@@ -116,67 +103,15 @@ class TableRunner:
 
     def _reset(self):
         self.primed = None
-        self.board = Board()
-        self.book = RoundBook(keep=RECALL)
-        self.round = None
-        self.next = None                   # the position the next card goes to, if one is due
-        self.waits = None                  # with none due: what the shoe waits for, when known
-        self.last_result = None
-        self.current = None                # {"round", "cards": [[pos, card]], "status"}
-        self.left = None
-        self.seq = None
-        self.shuffler = ShufflerView()     # a shuffler on this port (host_tools/shuffler/pit.py)
+        self.fold = TableFold(self.name)
 
-    def _fold(self, seq, event):
-        """Take one committed event into the page's state (lock held)."""
-        self.seq = seq
-        if event.get("source") == "shuffler":
-            self.shuffler.fold(event)
-            return
-        self.book.feed(event, seq)
-        try:
-            self.board.add(event)
-        except RoadsError as e:
-            log.warning("table %s: seq %s not on the roads: %s", self.name, seq, e)
-        if event.get("source") == "link":
-            if event.get("type") == "status":
-                self.next = event.get("next")
-                self.left = event.get("left")
-                phase = event.get("phase")
-                if phase in ("open", "no_shoe"):
-                    self.waits = BETTING if phase == "open" else NO_SET
-            return
-        kind = event.get("type")
-        if "next" in event:
-            self.next = event["next"]
-        if kind == "bets":
-            # Betting closed: P1 is due, though the event does not say so
-            # (a card held under 13A/13B(2) follows as an assign that does).
-            self.next = FIRST_CARD
-        if kind in _IN_SHOE:
-            self.waits = BETTING
-        elif kind == "shoe_end":
-            self.next, self.waits = None, NO_SET
-        if "left" in event and isinstance(event["left"], int):
-            self.left = event["left"]
-        if kind == "shoe":
-            self.round, self.current, self.last_result = None, None, None
-            self.left = event.get("cards")
-            return
-        rnd = event.get("round")
-        if isinstance(rnd, int) and kind in ("bets", "card", "assign", "result", "void", "counts"):
-            self.round = rnd
-            if self.current is None or self.current["round"] != rnd:
-                self.current = {"round": rnd, "cards": [], "status": "open"}
-        if kind in ("card", "assign") and event.get("pos") in E.HAND_POSITIONS:
-            self.current["cards"].append([event["pos"], event["card"]])
-        elif kind == "result":
-            self.current["status"] = "result"
-            self.last_result = {k: event.get(k) for k in (
-                "round", "winner", "player", "banker", "player_total", "banker_total", "natural",
-                "player_pair", "banker_pair", "simulated")}
-        elif kind == "void":
-            self.current["status"] = "void"
+    @property
+    def shuffler(self):
+        return self.fold.shuffler
+
+    @property
+    def book(self):
+        return self.fold.book
 
     def _prime(self, store, shoe_id):
         """A (re)started table shows what the store holds, not an empty board."""
@@ -184,26 +119,15 @@ class TableRunner:
             self._reset()
             self.primed = shoe_id
             for _s, seq, text, _p, _h in store.events(shoe_id):
-                event, why = parse_json(text)
-                if why is None:
-                    why = E.check_event(event)
-                if why is None:
-                    self._fold(seq, event)
+                self.fold.fold_text(seq, text)
 
     def snapshot(self, detail=False):
         with self.lock:
             out = {"name": self.name, "designation": self.table.designation, "port": self.table.port,
                    "shoe": self.shoe_id, "recording": self.recording, "line": self.line,
-                   "round": self.round, "next": self.next if self.next is not None else self.waits,
-                   "next_card": self.next, "last_result": self.last_result,
-                   "seq": self.seq, "restarts": self.restarts, "died": self.died,
-                   "alive": self.thread is not None and self.thread.is_alive(),
-                   "shuffler": self.shuffler.state() if self.shuffler.seen else None}
-            if detail:
-                out["current"] = json.loads(json.dumps(self.current))
-                out["roads"] = self.board.to_dict()
-                out["cards_left"] = self.left
-                out["recall"] = json.loads(json.dumps(self.book.last(RECALL)))
+                   "restarts": self.restarts, "died": self.died,
+                   "alive": self.thread is not None and self.thread.is_alive()}
+            out.update(self.fold.view(detail))
         return out
 
     # -- the thread -------------------------------------------------------
@@ -286,7 +210,7 @@ class TableRunner:
         committed = time.time()
         with self.lock:
             if self.primed is not None:
-                self._fold(seq, event)
+                self.fold.fold(seq, event)
         self.publish({"type": "event", "table": self.name, "shoe": self.shoe_id, "seq": seq,
                       "event": event, "time": committed})
 

@@ -244,7 +244,7 @@ async def table(request):
     runner = _runner(request)
     snap = runner.snapshot(detail=True)
     with runner.lock:  # the board a table thread folds into; read under its lock
-        snap["scoreboard"] = scoreboard.draw(runner.board)
+        snap["scoreboard"] = scoreboard.draw(runner.fold.board)
     snap["alerts"] = open_alerts(request.app, runner)
     store = request.app[STATE]["store"]
     snap["ranks_left"] = (report_mod.ranks_left(report_mod.card_set_events(store, runner.shoe_id))

@@ -17,13 +17,12 @@ two deliberately broken shufflers that the battery must catch.
 None of this is firmware: the broken variants must never be deployable.
 """
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 VARIANTS = ("fair", "modulo", "shelf", "riffle")
 
 
 def _firmware():
-    vm.use_firmware()
     from shuffler import draw, entropy, shuffle
     return draw, entropy, shuffle
 

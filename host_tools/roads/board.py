@@ -29,9 +29,8 @@ dragon tail turning right.
 
 from collections import namedtuple
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
-vm.use_firmware()
 from link import events_schema as E  # noqa: E402
 
 BANKER = "B"

@@ -5,9 +5,8 @@ exactly as the shoe deals, so they use the firmware's own ``baccarat.cards``
 and ``baccarat.rules`` rather than a second copy.
 """
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
-vm.use_firmware()
 
 from baccarat import cards, rules  # noqa: E402  (needs the path above)
 

@@ -39,9 +39,8 @@ import json
 import re
 import sys
 
-from host_tools import exits, vm
+from host_tools import exits
 
-vm.use_firmware()
 from baccarat import cards  # noqa: E402
 from shuffler import commit  # noqa: E402
 

@@ -98,7 +98,6 @@ def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP, mech
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise SampleError("the MicroPython VM stopped with status %d: %s" % (rc, last[0]))
         return out
-    vm.use_firmware()
     from shuffler import sample
 
     chunks = []

@@ -21,9 +21,8 @@ import argparse
 import random
 import sys
 
-from host_tools import vm
+import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
-vm.use_firmware()
 from baccarat import cards, rules  # noqa: E402  (the firmware's own modules)
 
 # Kinds of dealer mistake, each with the section the shoe must cite.

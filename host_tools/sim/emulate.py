@@ -259,7 +259,6 @@ class TaggedSet:
     line's card becomes the next unused copy of that card at the antenna."""
 
     def __init__(self, decks):
-        vm.use_firmware()
         from cardset import registry
 
         self.registry = registry

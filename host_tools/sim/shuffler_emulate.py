@@ -75,7 +75,6 @@ class TwoBatchSet:
     cover cards. Cards are named by (batch, deck, card code)."""
 
     def __init__(self, decks):
-        vm.use_firmware()
         from cardset import registry
         self.registry = registry
         self.decks = decks

@@ -14,7 +14,6 @@ import os
 import random
 
 from host_tools.protocol import keys as keys_mod
-from host_tools import vm
 from host_tools.store import db
 
 POSITIONS = ("P1", "B1", "P2", "B2")
@@ -27,7 +26,6 @@ class SimShoe:
     """One shoe's signed event stream (seq from 1, PREV = the last tag)."""
 
     def __init__(self, shoe_id, key, seed=0):
-        vm.use_firmware()
         from link import auth, host_frames, proto
         self.shoe_id = shoe_id
         self.fkey = auth.frames_key(key)

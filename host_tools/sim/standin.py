@@ -36,10 +36,8 @@ import threading
 import time
 
 from host_tools.sim import ptys
-from host_tools import vm
 from host_tools.sim.rigs.bridge import DEALT_TYPES
 
-vm.use_firmware()
 from baccarat.jsonout import JsonOut  # noqa: E402
 from link import auth, frame, host_frames, proto, reports  # noqa: E402
 

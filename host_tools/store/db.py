@@ -57,7 +57,7 @@ import struct
 import time
 
 from host_tools import exits
-from host_tools.protocol import chain
+from link import auth as _auth  # the firmware's own
 
 GENESIS = bytes(32)
 FORMAT = 2  # PRAGMA user_version of a store written for link protocol 2
@@ -111,7 +111,7 @@ CREATE TABLE IF NOT EXISTS alerts (
 STORED = "stored"
 DUPLICATE = "duplicate"
 
-ZERO_HEX = chain.ZERO_HEX  # the first_prev of a chain that starts at seq 1
+ZERO_HEX = _auth.ZERO_MAC.decode("ascii")  # the first_prev of a chain that starts at seq 1
 
 
 class StoreError(exits.Unusable):

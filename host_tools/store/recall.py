@@ -12,11 +12,9 @@ rounds, so the screen and the recall can never disagree.
 import json
 import sys
 
-from host_tools import vm
 from host_tools.store import db
 from host_tools.store.export import pick_shoe
 
-vm.use_firmware()
 from link import events_schema as E  # noqa: E402
 
 # What a round keeps of each event, named through the event schema so a

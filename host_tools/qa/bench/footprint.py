@@ -166,16 +166,12 @@ def resident_modules(manifest):
 
 
 def _on_demand():
-    from host_tools import vm
-    vm.use_firmware()
     import lazy
     return lazy.ON_DEMAND
 
 
 def eight_deck_cardset(path):
     """An enrolled 8-deck set with two cover cards, 7-byte UIDs as on NTAG21x."""
-    from host_tools import vm
-    vm.use_firmware()
     from cardset import registry
     entries = [(bytes([4, deck, c, 0x10, 0x20, 0x30, 0x40]), c, deck + 1, registry.BATCH_A)
                for deck in range(8) for c in range(52)]

@@ -53,7 +53,6 @@ import traceback
 from host_tools.sim import dealer
 from host_tools import vm
 
-vm.use_firmware()
 from link import auth, frame, host_frames, proto  # noqa: E402
 
 KEY = bytes(range(7, 39))

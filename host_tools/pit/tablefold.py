@@ -1,0 +1,67 @@
+"""What a table's page shows, folded from its events: the live state
+(host_tools/protocol/tablestate.py), the scoreboard's roads, the recall of
+the last rounds and the shuffler's block.
+
+Both the pit's table threads and the central view own one and feed it the
+events they commit or read, each parsed once; neither reaches into the
+other's internals.
+"""
+
+import copy
+import logging
+
+from host_tools.protocol import chain
+from host_tools.protocol.tablestate import TableState
+from host_tools.roads import Board, RoadsError
+from host_tools.shuffler.pit import ShufflerView
+from host_tools.store.recall import RoundBook
+
+log = logging.getLogger("shoe.pit")
+
+RECALL = 10            # rounds kept for recall (GLI-24)
+
+
+class TableFold:
+    def __init__(self, name="", recall=RECALL):
+        self.name = name
+        self.recall = recall
+        self.state = TableState()
+        self.board = Board()
+        self.book = RoundBook(keep=recall)
+        self.shuffler = ShufflerView()     # a shuffler on this port (host_tools/shuffler/pit.py)
+
+    def fold(self, seq, event):
+        """One committed, schema-valid event."""
+        if event.get("source") == "shuffler":
+            self.state.seq = seq
+            self.shuffler.fold(event)
+            return
+        self.state.fold(seq, event)
+        self.book.feed(event, seq)
+        try:
+            self.board.add(event)
+        except RoadsError as e:
+            log.warning("table %s: seq %s not on the roads: %s", self.name, seq, e)
+
+    def fold_text(self, seq, text):
+        """A stored event's text: parsed and checked once, folded if valid.
+        Returns the event, or None when the text is not a valid event."""
+        event, why = chain.check_body(text)
+        if why is None:
+            self.fold(seq, event)
+        return event
+
+    def view(self, detail=False):
+        """The page's fields (copies): the summary, and with ``detail`` the
+        round being dealt, the roads, the cards left and the recall."""
+        s = self.state
+        out = {"round": s.round, "phase": s.phase, "next": s.due(), "next_card": s.next,
+               "last_result": dict(s.last_result) if s.last_result else None, "seq": s.seq,
+               "shuffler": self.shuffler.state() if self.shuffler.seen else None}
+        if detail:
+            full = s.to_dict()
+            out["current"] = full["current"]
+            out["roads"] = self.board.to_dict()
+            out["cards_left"] = s.left
+            out["recall"] = copy.deepcopy(self.book.last(self.recall))
+        return out
