@@ -45,9 +45,9 @@ GEOMETRY = boards.ROOT / "hardware" / "shoe" / "geometry.toml"
 INCH = 25.4
 MD = "COMAR 36.05.02.17"
 PA = "58 Pa. Code 603a.17"
-# Read ranges (hardware/shoe/README.md, "Reading only the card that leaves"):
-# NXP gives NTAG21x an operating distance of up to 100 mm with a good reader
-# antenna; the Elechouse PN532 V3 module is sold for 50-70 mm.
+# Read ranges (hardware/README.md, "Reading only the card that leaves"):
+# ISO/IEC 14443 proximity cards have a normal operating range of up to
+# 10 cm; the Elechouse PN532 V3 module is sold for 5-7 cm.
 NTAG_MAX_MM = 100.0
 PN532_MODULE_MM = 50.0
 
