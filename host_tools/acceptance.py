@@ -29,7 +29,7 @@ import time
 from host_tools import cli
 
 HELLO_S = 15.0
-ANSWER_S = 10.0
+ANSWER_S = 20.0
 QUIET_S = 2.0
 
 NOT_AVAILABLE_SE = ("not available: this firmware has no ATECC608B driver and the suite no simulator yet "

@@ -176,6 +176,10 @@ def front(s):
     bz = s.z_plate + bs["standoff"]
     v.rect(-half_in, bz, s.inner_w, bs["bridge_thickness"], fill="#555555")
     v.rect(-4, bz, 8, 1.6, fill="#6a3d9a")
+    rd = g["reader"]
+    az = s.antenna[1]
+    v.rect(-rd["board_y"] / 2, az - 1.6, rd["board_y"], 1.6, fill="#2e7d32")
+    v.callout(rd["board_y"] / 2, az - 1, 640, 500, "PN532 under the lip, seen through the bay window")
     v.dim_h(-half_out, half_out, 0, 30, "outside %s" % mm(s.outer_w))
     v.dim_h(-ex["slot_width"] / 2, ex["slot_width"] / 2, 0, 62, "exit slot %s wide, %s high"
             % (mm(ex["slot_width"]), mm(ex["slot_gap"])))
