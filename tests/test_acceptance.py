@@ -5,15 +5,19 @@ dealer's buttons on the dealer channel, opens the shuffler's door on the
 model) and the broken parts the issue names: the reader unplugged, a stuck
 button, an elevator stepper that never reaches home.
 
-The emulated shoe has no LEDs and no gate (firmware/boards/emulator.py), so
-its lights and gate questions are answered yes by the bench technician,
-not by physics; that is the one answer here not backed by the emulator.
+The technician's answers about the lights and the gate come from the
+emulated board's own state (the `gpio` line of its dealer channel,
+firmware/boards/emulator.py): what main.py last drove, as a technician
+would see it.
 """
 
 import argparse
 import json
+import os
+import select
 import shutil
 import threading
+import time
 
 import pytest
 
@@ -26,6 +30,7 @@ vm.use_firmware()
 from cardset import registry  # noqa: E402
 
 TEST_CARD = bytes([4, 0x7E, 0x57, 0xCA, 0x4D, 0x00, 0x01])   # a tag in no card set
+STOP_ONLY = 4  # firmware/main.py LIGHT_STOP: no card due on a board with no shoe
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +67,28 @@ class Bench(acceptance.Technician):
             elif what == "door:shut":
                 self.emu.op("door close")
 
+    def gpio(self):
+        """(light mask, gate open) as the emulated board drives them."""
+        fd = self.emu._deal_m
+        with self.lock:
+            while select.select([fd], [], [], 0)[0]:
+                os.read(fd, 64)
+            os.write(fd, b"gpio\n")
+            buf, end = b"", time.monotonic() + 5
+            while b"\n" not in buf and time.monotonic() < end:
+                if select.select([fd], [], [], 0.1)[0]:
+                    buf += os.read(fd, 64)
+        words = buf.replace(b"\x06", b"").split(b"\n")[0].split()
+        assert words[:1] == [b"gpio"], buf
+        return int(words[1]), int(words[2]) == 1
+
     def confirm(self, what, question):
         self.asked.append(what)
-        return True
+        if what == "lights":
+            return self.gpio()[0] == STOP_ONLY
+        if what == "gate":
+            return not self.gpio()[1]
+        return False
 
 
 def _args(tmp_path, port, key_file, manifest, device="shoe"):
@@ -115,6 +139,14 @@ def test_a_good_shoe_passes_every_step_that_exists_and_names_the_ones_that_do_no
     with db.Store(str(tmp_path / "table.db"), readonly=True) as store:
         kinds = [row["type"] for row in store.rows("ACC1")]
     assert "irregularity" in kinds and "status" in kinds
+
+
+def test_the_technician_reads_the_lights_and_gate_from_the_board(shoe):
+    emu, _args_ = shoe
+    bench = Bench(emu)
+    bench.gpio()   # answered in the main loop's first pass, before it first drives the lights
+    assert bench.gpio() == (STOP_ONLY, False)     # no shoe: STOP lit, the gate closed
+    assert bench.confirm("lights", "?") and bench.confirm("gate", "?")
 
 
 def test_an_unplugged_reader_is_a_clear_fail_line(shoe, capsys):
