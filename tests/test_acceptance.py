@@ -47,7 +47,7 @@ def staged(tmp_path_factory):
 class Bench(acceptance.Technician):
     """The technician, acting on the emulator."""
 
-    def __init__(self, emu, stuck=None):
+    def __init__(self, emu):
         self.emu = emu
         self.lock = threading.Lock()
         self.asked = []

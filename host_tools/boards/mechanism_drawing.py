@@ -14,7 +14,6 @@ from host_tools.boards.svg import DIM, Sheet
 GENERATOR = "host_tools/boards/mechanism_drawing.py from firmware/shuffler/geometry.py"
 BLACK = "#3a3a3a"
 SENSOR = "#6a3d9a"
-FOAM = "#f3e6c4"
 
 
 def geometry():
