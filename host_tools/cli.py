@@ -44,6 +44,8 @@ COMMANDS = {
     "shuffler": ("host_tools.shuffler.command", "the batch shuffler: emulate, sample, audit"),
     "pit": ("host_tools.pit.command", "every table of a pit in one service, with its page and API"),
     "central": ("host_tools.central.command", "the casino record: JetStream into PostgreSQL, verified"),
+    "acceptance": ("host_tools.acceptance", "check a freshly built shoe or shuffler board, step by step"),
+    "hardware": ("host_tools.boards.drawings", "write or --check the generated wiring, parts lists and drawings"),
 }
 
 def _usage():

@@ -342,7 +342,7 @@ def stage_shuffler(board_name, outdir, device_id, key, cardset=None):
     """Write a shuffler board's file tree into outdir (``main.py`` is
     firmware/shuffler/main.py as source, so MicroPython runs it at power-up);
     return the manifest, whose ``device`` is "shuffler"."""
-    from host_tools.shuffler import boards as sboards
+    from host_tools.boards import shuffler as sboards
     values = sboards.constants(board_name, device_id)
     sources = shuffler_files(values["MODULE"])
     return _write_image(outdir, sources, lambda rel: "main.py" if rel == SHUFFLER_MAIN else None,

@@ -40,11 +40,42 @@ def test_the_required_boards_exist():
 @pytest.mark.parametrize("name", ["pico", "esp32s3"])
 def test_real_boards_use_distinct_existing_pins(name):
     # Independent of the validator: count the pins straight from the table.
+    # Two wires share a pin only as one I2C bus signal (the back sensor and
+    # the secure element).
     board = BOARDS[name]
-    pins = [w["gpio"] for w in boards.connections(board)]
-    assert len(pins) == len(set(pins))
-    assert set(pins) <= set(MCUS[board["mcu"]].gpios)
-    assert len(pins) >= 12  # reader bus, sensor bus, 3 buttons, empty, 3 LEDs, gate
+    wires = boards.connections(board)
+    by_pin = {}
+    for w in wires:
+        by_pin.setdefault(w["gpio"], set()).add(w["signal"] or w["where"])
+    assert all(len(ids) == 1 for ids in by_pin.values()), by_pin
+    shared = [w for w in wires if sum(x["gpio"] == w["gpio"] for x in wires) > 1]
+    assert {w["where"] for w in shared} == {"sensor.sda", "sensor.scl", "secure_element.sda", "secure_element.scl"}
+    assert set(by_pin) <= set(MCUS[board["mcu"]].gpios)
+    assert len(by_pin) >= 12  # reader bus, sensor bus, 3 buttons, empty, 3 LEDs, gate
+
+
+@pytest.mark.parametrize("name", ["pico", "esp32s3"])
+def test_every_board_carries_the_secure_element_and_its_part(name):
+    board = BOARDS[name]
+    se = board["secure_element"]
+    assert (se["kind"], se["bus"], se["address"]) == ("atecc608b", "i2c", 0x60)
+    assert (se["id"], se["sda"], se["scl"]) == (board["sensor"]["id"], board["sensor"]["sda"], board["sensor"]["scl"])
+    assert "atecc608b" in board["parts"] and "ATECC608B" in PARTS["atecc608b"]["part"]
+    bom = (docs.HARDWARE / name / "bom.md").read_text()
+    assert "ATECC608B" in bom
+    assert config.constants(name, "T1")["SECURE_ELEMENT"]["address"] == 0x60
+
+
+def test_a_board_without_its_secure_element_or_with_a_clashing_address_is_refused():
+    assert problems_after("pico", lambda b: b.pop("secure_element")) == [
+        "pico: secure_element (the ATECC608B on the I2C bus) is missing"]
+    assert problems_after("pico", lambda b: b["secure_element"].update(address=0x29)) == [
+        "pico: secure_element.address = 0x29 is also the TCS34725's address on I2C0"]
+    assert problems_after("pico", lambda b: b["secure_element"].update(address=0x80)) == [
+        "pico: secure_element.address = 128 is not a 7-bit I2C address"]
+    # On the same I2C instance but other pins it is a bus clash, as for any device.
+    assert problems_after("pico", lambda b: b["secure_element"].update(sda=8, scl=9)) == [
+        "pico: I2C0 is claimed by both sensor and secure_element"]
 
 
 def test_duplicated_pin_is_rejected():
@@ -79,7 +110,10 @@ def test_wrong_function_bus_pin_is_rejected():
     msgs = problems_after("pico", wrong_instance)
     assert msgs[0] == ("pico: sensor.sda = GP4 is I2C0 SDA, not I2C1 SDA "
                        "(I2C1 SDA is on GP2, GP6, GP10, GP14, GP18, GP22, GP26)")
-    assert len(msgs) == 2
+    # The secure element stays on I2C0, so GP4/GP5 now carry two signals.
+    assert msgs[2:] == ["pico: GP4 used twice: sensor.sda and secure_element.sda",
+                        "pico: GP5 used twice: sensor.scl and secure_element.scl"]
+    assert len(msgs) == 4
 
 
 def test_rp2040_function_table_matches_the_datasheet_pattern():
@@ -133,7 +167,8 @@ def test_i2c_devices_may_share_a_bus_but_not_its_instance_on_other_pins():
     def split(b):
         b["readers"]["pn532"] = {"bus": "i2c", "id": 0, "sda": 8, "scl": 9}
     assert problems_after("pico", split) == [
-        "pico: I2C0 is claimed by both readers.pn532 and sensor"]
+        "pico: I2C0 is claimed by both readers.pn532 and sensor",
+        "pico: I2C0 is claimed by both readers.pn532 and secure_element"]
 
 
 def test_pn532_on_rp2040_spi_is_refused():
@@ -190,7 +225,7 @@ def test_wiring_diagram_shows_every_wire(name):
 
 
 def test_hardware_folders_have_the_hand_written_docs():
-    for name in ("pico", "esp32s3"):
+    for name in ("pico", "esp32s3", "shuffler/pico", "shuffler/esp32s3"):
         for doc in ("power.md", "wiring.md", "bom.md", "wiring.svg"):
             assert (docs.HARDWARE / name / doc).stat().st_size > 200
     assert (docs.HARDWARE / "README.md").exists()

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from host_tools import boards
-from host_tools.shuffler import boards as sboards
+from host_tools.boards import shuffler as sboards
 
 SHUFFLERS = sboards.load()
 
@@ -27,8 +27,12 @@ def test_every_shuffler_board_validates_with_all_its_parts(name):
     for group, names in (("inputs", sboards.INPUTS), ("outputs", sboards.OUTPUTS), ("leds", sboards.LEDS)):
         assert {"%s.%s" % (group, n) for n in names} <= where
     assert any(w.startswith("readers.pn532.") for w in where) and any(w.startswith("sensor.") for w in where)
-    pins = [w["gpio"] for w in sboards.connections(board)]
-    assert len(pins) == len(set(pins))
+    by_pin = {}
+    for w in sboards.connections(board):
+        by_pin.setdefault(w["gpio"], set()).add(w["signal"] or w["where"])
+    assert all(len(ids) == 1 for ids in by_pin.values()), by_pin  # shared only as one I2C signal
+    assert board["secure_element"]["address"] == 0x60 and "secure_element.sda" in where
+    assert sboards.constants(name, "S1")["SECURE_ELEMENT"]["kind"] == "atecc608b"
 
 
 def _after(name, change):
@@ -46,6 +50,8 @@ def test_the_validator_refuses_bad_wiring():
         "shuffler.esp32s3: inputs.door = GPIO0 cannot be used: strapping pin (boot mode)"]
     assert _after("pico", lambda b: b["inputs"].pop("gap")) == ["shuffler.pico: inputs lacks gap"]
     assert _after("pico", lambda b: b["readers"]["pn532"].update(tx=2)) != []
+    assert _after("esp32s3", lambda b: b.pop("secure_element")) == [
+        "shuffler.esp32s3: secure_element (the ATECC608B on the I2C bus) is missing"]
 
 
 # The boundary that cannot exist in the VM: just enough of `machine`

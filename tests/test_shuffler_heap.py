@@ -12,7 +12,7 @@ BOOT_HEAP_KIB = 205
 
 
 def test_the_boards_agree_on_the_budget():
-    from host_tools.shuffler import boards as sboards
+    from host_tools.boards import shuffler as sboards
     assert {b["heap_kib"] for b in sboards.load().values()} == {heap.board_heap_kib()} == {190}
 
 

@@ -24,6 +24,11 @@ Cards arrive one of two ways, by ``READER["kind"]``:
 ``SENSOR["kind"] == "tcs34725"`` adds the back sensor, simulated at register
 level; the dealer channel's ``sensor face|back_a|back_b`` lines say what it
 sees next.
+
+The dealer's lights and the gate keep the state main.py last drove; a
+``gpio`` line on the dealer channel is answered (after its ACK) with
+``gpio LIGHTS GATE``: the light mask and 1 for an open gate, what a
+technician looking at the shoe would see (`shoe acceptance`'s tests).
 """
 
 import sys
@@ -82,6 +87,8 @@ class Board:
         self._one = bytearray(1)
         self._pressed = 0
         self._empty = False
+        self._lights = 0
+        self._gate = 0
         self._line = bytearray(LINE_MAX)
         self._n = 0
         self.reader = _reader(config.READER)
@@ -136,6 +143,9 @@ class Board:
                 if _is(line, n, b"empty"):
                     self._empty = True
                     return 0
+                if _is(line, n, b"gpio"):
+                    self._dealer.write(b"gpio %d %d\n" % (self._lights, self._gate))
+                    return 0
                 if n > 7 and self._sensor_sim is not None and line[6] == 0x20 and _is(line, 6, b"sensor"):
                     self._sensor_sim.show(bytes(line[7:n]).decode().strip())
                     return 0
@@ -158,10 +168,10 @@ class Board:
         return self._empty
 
     def lights(self, mask):
-        pass  # no LEDs on a PC: the next due hand is in every card event
+        self._lights = mask  # no LEDs on a PC: the state, for the `gpio` line
 
     def gate(self, open):
-        pass  # no solenoid either
+        self._gate = 1 if open else 0  # no solenoid either
 
     def idle(self):
         time.sleep_ms(1)

@@ -112,6 +112,10 @@ class Board:
         self._n = 0
         self._sim = SimTCS34725()
         self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(self._sim.show), self._sim)
+        if getattr(config, "STALL", False):
+            # Tests: the elevator's motor is dead from power-on, so homing
+            # at boot must fail (`shoe acceptance`'s broken stepper).
+            self.model.stall()
         self._entropy = Entropy(getattr(config, "SEED", 0))
         self.leds = (False, False, False)
         self.wdt_ms = config.WDT_MS

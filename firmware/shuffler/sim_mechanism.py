@@ -28,7 +28,8 @@ calibration):
   the door is shut. The lock is an output; forcing the door opens it anyway
   (the fault the custody machine exists for).
 * Faults: ``double()``, ``slip(n)``, ``jam(at)`` arm the next pick;
-  ``open_door()``; the power cut is the VM being killed.
+  ``open_door()``; ``stall()`` kills the elevator's motor; the power cut is
+  the VM being killed.
 
 Time is the model's clock (``now_us``), advanced by the firmware's delays:
 its total over a batch is the modelled mechanical time.
@@ -110,6 +111,7 @@ class Mechanism:
         self._double = False
         self._slip = 0
         self._jam_at = None
+        self._stalled = False
         self._surface = on_surface
         self._shown = None
         # The pins, as the board module hands them to the firmware.
@@ -205,6 +207,11 @@ class Mechanism:
     def jam(self, at=400):
         self._jam_at = at
 
+    def stall(self):
+        """The elevator's motor or driver is dead (unplugged, no VM, EN
+        stuck high): its steps move nothing from now on."""
+        self._stalled = True
+
     def open_door(self):
         self.door_shut = False
 
@@ -217,7 +224,7 @@ class Mechanism:
     # -- steppers ------------------------------------------------------------
 
     def _elevator_edge(self, v):
-        if not v or self.elevator_enable._v:
+        if not v or self.elevator_enable._v or self._stalled:
             return
         self.steps[0] += 1
         p = self.platform + (1 if self.elevator_dir._v else -1)

@@ -32,7 +32,11 @@ DEVICE_PIN = {
     "i2c": {"sda": "SDA", "scl": "SCL"},
     "spi": {"sck": "SCK", "mosi": "MOSI", "miso": "MISO", "cs": "SS"},
 }
-DEVICE_NAME = {"pn532": "PN532", "gm65": "GM65", "tcs34725": "TCS34725"}
+DEVICE_NAME = {"pn532": "PN532", "gm65": "GM65", "tcs34725": "TCS34725", "atecc608b": "ATECC608B"}
+# Fixed 7-bit I2C addresses of the devices that may share a bus with the
+# secure element (PN532 user manual 6.2.4: 0x48 >> 1; TCS34725 datasheet: 0x29).
+I2C_ADDRESS = {"pn532": 0x24, "tcs34725": 0x29}
+SECURE_ELEMENTS = ("atecc608b",)
 
 
 class BoardError(exits.Unusable):
@@ -46,7 +50,7 @@ def load(path=BOARDS_TOML):
     with open(path, "rb") as f:
         data = tomllib.load(f)
     parts = data.pop("parts", {})
-    data.pop("shuffler", None)  # shuffler controllers: host_tools/shuffler/boards.py
+    data.pop("shuffler", None)  # shuffler controllers: host_tools/boards/shuffler.py
     return data, parts
 
 
@@ -115,7 +119,36 @@ def validate(name, board, parts):
             problems.append("%s: %s lacks %s" % (name, group, ", ".join(missing)))
     if "pin" not in board.get("empty", {}):
         problems.append("%s: empty.pin (the shoe-empty switch) is missing" % name)
+    problems.extend(check_secure_element(name, board))
     problems.extend(_check_pins(name, board, mcu))
+    return problems
+
+
+def check_secure_element(name, board):
+    """Every real board carries the secure element on an I2C bus, at an
+    address no other device on that bus answers to (a clash would make both
+    unreadable, and the device would have no key)."""
+    se = board.get("secure_element")
+    if not isinstance(se, dict):
+        return ["%s: secure_element (the ATECC608B on the I2C bus) is missing" % name]
+    problems = []
+    if se.get("kind") not in SECURE_ELEMENTS:
+        problems.append("%s: secure_element.kind = %r is not one of %s"
+                        % (name, se.get("kind"), ", ".join(SECURE_ELEMENTS)))
+    if se.get("bus") != "i2c":
+        problems.append("%s: secure_element.bus = %r; the ATECC608B-SSHDA talks i2c" % (name, se.get("bus")))
+        return problems
+    address = se.get("address")
+    if not isinstance(address, int) or not 0x08 <= address <= 0x77:
+        problems.append("%s: secure_element.address = %r is not a 7-bit I2C address" % (name, address))
+        return problems
+    for where, table in _buses(board):
+        if where == "secure_element" or table.get("bus") != "i2c" or table.get("id") != se.get("id"):
+            continue
+        kind = table.get("kind", where.split(".")[-1])
+        if I2C_ADDRESS.get(kind) == address:
+            problems.append("%s: secure_element.address = 0x%02x is also the %s's address on I2C%s"
+                            % (name, address, DEVICE_NAME.get(kind, kind), se.get("id")))
     return problems
 
 
@@ -187,6 +220,8 @@ def _buses(board):
         out.append(("readers." + kind, board["readers"][kind]))
     if board.get("sensor"):
         out.append(("sensor", board["sensor"]))
+    if board.get("secure_element"):
+        out.append(("secure_element", board["secure_element"]))
     return [(w, t) for w, t in out if t.get("bus") in BUS_ROLES]
 
 

@@ -78,6 +78,7 @@ def constants(name, shoe_id, reader=None, overrides=None, path=boards.BOARDS_TOM
         "LINK": dict(board["link"]),
         "READER": dict(board["readers"][kind], kind=kind),
         "SENSOR": dict(board["sensor"]) if "sensor" in board else None,
+        "SECURE_ELEMENT": dict(board["secure_element"]) if "secure_element" in board else None,
         "BUTTONS": dict(board.get("buttons", {})),
         "EMPTY": dict(board.get("empty", {})),
         "LEDS": dict(board.get("leds", {})),

@@ -17,15 +17,15 @@ ROW = 24
 GAP = 14
 TOP = 76
 MCU_X, MCU_W = 30, 190
-DEV_X, DEV_W = 640, 200
+DEV_X, DEV_W = 640, 260
 WIDTH = DEV_X + DEV_W + 30
 COLOURS = {"uart": "#1f6fb2", "i2c": "#2e8b57", "spi": "#b5651d", None: "#6a3d9a"}
 
 
-def _groups(board):
+def _groups(wires):
     """Wires grouped by the device at their far end, in boards.toml order."""
     groups = []
-    for wire in boards.connections(board):
+    for wire in wires:
         if groups and groups[-1][0] == wire["device"]:
             groups[-1][1].append(wire)
         else:
@@ -38,11 +38,13 @@ def _text(x, y, s, size=12, anchor="start", weight="normal", fill="#222"):
             'fill="%s">%s</text>' % (x, y, size, anchor, weight, fill, escape(s)))
 
 
-def render(name, board):
+def render(name, board, wires=None):
+    """wires: the board's connections (boards.connections for a shoe board,
+    host_tools.boards.shuffler.connections for a shuffler)."""
     mcu = MCUS[board["mcu"]]
     body = []
     y = TOP
-    for device, wires in _groups(board):
+    for device, wires in _groups(boards.connections(board) if wires is None else wires):
         top = y - ROW // 2 - 4
         height = ROW * len(wires) + 8
         body.append('<rect x="%d" y="%d" width="%d" height="%d" rx="6" fill="#f7f7f2" '

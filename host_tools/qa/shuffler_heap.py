@@ -33,7 +33,7 @@ from host_tools.protocol import keys
 from host_tools.sim import ptys
 from host_tools import vm
 from host_tools.boards import config as board_config
-from host_tools.shuffler import boards as sboards
+from host_tools.boards import shuffler as sboards
 
 BOARD = "pico"
 # What a stand-in `machine` gives the bring-up: the pins it drives and the

@@ -31,15 +31,40 @@ def connections(board):
     """Every wire from the MCU: the shoe validator's bus wires, then the
     shuffler's own GPIOs."""
     wires = _boards.connections({"link": board["link"], "readers": board["readers"],
-                                 "sensor": board.get("sensor")})
+                                 "sensor": board.get("sensor"),
+                                 "secure_element": board.get("secure_element")})
     for group, names in [(s, STEPPER_PINS) for s in STEPPERS] + [("inputs", INPUTS), ("outputs", OUTPUTS),
                                                                   ("leds", LEDS)]:
         for key in names:
             if key in board.get(group, {}):
+                device, device_pin = _far_end(group, key)
                 wires.append({"where": "%s.%s" % (group, key), "gpio": board[group][key],
-                              "device": "%s %s" % (group, key), "device_pin": "", "bus": None,
+                              "device": device, "device_pin": device_pin, "bus": None,
                               "bus_id": None, "role": None, "signal": None})
     return wires
+
+
+# What the far end of each shuffler GPIO is, for the wiring docs a technician
+# solders from (parts: boards.toml [parts], hardware/shuffler/<board>/bom.md).
+_DRIVER_PIN = {"step": "STEP", "dir": "DIR", "enable": "EN (low = driver on)"}
+_DIR = {"elevator": "DIR (1 = up)", "feed": "DIR (1 = towards the gripper)"}
+_INPUT = {
+    "card_present": ("card-present sensor (TCST2103)", "collector, 4.7k to 3V3; emitter to GND"),
+    "throat": ("throat sensor (TCST2103)", "collector, 4.7k to 3V3; emitter to GND"),
+    "gap": ("gap sensor (TCST2103)", "collector, 4.7k to 3V3; emitter to GND"),
+    "home": ("home switch", "NO contact; COM to GND"),
+    "door": ("door switch", "NC contact, closed while shut; COM to GND"),
+}
+
+
+def _far_end(group, key):
+    if group in STEPPERS:
+        return "%s driver (TMC2208)" % group, _DIR[group] if key == "dir" else _DRIVER_PIN[key]
+    if group == "inputs":
+        return _INPUT[key]
+    if group == "outputs":
+        return "%s solenoid driver" % key, "100 ohm to AO3400A gate (100k gate-GND)"
+    return "LED " + key, "330 ohm to anode; cathode to GND"
 
 
 def validate(name, board):
@@ -65,6 +90,7 @@ def validate(name, board):
         missing = [n for n in names if n not in board.get(group, {})]
         if missing:
             problems.append("shuffler.%s: %s lacks %s" % (name, group, ", ".join(missing)))
+    problems.extend("shuffler." + p for p in _boards.check_secure_element(name, board))
     reserved = {int(k): v for k, v in board.get("board_reserved", {}).items()}
     owner = {}
     for wire in connections(board):
@@ -112,6 +138,7 @@ def constants(name, device_id, path=_boards.BOARDS_TOML):
         "LINK": dict(table["link"]),
         "READER": dict(table["readers"][table["reader"]], kind=table["reader"]),
         "SENSOR": dict(table["sensor"]) if "sensor" in table else None,
+        "SECURE_ELEMENT": dict(table["secure_element"]) if "secure_element" in table else None,
         "ELEVATOR": dict(table["elevator"]),
         "FEED": dict(table["feed"]),
         "INPUTS": dict(table["inputs"]),
