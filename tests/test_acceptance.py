@@ -23,10 +23,10 @@ import pytest
 
 from host_tools import acceptance, cli, vm
 from host_tools.boards import config
-from host_tools.emulate import Emulator
-from host_tools.shuffler.emulate import ShufflerEmulator
+from host_tools.sim.emulate import Emulator
+from host_tools.sim.shuffler_emulate import ShufflerEmulator
 
-vm.use_firmware()
+
 from cardset import registry  # noqa: E402
 
 TEST_CARD = bytes([4, 0x7E, 0x57, 0xCA, 0x4D, 0x00, 0x01])   # a tag in no card set
@@ -217,7 +217,8 @@ def test_a_stepper_that_never_reaches_home_is_a_clear_fail_line(shuffler_factory
 
 
 def test_no_device_on_the_port_is_one_fail_line(tmp_path, capsys):
-    from host_tools import keys, ptys
+    from host_tools.protocol import keys
+    from host_tools.sim import ptys
     master, slave, path = ptys.open_raw(nonblocking=True)
     keys.write_key(str(tmp_path / "k.key"), b"k" * keys.KEY_BYTES)
     (tmp_path / "m.json").write_text("{}")
