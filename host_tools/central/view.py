@@ -21,7 +21,8 @@ stored events or alerts; this app LISTENs and, on a notification (or every
 new: ``shoes.last_seq`` per shoe, and the events after what it has folded
 (a shoe's stored events have no holes: the consumer stores seq N only
 after N-1). Each table that moved is pushed to /api/events as the pit
-pushes it, and the page reloads that table.
+pushes it, with its live state (the page updates in place, and reads the
+table again only when a round or a shoe has ended).
 
 Read-only by construction: the sessions run with
 ``default_transaction_read_only``; login, logout, acknowledgements and
@@ -33,7 +34,6 @@ import asyncio
 import json
 import logging
 import os
-import sqlite3
 import threading
 import time
 
@@ -106,26 +106,6 @@ def _alert(row):
     aid, shoe, t, severity, kind, detail = row
     return {"id": aid, "shoe_id": shoe, "time": t, "first_time": t, "last_time": t,
             "severity": severity, "kind": kind, "detail": detail, "count": 1, "ack": None}
-
-
-class _CardSet:
-    """The current card set of one shoe as a store-like object for
-    host_tools/pit/report.py: its SQL runs unchanged on an in-memory SQLite
-    table holding the central rows (``received`` is the pit's commit time)."""
-
-    def __init__(self, shoe_id, rows, head):
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE TABLE events (shoe_id TEXT, seq INTEGER, received REAL, type TEXT,"
-                        " event TEXT)")
-        self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)",
-                            [(shoe_id, q, t, k, e) for q, t, k, e in rows])
-        self.head = head
-
-    def shoe(self, shoe_id):
-        return self.head
-
-    def close(self):
-        self.db.close()
 
 
 class View:
@@ -207,7 +187,11 @@ class View:
                     self.conn = await self.connect()
                 moved, alerted = await self._refresh()
             self.refreshes += 1
-        messages = [{"type": "event", "table": name} for name in sorted(moved)]
+            messages = []
+            for name in sorted(moved):
+                t = self.tables[name]
+                with t.lock:
+                    messages.append({"type": "event", "table": name, "live": t.fold.live()})
         messages += [{"type": "alert", "table": name} for name in sorted(alerted)]
         if messages and self.broadcast is not None:
             self.broadcast.send(pit_web.encode(messages))
@@ -265,19 +249,18 @@ class View:
         return out
 
     async def card_set(self, t):
-        """The table's current card set as report.py reads a store."""
+        """The table's current card set, as report.py reads it: its events
+        (each parsed once) and the chain head."""
         cur = self.conn.cursor()
-        await cur.execute(
-            "SELECT seq, pit_committed, type, event FROM events WHERE shoe_id = %s AND seq >= COALESCE("
-            "(SELECT max(seq) FROM events WHERE shoe_id = %s AND type = 'shoe'), 0)"
-            " AND type = ANY(%s) ORDER BY seq", (t.shoe_id, t.shoe_id, list(report_mod.READ)))
-        rows = await cur.fetchall()
+        sql, params = report_mod.card_set_query("%s", "pit_committed")
+        await cur.execute(sql, params(t.shoe_id))
+        events = report_mod.parse_rows(await cur.fetchall())
         await cur.execute("SELECT first_seq, first_prev, last_seq, last_mac FROM shoes WHERE shoe_id = %s",
                           (t.shoe_id,))
         h = await cur.fetchone()
         head = {"shoe_id": t.shoe_id, "first_seq": h[0], "first_prev": h[1], "last_seq": h[2],
                 "last_mac": h[3], "head_hash": None} if h else None
-        return _CardSet(t.shoe_id, rows, head)
+        return events, head
 
 
 # -- handlers ------------------------------------------------------------------
@@ -305,11 +288,8 @@ async def api_table(request):
             snap["scoreboard"] = scoreboard.draw(t.fold.board)
         snap["pit"], snap["table"] = t.pit, t.tbl
         snap["alerts"] = (await view.alerts([t.shoe_id]))[t.shoe_id]
-        cs = await view.card_set(t)
-    try:
-        snap["ranks_left"] = report_mod.ranks_left(report_mod.card_set_events(cs, t.shoe_id))
-    finally:
-        cs.close()
+        events, _head = await view.card_set(t)
+    snap["ranks_left"] = report_mod.ranks_left(events)
     snap["read_only"] = True
     return web.json_response(snap)
 
@@ -319,11 +299,8 @@ async def api_report(request):
     async with view.lock:
         t = view.table(request.match_info["name"])
         alerts = (await view.alerts([t.shoe_id]))[t.shoe_id]
-        cs = await view.card_set(t)
-    try:
-        out = report_mod.report(cs, t.shoe_id)
-    finally:
-        cs.close()
+        events, head = await view.card_set(t)
+    out = report_mod.report(events, head, t.shoe_id)
     out["table"] = t.name
     out["alerts"] = alerts
     return web.json_response(out)
@@ -391,6 +368,7 @@ def make_app(dsn):
     app.router.add_get("/api/tables/{name}/report", api_report)
     app.router.add_get("/api/tables/{name}", api_table)
     app.router.add_get("/api/events", api_events)
+    app.router.add_get("/api/vocabulary", pit_web.vocabulary)
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)

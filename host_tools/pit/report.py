@@ -26,13 +26,28 @@ READ = ("shoe", "card", "irregularity", "void", "cover", "last_hand", "shoe_end"
 SUITS = len(cards.SUIT_CHARS)
 
 
+# The current card set's rows (from the shoe's newest ``shoe`` event on) of
+# the types read here: the pit's SQLite store (?) and the central record (%s).
+CARD_SET_SQL = ("SELECT seq, {received}, event FROM events WHERE shoe_id = {m} AND seq >= COALESCE("
+                "(SELECT MAX(seq) FROM events WHERE shoe_id = {m} AND type = 'shoe'), 0)"
+                " AND type IN ({types}) ORDER BY seq")
+
+
+def card_set_query(mark="?", received="received"):
+    """(sql, params builder) of the current card set's rows for one store's dialect."""
+    sql = CARD_SET_SQL.format(received=received, m=mark, types=", ".join([mark] * len(READ)))
+    return sql, lambda shoe_id: (shoe_id, shoe_id) + READ
+
+
 def card_set_events(store, shoe_id):
-    """(seq, received, event) of the shoe's current card set (from its
-    newest ``shoe`` event on), for the event types this module reads."""
-    rows = store.db.execute(
-        "SELECT seq, received, event FROM events WHERE shoe_id = ? AND seq >= COALESCE("
-        "(SELECT MAX(seq) FROM events WHERE shoe_id = ? AND type = 'shoe'), 0)"
-        " AND type IN (%s) ORDER BY seq" % ", ".join("?" * len(READ)), (shoe_id, shoe_id) + READ)
+    """(seq, received, event) of the shoe's current card set in a pit store."""
+    sql, params = card_set_query()
+    return parse_rows(store.db.execute(sql, params(shoe_id)))
+
+
+def parse_rows(rows):
+    """(seq, received, event) of (seq, received, text) rows: each text parsed
+    once; a row that is not a game event is left out (`shoe verify` names it)."""
     out = []
     for seq, received, text in rows:
         try:
@@ -62,10 +77,11 @@ def ranks_left(events):
     return None if ranks is None else {"decks": decks, "ranks": ranks}
 
 
-def report(store, shoe_id):
-    """The end-of-shoe report's facts (the page adds the roads and counts)."""
-    events = card_set_events(store, shoe_id)
-    info = store.shoe(shoe_id) or {}
+def report(events, info, shoe_id):
+    """The end-of-shoe report's facts from the card set's ``events`` and the
+    chain head ``info`` (the store's ``shoe()`` row); the page adds the roads
+    and counts."""
+    info = info or {}
     out = {"shoe": shoe_id, "started": None, "designation": None, "decks": None, "ended": None,
            "irregularities": [], "voids": [], "notes": [],
            "chain": {"last_seq": info.get("last_seq"), "head_hash": info.get("head_hash"),

@@ -208,11 +208,13 @@ class TableRunner:
         # the commit is durable: "time" is that instant (`shoe bench pit`
         # measures card -> durable and durable -> page from it).
         committed = time.time()
+        live = None
         with self.lock:
             if self.primed is not None:
                 self.fold.fold(seq, event)
+                live = self.fold.live()
         self.publish({"type": "event", "table": self.name, "shoe": self.shoe_id, "seq": seq,
-                      "event": event, "time": committed})
+                      "event": event, "time": committed, "live": live})
 
     def _on_alert(self, severity, kind, detail):
         self.publish({"type": "alert", "table": self.name, "shoe": self.shoe_id,

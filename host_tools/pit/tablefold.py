@@ -51,6 +51,14 @@ class TableFold:
             self.fold(seq, event)
         return event
 
+    def live(self):
+        """What changes card by card, pushed with every event so a page
+        updates in place (the roads, recall and statistics change only when
+        a round or a shoe ends; the page reads those then)."""
+        full = self.state.to_dict()
+        return {k: full[k] for k in ("seq", "round", "phase", "next", "next_card", "cards_left",
+                                      "current", "last_result")}
+
     def view(self, detail=False):
         """The page's fields (copies): the summary, and with ``detail`` the
         round being dealt, the roads, the cards left and the recall."""

@@ -35,6 +35,7 @@ from host_tools.pit import edges as edges_mod
 from host_tools.pit import report as report_mod
 from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
+from host_tools.protocol import alerts, tablestate
 from host_tools.store import db
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -73,6 +74,7 @@ def make_app(pit, users_path, edges=True):
     app.router.add_get("/api/tables", tables)
     app.router.add_get("/api/tables/{name}", table)
     app.router.add_get("/api/events", events)
+    app.router.add_get("/api/vocabulary", vocabulary)
     app.router.add_post("/api/login", login)
     app.router.add_post("/api/tables/{name}/ack-alert", ack_alert)
     app.router.add_post("/api/tables/{name}/command", command)
@@ -259,7 +261,8 @@ async def table_report(request):
     if runner.shoe_id is None:
         return _json_error(404, "table %s has recorded no shoe yet" % runner.name)
     store = request.app[STATE]["store"]
-    out = report_mod.report(store, runner.shoe_id)
+    out = report_mod.report(report_mod.card_set_events(store, runner.shoe_id), store.shoe(runner.shoe_id),
+                            runner.shoe_id)
     out["table"] = runner.name
     out["alerts"] = report_mod.alerts_with_acks(store, runner.name, runner.shoe_id)
     return web.json_response(out)
@@ -269,6 +272,12 @@ async def events(request):
     """Server-Sent Events: every committed event, alert, state change,
     acknowledgement and restart, each tagged with its table."""
     return await stream(request, request.app[STATE]["clients"])
+
+
+async def vocabulary(request):
+    """The names the page draws with, defined once on the server
+    (host_tools/protocol/tablestate.py, alerts.py)."""
+    return web.json_response(dict(tablestate.VOCABULARY, alert_kinds=alerts.vocabulary()))
 
 
 async def page(request):

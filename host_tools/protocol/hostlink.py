@@ -44,7 +44,7 @@ import logging
 import os
 import time
 
-from host_tools.protocol import chain
+from host_tools.protocol import alerts, chain
 from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown, too_big
 from host_tools.store import db
@@ -263,26 +263,8 @@ class HostLink:
 
     # -- reports ------------------------------------------------------------
 
-    _KINDS = {
-        # tally kind -> (where, severity, what)
-        "forged_event": ("alert", "warning", "event frames whose tag does not verify (not stored)"),
-        "forged_hello": ("alert", "warning", "hello frames whose tag does not verify under this "
-                         "bridge's key (ignored; if none ever does: is --key-file this shoe's key?)"),
-        "forged_beat": ("alert", "warning", "heartbeats whose tag does not verify (ignored)"),
-        "bad_crc": ("log", None, "frames with a bad CRC"),
-        "bad_frame": ("log", None, "malformed frames"),
-        # Frames whose tag verifies (the shoe sent them) but whose JSON the
-        # link schema (firmware/link/events_schema.py) rejects: a shoe bug or
-        # a firmware newer than this bridge. Never used, never stored.
-        "invalid_hello": ("alert", "warning", "signed hellos the link schema rejects (ignored)"),
-        "invalid_beat": ("alert", "warning", "signed heartbeats the link schema rejects (ignored)"),
-        "invalid_event": ("alert", "warning", "signed events the link schema rejects (not stored; "
-                          "the shoe keeps them and every later event)"),
-        "internal": ("alert", "warning", "frames the bridge failed on (skipped; a bridge bug)"),
-    }
-
     def _report(self, kind, count, first, last, detail):
-        where, severity, what = self._KINDS[kind]
+        where, severity, what = alerts.KINDS[kind]
         text = "%d %s from %s to %s; last: %s" % (
             count, what, _clock(first), _clock(last), detail)
         log.warning("%s: %s", kind, text)
@@ -296,14 +278,16 @@ class HostLink:
             self._store_failed(e)
 
     def _critical(self, kind, detail):
-        """A stored critical alert (``shoe verify`` fails on it), logged and shown."""
+        """A stored critical alert (``shoe verify`` fails on it), logged and
+        shown; ``kind`` is one of alerts.CRITICAL_KINDS."""
+        severity = alerts.severity(kind)
         log.error("%s: %s", kind, detail)
         try:
-            self.store.alert(self.shoe_id, "critical", kind, detail, merge_within=MERGE_S)
+            self.store.alert(self.shoe_id, severity, kind, detail, merge_within=MERGE_S)
         except db.StoreError as e:
             self._store_failed(e)
         self._log_link(kind, detail)
-        self.on_alert("critical", kind, detail)
+        self.on_alert(severity, kind, detail)
 
     def _refusing(self, reason):
         """Stop recording this shoe for ``reason``, said once (not per frame)."""

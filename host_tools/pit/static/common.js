@@ -101,6 +101,14 @@ export function when(t) {
 // says so); the login bar says that instead, and style.css hides controls.
 export const session = { user: null, role: null, readOnly: false };
 
+// The names the server defines once (positions, phases, alert kinds...):
+// read from /api/vocabulary, never spelled again here.
+export async function loadVocabulary() {
+  const r = await api("/api/vocabulary");
+  if (!r.ok) throw new Error("no vocabulary: " + r.status);
+  return r.data;
+}
+
 export async function loadSession() {
   const r = await api("/api/me");
   session.user = r.ok ? r.data.user : null;

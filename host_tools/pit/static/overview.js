@@ -1,5 +1,7 @@
-// The overview: one row per table, re-read from /api/tables whenever the
-// pit pushes something (SSE), never on a timer.
+// The overview: one row per table. A pushed event's live state (the one
+// table fold's, from the server) updates its row in place; anything else
+// the push does not carry (alerts, a restart, a new table) re-reads
+// /api/tables. Never on a timer.
 import { api, coalesce, el, fill, loadSession, loginBar, subscribe, WINNER } from "/static/common.js";
 
 function resultCell(r) {
@@ -27,7 +29,23 @@ const reload = coalesce(async () => {
   document.body.dataset.loaded = "yes";
 });
 
+function pushed(m) {
+  const tr = document.querySelector('tr[data-table="' + CSS.escape(m.table || "") + '"]');
+  if (!tr || !((m.type === "event" && m.live) || m.type === "state")) { reload(); return; }
+  const cell = (field) => tr.querySelector('[data-field="' + field + '"]');
+  if (m.type === "state") {
+    tr.dataset.recording = m.recording ? "yes" : "no";
+    cell("line").className = m.recording ? "ok" : "bad";
+    cell("line").textContent = m.line;
+    return;
+  }
+  const t = m.live;
+  cell("round").textContent = t.round === null ? "-" : t.round;
+  cell("next").textContent = t.next || "-";
+  fill(cell("result"), resultCell(t.last_result));
+}
+
 await loadSession();
 loginBar(document.getElementById("session"), () => {});
-subscribe(() => reload(), reload);
+subscribe(pushed, reload);
 reload();

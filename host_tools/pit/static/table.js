@@ -1,8 +1,11 @@
 // One table: the round as it is dealt, the scoreboard, statistics, alerts,
-// recall and commands. The state is re-read from /api/tables/NAME each time
-// the pit pushes something about this table (SSE), never on a timer.
-import { api, cardEl, coalesce, el, fill, loadSession, loginBar, session, subscribe, when, WINNER }
-  from "/static/common.js";
+// recall and commands. Each pushed event carries the table's live state
+// (round, next card, the cards of the round, cards left), folded on the
+// server by the one table fold: the page draws it in place. It reads the
+// whole table again from /api/tables/NAME only when what the push does not
+// carry has changed (a round or a shoe ended, an alert), never on a timer.
+import { api, cardEl, coalesce, el, fill, loadSession, loadVocabulary, loginBar, session, subscribe, when,
+         WINNER } from "/static/common.js";
 import { drawAsk, drawBoard } from "/static/board.js";
 
 const name = decodeURIComponent(location.pathname.split("/")[2]);
@@ -19,7 +22,7 @@ const COMMANDS = [
 ];
 
 function hand(side, label, cards, total) {
-  const places = side === "player" ? ["P1", "P2", "P3"] : ["B1", "B2", "B3"];
+  const places = side === "player" ? vocabulary.player_positions : vocabulary.banker_positions;
   return el("div", { class: "hand " + side, dataset: { hand: side } },
     el("span", { class: "who" }, label),
     places.map((p) => cards[p] ? el("span", { dataset: { pos: p } }, cardEl(cards[p]))
@@ -125,14 +128,14 @@ async function ack(id) {
   reload();
 }
 
-function draw(t) {
-  last = t;
-  document.title = "Table " + t.name;
-  $("title").textContent = "Table " + t.name;
+function drawLine(t) {
   const state = $("state");
   state.className = "status " + (t.recording ? "ok" : "bad");
   state.dataset.recording = t.recording ? "yes" : "no";
   state.textContent = t.line;
+}
+
+function drawFacts(t) {
   fill($("facts"),
        el("span", {}, "Shoe ", el("b", {}, t.shoe || "-")),
        el("span", {}, "Designation ", el("b", {}, t.designation)),
@@ -140,6 +143,14 @@ function draw(t) {
        el("span", {}, t.next_card ? "Next card " : "Next ", el("b", { id: "next" }, t.next || "-")),
        el("span", {}, "Cards left ", el("b", { id: "left" }, t.cards_left === null ? "-" : t.cards_left)),
        t.restarts ? el("span", { class: "bad" }, "Restarts ", el("b", {}, t.restarts)) : null);
+}
+
+function draw(t) {
+  last = t;
+  document.title = "Table " + t.name;
+  $("title").textContent = "Table " + t.name;
+  drawLine(t);
+  drawFacts(t);
   drawRound(t);
   drawAlerts(t);
   drawCommands();
@@ -158,7 +169,25 @@ const reload = coalesce(async () => {
 });
 
 $("report-link").href = "/table/" + encodeURIComponent(name) + "/report";
+const vocabulary = await loadVocabulary();
 await loadSession();
 loginBar($("session"), () => { if (last) { drawCommands(); drawAlerts(last); } });
-subscribe((m) => { if (m.table === name) reload(); }, reload);
+// A push about this table: its live state is drawn in place when that is all
+// that changed; otherwise (a finished round or shoe, an alert, a restart) the
+// table is read again.
+function pushed(m) {
+  if (m.table !== name) return;
+  if (!last) { reload(); return; }
+  if (m.type === "state") { last.recording = m.recording; last.line = m.line; drawLine(last); return; }
+  const live = m.live;
+  const done = (r) => (r ? r.round : null);
+  if (m.type !== "event" || !live || live.seq === null || (last.seq !== null && live.seq < last.seq) ||
+      done(live.last_result) !== done(last.last_result)) { reload(); return; }
+  Object.assign(last, live);
+  drawFacts(last);
+  drawRound(last);
+  document.body.dataset.seq = last.seq === null ? "" : last.seq;
+}
+
+subscribe(pushed, reload);
 reload();

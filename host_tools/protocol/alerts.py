@@ -1,0 +1,67 @@
+"""Every alert kind the record can hold, defined once (docs/protocol.md,
+"Alert kinds"): the bridge, `shoe central`, the pit's monitors and the page
+all use these names, with these severities, for the same situations.
+
+A kind's ``where`` is "alert" (an ``alerts`` row surveillance acts on) or
+"log" (a ``link_log`` row: counted, not alarming). Critical alerts make
+``shoe verify`` fail until they are explained.
+"""
+
+from host_tools.protocol import chain
+
+INFO, WARNING, CRITICAL = "info", "warning", "critical"
+SEVERITIES = (INFO, WARNING, CRITICAL)
+
+# kind -> (where, severity, what it means)
+KINDS = {
+    # Frames that do not verify under the shoe's key: never used, counted.
+    "forged_event": ("alert", WARNING, "event frames whose tag does not verify (not stored)"),
+    "forged_hello": ("alert", WARNING, "hello frames whose tag does not verify under this "
+                     "bridge's key (ignored; if none ever does: is --key-file this shoe's key?)"),
+    "forged_beat": ("alert", WARNING, "heartbeats whose tag does not verify (ignored)"),
+    "bad_crc": ("log", None, "frames with a bad CRC"),
+    "bad_frame": ("log", None, "malformed frames"),
+    # Frames the shoe signed but the link schema rejects (firmware/link/
+    # events_schema.py): a shoe bug or a firmware newer than the host.
+    "invalid_hello": ("alert", WARNING, "signed hellos the link schema rejects (ignored)"),
+    "invalid_beat": ("alert", WARNING, "signed heartbeats the link schema rejects (ignored)"),
+    "invalid_event": ("alert", WARNING, "signed events the link schema rejects (not stored; "
+                      "the shoe keeps them and every later event)"),
+    "internal": ("alert", WARNING, "frames the host failed on (skipped; a host bug)"),
+    # The chain (host_tools/protocol/chain.py).
+    "fork": ("alert", CRITICAL, "the shoe's key signed two different events for one seq "
+             "(the stored one is kept)"),
+    "rollback": ("alert", CRITICAL, "the shoe's hello is below the record (its journal was lost "
+                 "or restored from an older copy)"),
+    "conflict": ("alert", CRITICAL, "the store holds a different event at a seq being written"),
+    "gap": ("alert", WARNING, "events wait for a predecessor that has not arrived"),
+    "before_first": ("alert", WARNING, "an event before the record's first seq"),
+    "shoe_changed": ("alert", CRITICAL, "a hello signed as another shoe on this table's line"),
+    "no_key": ("alert", CRITICAL, "no key for the shoe: its events are held, unverified"),
+    "malformed": ("alert", WARNING, "a message that is not a tagged event at all"),
+    # The pit's own monitors.
+    "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
+}
+
+# A verdict of the one chain acceptance -> the alert kind it raises (None: no alert).
+FOR_VERDICT = {
+    chain.STORED: None,
+    chain.DUPLICATE: None,
+    chain.GAP: "gap",
+    chain.BEFORE_FIRST: "before_first",
+    chain.FORGED: "forged_event",
+    chain.FORK: "fork",
+    chain.MALFORMED: "invalid_event",
+}
+
+CRITICAL_KINDS = tuple(k for k, (_w, sev, _t) in KINDS.items() if sev == CRITICAL)
+
+
+def severity(kind):
+    return KINDS[kind][1]
+
+
+def vocabulary():
+    """What the page is served: each kind's severity and meaning."""
+    return {k: {"severity": sev, "what": what} for k, (where, sev, what) in KINDS.items()
+            if where == "alert"}
