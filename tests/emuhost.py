@@ -42,6 +42,8 @@ class Host:
         self.asked = 0.0
         self.tags = {}         # seq -> the event's tag (first copy)
         self.bad_tags = []     # frames whose tag did not check
+        self.beat_challenge = None
+        self.clock = None      # (the shoe's heartbeat "t", when read): command deadlines
 
     # -- decoder callbacks
     def on_frame(self, d):
@@ -56,8 +58,12 @@ class Host:
             elif host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, b"-", body) != tag:
                 self.bad_tags.append(("H", d.seq))
         elif d.kind == ord("B"):
-            if host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, b"-", body) != tag:
+            links = [b"-"] + ([self.beat_challenge] if self.beat_challenge else [])
+            if all(host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, link, body) != tag
+                   for link in links):
                 self.bad_tags.append(("B", d.seq))
+            else:
+                self.clock = (json.loads(payload)["t"], time.monotonic())
         elif d.kind == ord("E"):
             if d.seq in self.events and self.strict:
                 assert self.events[d.seq] == payload, "seq %d resent with different bytes" % d.seq
@@ -153,13 +159,26 @@ class Host:
         self.acked = s
         return s
 
-    def command(self, name, args=None, counter=None):
+    def shoe_clock(self):
+        """The shoe's clock now, as a bridge knows it: from a heartbeat it
+        asks for with a challenge (answered at once)."""
+        self.clock = None
+        self.beat_challenge = auth.new_nonce()
+        self.send(host_frames.encode_beat(self.beat_challenge))
+        self.wait(lambda: self.clock is not None, what="a heartbeat answering our challenge")
+        t, at = self.clock
+        return t + int((time.monotonic() - at) * 1000)
+
+    def command(self, name, args=None, counter=None, deadline=None):
         if self.pending:
             self.wait(lambda: not self.pending, what="the hello answering our challenge")
         if counter is None:
             self.counter += 1
             counter = self.counter
-        data = host_frames.encode_command(self.key, self.emu.shoe_id, self.nonce, counter, body_text(name, args))
+        if deadline is None:
+            deadline = host_frames.deadline_after(self.shoe_clock(), 0)
+        data = host_frames.encode_command(self.key, self.emu.shoe_id, self.nonce, counter, body_text(name, args),
+                                          deadline)
         self.send(data)
         return counter, data
 

@@ -129,7 +129,8 @@ def test_a_signed_heartbeat_the_schema_rejects_is_ignored(shoe, rig, tmp_path, b
     shoe.event(1)
     shoe.pump(lambda f: shoe.acked() == 1)
     data = json.dumps(body).encode()
-    shoe.send("B", 3, shoe.signed("B", 3, proto.NO_CHALLENGE, data))
+    shoe.pump(lambda f: shoe.beat_challenges)  # signed over the bridge's heartbeat challenge
+    shoe.send("B", 3, shoe.signed("B", 3, shoe.beat_challenges[-1], data))
     _wait(lambda: rig.bridge.stats["invalid"] >= 1)
     _alive(rig)
     shoe.event(2)
@@ -296,9 +297,10 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
                 if rng.random() < 0.5:
                     hello()
             elif roll < 0.82:
-                beat = _mutate(rng, {"acked": seq - 1, "queued": rng.randint(0, 5)})
+                beat = _mutate(rng, {"acked": seq - 1, "queued": rng.randint(0, 5), "t": 0})
                 data = json.dumps(beat).encode()
-                tag = host_frames.frame_mac(fkey, SHOE, ord("B"), seq, b"-", data)
+                link = b.beat_challenge if b.beat_challenge and rng.random() < 0.8 else b"-"
+                tag = host_frames.frame_mac(fkey, SHOE, ord("B"), seq, link, data)
                 feed("B", seq, data + b" " + tag, garble=rng.random() < 0.2)
             elif roll < 0.92:
                 junk = bytes(rng.randrange(256) for _ in range(rng.randint(1, 200)))
@@ -461,8 +463,8 @@ def test_a_store_behind_the_shoe_is_not_recording(shoe, rig, monkeypatch):
     shoe.event(3)  # 2 never arrives: the shoe holds 4 unacked events
     end = time.monotonic() + 1.2
     while time.monotonic() < end:
-        body = json.dumps({"acked": 1, "queued": 4}).encode()
-        shoe.send("B", 6, shoe.signed("B", 6, proto.NO_CHALLENGE, body))
+        shoe.read()  # the shoe answers each heartbeat challenge; its seq is 5
+        shoe.send("B", 5, shoe.beat_payload(5, 1, queued=4))
         time.sleep(0.2)
     ok, why = rig.bridge.recording()
     assert not ok and why.startswith("the store is behind the shoe: the shoe holds 4 unacknowledged "

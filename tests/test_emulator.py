@@ -162,11 +162,11 @@ def test_forged_corrupted_and_replayed_commands_change_nothing(emu, host):
     before = status(host)
     assert before["next"] == "B2" and before["player"] == ["9H", "KS"] and before["banker"] == ["2C"]
     # 1. Forged: signed with another key (reported as one aggregated event).
-    host.send(host_frames.encode_command(bytes(32), "EMU1", host.nonce, 50, "exposed"))
+    host.send(host_frames.encode_command(bytes(32), "EMU1", host.nonce, 50, "exposed", 0))
     _, e = host.wait_event(type="error", reason="bad_mac")
     assert e["count"] == 1 and e["message"].startswith("C 50 exposed: MAC does not verify")
     # 2. Corrupted: a valid frame with one payload byte changed on the line.
-    good = bytearray(host_frames.encode_command(host.key, "EMU1", host.nonce, 51, "exposed"))
+    good = bytearray(host_frames.encode_command(host.key, "EMU1", host.nonce, 51, "exposed", 0))
     good[good.index(b"exposed")] ^= 0x20
     host.send(bytes(good))
     _, e = host.wait_event(type="error", reason="bad_frame")

@@ -30,11 +30,11 @@ def _split(frame_bytes):
 
 
 def test_command_frame_is_the_documented_text():
-    data = host_frames.encode_command(KEY, "T1", NONCE, 13, "shoe decks=6 designation=ez")
+    data = host_frames.encode_command(KEY, "T1", NONCE, 13, "shoe decks=6 designation=ez", 4242)
     body = _split(data)
-    mac = py_hmac.new(KEY, b"T1 0123456789abcdef C13 shoe decks=6 designation=ez",
+    mac = py_hmac.new(KEY, b"T1 0123456789abcdef C13 shoe decks=6 designation=ez @4242",
                       hashlib.sha256).hexdigest()[:32]
-    assert body == "C13 shoe decks=6 designation=ez " + mac
+    assert body == "C13 shoe decks=6 designation=ez @4242 " + mac
 
 
 def test_ack_frame_is_the_documented_text():
@@ -43,8 +43,8 @@ def test_ack_frame_is_the_documented_text():
 
 
 def test_verify_accepts_the_genuine_and_names_the_forged():
-    payload = _split(host_frames.encode_command(KEY, "T1", NONCE, 7, "bets")).split(" ", 1)[1].encode()
-    assert auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 7, payload) == b"bets"
+    payload = _split(host_frames.encode_command(KEY, "T1", NONCE, 7, "bets", 99)).split(" ", 1)[1].encode()
+    assert auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 7, payload) == b"bets @99"
     # Another key, another shoe, another counter, another connection's nonce.
     for key, shoe, counter, nonce in ((bytes(32), "T1", 7, NONCE), (KEY, "T2", 7, NONCE),
                                       (KEY, "T1", 8, NONCE), (KEY, "T1", 7, b"fedcba9876543210")):
@@ -65,10 +65,11 @@ def test_a_signed_body_parses_through_the_schema():
     # error); a body signed in the schema's canonical order verifies and parses.
     from link import schema
     args = [("decks", "6"), ("batch", "B")]
-    body = _split(host_frames.encode_command(KEY, "T1", NONCE, 9, schema.command_text("shoe", args)))
-    assert body.rsplit(" ", 1)[0] == "C9 " + schema.command_text("shoe", args)
+    body = _split(host_frames.encode_command(KEY, "T1", NONCE, 9, schema.command_text("shoe", args), 7))
+    assert body.rsplit(" ", 1)[0] == "C9 " + schema.command_text("shoe", args) + " @7"
     payload = body.split(" ", 1)[1].encode()
-    assert schema.parse_command(auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 9, payload)) == (
+    signed = auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 9, payload)
+    assert schema.parse_command(signed.rsplit(b" @", 1)[0]) == (
         "shoe", {"decks": 6, "designation": 0, "exposed": 0, "batch": 2, "set": "", "setdigest": ""})
 
 
@@ -114,8 +115,9 @@ def test_protocol_document_examples_are_exact():
     def frame_text(body):
         return "`$%s*%08x`" % (body, zlib.crc32(body.encode()))
 
-    mac = py_hmac.new(key, ("T1 %s C13 bets" % nonce).encode(), hashlib.sha256).hexdigest()[:32]
-    assert frame_text("C13 bets " + mac) in text
+    mac = py_hmac.new(key, ("T1 %s C13 bets @4242" % nonce).encode(), hashlib.sha256).hexdigest()[:32]
+    assert frame_text("C13 bets @4242 " + mac) in text
+    assert frame_text("B0 " + nonce) in text
     mac = py_hmac.new(key, ("T1 %s A42" % nonce).encode(), hashlib.sha256).hexdigest()[:32]
     assert frame_text("A42 " + mac) in text
     assert frame_text("H0 2 " + nonce) in text and frame_text("B0 ") in text
@@ -125,9 +127,10 @@ def test_protocol_document_examples_are_exact():
                           digest_size=16).hexdigest()
     assert frame_text("E7 %s %s" % (event, tag)) in text
     # ...and the project's own code makes the very same frames.
-    assert host_frames.encode_command(key, "T1", nonce.encode(), 13, "bets").decode().strip() == \
-        frame_text("C13 bets " + py_hmac.new(key, ("T1 %s C13 bets" % nonce).encode(),
-                                             hashlib.sha256).hexdigest()[:32]).strip("`")
+    assert host_frames.encode_command(key, "T1", nonce.encode(), 13, "bets", 4242).decode().strip() == \
+        frame_text("C13 bets @4242 " + py_hmac.new(key, ("T1 %s C13 bets @4242" % nonce).encode(),
+                                                   hashlib.sha256).hexdigest()[:32]).strip("`")
+    assert host_frames.encode_beat(nonce.encode()).decode().strip() == frame_text("B0 " + nonce).strip("`")
     assert host_frames.frame_mac(auth.frames_key(key), "T1", ord("E"), 7, auth.ZERO_MAC,
                                  event.encode()).decode() == tag
     signer = auth.FrameSigner(key, "T1")

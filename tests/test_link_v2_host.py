@@ -50,6 +50,9 @@ class FakeShoe:
         self.nonce = None
         self.nonces = []
         self.tags = {}         # seq -> the tag this shoe gave that event
+        self.beat_challenges = []  # every heartbeat challenge the bridge sent, in order
+        self.answer_beats = True   # answer each at once, as the shoe does
+        self.last_seq = 0          # the newest seq this shoe has said (hello or event)
 
     def send(self, kind, seq, payload):
         out = bytearray(frame.MAX_FRAME)
@@ -75,6 +78,7 @@ class FakeShoe:
                 "nonce": self.nonce, "chain": chain.decode()}
         body.update(extra)
         data = json.dumps(body, separators=(",", ":")).encode()
+        self.last_seq = max(self.last_seq, seq)
         self.send("H", seq, self.signed("H", seq, challenge, data))
 
     def event(self, seq, text=None, prev=None, key_of=None):
@@ -82,6 +86,7 @@ class FakeShoe:
         (zeros at seq 1, or ``prev`` when given); ``key_of`` signs it with
         another key, as a forger would."""
         payload = self.event_payload(seq, text, prev, key_of)
+        self.last_seq = max(self.last_seq, seq)
         self.send("E", seq, payload)
         return payload[-proto.MAC_HEX:]
 
@@ -95,11 +100,18 @@ class FakeShoe:
             self.tags[seq] = tag
         return body + b" " + tag
 
+    def beat_payload(self, seq, acked, queued=0, link=None):
+        """A heartbeat as the shoe signs it: over the bridge's latest
+        heartbeat challenge (``link`` to choose another)."""
+        if link is None:
+            link = self.beat_challenges[-1] if self.beat_challenges else proto.NO_CHALLENGE
+        body = json.dumps({"acked": acked, "queued": queued, "t": 0}).encode()
+        return self.signed("B", seq, link, body)
+
     def beat(self, seq, acked, tag=None):
-        body = json.dumps({"acked": acked, "queued": 0}).encode()
-        payload = self.signed("B", seq, proto.NO_CHALLENGE, body)
+        payload = self.beat_payload(seq, acked)
         if tag is not None:
-            payload = body + b" " + tag
+            payload = payload[:-proto.MAC_HEX] + tag
         self.send("B", seq, payload)
 
     # frame.Decoder handler
@@ -110,6 +122,11 @@ class FakeShoe:
             version, _sp, challenge = payload.partition(b" ")
             assert version == b"2" and len(challenge) == proto.NONCE_HEX, payload
             self.challenges.append(challenge)
+        elif dec.kind == ord("B") and payload:
+            # The bridge's heartbeat challenge: a shoe answers it at once.
+            self.beat_challenges.append(payload)
+            if self.answer_beats and self.nonce is not None:
+                self.send("B", self.last_seq, self.beat_payload(self.last_seq, self.acked_seen()))
 
     def on_bad(self, dec, code, message):
         raise AssertionError("the bridge sent a bad frame: %s" % message)
@@ -158,6 +175,14 @@ class FakeShoe:
 
     def acked(self):
         return max(self.acks() or [0])
+
+    def acked_seen(self):
+        """The newest ack read so far, without reading more (for a heartbeat
+        sent from inside the frame callback)."""
+        try:
+            return self.acked()
+        except Exception:  # noqa: BLE001 - a frame of another nonce: not ours to judge here
+            return 0
 
     def close(self):
         ptys.close(self.master, self.slave)
@@ -319,11 +344,41 @@ def test_forged_hellos_never_change_the_shoe(shoe, bridge, tmp_path):
 
 def test_forged_heartbeats_are_ignored_and_counted(shoe, bridge, tmp_path):
     shoe.connect(seq=0)
+    shoe.pump(lambda f: shoe.beat_challenges)
     shoe.beat(0, 0)
     shoe.beat(0, 0, tag=b"f" * 32)
     _wait(lambda: bridge.bridge.stats["bad_tags"] == 1)
     bridge.close()
     assert [a["kind"] for a in _alerts(tmp_path / "b.db")] == ["forged_beat"]
+
+
+def test_a_replayed_heartbeat_cannot_hide_withheld_events(shoe, bridge):
+    """A device on the line withholds the shoe's next 40 events and plays back
+    the shoe's own last heartbeat (nothing queued) to keep the pit content:
+    the heartbeat covered a challenge the bridge has since replaced, so the
+    bridge says NOT RECORDING, and why."""
+    shoe.connect(seq=5)
+    for seq in range(1, 6):
+        shoe.event(seq)
+    shoe.pump(lambda f: shoe.acked() == 5)
+    shoe.pump(lambda f: shoe.beat_challenges)
+    genuine = shoe.beat_payload(5, 5)   # the shoe's, fresh now
+    shoe.send("B", 5, genuine)
+    _wait(lambda: bridge.bridge.recording()[0])
+    shoe.answer_beats = False           # from here the line is the attacker's
+    for seq in range(6, 46):
+        shoe.event_payload(seq)         # dealt by the shoe, withheld on the line
+    # Fresh while it covers the current or the previous challenge (<= 2 s),
+    # then STALE_S (3 s) without a fresh one.
+    end = time.monotonic() + 6.0
+    while time.monotonic() < end:
+        shoe.read()
+        shoe.send("B", 5, genuine)
+        time.sleep(0.25)
+    ok, why = bridge.bridge.recording()
+    assert not ok, why
+    assert why.startswith("no heartbeat bound to this bridge's challenge and no new event for"), why
+    assert bridge.bridge.stats["bad_tags"] >= 5  # each replay counted (forged_beat)
 
 
 def test_first_event_lost_store_waits_for_seq_1(shoe, bridge, tmp_path):

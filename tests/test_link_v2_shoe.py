@@ -141,9 +141,13 @@ def test_a_captured_command_is_refused_on_every_later_connection(shoe):
         host.wait(lambda: _forged_count(host) > before, what="the replay refused")
         assert statuses() == 1  # it never acted
 
-    # 1. the next connection (a new hello request: a fresh nonce)
+    # 1. the next connection in the same boot: the nonce is the boot's, and
+    # the counter is spent (an exact repeat of the last accepted command is
+    # dropped in silence: its outcome is already in the record)
     host.connect("hello")
-    refused(_forged_count(host))
+    host.send(captured)
+    host.pump(1.0)
+    assert statuses() == 1
     # 2. after a power cut (counter and journal intact)
     hello = _reboot(emu, host)
     assert hello["counter"] == counter
@@ -159,6 +163,34 @@ def test_a_captured_command_is_refused_on_every_later_connection(shoe):
     assert hello["tilt"].startswith("journal deleted")
     refused(_forged_count(host))
     assert host.bad_tags == []
+
+
+def test_a_command_held_back_past_its_deadline_is_refused_and_spends_nothing(shoe):
+    """A device on the line holds a signed command back and delivers it after
+    its deadline: the shoe refuses it as expired, it never acts, and the next
+    command with the same counter is still accepted."""
+    emu, host = shoe
+    now = host.shoe_clock()
+    late = host_frames.deadline_after(now, 0, ttl_ms=-200)  # signed 5.2 s ago, held since
+    counter, _data = host.command("status", deadline=late)
+    _, e = host.wait_event(type="error", reason="expired")
+    assert e["command"] == "status"
+    host.pump(0.3)
+    assert not host.find(type="status")
+    host.command("status", counter=counter)
+    host.wait_event(type="accepted", command="status", counter=counter)
+
+
+def test_a_hello_request_from_the_line_does_not_void_the_pits_commands(shoe):
+    """Anyone on the line can send a hello request; it must not change the
+    nonce the pit signs with (else a device on the line voids every command)."""
+    emu, host = shoe
+    nonce = host.nonce
+    host.send(host_frames.encode_hello_request(auth.new_nonce()))  # not the pit's
+    host.pump(0.3)
+    assert all(h["nonce"] == nonce.decode() for h in host.hellos()[-1:])
+    counter, _data = host.command("status")
+    host.wait_event(type="accepted", command="status", counter=counter)
 
 
 def _record_ends(data):
@@ -230,7 +262,7 @@ def test_a_counter_spent_while_tilted_survives_the_next_power_cut(shoe):
 def test_a_flood_of_forged_frames_is_one_report_a_second(shoe):
     emu, host = shoe
     for i in range(40):
-        host.send(host_frames.encode_command(bytes(32), "V2", host.nonce, 100 + i, "bets"))
+        host.send(host_frames.encode_command(bytes(32), "V2", host.nonce, 100 + i, "bets", 0))
         host.send(host_frames.encode_ack(bytes(32), "V2", host.nonce, 1))
     host.wait(lambda: _forged_count(host) >= 80, timeout=10, what="all forged frames counted")
     reports = [json.loads(p) for p in host.events.values() if '"reason":"bad_mac"' in p]

@@ -298,7 +298,8 @@ class _Wire:
         self.counter += 1
         if body is None:
             self.board.inbox += host_frames.encode_command(bytes(32), "S1", self.nonce, self.counter,
-                                                           " ".join([name] + ["%s=%s" % kv for kv in args or ()]))
+                                                           " ".join([name] + ["%s=%s" % kv for kv in args or ()]),
+                                                           host_frames.deadline_after(self.board.now, 0))
         else:
             self.board.inbox += body
         self.run()

@@ -109,6 +109,12 @@ class Link:
         self.challenge = bytearray(proto.NONCE_HEX)
         self.challenge[0] = proto.NO_CHALLENGE[0]
         self.challenge_len = 1
+        # The host's latest heartbeat challenge: each heartbeat covers it, so
+        # an old heartbeat played back later does not verify (docs/protocol.md 7).
+        self.beat_link = bytearray(proto.NONCE_HEX)
+        self.beat_link[0] = proto.NO_CHALLENGE[0]
+        self.beat_link_len = 1
+        self.beat_due = False
         self.tilt = None        # persisted tilt reason (corrupt or lost journal)
         self.tilt_from = 0      # seq of the first event made while tilted
         self.synced = False     # a tilted device has heard the host's ack since boot
@@ -339,6 +345,8 @@ class Link:
         kind = d.kind
         if kind == proto.HELLO:
             self._host_hello(d)
+        elif kind == proto.BEAT:
+            self._host_beat(d)
         if not self.up:
             self.up = True
             reports.link_up(self, self.board.ticks_diff(now, self.down_at) if self.ever_up else -1)
@@ -366,8 +374,12 @@ class Link:
                 self._error(r.reason, r.message, r.name, seq if kind == proto.COMMAND else -1)
 
     def _host_hello(self, d):
-        """The host's hello request: ``2 CHALLENGE``. A new connection, so a
-        fresh nonce: commands signed for the last one are void from now on."""
+        """The host's hello request: ``2 CHALLENGE``. Anyone on the line can
+        send one, so it changes nothing but what the next hello covers: the
+        nonce host MACs cover is made once per boot (a request that rotated
+        it would let a device on the line void every command the pit sends).
+        A command captured in one boot fails in the next on the nonce, and
+        within a boot on its counter or its deadline (``COMMAND_TTL_MS``)."""
         p = d.buf
         n = d.pend - d.pstart
         at = d.pstart
@@ -375,11 +387,24 @@ class Link:
             for i in range(proto.NONCE_HEX):
                 self.challenge[i] = p[at + 2 + i]
             self.challenge_len = proto.NONCE_HEX
-            self.nonce = auth.new_nonce()
             return
         version = "1" if n == 0 else bytes(p[at:at + min(n, 8)]).decode().split(" ")[0]
         self._limit(self.foreign, "host speaks link protocol %s; this %s speaks %d"
                     % (version, self.DEVICE, proto.PROTO))
+
+    def _host_beat(self, d):
+        """The host's heartbeat: empty, or ``CHALLENGE`` for the next heartbeat
+        to cover, answered at once. Unauthenticated: a challenge that is not
+        the host's only makes the heartbeat fail at the host, which says so."""
+        n = d.pend - d.pstart
+        if n != proto.NONCE_HEX:
+            return
+        p = d.buf
+        at = d.pstart
+        for i in range(proto.NONCE_HEX):
+            self.beat_link[i] = p[at + i]
+        self.beat_link_len = proto.NONCE_HEX
+        self.beat_due = True
 
     def _restart_delivery(self):
         self._hello()
@@ -472,8 +497,9 @@ class Link:
                            box.tags, s * proto.MAC_HEX)
                 self.next_send += 1
                 budget -= 1
-        if b.ticks_diff(now, self.last_tx) >= proto.HEARTBEAT_MS:
-            self._send_signed(proto.BEAT, self.seq, reports.beat(self), proto.NO_CHALLENGE, 1)
+        if self.beat_due or b.ticks_diff(now, self.last_tx) >= proto.HEARTBEAT_MS:
+            self.beat_due = False
+            self._send_signed(proto.BEAT, self.seq, reports.beat(self), self.beat_link, self.beat_link_len)
         if self.acked > self.journaled_ack and self.tilt is None and not self.tag_stale and \
                 b.ticks_diff(now, self.ack_written) >= proto.HEARTBEAT_MS:
             # Acks are journaled lazily: after a power cut the host merely

@@ -44,7 +44,8 @@ LINK_ACTIONS = {
 
 def command(s, counter, payload):
     """One ``C`` frame; raises proto.Rejected for anything refused."""
-    body = auth.verify_host(s.key, s.shoe_id, s.nonce, proto.COMMAND, counter, payload)
+    signed = auth.verify_host(s.key, s.shoe_id, s.nonce, proto.COMMAND, counter, payload)
+    body = _within_deadline(s, signed)
     if counter <= s.counter:
         if counter == s.counter and payload == s.last_command:
             return  # a resend of the last command: its outcome is already queued
@@ -70,6 +71,26 @@ def command(s, counter, payload):
                                  "a technician must reflash the firmware" % s.halt, name)
     reports.accepted(s, name, counter)
     s.ACTIONS[name](s, args)
+
+
+def _within_deadline(s, signed):
+    """The command text of ``BODY @DEADLINE``, if the deadline (the device's
+    30-bit millisecond clock) has not passed; else Rejected("expired")."""
+    at = signed.rfind(b" @")
+    deadline = -1
+    if at > 0:
+        try:
+            deadline = int(signed[at + 2:])
+        except ValueError:
+            deadline = -1
+    body = signed[:at] if at > 0 else signed
+    if deadline < 0 or deadline > proto.TICKS_MASK:
+        raise proto.Rejected("expired", "no deadline on the command", _name(body))
+    left = (deadline - (s.board.ticks_ms() & proto.TICKS_MASK)) & proto.TICKS_MASK
+    if left >= proto.TICKS_HALF or left > proto.COMMAND_TTL_MS + proto.HEARTBEAT_MS:
+        raise proto.Rejected("expired", "the command's deadline has passed (held back on the line?)",
+                             _name(body))
+    return body
 
 
 def _name(body):

@@ -22,7 +22,7 @@ from link import schema
 WINNERS = tuple(n.decode() for n in rules.WINNER_NAMES)
 # An `error` event's reason (docs/protocol.md 6).
 ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "replayed", "malformed",
-                 "unknown_command", "wrong_state", "bad_ack", "tilted")
+                 "unknown_command", "wrong_state", "bad_ack", "tilted", "expired")
 
 GAME_EVENTS = (
     ("shoe", "decks:int designation:designation exposed:exposed batch:batch cards:int next:pos"),
@@ -58,7 +58,7 @@ LINK_EVENTS = (
 # The JSON of the shoe's `H` and `B` frames (docs/protocol.md 3, 7).
 HELLO = "proto:int fw:str board:str shoe:str settings:str seq:int acked:int counter:int " \
         "tilt:str|null nonce:hex16 chain:hex32"
-BEAT = "acked:int queued:int"
+BEAT = "acked:int queued:int t:int"
 
 # Where a card can go, as events name it; the first six are the hands' places.
 POSITIONS = tuple(p.decode() for p in game.POS_NAMES)

@@ -35,10 +35,19 @@ def _frame(kind, seq, payload):
     return bytes(out[:n])
 
 
-def encode_command(key, shoe_id, nonce, counter, body):
-    """The finished ``C`` frame for a command body (``schema.command_text``)."""
-    mac = hmac.mac_hex(key, host_message(shoe_id, nonce, "C", counter, body))
-    return _frame("C", counter, body.encode() + b" " + mac)
+def encode_command(key, shoe_id, nonce, counter, body, deadline):
+    """The finished ``C`` frame for a command body (``schema.command_text``),
+    valid until ``deadline`` on the device's 30-bit millisecond clock (the
+    ``t`` of its heartbeats; ``deadline_after`` computes it)."""
+    signed = "%s @%d" % (body, deadline & proto.TICKS_MASK)
+    mac = hmac.mac_hex(key, host_message(shoe_id, nonce, "C", counter, signed))
+    return _frame("C", counter, signed.encode() + b" " + mac)
+
+
+def deadline_after(device_t, elapsed_ms, ttl_ms=proto.COMMAND_TTL_MS):
+    """A command deadline ``ttl_ms`` from now on the device's clock, which
+    read ``device_t`` ``elapsed_ms`` ago (its latest heartbeat)."""
+    return (device_t + int(elapsed_ms) + ttl_ms) & proto.TICKS_MASK
 
 
 def encode_ack(key, shoe_id, nonce, seq):
@@ -52,7 +61,9 @@ def encode_hello_request(challenge):
     return _frame("H", 0, b"%d %s" % (proto.PROTO, bytes(challenge)))
 
 
-def encode_beat():
-    return _frame("B", 0, b"")
+def encode_beat(challenge=b""):
+    """The host's ``B``: a keep-alive, and with a ``challenge`` the value the
+    device's next heartbeat must cover (it answers at once)."""
+    return _frame("B", 0, bytes(challenge))
 
 

@@ -25,6 +25,12 @@ DOWN_MS = const(3000)
 RETRANSMIT_MS = const(700)
 WINDOW = const(16)
 BAD_REPORT_MS = const(1000)  # one aggregated bad-frame or bad-MAC report a second at most
+# A command is signed with a deadline on the device's own millisecond clock
+# (its heartbeat's "t", 30 bits as MicroPython's ticks wrap), this far ahead:
+# a command held back on the line by a device in the middle is refused after it.
+COMMAND_TTL_MS = const(5000)
+TICKS_MASK = const(0x3FFFFFFF)
+TICKS_HALF = const(0x20000000)
 
 # Authentication (docs/protocol.md 4).
 MAC_BYTES = const(16)

@@ -194,5 +194,7 @@ def beat(s):
     o.int(s.acked)
     o.raw(b',"queued":')
     o.int(s.seq - s.acked)
+    o.raw(b',"t":')
+    o.int(s.board.ticks_ms() & proto.TICKS_MASK)
     o.byte(0x7D)
     return o

@@ -65,6 +65,8 @@ HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
 REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
 MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
 RESULT_TYPES = ("result",)
+BEAT_S = 1.0           # a fresh heartbeat challenge this often (the shoe answers each at once)
+STALE_S = 3.0          # this long without a fresh heartbeat or a new event: not recording
 BEHIND_S = 5.0         # the shoe holds unacked events and the store has not moved for this long
 
 NO_KEY = ("no key for this shoe (start the bridge with --key-file): nothing is acknowledged, "
@@ -166,7 +168,15 @@ class HostLink:
         self.busy = None       # the transport cannot have the line (another program holds it)
         self.stall = None      # (seq, reason): a verified event the schema rejects blocks the chain
         self.store_error = None  # the store refused a write: nothing more is recorded
-        self.queued = 0        # the shoe's unacknowledged events, from its latest heartbeat
+        self.queued = 0        # the shoe's events the store lacks, by its latest fresh heartbeat
+        # Heartbeats are bound to a challenge this link sends every BEAT_S
+        # (docs/protocol.md 7): only a heartbeat covering the current or the
+        # previous one is fresh, so one played back later says nothing.
+        self.beat_challenge = None
+        self.beat_prev = None
+        self.beat_asked = 0.0
+        self.fresh_at = None   # last fresh heartbeat or newly stored event (monotonic s)
+        self.shoe_clock = None  # (the shoe's 30-bit ms clock "t", when it was read): command deadlines
         self.progress_at = time.monotonic()  # last time the store grew or the shoe had nothing queued
         self.link_detail = ""
         self.last_stored = None  # the newest stored seq, as last read (for other threads' eyes)
@@ -178,6 +188,9 @@ class HostLink:
         self.attached = True
         self.decoder = frame.Decoder()
         self.last_rx = time.monotonic()
+        self.fresh_at = self.last_rx  # a new line gets STALE_S to show a fresh heartbeat
+        self.beat_asked = 0.0
+        self.shoe_clock = None
         self.hello = None
         self.set_state("connecting", "opened %s" % self.port_path)
         self.ask_hello(force=True)
@@ -204,6 +217,10 @@ class HostLink:
             return "no frame from the shoe for %.1f s" % (now - self.last_rx)
         if self.hello is None and now - self.hello_asked > HELLO_RETRY_S:
             self.ask_hello(force=True)
+        if self.attached and self.hello is not None and now - self.beat_asked >= BEAT_S:
+            self.beat_prev, self.beat_challenge = self.beat_challenge, auth.new_nonce()
+            self.beat_asked = now
+            self._send(host_frames.encode_beat(self.beat_challenge))
         if self.attached and now - self.last_tx > HEARTBEAT_S:
             if self.hello is not None and self.refuse is None:
                 self._ack()  # an ack doubles as the heartbeat and repairs a lost one
@@ -527,7 +544,7 @@ class HostLink:
         self.store_error = None
         self.stall = None
         self.last_stored = seq
-        self.progress_at = time.monotonic()
+        self.progress_at = self.fresh_at = time.monotonic()
         self.ack_due = True
         self.stats["stored"] += 1
         if verdict.how == chain.RESTART and seq != 1:
@@ -537,11 +554,22 @@ class HostLink:
         self.on_event(seq, event)
 
     def _heartbeat(self, seq, payload):
+        """A heartbeat: its frame seq is the shoe's newest event, its tag
+        covers this link's current (or previous) heartbeat challenge. One
+        that covers no challenge (before the shoe heard one) is the shoe's
+        but not fresh: it is ignored. One that covers an older challenge, or
+        none of the shoe's key, is a replay or a forgery: counted."""
         body, tag = auth.split_mac(payload)
-        if self.shoe_id is None or not self._tag_ok(self.shoe_id, proto.BEAT, seq,
-                                                    proto.NO_CHALLENGE, body, tag):
+        fresh = self.shoe_id is not None and any(
+            self._tag_ok(self.shoe_id, proto.BEAT, seq, link, body, tag)
+            for link in (self.beat_challenge, self.beat_prev) if link is not None)
+        if not fresh:
+            if self.shoe_id is not None and self._tag_ok(self.shoe_id, proto.BEAT, seq,
+                                                         proto.NO_CHALLENGE, body, tag):
+                return  # the shoe's, not yet bound to a challenge: says nothing now
             self.stats["bad_tags"] += 1
-            self.tally.note("forged_beat", "B%d %s" % (seq, shown(body)))
+            self.tally.note("forged_beat", "B%d not bound to this bridge's current heartbeat "
+                            "challenge (a replay, or not the shoe's key): %s" % (seq, shown(body)))
             return
         beat, why = parse_json(body)
         if why is None:
@@ -549,10 +577,14 @@ class HostLink:
         if why is not None:
             self._invalid("beat", seq, body, why)
             return
-        self.queued = beat["queued"]
-        if self.queued <= 0:
-            self.progress_at = time.monotonic()  # nothing waiting: the store is not behind
+        now = time.monotonic()
+        self.fresh_at = now
+        self.shoe_clock = (beat["t"], now)
         stored = self._stored()
+        # The seq the shoe's key vouches for, not the "queued" it states.
+        self.queued = max(0, seq - (stored or 0)) if seq > 0 else 0
+        if self.queued <= 0:
+            self.progress_at = now  # nothing waiting: the store is not behind
         if stored is not None and beat["acked"] < stored:
             self.ack_due = True
 
@@ -576,8 +608,14 @@ class HostLink:
             body = command_body(name, args)
         except (ValueError, proto.Rejected) as e:
             return "error %s" % e
+        if self.shoe_clock is None:
+            return ("error the shoe's clock is not known yet (no heartbeat since it connected); "
+                    "try again in a second")
+        t, at = self.shoe_clock
+        deadline = host_frames.deadline_after(t, (time.monotonic() - at) * 1000)
         counter = self.counter + 1
-        data = host_frames.encode_command(self.key, self.shoe_id, self.hello["nonce"], counter, body)
+        data = host_frames.encode_command(self.key, self.shoe_id, self.hello["nonce"], counter, body,
+                                          deadline)
         self.counter = counter
         if not self._send(data):
             return "error the link failed while sending"
@@ -616,6 +654,11 @@ class HostLink:
                 what, ": " + self.link_detail if self.link_detail and self.state != "connecting" else "")
         if self.stall:
             return False, self.stall[1]
+        quiet = time.monotonic() - (self.fresh_at or 0.0)
+        if quiet > STALE_S:
+            return False, ("no heartbeat bound to this bridge's challenge and no new event for %.0f s: "
+                           "the shoe is silent, or a device on the line withholds its frames or plays "
+                           "old ones back" % quiet)
         stored = self.last_stored
         idle = time.monotonic() - self.progress_at
         if self.queued > 0 and idle > BEHIND_S:
