@@ -211,6 +211,27 @@ def check_event(obj):
     return check_fields(obj, spec, kind, ("type", "source"))
 
 
+# A whole number a store can hold: SQLite's and PostgreSQL's integers are 64-bit.
+INT64 = 2 ** 63
+
+
+def out_of_range(obj):
+    """None, or which whole number of a schema-checked object no shoe can
+    have sent and no store can hold (the schema's ``int`` has no bound)."""
+    for name, v in obj.items():
+        for x in (v if isinstance(v, list) else v.values() if isinstance(v, dict) else (v,)):
+            if _is_int(x) and not -INT64 <= x < INT64:
+                text = str(x)
+                return "field %r is out of range: %s" % (name, text if len(text) <= 24 else text[:21] + "...")
+    return None
+
+
+def check_stored(obj):
+    """``check_event`` and ``out_of_range``: what every store (the pit's
+    bridge, `shoe central`) requires of an event before it is a row."""
+    return check_event(obj) or out_of_range(obj)
+
+
 def check_hello(obj):
     """None, or what is wrong with the JSON of a shoe's hello."""
     return check_fields(obj, _parse(HELLO), "hello")

@@ -650,7 +650,7 @@ class Bridge:
         # of the store an event it cannot trust the shape of).
         event, why = parse_json(body)
         if why is None:
-            why = events_schema.check_event(event) or _too_big(event)
+            why = events_schema.check_stored(event)
         if why is not None:
             # The stall first: another thread that sees the count has
             # grown must also see why the record is blocked.
@@ -877,18 +877,9 @@ def check_hello(hello):
     return events_schema.check_hello(hello) or _too_big(hello)
 
 
-INT64 = 2 ** 63
-
-
 def _too_big(obj):
-    """None, or which whole number of a schema-checked object no shoe can
-    have sent and the store cannot hold (SQLite integers are 64-bit; the
-    schema's ``int`` has no bound)."""
-    for name, v in obj.items():
-        for x in (v if isinstance(v, list) else v.values() if isinstance(v, dict) else (v,)):
-            if isinstance(x, int) and not -INT64 <= x < INT64:
-                return "field %r is out of range: %s" % (name, shown(str(x), 24))
-    return None
+    """events_schema.out_of_range: whole numbers the store cannot hold."""
+    return events_schema.out_of_range(obj)
 
 
 def _tag_link(fkey, shoe_id, seq, link, body, tag):

@@ -44,6 +44,9 @@ from host_tools import vm
 from host_tools.casino import wire
 from host_tools.store import db
 
+vm.use_firmware()
+from link import events_schema as _schema  # noqa: E402
+
 log = logging.getLogger("shoe.casino.central")
 
 DURABLE = "central"
@@ -155,6 +158,17 @@ def _short(data, n=80):
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
     text = text.encode("unicode_escape").decode("ascii")
     return text if len(text) <= n else text[:n] + "..."
+
+
+def _checked(body):
+    """(event, None) when ``body`` is an event a store may hold, else
+    (None, why): UTF-8 JSON that passes ``events_schema.check_stored``."""
+    try:
+        event = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError) as e:
+        return None, "not JSON: %s" % _short(str(e))
+    why = _schema.check_stored(event)
+    return (None, why) if why is not None else (event, None)
 
 
 class Msg:
@@ -308,9 +322,7 @@ class Central:
                         waiting.append(m)  # a new shoe's event, not its first: wait for that one
                         continue
                     if winner is None and m.mac and db.tag_link(fkey, shoe, nxt, prev, m.body, m.mac):
-                        winner = m
-                        if last is None:
-                            first_seq, first_prev = nxt, prev
+                        winner, winner_prev = m, prev
                     else:
                         self._refuse(out, m, "forged_event", "seq %d: tag does not verify under the "
                                      "shoe's key after seq %s: %s" % (nxt, last, _short(m.body)))
@@ -325,7 +337,18 @@ class Central:
                                  "first stored seq: %s" % (nxt, _short(m.body)))
                     if m.held:
                         unhold.append((m.shoe, m.seq, m.mac))
-                row = self._row(winner, now)
+                # The shoe's key signed it; now its shape, by the check the
+                # bridge makes before storing (events_schema.check_stored).
+                # One that fails is an alert, never a row, and the shoe's
+                # record stops before it: later events wait in `held`.
+                event, why = _checked(winner.body)
+                if why is not None:
+                    self._refuse(out, winner, "invalid_event", "seq %d: signed by the shoe but fails "
+                                 "the link schema (%s): not stored: %s" % (nxt, why, _short(winner.body)))
+                    break
+                if last is None:
+                    first_seq, first_prev = nxt, winner_prev
+                row = self._row(winner, event, now)
                 rows.append(row)
                 if row[5] == "checkpoint":
                     anchors.append((shoe, nxt, winner.mac, now))
@@ -373,17 +396,11 @@ class Central:
         out.alerts.append(key)
 
     @staticmethod
-    def _row(m, now):
-        text = m.body.decode("utf-8")
-        try:
-            event = json.loads(text)
-        except ValueError:
-            event = {}
-        event = event if isinstance(event, dict) else {}
+    def _row(m, event, now):
         rnd = event.get("round")
-        return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event.get("type"),
+        return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
                 rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
-                text, m.mac, m.committed or None, now)
+                m.body.decode("utf-8"), m.mac, m.committed or None, now)
 
     async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
         if rows:
