@@ -32,8 +32,12 @@ def _fill(rig, events):
         with db.Store(rig.store_path(pit)) as st:
             st.db.execute("PRAGMA synchronous=OFF")
             for shoe in rig.shoes[pit]:
-                sim = simtable.SimShoe(shoe, read_key(os.path.join(rig.keydir, shoe + ".key")))
-                sim.deal(st, events)
+                sim = simtable.SimShoe(shoe, read_key(os.path.join(rig.keydir, shoe + ".key")),
+                                       workdir=rig.dir)
+                try:
+                    sim.deal(st, events)
+                finally:
+                    sim.close()
     return sum(len(v) for v in rig.shoes.values()) * events
 
 
