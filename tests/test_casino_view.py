@@ -5,6 +5,7 @@ real consumer into PostgreSQL; the view then answers the pit page's reads
 from there (host_tools/casino/view.py)."""
 
 import asyncio
+import collections
 import json
 import os
 import subprocess
@@ -18,7 +19,6 @@ from host_tools import cli
 from host_tools.casino import publish, servers, simtable, view
 from host_tools.store import db
 from test_casino import casino, consume, dsn, hub, pg  # noqa: F401 (fixtures)
-from test_roads import result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(ROOT, "test-output", "screenshots")
@@ -26,36 +26,44 @@ SHOES = {"P1": {"S1": ("T1", "BBPTPBBBPPTB")}, "P2": {"S2": ("T1", "PPBTBPPPB"),
 # Each outcome's four cards (P1, B1, P2, B2) and totals: both hands stand on two cards.
 HANDS = {"B": (("2C", "9H", "3D", "KS"), 5, 9), "P": (("9H", "2C", "KS", "3D"), 9, 5),
          "T": (("9H", "9D", "KS", "KC"), 9, 9)}
-PLACES = ("P1", "B1", "P2", "B2")
 
 
-def game_events(letters, first_round=1):
-    """A card set's events as a shoe sends them: the shoe, then per round
-    bets, four cards and the result (test_roads' result event)."""
-    out = [] if first_round > 1 else [{"type": "shoe", "decks": 8, "designation": "standard",
-                                       "exposed": "simulated", "batch": "A", "cards": 416, "next": "P1"}]
-    left = 416 - 4 * (first_round - 1)
-    for n, letter in enumerate(letters, first_round):
-        out.append({"type": "bets", "round": n})
-        cards, ptotal, btotal = HANDS[letter]
-        for i, (pos, card) in enumerate(zip(PLACES, cards)):
-            left -= 1
-            out.append({"type": "card", "round": n, "pos": pos, "card": card, "up": False,
-                        "next": PLACES[i + 1] if i < 3 else None, "simulated": False, "left": left})
-        out.append(dict(result(n, letter), player=[cards[0], cards[2]], banker=[cards[1], cards[3]],
-                        player_total=ptotal, banker_total=btotal))
-    return [json.dumps(e, separators=(",", ":")) for e in out]
+def game_lines(letters, first_round=1):
+    """A dealing script whose rounds end as ``letters`` say: a new shoe and
+    its burn (an ace, so one more card, Ch 5F) unless it carries on, then
+    per round "no more bets" and four cards (both hands stand on two)."""
+    out = [] if first_round > 1 else ["shoe decks=8 designation=standard exposed=simulated",
+                                      "AS", "AH"]
+    for letter in letters:
+        out.append("bets")
+        out += list(HANDS[letter][0])
+    return out
 
 
-class ScriptedShoe(simtable.SimShoe):
-    """A simulated shoe signing given event texts (in order) instead of its own."""
+class Script:
+    """Dealing-script lines a test may add to after the shoe has dealt them all."""
 
-    def __init__(self, shoe_id, key, texts):
-        super().__init__(shoe_id, key)
-        self.texts = list(texts)
+    def __init__(self, lines):
+        self.lines = collections.deque(lines)
 
-    def body(self, seq):
-        return self.texts.pop(0)
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self.lines:
+            raise StopIteration
+        return self.lines.popleft()
+
+
+def deal_all(sim, store):
+    """Store every event the shoe makes of what its script holds; how many."""
+    n = 0
+    while True:
+        try:
+            sim.deal(store, 1)
+        except StopIteration:
+            return n
+        n += 1
 
 
 def make_pits(tmp_path):
@@ -65,9 +73,9 @@ def make_pits(tmp_path):
     for pit, shoes in SHOES.items():
         with db.Store(str(tmp_path / ("%s.db" % pit))) as st:
             for shoe, (_t, letters) in shoes.items():
-                texts = game_events(letters)
-                sims[shoe] = ScriptedShoe(shoe, keys[shoe], texts)
-                sims[shoe].deal(st, len(texts))
+                sims[shoe] = simtable.SimShoe(shoe, keys[shoe], lines=Script(game_lines(letters)),
+                                              workdir=str(tmp_path))
+                deal_all(sims[shoe], st)
     return keydir, sims
 
 
@@ -136,7 +144,7 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
                     assert len(t["scoreboard"]["bead_plate"]["cells"]) == len(letters)
                     assert t["round"] == len(letters) and t["designation"] == "standard"
                     ranks = t["ranks_left"]["ranks"]
-                    assert sum(ranks.values()) == 416 - 4 * len(letters)
+                    assert sum(ranks.values()) == 416 - 2 - 4 * len(letters)  # the burn, the rounds
                     assert ranks["9"] == 32 - len(letters) - letters.count("T")
                     assert [r["round"] for r in t["recall"]][-1] == len(letters)
             r = await c.get("/api/tables/P1%2FT1/report")
@@ -159,14 +167,14 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
             events = await c.get("/api/events")
             assert (await events.content.readline()).startswith(b": connected")
             with db.Store(str(tmp_path / "P1.db")) as st:
-                texts = game_events("PP", first_round=len(SHOES["P1"]["S1"][1]) + 1)
-                sims["S1"].texts = texts
-                sims["S1"].deal(st, len(texts))
+                sims["S1"].stream.lines.lines.extend(
+                    game_lines("PP", first_round=len(SHOES["P1"]["S1"][1]) + 1))
+                more = deal_all(sims["S1"], st)
             loop = asyncio.get_running_loop()
             refreshes = c.app[view.VIEW].refreshes
             await loop.run_in_executor(None, publish_pits, tmp_path, hub.url, casino)
             t0 = time.monotonic()
-            consumer = loop.run_in_executor(None, consume, hub.url, dsn, keydir, casino, total + 12)
+            consumer = loop.run_in_executor(None, consume, hub.url, dsn, keydir, casino, total + more)
             kind, msg = await sse_until(events, "P1/T1")
             pushed_in = time.monotonic() - t0
             await consumer
@@ -180,7 +188,7 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
             from host_tools.casino import rig
             assert await rig.inject(hub.url, casino, "P1", str(tmp_path / "P1.db"), "S1") == 2
             consumer = loop.run_in_executor(None, lambda: consume(hub.url, dsn, keydir, casino,
-                                                                  total + 12, timeout=3))
+                                                                  total + more, timeout=3))
             kind, msg = await sse_until(events, "P1/T1")
             await consumer
             assert kind == "alert"
