@@ -41,14 +41,6 @@ class StandIn:
     pit opens), dealing the simulated dealer's shoes from ``seed``."""
 
     def __init__(self, shoe_id, seed=7, irregularities=0.03, key=None, workdir=None):
-        self.master, self.slave, self.path = ptys.open_raw(nonblocking=True)
-        self.stream = shoestream.ShoeStream(shoe_id, key, seed=seed, irregularities=irregularities,
-                                            fd=self.master, workdir=workdir)
-        self.stream.on_event = self._made
-        self.stream.on_frame = self._sent
-        self.shoe_id = shoe_id
-        self.key = self.stream.key
-        self.session = self.stream.session
         self._now = 0.0
         self.max_sent = 0           # the newest event seq sent so far (a lower one is a resend)
         self.noted_ack = 0
@@ -56,6 +48,13 @@ class StandIn:
         self.acked_at = {}          # card seq -> when the ack covering it arrived
         self.stats = {"hellos": 0, "acks": 0, "bad_acks": 0, "resends": 0, "held": 0, "beats": 0,
                       "shoes": 0}
+        self.master, self.slave, self.path = ptys.open_raw(nonblocking=True)
+        self.stream = shoestream.ShoeStream(shoe_id, key, seed=seed, irregularities=irregularities,
+                                            fd=self.master, workdir=workdir, on_event=self._made,
+                                            on_frame=self._sent)
+        self.shoe_id = shoe_id
+        self.key = self.stream.key
+        self.session = self.stream.session
 
     @property
     def up(self):
