@@ -8,6 +8,7 @@ import asyncio
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -251,3 +252,106 @@ def test_central_overview_in_chromium(tmp_path, hub, dsn, casino):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
+
+
+def completed_rounds(dsn, pit, tbl, through):
+    """Real rounds completed in the table's current card set up to seq
+    ``through``, read from the central record with SQL and plain JSON (the
+    oracle: not the view's fold, not the roads library)."""
+    import psycopg
+    with psycopg.connect(dsn) as c:
+        if c.execute("SELECT to_regclass('shoes')").fetchone()[0] is None:
+            return 0  # no consumer has made the schema yet
+        shoe = c.execute("SELECT shoe_id FROM shoes WHERE pit = %s AND tbl = %s ORDER BY updated DESC"
+                         " LIMIT 1", (pit, tbl)).fetchone()
+        if shoe is None:
+            return 0
+        shoe = shoe[0]
+        rows = c.execute("SELECT type, event FROM events WHERE shoe_id = %s AND seq <= %s ORDER BY seq",
+                         (shoe, through)).fetchall()
+    n = 0
+    for kind, text in rows:
+        if kind == "shoe":
+            n = 0
+        elif kind == "result" and not json.loads(text)["simulated"]:
+            n += 1
+    return n
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make test installs it)")
+def test_central_demo_tables_show_cards_roads_and_rounds_in_chromium():
+    """`shoe central demo` as a user runs it (hub, leaves, two simulated
+    pits of shoe streams, two consumers, PostgreSQL, the view): every
+    table page shows the round's cards, all five roads and the last rounds,
+    and its bead plate has one cell per completed round of the central
+    record up to the seq the page says it shows. Screenshots at 1280 and
+    1920 px wide go to test-output/screenshots/."""
+    from playwright.sync_api import sync_playwright
+    from test_pit_browser import ARGS, WAIT_MS
+    port = servers.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "central", "demo", "--seconds", "30",
+                             "--tables", "2", "--rate", "20", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    out = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            assert line, "".join(out)
+            out.append(line)
+            if "dealing for" in line:
+                break
+        dsn = next(line for line in out if line.startswith("casino demo:")).split("PostgreSQL ", 1)[1].strip()
+        # Until every table's shoe has 20 completed rounds (an 8-deck shoe
+        # is about 550 events: at 20 a second, half a minute more of it).
+        deadline = time.monotonic() + 90
+        while min(completed_rounds(dsn, pit, tbl, 10 ** 9) for pit in ("P1", "P2")
+                  for tbl in ("T1", "T2")) < 20:
+            assert time.monotonic() < deadline, "the demo's tables did not reach 20 rounds"
+            time.sleep(0.5)
+        os.makedirs(SHOTS, exist_ok=True)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            for width in (1280, 1920):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto("http://127.0.0.1:%d/" % port)
+                page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
+                rows = page.locator("#tables tbody tr")
+                names = [rows.nth(i).get_attribute("data-table") for i in range(rows.count())]
+                assert names == ["P1/T1", "P1/T2", "P2/T1", "P2/T2"]
+                page.screenshot(path=os.path.join(SHOTS, "central-demo-%d.png" % width), full_page=True)
+                for name in names:
+                    page.goto("http://127.0.0.1:%d/table/%s" % (port, name.replace("/", "%2F")))
+                    page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
+                    # one read of the drawn page: the line and the board come from one JSON
+                    line, beads, cells, cards, recall = page.evaluate("""() => [
+                        document.getElementById('state').textContent,
+                        document.querySelectorAll('[data-road-grid=bead_plate] .cell').length,
+                        %s.map(r => document.querySelectorAll('[data-road-grid=' + r + '] .cell').length),
+                        document.querySelectorAll('#round [data-pos] [data-card]').length,
+                        [...document.querySelectorAll('#recall tr[data-recall-round]')].map(
+                            r => r.querySelectorAll('[data-card]').length)]""" % json.dumps(list(ROADS)))
+                    through = int(line.split("stored through seq ")[1].split()[0])
+                    rounds = completed_rounds(dsn, *name.split("/"), through)
+                    assert rounds >= 20, (name, line)
+                    assert beads == rounds, (name, line)
+                    assert all(n > 0 for n in cells), (name, dict(zip(ROADS, cells)))
+                    assert len(recall) == 10 and all(n >= 4 for n in recall), (name, recall)
+                    assert cards > 0 or page.locator("#round [data-status=open]").count() == 1, name
+                    if name == "P2/T1":
+                        page.screenshot(path=os.path.join(SHOTS, "central-demo-table-%d.png" % width),
+                                        full_page=True)
+                page.close()
+            browser.close()
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            rest = proc.communicate(timeout=120)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rest = proc.communicate()[0]
+    assert "lost 0, duplicated 0, extra 0" in rest and "verify --central: ok" in rest, rest

@@ -33,6 +33,8 @@ def add_arguments(parser):
                         help="a pit whose leaf node buffers in JetStream domain DOMAIN; may repeat")
     parser.add_argument("--seconds", type=float, default=20.0, help="demo: how long to deal")
     parser.add_argument("--tables", type=int, default=4, help="demo: tables per pit")
+    parser.add_argument("--rate", type=float, default=5.0,
+                        help="demo: events per second per table (default 5)")
     parser.add_argument("--host", default="127.0.0.1", help="view (and demo): address to listen on")
     parser.add_argument("--port", type=int, default=8090, help="view (and demo): port to listen on")
 
@@ -92,7 +94,10 @@ def run(args):
 def demo(args):
     from host_tools.casino.rig import Rig
     workdir = tempfile.mkdtemp(prefix="shoe-casino-")
-    rig = Rig(workdir, pits=2, tables=args.tables, rate=5.0)
+    if not (args.rate > 0 and 1 <= args.tables <= 256):
+        print("central demo: --rate must be positive and --tables 1..256", file=sys.stderr)
+        return 2
+    rig = Rig(workdir, pits=2, tables=args.tables, rate=args.rate)
     stopped = []
     signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
     viewer = None

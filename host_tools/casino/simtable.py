@@ -13,6 +13,7 @@ NATS and PostgreSQL, and the casino layer starts at the pit store.
 
 import os
 import random
+import zlib
 
 from host_tools import keys as keys_mod
 from host_tools.sim.shoestream import ShoeStream
@@ -63,6 +64,12 @@ class SimShoe:
 
     def close(self):
         self.stream.close()
+
+
+def seed_of(shoe_id):
+    """The dealer's seed for a shoe, from its id: every table of a casino
+    deals its own cards, and a restarted pit deals the same ones again."""
+    return zlib.crc32(shoe_id.encode())
 
 
 def make_keys(directory, shoe_ids, seed=None):
