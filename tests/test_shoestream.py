@@ -152,3 +152,14 @@ def test_stand_ins_events_pass_the_schema_and_a_real_bridge_stores_them(tmp_path
             assert {"boot", "link_up", "shoe", "card", "result"} <= types
             assert t.stats["bad_acks"] == 0 and t.stats["hellos"] >= 1 and t.stats["shoes"] >= 1
             assert len(t.card_seqs) == len(t.acked_at) > 50
+
+
+def test_the_analysis_simulated_shoe_is_the_firmwares():
+    """host_tools/analysis/simulate.py deals through the stream too: a whole
+    shoe of game events, each passing the schema, ending at the cover card."""
+    from host_tools.analysis import simulate
+    events = list(simulate.shoe_events(3, decks=8, cut_from_end=16))
+    assert events[0]["type"] == "shoe" and events[-1]["type"] == "shoe_end"
+    assert all(events_schema.check_stored(e) is None for e in events)
+    assert not any(e.get("source") for e in events)
+    assert events[-1]["left"] < 16
