@@ -378,3 +378,41 @@ def test_central_refuses_a_signed_event_that_fails_the_schema(tmp_path, hub, dsn
 def open_key(keydir, shoe):
     from host_tools.keys import read_key
     return read_key(os.path.join(keydir, shoe + ".key"))
+
+
+def test_a_held_event_that_fails_the_schema_is_refused_when_its_turn_comes(tmp_path, hub, dsn, casino):
+    """Out of order: the signed, schema-failing seq 11 waits in `held` for
+    seq 10, and when 10 is stored it is refused (an alert, out of `held`),
+    never promoted; seq 12 after it keeps waiting."""
+    from host_tools import vm
+    from host_tools.casino import central
+    vm.use_firmware()
+    from link import auth, host_frames, proto
+    path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
+    sims = make_store(path, keydir, ["H1"], 10)
+    rows = store_rows(path)
+    fkey = auth.frames_key(open_key(keydir, "H1"))
+    bad = b'{"type":"card","round":1,"pos":"P1","card":"9H"}'   # no up, next, simulated, left
+    bad_tag = host_frames.frame_mac(fkey, "H1", proto.EVENT, 11, sims["H1"].prev.encode(), bad)
+    good = sims["H1"].next()[1]
+    good_tag = host_frames.frame_mac(fkey, "H1", proto.EVENT, 12, bad_tag, good)
+
+    def msg(seq, body, mac):
+        return central.Msg(casino, "P1", "T1", "H1", seq, mac, db.ZERO_HEX if seq == 1 else None,
+                           time.time(), body)
+
+    async def main():
+        conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+        async with conn.transaction():
+            await conn.execute(central.SCHEMA)
+        c = central.Central(conn, central.Keys(keydir))
+        first = await c.process([msg(11, bad, bad_tag.decode()), msg(12, good, good_tag.decode())])
+        assert (first.stored, first.held) == (0, 2)
+        second = await c.process([msg(q, rows[("H1", q)][0].encode(), rows[("H1", q)][1])
+                                  for q in range(1, 11)])
+        assert second.stored == 10 and [a[2] for a in second.alerts] == ["invalid_event"]
+        await conn.close()
+    asyncio.run(main())
+    assert central_rows(dsn) == rows
+    with psycopg.connect(dsn) as c:
+        assert c.execute("SELECT seq FROM held").fetchall() == [(12,)]
