@@ -184,11 +184,16 @@ def check_fields(obj, spec, what, skip=()):
         if not _ok(kind, v):
             return "%s: field %r must be %s%s, got %s" % (what, name, kind, " or null" if nullable else "",
                                                           _show(v))
-    names = [f[0] for f in spec]
+    names = _names.get(spec)
+    if names is None:
+        names = _names[spec] = frozenset(f[0] for f in spec)
     for key in obj:
         if key not in names and key not in skip:
             return "%s: unexpected field %r" % (what, key)
     return None
+
+
+_names = {}  # spec -> its field names (a spec is a tuple from ``_parse``)
 
 
 def _show(v):
@@ -211,6 +216,40 @@ def check_event(obj):
     if spec is None:
         return "unknown %sevent type %s" % ("link " if source else "", _show(kind))
     return check_fields(obj, spec, kind, ("type", "source"))
+
+
+# A whole number a store can hold: SQLite's and PostgreSQL's integers are 64-bit.
+INT64 = 2 ** 63
+
+
+def out_of_range(obj):
+    """None, or which whole number of a schema-checked object no shoe can
+    have sent and no store can hold (the schema's ``int`` has no bound).
+    (``type(x) is int``: a bool is no whole number here, as in ``_is_int``.)"""
+    for name, v in obj.items():
+        if type(v) is int:
+            if -INT64 <= v < INT64:
+                continue
+            bad = v
+        elif isinstance(v, (list, dict)):
+            bad = None
+            for x in (v if isinstance(v, list) else v.values()):
+                if type(x) is int and not -INT64 <= x < INT64:
+                    bad = x
+                    break
+            if bad is None:
+                continue
+        else:
+            continue
+        text = str(bad)
+        return "field %r is out of range: %s" % (name, text if len(text) <= 24 else text[:21] + "...")
+    return None
+
+
+def check_stored(obj):
+    """``check_event`` and ``out_of_range``: what every store (the pit's
+    bridge, `shoe central`) requires of an event before it is a row."""
+    return check_event(obj) or out_of_range(obj)
 
 
 def check_hello(obj):

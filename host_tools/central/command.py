@@ -32,6 +32,8 @@ def add_arguments(parser):
                         help="a pit whose leaf node buffers in JetStream domain DOMAIN; may repeat")
     parser.add_argument("--seconds", type=float, default=20.0, help="demo: how long to deal")
     parser.add_argument("--tables", type=int, default=4, help="demo: tables per pit")
+    parser.add_argument("--rate", type=float, default=5.0,
+                        help="demo: events per second per table (default 5)")
     parser.add_argument("--host", default="127.0.0.1", help="view (and demo): address to listen on")
     parser.add_argument("--port", type=int, default=8090, help="view (and demo): port to listen on")
 

@@ -34,15 +34,12 @@ events wait longer than ``GAP_S`` for a predecessor gets a ``gap`` alert.
 """
 
 import asyncio
-import json
 import logging
 import os
 import time
 
+from host_tools.protocol import alerts, chain
 from host_tools.protocol import keys as keys_mod
-from host_tools.casino import wire
-from host_tools.protocol import chain
-from host_tools.store import db
 
 log = logging.getLogger("shoe.casino.central")
 
@@ -116,8 +113,7 @@ STAGE_COPY = ("COPY stage_events (shoe_id, seq, casino, pit, tbl, type, round, e
 STAGE_TYPES = ["text", "int8", "text", "text", "text", "text", "int8", "text", "text", "float8",
                "float8"]
 
-CRITICAL = "critical"
-WARNING = "warning"
+CRITICAL, WARNING = alerts.CRITICAL, alerts.WARNING
 
 
 def create_schema(conn):
@@ -297,26 +293,32 @@ class Central:
                 nxt = min(cands) if last is None else last + 1
                 if nxt not in cands:
                     break
-                winner, waiting = None, []
+                winner, waiting, malformed = None, [], False
                 for m in cands.pop(nxt):
                     if last is not None:
-                        prev = last_mac
+                        head = chain.Head(first_seq, first_prev, last, last_mac)
                     else:
-                        prev = db.ZERO_HEX if nxt == 1 else m.first_prev
-                    if prev is None:
+                        head = chain.Head(nxt, chain.ZERO_HEX if nxt == 1 else m.first_prev)
+                    if head.last_seq is None and head.first_prev is None:
                         waiting.append(m)  # a new shoe's event, not its first: wait for that one
                         continue
-                    if winner is None and m.mac and chain.tag_link(fkey, shoe, nxt, prev, m.body, m.mac):
-                        winner = m
-                        if last is None:
-                            first_seq, first_prev = nxt, prev
+                    verdict = chain.accept(fkey, shoe, head, nxt, m.body, m.mac or "")
+                    if winner is None and verdict.kind == chain.STORED:
+                        winner, winner_prev, event = m, verdict.prev, verdict.event
+                    elif winner is None and verdict.kind == chain.MALFORMED:
+                        # The shoe's key signed it, but it fails the link schema
+                        # (the same check the bridge makes): an alert, never a
+                        # row; the shoe's record stops before it.
+                        self._refuse(out, m, alerts.FOR_VERDICT[chain.MALFORMED], "seq %d: signed by "
+                                     "the shoe but %s: not stored: %s" % (nxt, verdict.why, _short(m.body)))
+                        malformed = True
                     else:
-                        self._refuse(out, m, "forged_event", "seq %d: tag does not verify under the "
-                                     "shoe's key after seq %s: %s" % (nxt, last, _short(m.body)))
+                        self._refuse(out, m, alerts.FOR_VERDICT[chain.FORGED], "seq %d: tag does not "
+                                     "verify under the shoe's key after seq %s: %s" % (nxt, last, _short(m.body)))
                     if m.held:
                         unhold.append((m.shoe, m.seq, m.mac))
                 if winner is None:
-                    if waiting:
+                    if waiting and not malformed:
                         cands[nxt] = waiting
                     break
                 for m in waiting:
@@ -324,7 +326,9 @@ class Central:
                                  "first stored seq: %s" % (nxt, _short(m.body)))
                     if m.held:
                         unhold.append((m.shoe, m.seq, m.mac))
-                row = self._row(winner, now)
+                if last is None:
+                    first_seq, first_prev = nxt, winner_prev
+                row = self._row(winner, event, now)
                 rows.append(row)
                 if row[5] == "checkpoint":
                     anchors.append((shoe, nxt, winner.mac, now))
@@ -342,23 +346,18 @@ class Central:
         return out
 
     def _collision(self, out, m, stored, fkey, first_seq, first_prev):
-        have = stored.get((m.shoe, m.seq))
-        if have is None:  # before the first stored seq of this shoe
-            self._refuse(out, m, "before_first", "seq %d is before the first stored seq %s" % (
-                m.seq, first_seq), severity=WARNING)
+        """A message for a seq the record holds (or holds before): the one
+        chain acceptance says duplicate, fork, forgery or before-first."""
+        if fkey is None:
             return
-        if have[0].encode("utf-8") == m.body and have[1] == m.mac:
+        head = chain.Head(first_seq, first_prev, m.seq, None)
+        verdict = chain.accept(fkey, m.shoe, head, m.seq, m.body, m.mac or "",
+                               stored=lambda q: stored.get((m.shoe, q)))
+        if verdict.kind == chain.DUPLICATE:
             out.duplicates += 1
             return
-        prev = first_prev if m.seq == first_seq else (stored.get((m.shoe, m.seq - 1)) or (None, None))[1]
-        if fkey is not None and prev and m.mac and chain.tag_link(fkey, m.shoe, m.seq, prev, m.body, m.mac):
-            self._refuse(out, m, "rollback", "seq %d: the shoe signed a second, different event "
-                         "for a stored seq (its state was rolled back): %s" % (m.seq, _short(m.body)),
-                         severity=CRITICAL)
-        else:
-            self._refuse(out, m, "conflict", "seq %d already stored; a different event that the "
-                         "shoe's key did not sign arrived for it (replay or forgery): %s" % (
-                             m.seq, _short(m.body)))
+        kind = alerts.FOR_VERDICT[verdict.kind] or alerts.FOR_VERDICT[chain.FORGED]
+        self._refuse(out, m, kind, "seq %d: %s" % (m.seq, verdict.why), severity=alerts.severity(kind))
 
     def _refuse(self, out, m, kind, detail, severity=WARNING):
         if not m.held:
@@ -372,17 +371,11 @@ class Central:
         out.alerts.append(key)
 
     @staticmethod
-    def _row(m, now):
-        text = m.body.decode("utf-8")
-        try:
-            event = json.loads(text)
-        except ValueError:
-            event = {}
-        event = event if isinstance(event, dict) else {}
+    def _row(m, event, now):
         rnd = event.get("round")
-        return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event.get("type"),
+        return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
                 rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
-                text, m.mac, m.committed or None, now)
+                m.body.decode("utf-8"), m.mac, m.committed or None, now)
 
     async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
         if rows:

@@ -10,7 +10,10 @@ import time
 def run(args):
     from host_tools.sim.rigs.casino import Rig
     workdir = tempfile.mkdtemp(prefix="shoe-casino-")
-    rig = Rig(workdir, pits=2, tables=args.tables, rate=5.0)
+    if not (args.rate > 0 and 1 <= args.tables <= 256):
+        print("central demo: --rate must be positive and --tables 1..256", file=sys.stderr)
+        return 2
+    rig = Rig(workdir, pits=2, tables=args.tables, rate=args.rate)
     stopped = []
     signal.signal(signal.SIGTERM, lambda *_: stopped.append(1))
     viewer = None

@@ -9,9 +9,9 @@ which end it cleanly with exit 0.
 The shoes: up to ``VM_TABLES`` tables are the firmware in the MicroPython
 VM (host_tools/sim/emulate.py, as `shoe demo` runs it), each dealt seeded shoes
 by the simulated dealer at ``--pace``. More tables than that would need a
-VM process each, so they are CPython stand-ins (standin.py) replaying one
-shoe the firmware dealt in the VM first, re-signed per table, at a dealer's
-pace; what runs is said on the first line.
+VM process each, so they are CPython stand-ins (standin.py: the firmware's
+shoe session, game and link core under CPython on a pty, one per table)
+dealt seeded shoes at a dealer's pace; what runs is said on the first line.
 """
 
 import asyncio
@@ -112,11 +112,13 @@ def serve(args, console=None):
             shoes = [VMTable(workdir, "DEMO%d" % (i + 1), args.seed + i, pace, args.irregularities)
                      for i in range(n)]
         else:
-            print("shoe demo: %d tables, CPython stand-ins replaying one shoe the firmware dealt in "
-                  "the MicroPython VM (seed %d), one dealer action every %.1f s"
+            print("shoe demo: %d tables, each the firmware's shoe session under CPython (a stand-in), "
+                  "dealt seeded shoes from seed %d, one dealer action every %.1f s"
                   % (n, args.seed, standin.PACE_S), flush=True)
-            rec = standin.record(workdir, seed=args.seed, irregularities=args.irregularities)
-            shoes = [standin.StandIn("DEMO%d" % (i + 1), rec) for i in range(n)]
+            standin.room_for(n)
+            shoes = [standin.StandIn("DEMO%d" % (i + 1), seed=args.seed + i,
+                                     irregularities=args.irregularities, workdir=workdir)
+                     for i in range(n)]
         keys = os.path.join(workdir, "keys")
         os.makedirs(keys, mode=0o700, exist_ok=True)
         lines = ['store = "%s"' % store, "[web]", 'host = "127.0.0.1"', "port = %d" % args.port]

@@ -39,6 +39,8 @@ KINDS = {
     "shoe_changed": ("alert", CRITICAL, "a hello signed as another shoe on this table's line"),
     "no_key": ("alert", CRITICAL, "no key for the shoe: its events are held, unverified"),
     "malformed": ("alert", WARNING, "a message that is not a tagged event at all"),
+    "lost_race": ("alert", CRITICAL, "verified events found already stored under the row locks "
+                  "(two consumers raced; the stored rows stand)"),
     # The pit's own monitors.
     "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
 }

@@ -136,7 +136,7 @@ def check_body(body):
     else (None, why): the one schema check before any record keeps an event."""
     event, why = untrusted.parse_json(body)
     if why is None:
-        why = _events_schema.check_event(event) or untrusted.too_big(event)
+        why = _events_schema.check_stored(event)
     return (None, why) if why is not None else (event, None)
 
 

@@ -46,7 +46,7 @@ import time
 
 from host_tools.protocol import alerts, chain
 from host_tools.protocol.keys import key_id
-from host_tools.protocol.untrusted import parse_json, shown, too_big
+from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import db
 
 from link import auth, frame, host_frames, proto, schema  # noqa: E402  (the firmware's own)
@@ -573,7 +573,7 @@ class HostLink:
             return
         beat, why = parse_json(body)
         if why is None:
-            why = events_schema.check_beat(beat) or too_big(beat)
+            why = events_schema.check_beat(beat) or events_schema.out_of_range(beat)
         if why is not None:
             self._invalid("beat", seq, body, why)
             return
@@ -685,7 +685,7 @@ class HostLink:
 
 def check_hello(hello):
     """events_schema.check_hello, and whole numbers SQLite can store."""
-    return events_schema.check_hello(hello) or too_big(hello)
+    return events_schema.check_hello(hello) or events_schema.out_of_range(hello)
 
 
 def _whole(v):

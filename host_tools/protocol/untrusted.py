@@ -10,7 +10,6 @@ meets the same limits everywhere.
 import json
 
 SHOWN = 48     # characters of a sender's text that enter the record
-INT64 = 2 ** 63
 
 
 def parse_json(data):
@@ -20,17 +19,6 @@ def parse_json(data):
         return json.loads(data), None
     except (ValueError, RecursionError) as e:
         return None, "not JSON: %s" % shown(str(e), 80)
-
-
-def too_big(obj):
-    """None, or which whole number of a schema-checked object no shoe can
-    have sent and the store cannot hold (SQLite and PostgreSQL integers are
-    64-bit; the schema's ``int`` has no bound)."""
-    for name, v in obj.items():
-        for x in (v if isinstance(v, list) else v.values() if isinstance(v, dict) else (v,)):
-            if isinstance(x, int) and not -INT64 <= x < INT64:
-                return "field %r is out of range: %s" % (name, shown(str(x), 24))
-    return None
 
 
 def shown(data, limit=SHOWN):

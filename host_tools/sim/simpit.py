@@ -45,8 +45,12 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     store = db.Store(args.store)
     tables = {s: "T%d" % (i + 1) for i, s in enumerate(shoes)}
-    sims = [simtable.SimShoe(s, keys_mod.read_key(os.path.join(args.keys, s + ".key")), seed=i)
-            .resume(store) for i, s in enumerate(shoes)]
+    # Each shoe's journal beside the store (a SIGKILLed pit leaves it for
+    # the rig to remove with its directory); a restarted pit deals its
+    # shoes on from what the store holds.
+    journals = os.path.dirname(os.path.abspath(args.store))
+    sims = [simtable.SimShoe(s, keys_mod.read_key(os.path.join(args.keys, s + ".key")),
+                             seed=simtable.seed_of(s), workdir=journals).resume(store) for s in shoes]
     pub = PitPublisher(args.store, Casino(args.nats, args.casino, args.pit, args.domain), tables)
     pub.start()
     # Round robin, one table at a time: each table deals at ``rate``, the
@@ -84,6 +88,8 @@ def main(argv=None):
     finally:
         pub.close()
         store.close()
+        for sim in sims:
+            sim.close()
     return 0
 
 

@@ -1,70 +1,58 @@
 """Simulated tables for the casino tests, soak, bench and demo: each writes
 a pit store exactly as a bridge does (``Store.append`` with the event's tag
-and ``first_prev``), with tags made by the shoe key through the host's own
-``frame_mac``, i.e. the bytes a real shoe's FrameSigner produces (that
-equality is tested in tests/test_link_v2*.py).
+and ``first_prev``).
 
-Why not the MicroPython emulator here: the casino layer starts at the pit
-store, and hundreds of emulated shoes would not fit on two cores next to
-NATS and PostgreSQL. What the casino layer checks (tags, chain, seqs) is the
-same for these events as for an emulated shoe's.
+The events are the firmware's own: each table is a shoe stream
+(host_tools/sim/shoestream.py: the shoe's session, game and link core under
+CPython, dealt by the simulated dealer), taken event by event with the tag
+the shoe's chain gives it. So they pass the link schema by construction,
+and a central view folds them into cards, rounds and roads. Not the
+MicroPython emulator: hundreds of VMs would not fit on two cores next to
+NATS and PostgreSQL, and the casino layer starts at the pit store.
 """
 
 import os
 import random
+import zlib
 
 from host_tools.protocol import keys as keys_mod
-from host_tools.store import db
-
-POSITIONS = ("P1", "B1", "P2", "B2")
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
-CHECKPOINT_EVERY = 50
+from host_tools.sim.shoestream import ShoeStream
 
 
 class SimShoe:
-    """One shoe's signed event stream (seq from 1, PREV = the last tag)."""
+    """One shoe's signed event stream (seq from 1, PREV = the last tag).
+    ``lines``: a dealing script to deal instead of the simulated dealer's
+    shoes from ``seed``; ``workdir``: where the shoe's journal lives (a
+    temporary directory by default; ``close`` removes it)."""
 
-    def __init__(self, shoe_id, key, seed=0):
-        from link import auth, host_frames, proto
+    def __init__(self, shoe_id, key, seed=0, decks=8, irregularities=0.0, lines=None, workdir=None):
         self.shoe_id = shoe_id
-        self.fkey = auth.frames_key(key)
-        self._mac = host_frames.frame_mac
-        self._kind = proto.EVENT
-        self.seq = 0
-        self.prev = auth.ZERO_MAC.decode()
-        self.rng = random.Random(seed)
-        self.round = 0
+        self.stream = ShoeStream(shoe_id, key, seed=seed, decks=decks, irregularities=irregularities,
+                                 lines=lines, workdir=workdir)
+
+    @property
+    def seq(self):
+        """The last event taken."""
+        return self.stream.seq
+
+    @property
+    def prev(self):
+        """The last event's tag (hex text): the PREV of the next one."""
+        return self.stream.prev.decode()
 
     def resume(self, store):
-        """Carry on from what ``store`` holds for this shoe (a restarted pit)."""
+        """Carry on from what ``store`` holds for this shoe (a restarted
+        pit): the stream is deterministic, so it deals on to the stored
+        head and checks that its tag is the stored one."""
         info = store.shoe(self.shoe_id)
         if info and info["last_seq"]:
-            self.seq, self.prev = info["last_seq"], info["last_mac"]
-            self.round = self.seq // 5
+            self.stream.skip_to(info["last_seq"], info["last_mac"])
         return self
 
-    def body(self, seq):
-        if seq % CHECKPOINT_EVERY == 0:
-            return '{"source":"link","type":"checkpoint","at":%d}' % seq
-        k = seq % 5
-        if k == 0:
-            self.round += 1
-            return '{"type":"bets","round":%d}' % self.round
-        card = self.rng.choice(RANKS) + self.rng.choice(SUITS)
-        return '{"type":"card","round":%d,"pos":"%s","card":"%s"}' % (self.round, POSITIONS[k - 1], card)
-
-    def sign(self, seq, prev, body):
-        return self._mac(self.fkey, self.shoe_id, self._kind, seq, prev.encode(), body).decode()
-
     def next(self):
-        """(seq, event bytes, tag, prev) of the next event."""
-        self.seq += 1
-        body = self.body(self.seq).encode()
-        tag = self.sign(self.seq, self.prev, body)
-        out = (self.seq, body, tag, self.prev)
-        self.prev = tag
-        return out
+        """(seq, event bytes, tag, prev) of the next event (tags as hex text)."""
+        seq, body, tag, prev = self.stream.next()
+        return seq, body, tag.decode(), prev.decode()
 
     def deal(self, store, n=1):
         """Append ``n`` events to a pit store as the bridge would."""
@@ -73,6 +61,15 @@ class SimShoe:
             store.append(self.shoe_id, seq, body, mac=tag,
                          first_seq=1 if seq == 1 else None, first_prev=prev if seq == 1 else None)
         return self.seq
+
+    def close(self):
+        self.stream.close()
+
+
+def seed_of(shoe_id):
+    """The dealer's seed for a shoe, from its id: every table of a casino
+    deals its own cards, and a restarted pit deals the same ones again."""
+    return zlib.crc32(shoe_id.encode())
 
 
 def make_keys(directory, shoe_ids, seed=None):

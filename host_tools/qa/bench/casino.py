@@ -32,9 +32,23 @@ def _fill(rig, events):
         with db.Store(rig.store_path(pit)) as st:
             st.db.execute("PRAGMA synchronous=OFF")
             for shoe in rig.shoes[pit]:
-                sim = simtable.SimShoe(shoe, read_key(os.path.join(rig.keydir, shoe + ".key")))
-                sim.deal(st, events)
+                # the seed the pit's own tables use, so the started pit
+                # (simpit) carries on from this store's head
+                sim = simtable.SimShoe(shoe, read_key(os.path.join(rig.keydir, shoe + ".key")),
+                                       seed=simtable.seed_of(shoe), workdir=rig.dir)
+                try:
+                    sim.deal(st, events)
+                finally:
+                    sim.close()
     return sum(len(v) for v in rig.shoes.values()) * events
+
+
+def _pits_alive(rig):
+    """RuntimeError naming a simulated pit that exited (its log says why)."""
+    for pit, proc in rig.pit_procs.items():
+        if proc.poll() is not None:
+            raise RuntimeError("simulated pit %s exited with %s (log: %s)" % (
+                pit, proc.returncode, os.path.join(rig.dir, "pit-%s.log" % pit)))
 
 
 def throughput(tables, events):
@@ -48,6 +62,7 @@ def throughput(tables, events):
         for pit in rig.pits:
             rig.start_pit(pit)
         while rig.central_count() < total:
+            _pits_alive(rig)
             if time.monotonic() - t0 > 600:
                 raise RuntimeError("central did not reach %d events in 600 s" % total)
             time.sleep(0.05)
@@ -66,6 +81,7 @@ def latency(tables, rate, seconds, warmup=5.0):
         time.sleep(warmup)
         t0 = time.time()
         time.sleep(seconds)
+        _pits_alive(rig)
         rig.stop_dealing()
         rig.converge(60)
         import psycopg

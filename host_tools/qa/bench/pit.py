@@ -1,10 +1,10 @@
 """`shoe bench pit`: how many tables one pit server keeps, card by card.
 
 For each N, a real `shoe pit --config pit.toml` process serves N tables
-whose shoes are light stand-ins (host_tools/sim/standin.py: one recorded
-firmware shoe replayed, re-signed per table, over real ptys at a dealer's
-pace of one card every 0.5 s, answering hellos and checking acks as a
-shoe does), and 8 page clients (another process) stay connected to its
+whose shoes are light stand-ins (host_tools/sim/standin.py: the
+firmware's own shoe session, game and link core under CPython, one per
+table over a real pty, dealt seeded shoes at a dealer's pace of one card
+every 0.5 s), and 8 page clients (another process) stay connected to its
 /api/events, as the pit's screens are. Three processes, so the pit's own
 cost is what the figures show; the CPU each one used is printed with them
 (the pit's includes its store writer, a child process).
@@ -189,10 +189,12 @@ def _line(proc, timeout, what):
     return line.strip()
 
 
-def one_run(n, rec, seconds, nclients, warm, workdir, seed, profile=None):
+def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularities=0.03):
     """Serve ``n`` stand-in tables for warm + ``seconds`` s; return the figures."""
     rundir = tempfile.mkdtemp(prefix="n%d-" % n, dir=workdir)
-    tables = [standin.StandIn("P%03d" % (i + 1), rec) for i in range(n)]
+    standin.room_for(n)
+    tables = [standin.StandIn("P%03d" % (i + 1), seed=seed + 100 * i, irregularities=irregularities,
+                              workdir=rundir) for i in range(n)]
     floor = standin.Floor(tables, seed=seed)
     pit = clients = spy = None
     err = open(os.path.join(rundir, "pit.stderr"), "w")
@@ -329,7 +331,7 @@ def main(argv=None):
     parser.add_argument("--warm", type=float, default=3.0, help="warm-up seconds, not measured (default 3)")
     parser.add_argument("--clients", type=int, default=8, help="page clients on /api/events (default 8)")
     parser.add_argument("--runs", type=int, default=3, help="runs per table count (default 3)")
-    parser.add_argument("--seed", type=int, default=7, help="the recorded shoe's seed (default 7)")
+    parser.add_argument("--seed", type=int, default=7, help="the dealer's first seed (default 7)")
     parser.add_argument("--profile", metavar="DIR",
                         help="also record a py-spy flame graph of the pit per table count into DIR")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (stores, logs)")
@@ -341,11 +343,9 @@ def main(argv=None):
     if not counts or min(counts) < 1 or args.seconds <= 0 or args.runs < 1 or args.clients < 1:
         parser.error("--tables, --seconds, --runs and --clients must be positive")
     workdir = tempfile.mkdtemp(prefix="shoe-bench-pit-")
-    t = time.monotonic()
-    rec = standin.record(workdir, seed=args.seed)
-    print("recorded one shoe from the firmware in the MicroPython VM (seed %d): %d events, %d cards, "
-          "%.0f s; replayed at one dealer action every %.1f s per table over ptys"
-          % (args.seed, len(rec.bodies), rec.cards, time.monotonic() - t, standin.PACE_S), flush=True)
+    print("stand-in shoes: the firmware's shoe session under CPython per table (host_tools/sim/"
+          "shoestream.py), seeded shoes from seed %d, one dealer action every %.1f s per table over ptys"
+          % (args.seed, standin.PACE_S), flush=True)
     print("%d CPUs; %d page clients; %d run(s) of %.0f s (+%.0f s warm-up) per N; store %s"
           % (os.cpu_count() or 0, args.clients, args.runs, args.seconds, args.warm, workdir), flush=True)
     rows = []
@@ -354,7 +354,7 @@ def main(argv=None):
         runs = []
         for r in range(args.runs):
             try:
-                fig = one_run(n, rec, args.seconds, args.clients, args.warm, workdir, args.seed + r,
+                fig = one_run(n, args.seconds, args.clients, args.warm, workdir, args.seed + r,
                               args.profile)
             except RuntimeError as e:
                 print("  N=%d run %d: ERROR %s" % (n, r + 1, e), flush=True)

@@ -174,21 +174,36 @@ def _game_events():
     return [json.loads(t) for t in texts]
 
 
-LINK_EVENTS = [
-    {"type": "boot", "source": "link", "fw": "1.0", "resumed": False, "torn": False, "round": 0},
-    {"type": "link_down", "source": "link", "silent_ms": 3000},
-    {"type": "link_up", "source": "link", "down_ms": 120},
-    {"type": "accepted", "source": "link", "command": "status", "counter": 1},
-    {"type": "error", "source": "link", "reason": "bad_mac", "count": 2, "first_ms": 1, "last_ms": 9,
-     "message": "x"},
-    {"type": "status", "source": "link", "round": 1, "phase": "open", "next": "P1", "player": [],
-     "banker": [], "held": [], "left": 400, "settings": "", "seq": 5, "acked": 4, "counter": 1,
-     "tilt": None},
-    {"type": "time", "source": "link", "t": 1700000000},
-    {"type": "tilt", "source": "link", "reason": "journal lost"},
-    {"type": "tilt_cleared", "source": "link", "counter": 2, "lost_from": 3},
-    {"type": "checkpoint", "source": "link", "through": 256},
-]
+def _link_events():
+    """One of each link event, from the firmware: a shoe stream
+    (host_tools/sim/shoestream.py) deals a one-deck shoe (boot, the game's
+    events, the checkpoint at its end), and the link's own writers
+    (link/reports.py) say the rest on its session, as the link core does."""
+    from host_tools.sim import shoestream
+    from link import reports
+    stream = shoestream.ShoeStream(SHOE, KEY, lines=dealer.script(1, decks=1))
+    s = stream.session
+    try:
+        reports.link_down(s, 3000)
+        reports.link_up(s, 120)
+        reports.accepted(s, "status", 1)
+        s.forged.note(1, "x")
+        s.forged.note(9, "y")
+        reports.aggregated(s, s.forged)
+        s.forged.count = 0  # reported, as the link core's _report leaves it
+        s.status()
+        reports.time(s, 1700000000)
+        reports.tilt(s, "journal lost")
+        reports.tilt_cleared(s, 3)
+        out = []
+        while True:
+            try:
+                out.append(json.loads(stream.next()[1]))
+            except StopIteration:
+                break
+    finally:
+        stream.close()
+    return [e for e in out if e.get("source") == "link"]
 
 
 # ------------------------------------------------------------------ targets
@@ -207,7 +222,7 @@ class BridgeTarget:
             handler = _Capture().handler
             handler.soak_fuzz = True
             root.addHandler(handler)  # also keeps logging's last resort from printing each one
-        self.events = [e for e in _game_events()] + LINK_EVENTS
+        self.events = [e for e in _game_events()] + _link_events()
         self.generation = 0
         self.bridge = None
         self.reset()
