@@ -16,6 +16,7 @@ from host_tools.casino import publish
 from host_tools.sim.rigs import casino as rig, servers
 from host_tools.sim import simtable
 from host_tools.pit.config import Casino
+from host_tools.protocol import chain
 from host_tools.store import db
 
 
@@ -365,7 +366,7 @@ def test_central_refuses_a_signed_event_that_fails_the_schema(tmp_path, hub, dsn
     with db.Store(path) as st:                          # the pit's store has no schema check
         st.append("I1", 11, bad, mac=bad_tag.decode())
         st.append("I1", 12, good, mac=good_tag.decode())
-    assert db.tag_link(fkey, "I1", 11, head, bad, bad_tag.decode())  # correctly tagged
+    assert chain.tag_link(fkey, "I1", 11, head, bad, bad_tag.decode())  # correctly tagged
     assert publish.drain(path, hub.url, casino, "P1") == 12
     consume(hub.url, dsn, keydir, casino, 10, timeout=3)
     rows = central_rows(dsn)

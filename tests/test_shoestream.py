@@ -12,6 +12,7 @@ from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.sim import simtable
 from host_tools.sim import standin
 from host_tools.sim import shoestream
+from host_tools.protocol import chain
 from host_tools.store import db
 
 vm.use_firmware()
@@ -57,7 +58,7 @@ def test_simulated_shoes_events_pass_the_schema_and_chain():
                 assert (seq, link) == (want, prev)
                 event = json.loads(body)
                 assert events_schema.check_stored(event) is None, body
-                assert db.tag_link(fkey, sim.shoe_id, seq, prev, body, tag)
+                assert chain.tag_link(fkey, sim.shoe_id, seq, prev, body, tag)
                 seen.add(event["type"])
                 prev = tag
         finally:
