@@ -58,8 +58,6 @@ BURNING = const(1)  # Ch 5F
 OPEN = const(2)  # betting open, no card due (Ch 7D, 8B)
 DEALING = const(3)  # a round (real or simulated) is being dealt
 DISCARDING = const(4)  # 13C(2)(a): one more card goes face down to discard
-# The phases by number, as the `status` event names them (and the host after it).
-PHASE_NAMES = ("no_shoe", "burning", "open", "dealing", "discarding")
 
 # Cover-card progress (Ch 9D).
 COVER_NONE = const(0)

@@ -17,7 +17,7 @@ Events from the game core carry no "source"; link events carry
 """
 
 from baccarat import cards, game, rules
-from link import schema
+from link import proto, schema
 
 WINNERS = tuple(n.decode() for n in rules.WINNER_NAMES)
 # An `error` event's reason (docs/protocol.md 6).
@@ -63,8 +63,8 @@ BEAT = "acked:int queued:int t:int"
 # Where a card can go, as events name it; the first six are the hands' places.
 POSITIONS = tuple(p.decode() for p in game.POS_NAMES)
 HAND_POSITIONS = POSITIONS[:6]
-# The phases a `status` event names (the game's own list).
-PHASES = game.PHASE_NAMES
+# The phases a `status` event names.
+PHASES = proto.PHASE_NAMES
 
 _tables = {}
 

@@ -42,6 +42,9 @@ NO_CHALLENGE = b"-"
 # only ones besides seq 1: a tilted shoe cannot know the tag of the host's
 # last event (docs/protocol.md 4, 8).
 RESTART_TYPES = ("tilt", "tilt_cleared")
+# The game's phases by number (baccarat/game.py), as a `status` event names
+# them (docs/protocol.md 6) and the host reads them.
+PHASE_NAMES = ("no_shoe", "burning", "open", "dealing", "discarding")
 
 
 class Rejected(Exception):

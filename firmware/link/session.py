@@ -59,7 +59,7 @@ def _game_status(o, s):
     o.raw(b',"round":')
     o.int(g.round)
     o.raw(b',"phase":')
-    o.text(_game.PHASE_NAMES[g.phase])
+    o.text(proto.PHASE_NAMES[g.phase])
     due = g.next_due()
     o.raw(b',"next":')
     if due < 0:
