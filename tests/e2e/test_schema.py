@@ -18,7 +18,7 @@ from host_tools import replay, vm
 from baccarat import cards, game  # noqa: E402
 from link import events_schema, frame, host_frames, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402
-from wireboard import WireBoard, config  # noqa: E402
+from support.wireboard import WireBoard, config  # noqa: E402
 
 DOC = os.path.join(vm.ROOT, "docs", "protocol.md")
 

@@ -1,4 +1,4 @@
-"""Ch 10 against an oracle written from the rules text (tests/oracle_ch10.py).
+"""Ch 10 against an oracle written from the rules text (tests/support/oracle_ch10.py).
 
 The full run checks all 10**6 value tuples under CPython; inside the
 MicroPython VM a sample covers every initial deal and every Banker-total x
@@ -12,11 +12,11 @@ import sys
 
 import pytest
 
-import oracle_ch10
+from support import oracle_ch10
 from host_tools import vm
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CHECK = os.path.join(HERE, "vm", "rules_check.py")
+SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support")
+CHECK = os.path.join(SUPPORT, "rules_check.py")
 
 
 def _summary(out):
@@ -36,7 +36,7 @@ def test_oracle_reads_the_text():
 
 
 def test_all_million_tuples_cpython():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([vm.FIRMWARE, HERE]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([vm.FIRMWARE, SUPPORT]))
     proc = subprocess.run([sys.executable, CHECK, "full"], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     s = _summary(proc.stdout)
@@ -46,7 +46,7 @@ def test_all_million_tuples_cpython():
 
 
 def test_sample_in_micropython_covers_every_cell():
-    rc, out, err = vm.run_micropython([CHECK, "sample"], heap="4m", extra_paths=[HERE])
+    rc, out, err = vm.run_micropython([CHECK, "sample"], heap="4m", extra_paths=[SUPPORT])
     assert rc == 0, err
     s = _summary(out.decode())
     assert s["mismatches"] == []
@@ -57,7 +57,7 @@ def test_sample_in_micropython_covers_every_cell():
 @pytest.mark.slow
 def test_all_million_tuples_in_micropython():
     # About ten minutes in the VM: run with `pytest -m slow`.
-    rc, out, err = vm.run_micropython([CHECK, "full"], heap="512m", extra_paths=[HERE], timeout=3600)
+    rc, out, err = vm.run_micropython([CHECK, "full"], heap="512m", extra_paths=[SUPPORT], timeout=3600)
     assert rc == 0, err
     s = _summary(out.decode())
     assert s["checked"] == 10 ** 6 and s["mismatches"] == [] and s["cells"] == 88

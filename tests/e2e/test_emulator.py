@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from emuhost import Host, emulate_cli
+from support.emuhost import Host, emulate_cli
 from host_tools.sim.emulate import Emulator
 
 from baccarat import script  # noqa: E402

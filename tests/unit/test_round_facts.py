@@ -11,7 +11,7 @@ shoe announced, and the other way round.
 import json
 import random
 
-import oracle_ch10
+from support import oracle_ch10
 from host_tools.settle import hands, paytables, settle, table, wagers
 from host_tools.settle.core import rules
 

@@ -23,7 +23,7 @@ from host_tools.store import db
 from test_casino import casino, consume, dsn, hub, pg  # noqa: F401 (fixtures)
 from test_roads import result
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOTS = os.path.join(ROOT, "test-output", "screenshots")
 SHOES = {"P1": {"S1": ("T1", "BBPTPBBBPPTB")}, "P2": {"S2": ("T1", "PPBTBPPPB"), "S3": ("T2", "TBPB")}}
 # Each outcome's four cards (P1, B1, P2, B2) and totals: both hands stand on two cards.

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from emuhost import emulate_cli, powered_on
+from support.emuhost import emulate_cli, powered_on
 from host_tools.sim.emulate import Emulator
 
 from baccarat import cards, script  # noqa: E402

@@ -14,7 +14,7 @@ from link import auth, frame, host_frames  # noqa: E402
 from link.journal import Journal  # noqa: E402
 from link.outbox import Outbox  # noqa: E402
 from link.session import Session  # noqa: E402
-from wireboard import WireBoard, config  # noqa: E402
+from support.wireboard import WireBoard, config  # noqa: E402
 
 KEY = bytes(range(32))
 CONFIG = config("OUT1")

@@ -20,7 +20,7 @@ import pytest
 from host_tools import replay
 from host_tools.roads import Board, RoadsError, grid, roads
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 KEYS = ["bead_plate", "big_road", "big_road_ties", "big_eye_boy", "small_road", "cockroach_pig", "ask", "counts"]
 NAMES = {"B": "banker", "P": "player", "T": "tie"}

@@ -13,7 +13,7 @@ import pytest
 import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 from link import journal as J  # noqa: E402
-from wireboard import WireBoard, config  # noqa: E402
+from support.wireboard import WireBoard, config  # noqa: E402
 
 
 class Records:

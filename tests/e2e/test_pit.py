@@ -19,7 +19,7 @@ import pytest
 
 from host_tools.pit import users as users_mod
 from host_tools.store import db
-from pitrig import PASSWORD, running_pit
+from support.pitrig import PASSWORD, running_pit
 
 
 class Stream:

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from emuhost import powered_on
+from support.emuhost import powered_on
 from host_tools import deploy
 from host_tools.qa.bench import footprint
 from host_tools.sim.emulate import Emulator

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from emuhost import started
+from support.emuhost import started
 from host_tools.sim import dealer as dealer_mod
 from host_tools.sim.emulate import Emulator, TaggedSet
 

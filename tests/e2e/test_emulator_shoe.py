@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from emuhost import powered_on
+from support.emuhost import powered_on
 from host_tools.sim import dealer
 from host_tools.sim.emulate import Emulator
 from test_emulator import core_events, reference, restart

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "host_tools")
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "host_tools")
 
 # Packages that hold emulators, simulators, stand-ins, benches, soaks, demos
 # and test rigs. Nothing outside them may import anything inside them.

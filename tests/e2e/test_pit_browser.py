@@ -21,9 +21,9 @@ import pytest
 
 from host_tools.roads.board import grid
 from host_tools.store import db
-from pitrig import PASSWORD, running_pit
+from support.pitrig import PASSWORD, running_pit
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOTS = os.path.join(ROOT, "test-output", "screenshots")
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tomllib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = b"shoe decks=8\nAS up\n2S\nbets\n9H\n2C\nKS\n3D\n"
 
 

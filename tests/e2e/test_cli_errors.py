@@ -13,7 +13,7 @@ import pytest
 from host_tools import cli
 from host_tools.store import db
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README = os.path.join(ROOT, "README.md")
 # `python -m host_tools.cli` in this tree rather than the installed `shoe`,
 # so the test runs the code beside it.
