@@ -2,8 +2,8 @@
 link v2 frames built with the firmware's own codec and MACs (firmware/link):
 handshake, ordered exactly-once storage, cumulative MAC'd acks only after
 commit, duplicate/gap/corruption handling, signed commands and reconnection.
-The forgery, rollback and verification cases are in test_link_v2_host.py,
-whose fake shoe this file shares."""
+The forgery, rollback and verification cases are in test_link_v2_host.py;
+the fake shoe both play is tests/support/fakeshoe.py."""
 
 import json
 import os
@@ -16,7 +16,7 @@ import pytest
 from host_tools.bridge import control
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.store import db
-from test_link_v2_host import FKEY, KEY, SHOE, FakeShoe, shoe  # noqa: F401 (the fake shoe fixture)
+from support.fakeshoe import FKEY, KEY, SHOE, FakeShoe  # noqa: F401
 
 COVER = '{"type":"cover","round":3,"left":14,"rule":"cut card"}'
 

@@ -10,44 +10,9 @@ import time
 import pytest
 
 from host_tools.sim.emulate import Emulator
-from host_tools.store import db
-
-
-def _bridge(port, path, key_file):
-    return subprocess.Popen([sys.executable, "-m", "host_tools.cli", "bridge", "--port", port,
-                             "--db", str(path), "--key-file", str(key_file), "--no-console"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _send(path, line):
-    r = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(path),
-                        "--send", line], capture_output=True, text=True, timeout=20)
-    return r.stdout.strip()
-
-
-def _wait_up(path, timeout=20):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        reply = _send(path, "state")
-        if reply.startswith("ok ") and json.loads(reply[3:])["link"] == "up":
-            return json.loads(reply[3:])
-        time.sleep(0.1)
-    raise AssertionError("bridge never reported the link up: %r" % reply)
-
-
-def _events(path, shoe_id):
-    with db.Store(path) as store:
-        return [json.loads(t) for _s, _q, t, _p, _h in store.events(shoe_id)]
-
-
-def _wait_event(path, shoe_id, pred, timeout=10):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = [e for e in _events(path, shoe_id) if pred(e)]
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError("no such event; last events: %r" % _events(path, shoe_id)[-4:])
+from host_tools.store import db  # noqa: F401
+from support.bridgecli import send as _send, start_bridge as _bridge, stored_events as _events  # noqa: F401
+from support.bridgecli import wait_event as _wait_event, wait_up as _wait_up
 
 
 @pytest.fixture

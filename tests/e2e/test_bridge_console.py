@@ -50,7 +50,7 @@ def test_a_restarted_bridge_shows_the_stored_table_not_an_empty_one(tmp_path):
     import os
     import time
 
-    from test_bridge import KEY, SHOE, FakeShoe
+    from support.fakeshoe import KEY, SHOE, FakeShoe
 
     from host_tools.bridge.command import Runner
     from host_tools.bridge.session import Bridge

@@ -1,7 +1,7 @@
 """Issue 11: the bridge never exits on input and never records silently.
 
 Every case of the issue's "Why" that reaches the bridge is played here by the
-shared fake shoe (tests/test_link_v2_host.py), signed with the right key so it
+shared fake shoe (tests/support/fakeshoe.py), signed with the right key so it
 passes the tag check and has to be caught by the link schema
 (firmware/link/events_schema.py): the bridge logs it with its bytes, skips
 it, stays up and records the next good frame. A sample of the frame-path fuzz
@@ -18,7 +18,7 @@ import pytest
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.bridge.session import Bridge
 from host_tools.store import db
-from test_link_v2_host import KEY, SHOE, FakeShoe, shoe  # noqa: F401 (the fake shoe fixture)
+from support.fakeshoe import KEY, OTHER_KEY, SHOE, FakeShoe  # noqa: F401
 
 from link import auth, frame, host_frames, proto  # noqa: E402
 
@@ -328,7 +328,6 @@ import sys  # noqa: E402
 
 from host_tools.bridge import control, session  # noqa: E402
 from host_tools.protocol import hostlink  # noqa: E402
-from test_link_v2_host import OTHER_KEY  # noqa: E402
 
 
 def _cli(*argv, timeout=30):

@@ -4,52 +4,18 @@ stores written as the bridge writes them, `shoe central`'s consumer, and
 `shoe verify --central`."""
 
 import asyncio
-import os
 import time
 
 import psycopg
 import pytest
 
 from host_tools import cli
-from host_tools.central import consumer
 from host_tools.casino import publish
 from host_tools.sim.rigs import casino as rig, servers
 from host_tools.sim import simtable
 from host_tools.pit.config import Casino
 from host_tools.store import db
-
-
-@pytest.fixture(scope="module")
-def pg():
-    server = servers.Postgres(fsync=False).start()
-    yield server
-    server.cleanup()
-
-
-@pytest.fixture(scope="module")
-def hub(tmp_path_factory):
-    server = servers.Nats(tmp_path_factory.mktemp("nats"), "hub").start()
-    yield server
-    server.stop()
-
-
-_n = [0]
-
-
-@pytest.fixture
-def dsn(pg):
-    """A fresh database per test, so each test's record is only its own."""
-    _n[0] += 1
-    name = "t%d_%d" % (os.getpid(), _n[0])
-    with psycopg.connect(pg.dsn, autocommit=True) as c:
-        c.execute("CREATE DATABASE %s" % name)
-    return pg.dsn.replace("dbname=casino", "dbname=" + name)
-
-
-@pytest.fixture
-def casino():
-    _n[0] += 1
-    return "C%d_%d" % (os.getpid(), _n[0])
+from support.casino import central_rows, consume
 
 
 def make_store(path, keydir, shoes, n):
@@ -66,35 +32,9 @@ def store_rows(path):
         return {(s, q): (e, m) for s, q, e, m in st.db.execute("SELECT shoe_id, seq, event, mac FROM events")}
 
 
-def central_rows(dsn):
-    with psycopg.connect(dsn) as c:
-        if c.execute("SELECT to_regclass('events')").fetchone()[0] is None:
-            return {}  # no consumer has made the schema yet
-        return {(s, q): (e, m) for s, q, e, m in c.execute("SELECT shoe_id, seq, event, mac FROM events")}
-
-
 def alerts(dsn):
     with psycopg.connect(dsn) as c:
         return [tuple(r) for r in c.execute("SELECT shoe_id, severity, kind FROM alerts ORDER BY id")]
-
-
-def consume(url, dsn, keydir, casino, want, n=1, timeout=20.0):
-    """Run ``n`` consumers until the record holds ``want`` events (or time
-    runs out); return the consumers."""
-    async def main():
-        stop = asyncio.Event()
-        cs = [consumer.Consumer(url, dsn, keydir, casino) for _ in range(n)]
-        tasks = [asyncio.create_task(c.run(stop)) for c in cs]
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
-            if len(central_rows(dsn)) >= want and all(c.central for c in cs):
-                await asyncio.sleep(0.3)  # let anything still in flight land (it must not add rows)
-                break
-        stop.set()
-        await asyncio.gather(*tasks)
-        return cs
-    return asyncio.run(main())
 
 
 def test_publish_and_consume_exactly_once(tmp_path, hub, dsn, casino):

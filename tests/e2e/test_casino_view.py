@@ -20,8 +20,9 @@ from host_tools.sim.rigs import servers
 from host_tools.sim import simtable
 from host_tools.central import view
 from host_tools.store import db
-from test_casino import casino, consume, dsn, hub, pg  # noqa: F401 (fixtures)
-from test_roads import result
+from support.browser import ARGS, CHROMIUM, WAIT_MS
+from support.casino import consume
+from support.results import result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOTS = os.path.join(ROOT, "test-output", "screenshots")
@@ -204,13 +205,11 @@ def test_central_view_command_line_errors(capsys):
     assert err.startswith("central view: cannot connect") and err.count("\n") == 1
 
 
-CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make test installs it)")
 def test_central_overview_in_chromium(tmp_path, hub, dsn, casino):
     from playwright.sync_api import sync_playwright
-    from test_pit_browser import ARGS, WAIT_MS
     keydir, _sims = make_pits(tmp_path)
     consume(hub.url, dsn, keydir, casino, publish_pits(tmp_path, hub.url, casino))
     port = servers.free_port()

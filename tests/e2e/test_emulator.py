@@ -13,10 +13,9 @@ import time
 
 import pytest
 
-from support.emuhost import Host, emulate_cli
+from support.emuhost import Host, core_events, emulate_cli, reference, restart
 from host_tools.sim.emulate import Emulator
 
-from baccarat import script  # noqa: E402
 from link import auth, frame, host_frames, schema  # noqa: E402
 from link import hmac as link_hmac  # noqa: E402
 
@@ -51,11 +50,6 @@ def host(emu):
     h.close()
 
 
-def restart(emu):
-    emu.start()
-    emu.wait_booted()
-
-
 def reconnect(emu, host):
     """Power the shoe on again and wait for its hello, as a bridge would."""
     restart(emu)
@@ -67,17 +61,6 @@ def reconnect(emu, host):
 def deal(emu, lines):
     for line in lines:
         emu.deal(line)
-
-
-def reference(lines):
-    """The same inputs through the core under CPython: what `shoe replay` prints."""
-    out = []
-    script.run(lines, lambda buf, n: out.append(json.loads(bytes(buf[:n]))))
-    return out
-
-
-def core_events(host):
-    return [e for e in host.event_list() if e.get("source") != "link"]
 
 
 def status(host, timeout=8.0):

@@ -196,7 +196,7 @@ def test_new_shoe_batch_b_from_the_bridge_then_a_batch_a_card_is_refused(staged,
     import json
     import subprocess
     import sys
-    from test_bridge_commands import _bridge, _send, _wait_event, _wait_up
+    from support.bridgecli import send as _send, start_bridge as _bridge, wait_event as _wait_event, wait_up as _wait_up
     flash = tmp_path / "flash"
     shutil.copytree(staged, flash)
     emu = Emulator(str(flash), "EMU2", reader="pn532", cardset=cardset)

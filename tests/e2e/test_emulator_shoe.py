@@ -9,10 +9,9 @@ import threading
 
 import pytest
 
-from support.emuhost import powered_on
+from support.emuhost import core_events, powered_on, reference, restart
 from host_tools.sim import dealer
 from host_tools.sim.emulate import Emulator
-from test_emulator import core_events, reference, restart
 
 
 @pytest.fixture(scope="module")

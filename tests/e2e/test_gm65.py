@@ -16,7 +16,7 @@ import serial
 
 from host_tools.sim import vmcode
 from host_tools.vm import ROOT
-from test_registry import run_vm
+from support.vmrun import run_vm
 
 
 from drivers import ReaderFault  # noqa: E402

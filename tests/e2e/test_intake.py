@@ -15,7 +15,8 @@ import pytest
 
 from host_tools.sim import vmcode
 from host_tools.vm import ROOT
-from test_registry import compiled_firmware, make_entries, run_vm
+from support.cardsets import make_entries
+from support.vmrun import compiled_firmware, run_vm
 
 
 from baccarat import cards, game  # noqa: E402

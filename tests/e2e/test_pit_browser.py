@@ -21,14 +21,11 @@ import pytest
 
 from host_tools.roads.board import grid
 from host_tools.store import db
+from support.browser import ARGS, CHROMIUM, WAIT_MS
 from support.pitrig import PASSWORD, running_pit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOTS = os.path.join(ROOT, "test-output", "screenshots")
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-WAIT_MS = 5000
 
 # Each outcome as (Player hand, Banker hand): a two-card total, or a pair
 # ("4p": two fours). Every hand stands on its two cards (Ch 10: Player stands

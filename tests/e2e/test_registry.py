@@ -6,60 +6,16 @@ registry's binary search over the file bytes must agree with it exactly.
 
 import hashlib
 import os
-import random
 
 import pytest
 
 from host_tools.sim import vmcode
-from host_tools.vm import ROOT, run_micropython
+from host_tools.vm import ROOT
+from support.cardsets import make_entries
+from support.vmrun import run_vm
 
 
 from cardset import registry  # noqa: E402
-
-
-def run_vm(script, *args, heap="128k", frozen=None):
-    """Run a script in the real MicroPython unix VM (the target's heap size) and
-    return what it printed; a traceback fails the test with its text.
-    ``frozen``: a directory of .mpy files found before the sources, as on a
-    board (see compiled_firmware)."""
-    extra = [str(frozen)] if frozen else []
-    rc, out, err = run_micropython(["-c", script] + list(args), heap=heap, timeout=120,
-                                   extra_paths=extra)
-    assert rc == 0, (out + err).decode()
-    return out.decode()
-
-
-def compiled_firmware(outdir, modules):
-    """Compile firmware modules with mpy-cross as `shoe deploy` does: a board
-    imports bytecode, and compiling the whole game core from source inside a
-    128 KiB heap is a cost the shoe never pays."""
-    from host_tools import deploy
-    for rel in deploy.import_closure(modules):
-        deploy.compile_mpy(deploy.FIRMWARE / rel, outdir / rel.replace(".py", ".mpy"), rel)
-    return outdir
-
-
-def make_entries(decks_a, decks_b, seed=1, kind=registry.KIND_UID, covers=0):
-    """Random distinct IDs for every card of the decks, then ``covers`` cover
-    cards as (ID, COVER, 0, 0)."""
-    rng = random.Random(seed)
-    slots = [(card, deck, batch)
-             for batch, decks in ((registry.BATCH_A, decks_a), (registry.BATCH_B, decks_b))
-             for deck in range(1, decks + 1) for card in range(52)]
-    slots += [(registry.COVER, 0, 0)] * covers
-    entries = []
-    used = set()
-    for card, deck, batch in slots:
-        while True:
-            if kind == registry.KIND_UID:
-                ident = bytes([0x04]) + bytes(rng.randrange(256) for _ in range(6))
-            else:
-                ident = ("C%d" % rng.randrange(10 ** rng.randrange(3, 12))).encode()
-            if ident not in used:
-                break
-        used.add(ident)
-        entries.append((ident, card, deck, batch))
-    return entries
 
 
 def test_every_enrolled_id_maps_to_its_card_deck_and_batch():

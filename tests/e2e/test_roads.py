@@ -19,23 +19,11 @@ import pytest
 
 from host_tools import replay
 from host_tools.roads import Board, RoadsError, grid, roads
+from support.results import result
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 KEYS = ["bead_plate", "big_road", "big_road_ties", "big_eye_boy", "small_road", "cockroach_pig", "ask", "counts"]
-NAMES = {"B": "banker", "P": "player", "T": "tie"}
-
-
-def result(n, letter, simulated=False, banker_pair=False, player_pair=False, natural=False):
-    """A result event as the shoe writes it (the card fields are not read by
-    the roads, but the event must pass the schema)."""
-    return {"type": "result", "round": n, "player": ["9H", "KS"], "banker": ["2C", "3D"],
-            "player_total": 9, "banker_total": 5, "player_cards": 2, "banker_cards": 2,
-            "winner": NAMES[letter], "natural": natural, "player_natural": natural,
-            "banker_natural": False, "player_pair": player_pair, "banker_pair": banker_pair,
-            "announce": ["player wins"], "simulated": simulated}
-
-
 def events_of(letters):
     return [result(i + 1, c) for i, c in enumerate(letters)]
 

@@ -5,7 +5,6 @@ protocol names it; and every event the shoe really emits (the scenario
 scripts, seeded shoes, and a CPython session driven over its wire) must
 validate, while any mutation of one must not."""
 
-import inspect
 import json
 import os
 import re
@@ -207,35 +206,13 @@ def test_schema_imports_and_parses_in_the_micropython_vm():
 
 # ----------------------------------------------------------------- events
 
-def _scenario_scripts():
-    """Every dealing script tests/test_scenarios.py replays, collected by
-    running its tests with a `both` that records the script."""
-    import test_scenarios
-    scripts = []
-
-    def record(script):
-        scripts.append(script)
-        return [json.loads(line) for line in replay.replay_bytes(script.encode(), "cpython").splitlines()]
-
-    for name, fn in inspect.getmembers(test_scenarios, inspect.isfunction):
-        if not name.startswith("test_"):
-            continue
-        cases = [{}]
-        for mark in getattr(fn, "pytestmark", []):
-            if mark.name == "parametrize":
-                names = [n.strip() for n in mark.args[0].split(",")]
-                cases = [dict(zip(names, v if len(names) > 1 else (v,))) for v in mark.args[1]]
-        for case in cases:
-            fn(record, **case)
-    assert len(scripts) > 30
-    return scripts
-
-
 @pytest.fixture(scope="module")
 def game_events():
-    out = []
-    for script in _scenario_scripts():
-        out += replay.replay_bytes(script.encode(), "cpython").splitlines()
+    # Every scenario's events are checked where they are replayed (the `both`
+    # fixture, tests/support/vmreplay.py). Here, a corpus that exercises every
+    # type and optional field: a line the core refuses (the error event), the
+    # dealer's shoes with irregularities, and the alerts found before the core.
+    out = replay.replay_bytes(b"shoe decks=8\nbogus\n", "cpython").splitlines()
     for seed, rate in ((7, 0.0), (11, 0.08), (5, 0.2)):
         out += replay.replay_bytes(("\n".join(dealer.script(seed, irregularity_rate=rate)) + "\n").encode(),
                                    "cpython").splitlines()

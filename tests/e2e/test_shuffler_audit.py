@@ -17,7 +17,6 @@ import sys
 import pytest
 
 from baccarat import cards
-from cardset import registry
 from host_tools.sim import dealer
 from host_tools import replay
 from host_tools.shuffler import audit
@@ -25,17 +24,7 @@ from host_tools.store import db
 from shuffler import custody, entropy, shuffle
 
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
-A = registry.BATCH_A
-
-
-def _uid(deck, card):
-    return bytes([0x04, A, deck, card, 0x77, 0x10, 0x01])
-
-
-ENTRIES = [(_uid(d, c), c, d, A) for d in range(1, 9) for c in range(52)] + \
-    [(b"\x0c\x01", registry.COVER, 0, 0), (b"\x0c\x02", registry.COVER, 0, 0)]
-SET_BYTES = registry.encode(registry.KIND_UID, ENTRIES, 8, 0)
-REG = registry.Registry(SET_BYTES)
+from support.cardsets import A, REG, SET_BYTES, uid as _uid  # noqa: E402
 
 
 def sealed_batch(seed=11):

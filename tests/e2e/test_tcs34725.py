@@ -10,7 +10,7 @@ import pytest
 
 from host_tools.sim import vmcode
 import host_tools  # noqa: F401  (puts the firmware on the path)
-from test_registry import run_vm
+from support.vmrun import run_vm
 
 
 from boards.sim_tcs34725 import SimTCS34725  # noqa: E402

@@ -15,6 +15,7 @@ import serial
 from host_tools import vm
 from host_tools.sim.emulate import Emulator
 
+from baccarat import script  # noqa: E402
 from link import auth, frame, host_frames, proto  # noqa: E402
 
 
@@ -223,3 +224,19 @@ def powered_on(staged, flash, shoe_id, **options):
     emu = Emulator(str(flash), shoe_id, **options)
     with started(emu) as host:
         yield emu, host
+
+
+def restart(emu):
+    emu.start()
+    emu.wait_booted()
+
+
+def reference(lines):
+    """The same inputs through the core under CPython: what `shoe replay` prints."""
+    out = []
+    script.run(lines, lambda buf, n: out.append(json.loads(bytes(buf[:n]))))
+    return out
+
+
+def core_events(host):
+    return [e for e in host.event_list() if e.get("source") != "link"]

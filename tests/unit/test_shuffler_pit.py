@@ -4,7 +4,7 @@ service routing a shuffler's events to it."""
 
 from host_tools.shuffler.pit import ShufflerView
 from shuffler import custody, entropy, shuffle
-from test_shuffler_audit import REG, _uid
+from support.cardsets import REG, uid as _uid
 
 A, B = custody.A, custody.B
 
