@@ -1,8 +1,9 @@
 """Ch 10 against an oracle written from the rules text (tests/support/oracle_ch10.py).
 
-The full run checks all 10**6 value tuples under CPython; inside the
-MicroPython VM a sample covers every initial deal and every Banker-total x
-Player-third-card cell of Ch 10E.
+The default suite runs a sample inside the MicroPython VM that covers every
+initial deal and every Banker-total x Player-third-card cell of Ch 10E. The
+full runs, all 10**6 value tuples under CPython (about a minute) and in the
+VM (about ten), are `pytest -m slow`.
 """
 
 import json
@@ -35,7 +36,9 @@ def test_oracle_reads_the_text():
     assert oracle_ch10.deal((9, 1, 0, 1, 4, 1))[:2] == ([9, 0], [1, 1])
 
 
+@pytest.mark.slow
 def test_all_million_tuples_cpython():
+    # About a minute: run with `pytest -m slow` (the VM sample below covers every cell).
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([vm.FIRMWARE, SUPPORT]))
     proc = subprocess.run([sys.executable, CHECK, "full"], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
