@@ -359,7 +359,7 @@ def replayed(script):
 
 
 def test_shoe_roads_on_the_13D_scenario():
-    # 13D (tests/test_scenarios.py): round 1 void, round 2 simulated (Player
+    # 13D (tests/e2e/test_scenarios.py): round 1 void, round 2 simulated (Player
     # 8 natural), round 3 real (Player 9 natural). Only round 3 is on the roads.
     out = replayed("shoe decks=8\n" + BURN + "bets\n9H\n2C up\nKS\n6D\n4H\nbets\n" + NATURAL)
     events = [json.loads(line) for line in out.splitlines()]

@@ -1,4 +1,4 @@
-"""A running pit for the pit tests (tests/test_pit.py, tests/test_pit_browser.py):
+"""A running pit for the pit tests (tests/e2e/test_pit.py, tests/e2e/test_pit_browser.py):
 emulated shoes (the firmware in the MicroPython VM, on ptys) recording into
 a real pit service whose aiohttp app serves 127.0.0.1 on a thread of its
 own. One copy, so the two test files set the pit up the same way."""

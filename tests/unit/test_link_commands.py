@@ -1,5 +1,5 @@
 """Signed commands and the shoe's outbox, under CPython (the VM runs the
-same files in tests/test_emulator*.py).
+same files in tests/e2e/test_emulator*.py).
 
 The MAC oracle is CPython's hmac module over the input docs/protocol.md 4
 defines; the outbox is checked against a plain list model.
@@ -61,7 +61,7 @@ def test_verify_accepts_the_genuine_and_names_the_forged():
 
 
 def test_a_signed_body_parses_through_the_schema():
-    # Parsing is link/schema.py's (tests/test_schema.py has every argument
+    # Parsing is link/schema.py's (tests/e2e/test_schema.py has every argument
     # error); a body signed in the schema's canonical order verifies and parses.
     from link import schema
     args = [("decks", "6"), ("batch", "B")]
