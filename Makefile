@@ -32,7 +32,7 @@ postgres:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
 	  { echo "make: PostgreSQL is missing: run as root, or apt-get install postgresql"; exit 1; }
 
-# The pit page's browser tests (tests/test_pit_browser.py) drive Debian's
+# The pit page's browser tests (tests/e2e/test_pit_browser.py) drive Debian's
 # chromium through Playwright (never `playwright install`, which downloads a
 # browser build). Installed when missing and we are root; otherwise one line
 # says why and the run goes on, and those tests FAIL saying chromium is missing.

@@ -1,29 +1,12 @@
-"""Shared helpers: run firmware code under CPython and the MicroPython VM."""
+"""The suite's roots on the path: the repository (host_tools, which puts the
+firmware on the path) and tests/ (the shared rigs, ``support``). Fixtures
+shared by end-to-end modules are in tests/e2e/conftest.py."""
 
-import json
 import os
 import sys
-
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from host_tools import replay
-
-
-
-def replay_both(script):
-    """Replay a dealing script under both VMs, insist on byte-identical
-    output, and return the events as dicts."""
-    data = script.encode()
-    cpy = replay.replay_bytes(data, "cpython")
-    mpy = replay.replay_bytes(data, "micropython")
-    assert cpy == mpy, "CPython and MicroPython disagree:\n%s\n---\n%s" % (cpy.decode(), mpy.decode())
-    return [json.loads(line) for line in cpy.splitlines()]
-
-
-@pytest.fixture
-def both():
-    return replay_both
+import host_tools  # noqa: E402,F401 (puts the firmware packages on the path, for every test module)

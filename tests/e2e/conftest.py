@@ -1,0 +1,62 @@
+"""Fixtures several end-to-end modules share; the rigs behind them are in
+tests/support."""
+
+import os
+
+import psycopg
+import pytest
+
+from host_tools.sim.rigs import servers
+from support.fakeshoe import FakeShoe
+from support.vmreplay import replay_both
+
+
+@pytest.fixture
+def both():
+    """Replay a dealing script under CPython and the MicroPython VM (same
+    bytes, schema-valid events); returns the events."""
+    return replay_both
+
+
+@pytest.fixture
+def shoe():
+    """A fake link v2 shoe on a fresh pty (support/fakeshoe.py)."""
+    s = FakeShoe()
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def pg():
+    """A throw-away PostgreSQL cluster, one per module."""
+    server = servers.Postgres(fsync=False).start()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    """nats-server from the pinned wheel, one per module."""
+    server = servers.Nats(tmp_path_factory.mktemp("nats"), "hub").start()
+    yield server
+    server.stop()
+
+
+_n = [0]
+
+
+@pytest.fixture
+def dsn(pg):
+    """A fresh database per test, so each test's record is only its own."""
+    _n[0] += 1
+    name = "t%d_%d" % (os.getpid(), _n[0])
+    with psycopg.connect(pg.dsn, autocommit=True) as c:
+        c.execute("CREATE DATABASE %s" % name)
+    return pg.dsn.replace("dbname=casino", "dbname=" + name)
+
+
+@pytest.fixture
+def casino():
+    """A casino name no other test in this run uses (its own NATS subjects)."""
+    _n[0] += 1
+    return "C%d_%d" % (os.getpid(), _n[0])

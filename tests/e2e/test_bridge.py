@@ -1,0 +1,192 @@
+"""The bridge against a shoe played by the test over a real pty, speaking
+link v2 frames built with the firmware's own codec and MACs (firmware/link):
+handshake, ordered exactly-once storage, cumulative MAC'd acks only after
+commit, duplicate/gap/corruption handling, signed commands and reconnection.
+The forgery, rollback and verification cases are in test_link_v2_host.py;
+the fake shoe both play is tests/support/fakeshoe.py."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from host_tools.bridge import control
+from host_tools.sim.rigs.bridge import ThreadedBridge
+from host_tools.store import db
+from support.fakeshoe import FKEY, KEY, SHOE, FakeShoe  # noqa: F401
+
+COVER = '{"type":"cover","round":3,"left":14,"rule":"cut card"}'
+
+from link import auth, frame, host_frames, proto  # noqa: E402
+
+
+@pytest.fixture
+def bridge(shoe, tmp_path):
+    r = ThreadedBridge(str(tmp_path / "b.db"), shoe.path, KEY)
+    yield r.bridge
+    r.close()
+
+
+def _stored(path):
+    with db.Store(path) as s:
+        return [(seq, text) for _sh, seq, text, _p, _h in s.events(SHOE)]
+
+
+def test_handshake_store_then_ack(shoe, bridge, tmp_path):
+    shoe.connect(seq=5)
+    for seq in range(1, 6):
+        shoe.event(seq)
+    shoe.pump(lambda f: shoe.acked() == 5)
+    assert [s for s, _t in _stored(tmp_path / "b.db")] == [1, 2, 3, 4, 5]
+    info = db.Store(tmp_path / "b.db").shoe(SHOE)
+    assert json.loads(info["settings"])["board"] == "emulator" and info["key_id"]
+
+
+def test_duplicates_gaps_and_corruption_lose_nothing(shoe, bridge, tmp_path):
+    shoe.connect(seq=3)
+    for seq in (1, 2, 3, 2, 3, 1):
+        shoe.event(seq)
+    shoe.pump(lambda f: shoe.acked() == 3)
+    four = shoe.event_payload(4, COVER)
+    shoe.event(5)  # 4 was "lost": must not be stored past the gap
+    # 4 with one flipped byte: the CRC must reject it
+    out = bytearray(frame.MAX_FRAME)
+    n = frame.encode(out, ord("E"), 4, four, 0, len(four))
+    out[8] ^= 0x01
+    os.write(shoe.master, bytes(out[:n]))
+    time.sleep(0.3)
+    assert [s for s, _t in _stored(tmp_path / "b.db")] == [1, 2, 3]
+    shoe.send("E", 4, four)  # the go-back-N resend
+    shoe.event(5)
+    shoe.pump(lambda f: shoe.acked() == 5)
+    rows = _stored(tmp_path / "b.db")
+    assert [s for s, _t in rows] == [1, 2, 3, 4, 5] and rows[3][1] == COVER
+    kinds = [k for _s, _t, k, _d in db.Store(tmp_path / "b.db").link_log(SHOE)]
+    assert "gap" in kinds and "bad_crc" in kinds
+    assert bridge.stats["duplicates"] == 3
+
+
+def test_a_restarted_bridge_acks_what_it_already_stored(shoe, tmp_path):
+    path = tmp_path / "b.db"
+    prev = auth.ZERO_MAC
+    with db.Store(path) as store:
+        for seq in range(1, 8):
+            text = b'{"type":"bets","round":%d}' % seq
+            prev = shoe.tags[seq] = host_frames.frame_mac(FKEY, SHOE, ord("E"), seq, prev, text)
+            store.append(SHOE, seq, text, mac=prev, first_seq=1, first_prev=auth.ZERO_MAC)
+    r = ThreadedBridge(str(path), shoe.path, KEY)
+    try:
+        shoe.wait_challenge()
+        shoe.hello(seq=7, acked=4)  # the old bridge died before acking 5..7
+        shoe.pump(lambda f: shoe.acked() == 7)
+        shoe.event(8)
+        shoe.pump(lambda f: shoe.acked() == 8)
+    finally:
+        r.close()
+
+
+def test_refuses_a_store_behind_the_shoe(shoe, bridge, tmp_path):
+    shoe.connect(seq=9)
+    shoe.event(1)
+    shoe.pump(lambda f: shoe.acked() == 1)
+    bridge.ask_hello(force=True)
+    shoe.wait_challenge(after=len(shoe.challenges))
+    shoe.hello(seq=9, acked=6)  # 2..6 were acked by a bridge on another store
+    shoe.event(7)
+    time.sleep(0.5)
+    assert bridge.refuse and "went to another store" in bridge.refuse
+    assert [s for s, _t in _stored(tmp_path / "b.db")] == [1]
+
+
+def test_signed_commands_from_the_control_socket(shoe, tmp_path):
+    path = tmp_path / "b.db"
+    key_file = tmp_path / "shoe_key.bin"
+    key_file.write_bytes(KEY)
+    key_file.chmod(0o600)
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "bridge", "--port", shoe.path,
+                             "--db", str(path), "--key-file", str(key_file), "--no-console"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        shoe.hello(seq=0, counter=41)
+        shoe.pump(lambda f: any(k == "A" for k, _s, _p in f))
+
+        def send(line):
+            r = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(path),
+                                "--send", line], capture_output=True, text=True, timeout=20)
+            return r.stdout.strip()
+
+        assert send("bets").startswith("ok sent bets as command 42")
+        assert send("new_shoe decks=6 designation=ez").startswith("ok sent shoe as command 43")
+        assert send("time").startswith("ok sent time as command 44")
+        assert send("dance").startswith("error unknown request")
+        assert send("new_shoe decks").startswith("error shoe: ")
+        state = json.loads(send("state")[3:])
+        assert state["shoe"] == SHOE and state["link"] == "up"
+        cmds = shoe.pump(lambda f: [x for x in f if x[0] == "C"] if len(
+            [x for x in f if x[0] == "C"]) == 3 else None)
+        bodies = [auth.verify_host(KEY, SHOE, shoe.nonce, ord("C"), seq, p).decode()
+                  for _k, seq, p in cmds]
+        assert [c[1] for c in cmds] == [42, 43, 44]
+        assert bodies[:2] == ["bets", "shoe decks=6 designation=ez"]
+        assert bodies[2].startswith("time t=") and abs(int(bodies[2][7:]) - time.time()) < 30
+        # A frame signed for this shoe and connection verifies under no other
+        # shoe id, and under no other hello's nonce.
+        with pytest.raises(proto.Rejected):
+            auth.verify_host(KEY, "T10", shoe.nonce, ord("C"), cmds[0][1], cmds[0][2])
+        with pytest.raises(proto.Rejected):
+            auth.verify_host(KEY, SHOE, auth.new_nonce(), ord("C"), cmds[0][1], cmds[0][2])
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert not os.path.exists(control.socket_path(path))
+
+
+def test_silent_link_is_lost_then_resumed(shoe, bridge, tmp_path):
+    shoe.connect(seq=1)
+    shoe.event(1)
+    shoe.pump(lambda f: shoe.acked() == 1)
+    n = len(shoe.challenges)
+    # silence from the shoe: after 3 s the bridge declares the link lost,
+    # reopens the port and asks for a hello again, with a new challenge
+    shoe.pump(lambda f: len(shoe.challenges) > n, timeout=8)
+    shoe.hello(seq=2, acked=1)
+    shoe.event(2)
+    shoe.pump(lambda f: shoe.acked() == 2)
+    kinds = [k for _s, _t, k, _d in db.Store(tmp_path / "b.db").link_log()]
+    assert "disconnect" in kinds and kinds.count("connect") >= 2
+
+
+def test_port_vanishes_and_comes_back_under_the_same_name(tmp_path):
+    """A USB shoe unplugged and plugged in again: the device node disappears
+    and returns (here a symlink re-pointed to a new pty, as udev does)."""
+    link = tmp_path / "ttyShoe"
+    first = FakeShoe()
+    link.symlink_to(first.path)
+    r = ThreadedBridge(str(tmp_path / "b.db"), str(link), KEY)
+    try:
+        first.wait_challenge()
+        first.hello(seq=2)
+        first.event(1)
+        first.event(2)
+        first.pump(lambda f: first.acked() == 2)
+        first.close()
+        link.unlink()
+        time.sleep(1.0)  # unplugged: the bridge keeps trying
+        second = FakeShoe()
+        second.tags = first.tags  # the same shoe, plugged in again
+        link.symlink_to(second.path)
+        second.pump(lambda f: second.challenges, timeout=8)
+        second.hello(seq=3, acked=2)
+        second.event(2)  # resent from before: a duplicate
+        second.event(3)
+        second.pump(lambda f: second.acked() == 3)
+        second.close()
+    finally:
+        r.close()
+    assert [s for s, _t in _stored(tmp_path / "b.db")] == [1, 2, 3]
+    kinds = [k for _s, _t, k, _d in db.Store(tmp_path / "b.db").link_log()]
+    assert "disconnect" in kinds and "reconnecting" in kinds

@@ -1,0 +1,359 @@
+"""`shoe central view`: the pit page over the central record, read-only.
+
+Two pits' signed shoes go through the real publisher, nats-server and the
+real consumer into PostgreSQL; the view then answers the pit page's reads
+from there (host_tools/central/view.py)."""
+
+import asyncio
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from host_tools import cli
+from host_tools.casino import publish
+from host_tools.sim.rigs import servers
+from host_tools.sim import simtable
+from host_tools.central import view
+from host_tools.store import db
+from support.browser import ARGS, CHROMIUM, WAIT_MS
+from support.casino import consume
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHOTS = os.path.join(ROOT, "test-output", "screenshots")
+SHOES = {"P1": {"S1": ("T1", "BBPTPBBBPPTB")}, "P2": {"S2": ("T1", "PPBTBPPPB"), "S3": ("T2", "TBPB")}}
+# Each outcome's four cards (P1, B1, P2, B2) and totals: both hands stand on two cards.
+HANDS = {"B": (("2C", "9H", "3D", "KS"), 5, 9), "P": (("9H", "2C", "KS", "3D"), 9, 5),
+         "T": (("9H", "9D", "KS", "KC"), 9, 9)}
+
+
+def game_lines(letters, first_round=1):
+    """A dealing script whose rounds end as ``letters`` say: a new shoe and
+    its burn (an ace, so one more card, Ch 5F) unless it carries on, then
+    per round "no more bets" and four cards (both hands stand on two)."""
+    out = [] if first_round > 1 else ["shoe decks=8 designation=standard exposed=simulated",
+                                      "AS", "AH"]
+    for letter in letters:
+        out.append("bets")
+        out += list(HANDS[letter][0])
+    return out
+
+
+class Script:
+    """Dealing-script lines a test may add to after the shoe has dealt them all."""
+
+    def __init__(self, lines):
+        self.lines = collections.deque(lines)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self.lines:
+            raise StopIteration
+        return self.lines.popleft()
+
+
+def deal_all(sim, store):
+    """Store every event the shoe makes of what its script holds; how many."""
+    n = 0
+    while True:
+        try:
+            sim.deal(store, 1)
+        except StopIteration:
+            return n
+        n += 1
+
+
+def make_pits(tmp_path):
+    keydir = str(tmp_path / "keys")
+    keys = simtable.make_keys(keydir, [s for shoes in SHOES.values() for s in shoes])
+    sims = {}
+    for pit, shoes in SHOES.items():
+        with db.Store(str(tmp_path / ("%s.db" % pit))) as st:
+            for shoe, (_t, letters) in shoes.items():
+                sims[shoe] = simtable.SimShoe(shoe, keys[shoe], lines=Script(game_lines(letters)),
+                                              workdir=str(tmp_path))
+                deal_all(sims[shoe], st)
+    return keydir, sims
+
+
+def publish_pits(tmp_path, url, casino_name):
+    n = 0
+    for pit, shoes in SHOES.items():
+        n += publish.drain(str(tmp_path / ("%s.db" % pit)), url, casino_name, pit,
+                           {s: t for s, (t, _l) in shoes.items()})
+    return n
+
+
+def stored(tmp_path, pit, shoe):
+    with db.open_existing(str(tmp_path / ("%s.db" % pit))) as st:
+        return [e for (e,) in st.db.execute("SELECT event FROM events WHERE shoe_id = ? ORDER BY seq",
+                                            (shoe,))]
+
+
+def shoe_roads(tmp_path, pit, shoe, capsys):
+    """`shoe roads --json` of the pit store's events of one shoe."""
+    path = tmp_path / ("%s-%s.jsonl" % (pit, shoe))
+    path.write_text("\n".join(stored(tmp_path, pit, shoe)) + "\n")
+    capsys.readouterr()
+    assert cli.main(["roads", str(path), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+async def sse_until(resp, table, timeout=15.0):
+    """Read /api/events until a message names ``table``; returns it."""
+    deadline = time.monotonic() + timeout
+    kind = None
+    while time.monotonic() < deadline:
+        line = await asyncio.wait_for(resp.content.readline(), max(0.1, deadline - time.monotonic()))
+        text = line.decode().strip()
+        if text.startswith("event: "):
+            kind = text[7:]
+        elif text.startswith("data: "):
+            msg = json.loads(text[6:])
+            if msg.get("table") == table:
+                return kind, msg
+    raise AssertionError("no push for %s" % table)
+
+
+def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, hub, dsn, casino, capsys,
+                                                                      monkeypatch):
+    # only a notification can bring a change in time: the fallback poll is pushed out
+    monkeypatch.setattr(view, "POLL_S", 60.0)
+    keydir, sims = make_pits(tmp_path)
+    total = publish_pits(tmp_path, hub.url, casino)
+    consume(hub.url, dsn, keydir, casino, total)
+
+    async def main():
+        async with TestClient(TestServer(view.make_app(dsn))) as c:
+            r = await c.get("/api/tables")
+            data = await r.json()
+            names = [t["name"] for t in data["tables"]]
+            assert names == ["P1/T1", "P2/T1", "P2/T2"]
+            assert [t["shoe"] for t in data["tables"]] == ["S1", "S2", "S3"]
+            assert all(t["alerts"] == [] for t in data["tables"])
+
+            for pit, shoes in SHOES.items():
+                for shoe, (tbl, letters) in shoes.items():
+                    r = await c.get("/api/tables/%s%%2F%s" % (pit, tbl))
+                    assert r.status == 200
+                    t = await r.json()
+                    assert t["roads"] == shoe_roads(tmp_path, pit, shoe, capsys)
+                    assert len(t["scoreboard"]["bead_plate"]["cells"]) == len(letters)
+                    assert t["round"] == len(letters) and t["designation"] == "standard"
+                    ranks = t["ranks_left"]["ranks"]
+                    assert sum(ranks.values()) == 416 - 2 - 4 * len(letters)  # the burn, the rounds
+                    assert ranks["9"] == 32 - len(letters) - letters.count("T")
+                    assert [r["round"] for r in t["recall"]][-1] == len(letters)
+            r = await c.get("/api/tables/P1%2FT1/report")
+            rep = await r.json()
+            assert rep["chain"]["anchor"] == "S1:%d:%s" % (sims["S1"].seq, sims["S1"].prev)
+            assert (await c.get("/api/tables/P9%2FT1")).status == 404
+
+            me = await (await c.get("/api/me")).json()
+            assert me == {"user": None, "role": None, "read_only": True}
+            for path, body in (("/api/login", {"user": "a", "password": "b"}),
+                               ("/api/logout", {}),
+                               ("/api/tables/P1%2FT1/command", {"command": "bets", "confirm": True}),
+                               ("/api/tables/P1%2FT1/ack-alert", {"alert": 1})):
+                r = await c.post(path, json=body)
+                assert r.status == 403, path
+                err = (await r.json())["error"]
+                assert "read-only" in err and "\n" not in err
+
+            # more rounds at one table: the view is pushed (LISTEN/NOTIFY), not polled
+            events = await c.get("/api/events")
+            assert (await events.content.readline()).startswith(b": connected")
+            with db.Store(str(tmp_path / "P1.db")) as st:
+                sims["S1"].stream.lines.lines.extend(
+                    game_lines("PP", first_round=len(SHOES["P1"]["S1"][1]) + 1))
+                more = deal_all(sims["S1"], st)
+            loop = asyncio.get_running_loop()
+            refreshes = c.app[view.VIEW].refreshes
+            await loop.run_in_executor(None, publish_pits, tmp_path, hub.url, casino)
+            t0 = time.monotonic()
+            consumer = loop.run_in_executor(None, consume, hub.url, dsn, keydir, casino, total + more)
+            kind, msg = await sse_until(events, "P1/T1")
+            pushed_in = time.monotonic() - t0
+            await consumer
+            assert kind == "event"
+            t = await (await c.get("/api/tables/P1%2FT1")).json()
+            assert t["round"] == 14 and t["roads"]["bead_plate"].endswith("PP")
+            assert t["roads"] == shoe_roads(tmp_path, "P1", "S1", capsys)
+            assert pushed_in < 15 and c.app[view.VIEW].refreshes > refreshes
+
+            # forgeries at the pit's subject: the consumer's alerts reach the view too
+            from host_tools.sim.rigs import casino as rig
+            assert await rig.inject(hub.url, casino, "P1", str(tmp_path / "P1.db"), "S1") == 2
+            consumer = loop.run_in_executor(None, lambda: consume(hub.url, dsn, keydir, casino,
+                                                                  total + more, timeout=3))
+            kind, msg = await sse_until(events, "P1/T1")
+            await consumer
+            assert kind == "alert"
+            events.close()
+            tables = (await (await c.get("/api/tables")).json())["tables"]
+            assert [len(t["alerts"]) for t in tables] == [2, 0, 0]
+            assert {a["kind"] for a in tables[0]["alerts"]} == {"forged_event"}
+    asyncio.run(main())
+
+
+def test_central_view_command_line_errors(capsys):
+    assert cli.main(["central", "view"]) == 2
+    assert "needs --dsn" in capsys.readouterr().err
+    port = servers.free_port()
+    assert cli.main(["central", "view", "--dsn", "host=127.0.0.1 port=%d dbname=x connect_timeout=2"
+                     % port]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("central view: cannot connect") and err.count("\n") == 1
+
+
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make test installs it)")
+def test_central_overview_in_chromium(tmp_path, hub, dsn, casino):
+    from playwright.sync_api import sync_playwright
+    keydir, _sims = make_pits(tmp_path)
+    consume(hub.url, dsn, keydir, casino, publish_pits(tmp_path, hub.url, casino))
+    port = servers.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "central", "view", "--dsn", dsn,
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert b"read-only" in proc.stdout.readline()
+        base = "http://127.0.0.1:%d" % port
+        os.makedirs(SHOTS, exist_ok=True)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1100, "height": 700})
+            for _ in range(50):  # the server may still be binding
+                try:
+                    page.goto(base + "/")
+                    break
+                except Exception:
+                    time.sleep(0.1)
+            page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
+            rows = page.locator("#tables tbody tr")
+            assert [rows.nth(i).get_attribute("data-table") for i in range(rows.count())] == \
+                ["P1/T1", "P2/T1", "P2/T2"]
+            assert page.locator("h1").inner_text() == "Casino overview (central record)"
+            assert page.locator("#read-only").is_visible() and page.locator("#login").count() == 0
+            page.screenshot(path=os.path.join(SHOTS, "central.png"), full_page=True)
+            page.locator("a", has_text="P2/T1").click()
+            page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
+            assert page.locator("#title").inner_text() == "Table P2/T1"
+            assert page.locator("[data-road-grid=bead_plate] .cell").count() == len(SHOES["P2"]["S2"][1])
+            assert not page.locator("#commands-panel").is_visible()
+            page.screenshot(path=os.path.join(SHOTS, "central-table.png"), full_page=True)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
+
+
+def completed_rounds(dsn, pit, tbl, through):
+    """Real rounds completed in the table's current card set up to seq
+    ``through``, read from the central record with SQL and plain JSON (the
+    oracle: not the view's fold, not the roads library)."""
+    import psycopg
+    with psycopg.connect(dsn) as c:
+        if c.execute("SELECT to_regclass('shoes')").fetchone()[0] is None:
+            return 0  # no consumer has made the schema yet
+        shoe = c.execute("SELECT shoe_id FROM shoes WHERE pit = %s AND tbl = %s ORDER BY updated DESC"
+                         " LIMIT 1", (pit, tbl)).fetchone()
+        if shoe is None:
+            return 0
+        shoe = shoe[0]
+        rows = c.execute("SELECT type, event FROM events WHERE shoe_id = %s AND seq <= %s ORDER BY seq",
+                         (shoe, through)).fetchall()
+    n = 0
+    for kind, text in rows:
+        if kind == "shoe":
+            n = 0
+        elif kind == "result" and not json.loads(text)["simulated"]:
+            n += 1
+    return n
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make test installs it)")
+def test_central_demo_tables_show_cards_roads_and_rounds_in_chromium():
+    """`shoe central demo` as a user runs it (hub, leaves, two simulated
+    pits of shoe streams, two consumers, PostgreSQL, the view): every
+    table page shows the round's cards, all five roads and the last rounds,
+    and its bead plate has one cell per completed round of the central
+    record up to the seq the page says it shows. Screenshots at 1280 and
+    1920 px wide go to test-output/screenshots/."""
+    from playwright.sync_api import sync_playwright
+    from test_pit_browser import ARGS, WAIT_MS
+    port = servers.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "central", "demo", "--seconds", "30",
+                             "--tables", "2", "--rate", "20", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    out = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            assert line, "".join(out)
+            out.append(line)
+            if "dealing for" in line:
+                break
+        dsn = next(line for line in out if line.startswith("casino demo:")).split("PostgreSQL ", 1)[1].strip()
+        # Until every table's shoe has 20 completed rounds (an 8-deck shoe
+        # is about 550 events: at 20 a second, half a minute more of it).
+        deadline = time.monotonic() + 90
+        while min(completed_rounds(dsn, pit, tbl, 10 ** 9) for pit in ("P1", "P2")
+                  for tbl in ("T1", "T2")) < 20:
+            assert time.monotonic() < deadline, "the demo's tables did not reach 20 rounds"
+            time.sleep(0.5)
+        os.makedirs(SHOTS, exist_ok=True)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            for width in (1280, 1920):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto("http://127.0.0.1:%d/" % port)
+                page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
+                rows = page.locator("#tables tbody tr")
+                names = [rows.nth(i).get_attribute("data-table") for i in range(rows.count())]
+                assert names == ["P1/T1", "P1/T2", "P2/T1", "P2/T2"]
+                page.screenshot(path=os.path.join(SHOTS, "central-demo-%d.png" % width), full_page=True)
+                for name in names:
+                    page.goto("http://127.0.0.1:%d/table/%s" % (port, name.replace("/", "%2F")))
+                    page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
+                    # one read of the drawn page: the line and the board come from one JSON
+                    line, beads, cells, cards, recall = page.evaluate("""() => [
+                        document.getElementById('state').textContent,
+                        document.querySelectorAll('[data-road-grid=bead_plate] .cell').length,
+                        %s.map(r => document.querySelectorAll('[data-road-grid=' + r + '] .cell').length),
+                        document.querySelectorAll('#round [data-pos] [data-card]').length,
+                        [...document.querySelectorAll('#recall tr[data-recall-round]')].map(
+                            r => r.querySelectorAll('[data-card]').length)]""" % json.dumps(list(ROADS)))
+                    through = int(line.split("stored through seq ")[1].split()[0])
+                    rounds = completed_rounds(dsn, *name.split("/"), through)
+                    assert rounds >= 20, (name, line)
+                    assert beads == rounds, (name, line)
+                    assert all(n > 0 for n in cells), (name, dict(zip(ROADS, cells)))
+                    assert len(recall) == 10 and all(n >= 4 for n in recall), (name, recall)
+                    assert cards > 0 or page.locator("#round [data-status=open]").count() == 1, name
+                    if name == "P2/T1":
+                        page.screenshot(path=os.path.join(SHOTS, "central-demo-table-%d.png" % width),
+                                        full_page=True)
+                page.close()
+            browser.close()
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            rest = proc.communicate(timeout=120)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rest = proc.communicate()[0]
+    assert "lost 0, duplicated 0, extra 0" in rest and "verify --central: ok" in rest, rest

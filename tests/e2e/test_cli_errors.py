@@ -1,0 +1,177 @@
+"""Bad input reaches a user as one line and a distinct exit status, never a
+traceback (issue 11, "Tracebacks instead of errors"). Each case ran into a
+traceback before; the guard in host_tools/cli.py is tested on its own too."""
+
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+from host_tools import cli
+from host_tools.store import db
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+README = os.path.join(ROOT, "README.md")
+# `python -m host_tools.cli` in this tree rather than the installed `shoe`,
+# so the test runs the code beside it.
+SHOE = [sys.executable, "-m", "host_tools.cli"]
+
+
+def shoe(*argv, stdin=b""):
+    return subprocess.run(SHOE + list(argv), input=stdin, capture_output=True, timeout=120, cwd=ROOT)
+
+
+def one_line(p):
+    err = p.stderr.decode()
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# --- the cases of the issue, through the installed command ---------------------
+
+def test_deploy_dry_run_into_a_file(tmp_path):
+    p = shoe("deploy", "--board", "pico", "--dry-run", README)
+    assert p.returncode == 1
+    assert "README.md is not a directory" in one_line(p)
+
+
+def test_bridge_on_a_store_in_a_missing_directory(tmp_path):
+    p = shoe("bridge", "--db", str(tmp_path / "nodir" / "x.db"), "--port", str(tmp_path / "tty"),
+             "--no-console")
+    assert p.returncode not in (0, 1, cli.EXIT_INTERNAL)
+    assert "x.db" in one_line(p) or "tty" in one_line(p)
+
+
+def test_verify_of_a_file_that_is_not_a_store():
+    p = shoe("verify", "--db", README)
+    assert p.returncode == 2 and "README.md" in one_line(p)
+
+
+def test_analyse_into_a_pipe_closed_early():
+    """`shoe analyse | head -1`: the reader leaving is not an error."""
+    proc = subprocess.Popen(SHOE + ["analyse"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 0
+    assert err == ""
+
+
+def test_bench_pn532_help():
+    p = shoe("bench", "pn532", "--help")
+    assert p.returncode == 0 and b"usage: shoe bench pn532" in p.stdout
+    assert "Traceback" not in p.stderr.decode()
+    p = shoe("bench", "pn532", "many")
+    assert p.returncode == 2 and "invalid int value" in p.stderr.decode().splitlines()[-1]
+
+
+@pytest.mark.parametrize("name, data, code, words", [
+    ("missing", None, 3, "No such file"),
+    ("notutf8.json", b'{"table": \xff}', 4, "not UTF-8"),
+    ("deep.json", b"[" * 100000 + b"]" * 100000, 2, "nests too deeply"),
+])
+def test_settle_file_cases(tmp_path, name, data, code, words):
+    path = tmp_path / name
+    if data is not None:
+        path.write_bytes(data)
+    p = shoe("settle", str(path))
+    assert p.returncode == code and words in one_line(p)
+
+
+def test_export_writes_one_seq_per_status_event(tmp_path):
+    """A status event names its own seq; export used to add a second "seq"."""
+    path = tmp_path / "s.db"
+    status = ('{"type":"status","source":"link","round":0,"phase":"idle","next":null,"player":[],'
+              '"banker":[],"held":[],"left":416,"settings":"decks=8","seq":2,"acked":1,"counter":0,'
+              '"tilt":null}')
+    with db.Store(path) as store:
+        store.register_shoe("T01", key_id="k1", settings={"decks": 8})
+        store.append("T01", 1, '{"type":"cover"}')
+        store.append("T01", 2, status)
+    p = shoe("export", "--db", str(path))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.decode().splitlines()
+    assert lines[0] == '{"type":"cover","seq":1}'
+    assert lines[1] == status and lines[1].count('"seq"') == 1
+    assert json.loads(lines[1])["seq"] == 2
+
+
+def test_with_seq_refuses_an_event_that_names_another_seq():
+    assert db.with_seq('{"type":"status","seq":7}', 7) == '{"type":"status","seq":7}'
+    assert db.with_seq('{"type":"error","message":"seq"}', 3) == '{"type":"error","message":"seq","seq":3}'
+    with pytest.raises(db.StoreError, match="names itself seq 8"):
+        db.with_seq('{"type":"status","seq":8}', 7)
+
+
+# --- the guard in cli.main ------------------------------------------------------
+
+def _command(monkeypatch, raise_):
+    """A stand-in sub-command whose run() raises what the test gives."""
+    module = types.ModuleType("fake_command")
+    module.add_arguments = lambda parser: None
+
+    def run(args):
+        raise_()
+    module.run = run
+    monkeypatch.setitem(sys.modules, "fake_command", module)
+    monkeypatch.setitem(cli.COMMANDS, "fake", ("fake_command", "a test command"))
+
+
+def _raise(exc):
+    def go():
+        raise exc
+    return go
+
+
+def _decode():
+    b"\x80".decode()
+
+
+def _toml():
+    import tomllib
+    tomllib.loads("[broken")
+
+
+def _bug():
+    return {}["missing"]
+
+
+@pytest.mark.parametrize("raise_, code, words", [
+    (_raise(FileNotFoundError(2, "No such file or directory", "/x/y")), cli.EXIT_FILE, "/x/y: No such file"),
+    (_decode, cli.EXIT_TEXT, "not UTF-8 text (byte 0x80 at offset 0)"),
+    (_raise(db.StoreError("cannot use /x.db as a store: unable to open database file")), cli.EXIT_STORE,
+     "cannot use /x.db as a store"),
+    (_toml, cli.EXIT_BOARDS, "boards.toml is not valid TOML"),
+    (_raise(RecursionError()), cli.EXIT_USAGE, "nests too deeply"),
+    (_bug, cli.EXIT_INTERNAL, "internal error: KeyError: 'missing' at "),
+])
+def test_the_guard_gives_one_line_and_a_distinct_status(monkeypatch, capsys, raise_, code, words):
+    monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
+    _command(monkeypatch, raise_)
+    assert cli.main(["fake"]) == code
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("shoe fake: ") and words in err, err
+
+
+def test_an_internal_error_names_the_debug_switch_which_shows_the_traceback(monkeypatch, capsys):
+    _command(monkeypatch, _bug)
+    monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
+    cli.main(["fake"])
+    assert "set SHOE_DEBUG=1 for the traceback" in capsys.readouterr().err
+    monkeypatch.setenv(cli.DEBUG_ENV, "1")
+    with pytest.raises(KeyError):
+        cli.main(["fake"])
+
+
+def test_exit_statuses_are_distinct_and_listed_in_the_usage():
+    codes = [code for code, _text in cli.EXIT_CODES]
+    assert len(set(codes)) == len(codes)
+    usage = shoe("--help").stdout.decode()
+    for code, text in cli.EXIT_CODES:
+        assert "%-3d %s" % (code, text) in usage

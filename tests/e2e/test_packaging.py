@@ -1,0 +1,82 @@
+"""`pip install .` into a clean venv gives a working `shoe` (issue 11: with
+no declared dependencies it failed with "No module named 'rich'").
+
+The venv is new and empty; pip may take the packages from its cache, so
+this takes seconds, not minutes. The tree is copied first so that pip's
+in-tree build never writes into the checkout other tests are reading.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = b"shoe decks=8\nAS up\n2S\nbets\n9H\n2C\nKS\n3D\n"
+
+
+def _copy(dst):
+    shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "*.egg-info", "__pycache__", ".pytest_cache", ".mypy_cache", "out"))
+
+
+def test_pip_install_gives_a_working_shoe(tmp_path):
+    src = tmp_path / "src"
+    _copy(src)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                          "--disable-pip-version-check", str(src)],
+                         capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    shoe = str(venv / "bin" / "shoe")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MICROPYPATH")}
+    help_ = subprocess.run([shoe, "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert help_.returncode == 0 and "usage: shoe COMMAND" in help_.stdout, help_.stderr
+    out = {}
+    for which in ("cpython", "micropython"):
+        p = subprocess.run([shoe, "replay", "--vm", which], input=SCRIPT, capture_output=True,
+                           timeout=120, cwd=tmp_path, env=env)
+        assert p.returncode == 0 and p.stderr == b"", p.stderr.decode()
+        out[which] = p.stdout
+    assert out["cpython"] == out["micropython"]
+    assert b'"winner":"player","natural":true' in out["cpython"]
+    # The console's import works too: the dependency that used to be missing.
+    p = subprocess.run([str(venv / "bin" / "python"), "-c", "import rich.console, serial"],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert p.returncode == 0, p.stderr
+
+
+def _name(requirement):
+    for i, c in enumerate(requirement):
+        if not (c.isalnum() or c in "-_."):
+            return requirement[:i].lower().replace("_", "-")
+    return requirement.lower().replace("_", "-")
+
+
+def test_declared_dependencies_are_ranges_that_admit_the_lock():
+    """pyproject.toml states ranges; requirements.txt the exact versions
+    `make` installs. Every declared package is locked, at a version inside
+    its range, and no declared range is an exact pin."""
+    from packaging.requirements import Requirement
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    declared = list(project["dependencies"])
+    for extra in project.get("optional-dependencies", {}).values():
+        declared += extra
+    lock = {}
+    with open(os.path.join(ROOT, "requirements.txt")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                name, version = line.split("==")
+                lock[_name(name)] = version
+    assert {"rich", "pyserial"} <= {_name(r) for r in declared}
+    for text in declared:
+        req = Requirement(text)
+        assert "==" not in text, "%s: declare a range; the pin belongs in requirements.txt" % text
+        name = _name(req.name)
+        assert name in lock, "%s is declared but not in requirements.txt" % name
+        assert req.specifier.contains(lock[name], prereleases=True), (text, lock[name])

@@ -1,0 +1,209 @@
+"""`shoe shuffler audit`: a revealed batch against what the shoe dealt
+(host_tools/shuffler/audit.py; docs/shuffler.md, "Audit").
+
+The honest shoe is a real one: the firmware's custody machine checks,
+shuffles and seals an 8-deck batch A; the simulated dealer (host_tools/
+dealer.py) deals that order after a cut, by the rules; the game core
+replays the script (`shoe replay`, CPython) and its events are written to a
+store with db.Store.append, as the bridge does (without tags: the audit
+reads events, not the link's proof of them, which `shoe verify` checks).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from baccarat import cards
+from host_tools.sim import dealer
+from host_tools import replay
+from host_tools.shuffler import audit
+from host_tools.store import db
+from shuffler import custody, entropy, shuffle
+
+SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
+from support.cardsets import A, REG, SET_BYTES, uid as _uid  # noqa: E402
+
+
+def sealed_batch(seed=11):
+    """The custody machine's commitment and, after the shoe, its reveal."""
+    m = custody.Shuffler(REG, shuffle.Decider(entropy.SeededSource(seed)))
+    m.load(A)
+    for d in range(1, 9):
+        for c in range(52):
+            u = _uid(d, c)
+            assert m.read(REG.find(u, len(u)), A) is custody.NONE
+    assert m.end(A)[-1]["to"] == "checked"
+    m.shuffle(A)
+    m.shuffled(A)
+    seal = m.seal(A)[0]
+    m.release(A)
+    return m, seal
+
+
+def deal(order_names, cut, cover_depth=16, seed=3):
+    """The shoe's events for a dealer dealing the order after a cut at ``cut``."""
+    d = dealer.Dealer(seed, decks=8, cover_depth=cover_depth)
+    codes = [cards.parse(n) for n in order_names]
+    d.stack = codes[cut:] + codes[:cut]
+    d.cover_at = len(codes) - cover_depth
+    return list(d.lines())
+
+
+def store_events(path, script_lines, shoe_id="SHOE-1", extra=()):
+    out = replay.replay_bytes(("\n".join(script_lines) + "\n").encode())
+    lines = list(extra) + out.decode().splitlines()
+    with db.Store(path) as store:
+        for seq, line in enumerate(lines, 1):
+            store.append(shoe_id, seq, line)
+    return [json.loads(x) for x in lines]
+
+
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory):
+    """An honest shoe: (store path, reveal file path, reveal dict, events)."""
+    tmp = tmp_path_factory.mktemp("audit")
+    m, seal = sealed_batch()
+    m.load(A)  # the shoe ended; the batch comes back and the order may be revealed
+    rv = m.reveal(A)
+    order = [cards.name(REG.card(r)) for r in rv["records"]]
+    cut = 137
+    script = deal(order, cut)
+    events = store_events(tmp / "s.db", script)
+    dealt = sum(1 for e in events if e["type"] == "card")
+    returned = [order[(cut + dealt + j) % len(order)] for j in range(len(order) - dealt)]
+    doc = {"batch_id": rv["id"], "order": order, "records": rv["records"], "salt": rv["salt"],
+           "commitment": rv["commitment"], "returned": returned, "shoe": "SHOE-1"}
+    assert doc["commitment"] == seal["commit"]
+    (tmp / "reveal.json").write_text(json.dumps(doc))
+    cs = tmp / "set.cards"
+    cs.write_bytes(SET_BYTES)
+    return tmp, doc, script, events, cut
+
+
+def run_audit(db_path, doc, tmp, *more):
+    path = tmp / ("r%d.json" % abs(hash(json.dumps(doc))))
+    path.write_text(json.dumps(doc))
+    r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(db_path), "--reveal", str(path)] + list(more),
+                       capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in r.stderr
+    return r
+
+
+def test_audit_passes_an_honest_shoe(honest):
+    tmp, doc, _script, events, cut = honest
+    r = run_audit(tmp / "s.db", doc, tmp, "--cardset", str(tmp / "set.cards"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    dealt = sum(1 for e in events if e["type"] == "card")
+    assert "commitment opens" in r.stdout
+    assert "the 416 revealed names match" in r.stdout
+    assert "read %d cards, burn included, from position %d" % (dealt, cut + 1) in r.stdout
+    assert 300 < dealt < 416
+
+
+def test_audit_catches_a_card_switched_between_shuffler_and_shoe(honest, tmp_path):
+    tmp, doc, script, events, _cut = honest
+    # The 40th card line of the script (a card the shoe reads) is replaced by
+    # another card: someone switched it after the seal.
+    card_lines = [i for i, line in enumerate(script) if line[:2] in doc["order"]]
+    i = card_lines[39]
+    was = script[i][:2]
+    new = "AS" if was != "AS" else "KD"
+    switched = list(script)
+    switched[i] = new + script[i][2:]
+    evs = store_events(tmp_path / "s.db", switched)
+    seq = [k for k, e in enumerate(evs, 1) if e["type"] == "card"][39]
+    r = run_audit(tmp_path / "s.db", doc, tmp_path)
+    assert r.returncode == 1
+    assert ("the 40th card the shoe read (event seq %d) is %s where the committed order has %s"
+            % (seq, new, was)) in r.stdout
+
+
+def test_audit_catches_a_cold_deck(honest, tmp_path):
+    tmp, doc, script, _events, _cut = honest
+    cold = [line for line in dealer.script(99, decks=8)]
+    store_events(tmp_path / "s.db", cold)
+    r = run_audit(tmp_path / "s.db", doc, tmp_path)
+    assert r.returncode == 1 and "IRREGULARITY in batch A-1" in r.stdout
+    assert "card the shoe read" in r.stdout
+
+
+def test_audit_catches_a_switch_in_the_returned_cards_and_a_short_return(honest):
+    tmp, doc, *_ = honest
+    bad = dict(doc, returned=list(doc["returned"]))
+    was = bad["returned"][5]
+    bad["returned"][5] = "AS" if was != "AS" else "KD"
+    r = run_audit(tmp / "s.db", bad, tmp)
+    assert r.returncode == 1
+    assert "the 6th card returned at the intake is %s where the committed order has %s" % (
+        bad["returned"][5], was) in r.stdout
+    short = dict(doc, returned=doc["returned"][:-2])
+    r = run_audit(tmp / "s.db", short, tmp)
+    assert r.returncode == 1 and "2 card(s) of the order neither dealt nor returned" in r.stdout
+    extra = dict(doc, returned=doc["returned"] + ["AS"])
+    r = run_audit(tmp / "s.db", extra, tmp)
+    assert r.returncode == 1 and "an extra card AS returned at the intake" in r.stdout
+
+
+def test_audit_refuses_an_order_or_salt_that_does_not_open(honest):
+    tmp, doc, *_ = honest
+    swapped = dict(doc, records=[doc["records"][1], doc["records"][0]] + doc["records"][2:])
+    r = run_audit(tmp / "s.db", swapped, tmp)
+    assert r.returncode == 1 and "does not open" in r.stdout
+    salted = dict(doc, salt="00" * 16)
+    r = run_audit(tmp / "s.db", salted, tmp)
+    assert r.returncode == 1 and "does not open" in r.stdout
+    # names that are not the committed records: caught with the card set
+    renamed = dict(doc, order=[doc["order"][1], doc["order"][0]] + doc["order"][2:])
+    if renamed["order"] != doc["order"]:
+        r = run_audit(tmp / "s.db", renamed, tmp, "--cardset", str(tmp / "set.cards"))
+        assert r.returncode == 1 and "position 1 of the order names" in r.stdout
+
+
+def test_audit_prefers_the_published_commitment_in_the_store(honest, tmp_path):
+    tmp, doc, script, *_ = honest
+    m, seal = sealed_batch(seed=12)  # another seal of "A-1", published on the link
+    store_events(tmp_path / "s.db", script, extra=[json.dumps(seal)])
+    r = run_audit(tmp_path / "s.db", doc, tmp_path)
+    assert r.returncode == 1 and "not the one published at the seal" in r.stdout
+    ok = dict(doc)
+    store_events(tmp_path / "t.db", script, extra=[json.dumps(dict(seal, commit=doc["commitment"]))])
+    r = run_audit(tmp_path / "t.db", ok, tmp_path)
+    assert r.returncode == 0 and "seal event in the store" in r.stdout
+
+
+def test_bad_reveal_files_and_stores_get_one_line(honest, tmp_path):
+    tmp, doc, *_ = honest
+    cases = [("{", 2, "not JSON"), ("[]", 2, "JSON object"),
+             (json.dumps(dict(doc, salt="xyz")), 2, "salt must be 32"),
+             (json.dumps({k: v for k, v in doc.items() if k != "returned"}), 2, "no 'returned'"),
+             (json.dumps(dict(doc, order=["ZZ"] + doc["order"][1:])), 2, "card names"),
+             (json.dumps(dict(doc, batch_id="C-1")), 2, "batch_id")]
+    for text, code, words in cases:
+        p = tmp_path / "bad.json"
+        p.write_text(text)
+        r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(tmp / "s.db"), "--reveal", str(p)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == code and words in r.stderr and "Traceback" not in r.stderr, (text[:40], r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+    r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(tmp_path / "none.db"),
+                        "--reveal", str(tmp / "reveal.json")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 5 and "no store" in r.stderr
+    r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(tmp / "s.db"),
+                        "--reveal", str(tmp_path / "missing.json")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    # batch B was never dealt in this store
+    r = run_audit(tmp / "s.db", dict(doc, batch_id="B-1"), tmp_path)
+    assert r.returncode == 2 and "no `shoe` event dealing batch B" in r.stderr
+
+
+def test_two_shoes_of_one_batch_need_shoe_seq(honest, tmp_path):
+    tmp, doc, script, *_ = honest
+    evs = store_events(tmp_path / "s.db", script + script)
+    r = run_audit(tmp_path / "s.db", doc, tmp_path)
+    assert r.returncode == 2 and "dealt batch A 2 times" in r.stderr
+    second = [k for k, e in enumerate(evs, 1) if e["type"] == "shoe"][1]
+    r = run_audit(tmp_path / "s.db", dict(doc, shoe_seq=second), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,0 +1,107 @@
+"""A running pit for the pit tests (tests/e2e/test_pit.py, tests/e2e/test_pit_browser.py):
+emulated shoes (the firmware in the MicroPython VM, on ptys) recording into
+a real pit service whose aiohttp app serves 127.0.0.1 on a thread of its
+own. One copy, so the two test files set the pit up the same way."""
+
+import asyncio
+import contextlib
+import http.client
+import json
+import socket
+import threading
+import time
+
+from aiohttp import web
+
+from host_tools.sim.emulate import Emulator
+from host_tools.pit import config as config_mod
+from host_tools.pit import users as users_mod
+from host_tools.pit.service import Pit
+from host_tools.pit.web import make_app
+
+PASSWORD = "correct horse"
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """The pit's aiohttp app on a thread of its own with its own loop."""
+
+    def __init__(self, pit, users_path):
+        self.port = _free_port()
+        self.loop = asyncio.new_event_loop()
+        self.runner = web.AppRunner(make_app(pit, users_path))
+        started = threading.Event()
+
+        def main():
+            asyncio.set_event_loop(self.loop)
+            self.loop.run_until_complete(self.runner.setup())
+            self.loop.run_until_complete(web.TCPSite(self.runner, "127.0.0.1", self.port).start())
+            started.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=main, daemon=True)
+        self.thread.start()
+        assert started.wait(10)
+
+    def request(self, method, path, body=None, token=None):
+        con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = "Bearer " + token
+        con.request(method, path, None if body is None else json.dumps(body), headers)
+        r = con.getresponse()
+        data = r.read()
+        con.close()
+        return r.status, (json.loads(data) if r.getheader("Content-Type", "").startswith("application/json")
+                          else data.decode())
+
+    def login(self, user):
+        status, body = self.request("POST", "/api/login", {"user": user, "password": PASSWORD})
+        assert status == 200, body
+        return body["token"]
+
+    def close(self):
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@contextlib.contextmanager
+def running_pit(tmp, shoes):
+    """A pit in ``tmp`` with one emulated shoe per table, ``shoes`` being
+    {table name: shoe id}; users sam (supervisor) and vic (viewer), both with
+    PASSWORD. Yields (server, service, emulators by table, config) once
+    every table records; everything is stopped on the way out."""
+    emus = {name: Emulator(str(tmp / ("flash%d" % i)), shoe)
+            for i, (name, shoe) in enumerate(shoes.items(), 1)}
+    for e in emus.values():
+        e.start()
+    server = service = None
+    try:
+        toml = tmp / "pit.toml"
+        toml.write_text('store = "pit.db"\n' + "".join(
+            '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\n'
+            % (name, e.host_path, e.key_path) for name, e in emus.items()))
+        cfg = config_mod.load(str(toml))
+        users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)
+        users_mod.add(cfg.users, "vic", "viewer", PASSWORD)
+        service = Pit(cfg)
+        service.start()
+        server = Server(service, cfg.users)
+        end = time.monotonic() + 30
+        while not all(t["recording"] for t in server.request("GET", "/api/tables")[1]["tables"]):
+            assert time.monotonic() < end, "the emulated tables did not start recording"
+            time.sleep(0.02)
+        yield server, service, emus, cfg
+    finally:
+        if server is not None:
+            server.close()
+        if service is not None:
+            service.close()
+        for e in emus.values():
+            e.close()

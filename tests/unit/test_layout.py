@@ -1,0 +1,138 @@
+"""The product apart from its rigs, and no import cycles (docs/design.md, "Layout").
+
+Read from the source with ``ast``, so an import inside a function counts as
+much as one at the top: a lazy import still ties the two modules together.
+The CLI's tables name command modules as strings (imported on use); that is
+the one sanctioned way for `shoe bench`, `shoe soak`, `shoe demo`... to reach
+a rig, and it is not an import of the module that holds the table.
+"""
+
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "host_tools")
+
+# Packages that hold emulators, simulators, stand-ins, benches, soaks, demos
+# and test rigs. Nothing outside them may import anything inside them.
+RIGS = ("host_tools.sim", "host_tools.qa", "host_tools.demo")
+
+
+def modules():
+    found = {}
+    for dirpath, _dirs, files in os.walk(ROOT):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
+                found[rel[:-9] if rel.endswith(".__init__") else rel] = path
+    return found
+
+
+def imports_of(name, path, known):
+    """The host_tools modules ``name`` imports (each name resolved to the
+    module it denotes: ``from host_tools.pit import web`` is host_tools.pit.web)."""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            targets = [mod + "." + a.name if mod + "." + a.name in known else mod for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            if t.startswith("host_tools") and t != name:
+                out.add(t)
+    return out
+
+
+def is_rig(name):
+    return any(name == r or name.startswith(r + ".") for r in RIGS)
+
+
+GRAPH = None
+
+
+def graph():
+    global GRAPH
+    if GRAPH is None:
+        known = modules()
+        GRAPH = {m: imports_of(m, p, known) for m, p in known.items()}
+    return GRAPH
+
+
+def test_no_product_module_imports_a_rig():
+    bad = sorted("%s imports %s" % (m, t) for m, ts in graph().items() if not is_rig(m)
+                 for t in ts if is_rig(t))
+    assert not bad, "product modules import rigs:\n" + "\n".join(bad)
+
+
+def _cycle(edges):
+    """One cycle of the directed graph ``edges`` (a list of nodes), or None."""
+    colour = {}
+    stack = []
+
+    def visit(n):
+        colour[n] = 1
+        stack.append(n)
+        for t in sorted(edges.get(n, ())):
+            if colour.get(t) == 1:
+                return stack[stack.index(t):] + [t]
+            if t not in colour:
+                found = visit(t)
+                if found:
+                    return found
+        stack.pop()
+        colour[n] = 2
+        return None
+
+    for n in sorted(edges):
+        if n not in colour:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def package_of(name):
+    """host_tools.X for modules in a subpackage X; a top-level module is its own unit."""
+    parts = name.split(".")
+    return ".".join(parts[:3]) if parts[1:2] == ["qa"] and len(parts) > 2 else ".".join(parts[:2])
+
+
+def test_no_module_import_cycles():
+    cycle = _cycle(graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_package_import_cycles():
+    edges = {}
+    for m, ts in graph().items():
+        for t in ts:
+            if t == "host_tools" or m == "host_tools":
+                continue
+            a, b = package_of(m), package_of(t)
+            if a != b:
+                edges.setdefault(a, set()).add(b)
+    cycle = _cycle(edges)
+    assert cycle is None, "package cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("weakened", ["rig", "cycle"])
+def test_the_checks_catch_what_they_are_for(weakened):
+    """Each check fails on a graph that has the fault (so a pass means something)."""
+    if weakened == "rig":
+        g = {"host_tools.pit.web": {"host_tools.sim.standin"}}
+        assert [t for m, ts in g.items() if not is_rig(m) for t in ts if is_rig(t)]
+    else:
+        assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
