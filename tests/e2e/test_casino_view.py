@@ -216,8 +216,8 @@ def test_central_view_command_line_errors(capsys):
 
 
 
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make test installs it)")
 def test_central_overview_in_chromium(tmp_path, hub, dsn, casino):
+    assert os.path.exists(CHROMIUM), "chromium is missing: `make test` installs Debian's chromium"
     from playwright.sync_api import sync_playwright
     keydir, _sims = make_pits(tmp_path)
     consume(hub.url, dsn, keydir, casino, publish_pits(tmp_path, hub.url, casino))
@@ -283,7 +283,6 @@ def completed_rounds(dsn, pit, tbl, through):
     return n
 
 
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs Debian's chromium (make test installs it)")
 def test_central_demo_tables_show_cards_roads_and_rounds_in_chromium():
     """`shoe central demo` as a user runs it (hub, leaves, two simulated
     pits of shoe streams, two consumers, PostgreSQL, the view): every
@@ -291,8 +290,8 @@ def test_central_demo_tables_show_cards_roads_and_rounds_in_chromium():
     and its bead plate has one cell per completed round of the central
     record up to the seq the page says it shows. Screenshots at 1280 and
     1920 px wide go to test-output/screenshots/."""
+    assert os.path.exists(CHROMIUM), "chromium is missing: `make test` installs Debian's chromium"
     from playwright.sync_api import sync_playwright
-    from test_pit_browser import ARGS, WAIT_MS
     port = servers.free_port()
     proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "central", "demo", "--seconds", "30",
                              "--tables", "2", "--rate", "20", "--port", str(port)],

@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from host_tools import vm
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.sim import simtable
 from host_tools.sim import standin
