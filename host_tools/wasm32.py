@@ -109,3 +109,14 @@ def run_micropython(args, stdin=b"", heap=vm.DEFAULT_HEAP, extra_paths=(), timeo
     res = run_steps(steps, stdin=stdin, heap=heap, paths=extra_paths, cwd=cwd, argv=argv,
                     timeout=timeout)
     return res.rc, res.out, res.err
+
+
+# `--vm` names of the MicroPython VMs: the unix port (64-bit) and this one.
+MICROPYTHON_VMS = ("micropython", "wasm32")
+VM_CHOICES = ("cpython",) + MICROPYTHON_VMS
+
+
+def run_vm(which, args, stdin=b"", heap=vm.DEFAULT_HEAP, extra_paths=(), timeout=600):
+    """vm.run_micropython in the VM ``which`` names ("micropython" or "wasm32")."""
+    run = run_micropython if which == "wasm32" else vm.run_micropython
+    return run(args, stdin=stdin, heap=heap, extra_paths=extra_paths, timeout=timeout)

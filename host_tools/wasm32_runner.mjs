@@ -19,7 +19,8 @@
 // that no figure from it is taken for one made inside the heap.
 //
 // Stand-ins for what the build lacks, for tests only: os.urandom reads bytes
-// node's crypto made at start. An exception that leaves a step with the heap
+// node's crypto made at start; a termios that imports (the emulator's pty
+// UART module does, even where no pty is opened) and refuses every call. An exception that leaves a step with the heap
 // still locked would hang this build, so the step's wrapper unlocks first.
 
 import fs from "node:fs";
@@ -88,13 +89,20 @@ function mount(host, guest) {
 }
 
 for (const [host, guest] of spec.mounts) mount(host, guest);
-mkdirs("/wasm32");
+mkdirs("/wasm32/lib");
 FS.writeFile("/wasm32/entropy", crypto.randomBytes(1 << 16));
+FS.writeFile("/wasm32/lib/termios.py", [
+  "# wasm32 stand-in: this VM has no terminals; importing works, using fails.",
+  "TCSANOW = 0",
+  "def _none(*args):",
+  "    raise OSError(95)  # EOPNOTSUPP",
+  "tcgetattr = tcsetattr = setraw = _none",
+  ""].join("\n"));
 mkdirs(spec.cwd || "/");
 
 const PRELUDE = `
 import sys, os, micropython
-sys.path[:] = ${JSON.stringify(spec.path)}
+sys.path[:] = ${JSON.stringify(spec.path.concat(["/wasm32/lib"]))}
 sys.argv[:] = ${JSON.stringify(spec.argv || [])}
 os.chdir(${JSON.stringify(spec.cwd || "/")})
 if not hasattr(os, "urandom"):
