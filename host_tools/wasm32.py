@@ -120,3 +120,35 @@ def run_vm(which, args, stdin=b"", heap=vm.DEFAULT_HEAP, extra_paths=(), timeout
     """vm.run_micropython in the VM ``which`` names ("micropython" or "wasm32")."""
     run = run_micropython if which == "wasm32" else vm.run_micropython
     return run(args, stdin=stdin, heap=heap, extra_paths=extra_paths, timeout=timeout)
+
+
+STEP = "#STEP"
+
+
+def split_steps(program):
+    """A program with ``#STEP [name]`` lines -> [(name or "", source)]: each
+    marker ends a step and names the figure that step measures. The unix
+    VM runs the program whole (a marker is a comment); here each piece is a
+    top-level step, so garbage is collected between them (a step that wants
+    it collected ends with gc.collect(), which this build defers to then)."""
+    steps, lines = [], []
+    for line in program.splitlines():
+        if line.startswith(STEP):
+            steps.append((line[len(STEP):].strip(), "\n".join(lines) + "\n"))
+            lines = []
+        else:
+            lines.append(line)
+    if any(x.strip() for x in lines):
+        steps.append(("", "\n".join(lines) + "\n"))
+    return steps
+
+
+def run_marked(program, **kwargs):
+    """Run a ``#STEP``-marked program as steps: (Result, the names of the
+    figures that are unknown). Once the heap has grown, every later step ran
+    in more heap than asked for, so the figures of the first step that grew
+    and of every step after it are unknown, never a pass."""
+    steps = split_steps(program)
+    res = run_steps([("code", src) for _name, src in steps], **kwargs)
+    first = min(res.grew) if res.grew else len(steps)
+    return res, {name for name, _src in steps[first:] if name}
