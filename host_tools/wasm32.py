@@ -39,6 +39,9 @@ def node():
     if not found:
         raise Wasm32Missing("node is missing: the 32-bit VM needs it (`make test` as root installs "
                             "Debian's nodejs and npm, or apt-get install nodejs npm)")
+    if not os.path.exists(RUNNER):
+        raise Wasm32Missing("the 32-bit VM runs from a checkout of the repository (%s is missing)"
+                            % os.path.basename(RUNNER))
     if not os.path.exists(MODULE):
         raise Wasm32Missing("%s is not installed: run `make wasm32` (npm ci from package-lock.json)"
                             % PACKAGE)
