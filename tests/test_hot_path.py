@@ -123,12 +123,12 @@ print(bytes(g.out.buf[:g.out.n]).decode())
 """
 
 
-def test_each_card_name_is_written_without_allocating_the_first_time(tmp_path):
+@pytest.mark.parametrize("which", ["micropython", "wasm32"])
+def test_each_card_name_is_written_without_allocating_the_first_time(tmp_path, which):
     """A card's name must cost nothing even when its rank or suit has not been
     seen before in this VM: a str index interns a new one-letter string, which
     takes heap whenever the interned-string pool is full. That happened in CI
     (tests/test_intake.py, heap locked); lock_heap makes it certain."""
-    manifest = deploy.stage("emulator", tmp_path, "HOT", bytes(32))
-    proc = footprint.run_in_vm(tmp_path, manifest["heap"], FIRST_SIGHT)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == ',"card":"KS"'
+    rc, out, err = _run(which, tmp_path, FIRST_SIGHT)
+    assert rc == 0, (out + err).strip()
+    assert out.strip() == ',"card":"KS"'
