@@ -6,12 +6,12 @@ boot is measured against boards.toml's budget. docs/shuffler.md
 import pytest
 
 import wasm32vm
-from host_tools.shuffler import heap
+from host_tools.shuffler import heap, heap32
 
 # The heap the booted real-board firmware needs in the 64-bit VM today, with
 # the stand-in machine module: over the board's 190 KiB (docs/shuffler.md,
 # "Footprint"). It was 280 KiB before the link split.
-BOOT_HEAP_KIB = heap.BOOT_HEAP64_KIB
+BOOT_HEAP_KIB = heap32.BOOT_HEAP64_KIB
 
 
 def test_the_boards_agree_on_the_budget():
@@ -34,29 +34,29 @@ def test_the_32_bit_boot_fits_and_holds_its_budget():
     VM the firmware boots inside the board's heap, stage by stage with no
     stage growing it, and holds at most 70 % of it after boot."""
     wasm32vm.need()
-    b = heap.boot_resident32()
+    b = heap32.boot_resident32()
     budget = heap.board_heap_kib() * 1024
     print("shuffler booted in 32 bits at %d B: %d held, live peak between stages %d"
           % (budget, b["held"], b["live_peak"]))
     assert (b["state"], b["halt"]) == ("empty", "None")
     assert b["inside"] is True
-    assert b["held"] <= heap.RESIDENT_SHARE_32 * budget
+    assert b["held"] <= heap32.RESIDENT_SHARE_32 * budget
     assert b["held"] <= b["live_peak"] < budget
     # 32-bit objects are smaller: between half and all of the 64-bit figure
-    held64 = heap.boot_resident(heap.BOOT_HEAP64_KIB)[0]
+    held64 = heap.boot_resident(heap32.BOOT_HEAP64_KIB)[0]
     assert 0.5 < b["held"] / held64 < 1.0
 
 
 def test_a_boot_that_needs_more_heap_is_unknown_not_a_pass():
     wasm32vm.need()
-    b = heap.boot_resident32(120)  # under the resident set: some stage must grow the heap
+    b = heap32.boot_resident32(120)  # under the resident set: some stage must grow the heap
     assert b["inside"] is None
 
 
 @pytest.mark.slow  # a device step per top-level step: ~30 s in wasm32
 def test_a_batch_keeps_nothing_per_card_in_both_vms():
     wasm32vm.need()
-    b64, b32 = heap.batch_live("micropython"), heap.batch_live("wasm32")
+    b64, b32 = heap32.batch_live("micropython"), heap32.batch_live("wasm32")
     assert b64["state"] == b32["state"] == "sealed" and b64["steps"] == b32["steps"]
     assert b64["kept_per_card"] == b32["kept_per_card"] == 0.0
     assert 0.5 < b32["live_peak"] / b64["live_peak"] < 1.0
