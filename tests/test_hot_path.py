@@ -76,7 +76,13 @@ while g.phase != game.NO_SHOE and i < 416:
         raise SystemExit(1)
     if kind == CARD or kind == EXPOSED and i == EXPOSE_AT:
         i += 1
-    s.acked_to(s.seq)  # the host's ack: HMAC objects, outside the card path
+    # The host's ack: HMAC objects, outside the card path. It arrives as a
+    # frame, so the link hears from the host: without that the link goes
+    # down after DOWN_MS of wall time (a loaded machine or the slower wasm32
+    # VM gets there mid-shoe) and the link_down report, a timer's event and
+    # not a card's, allocates once under the lock.
+    s.acked_to(s.seq)
+    s.last_rx = s.board.ticks_ms()
 print(" ".join([str(n) for n in locked]), s.seq, s.signed, g.phase == game.NO_SHOE)
 """
 
