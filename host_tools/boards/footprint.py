@@ -18,8 +18,10 @@ budget, and prints:
   ratios between boards, not absolute figures with an MCU).
 
 Figures are medians over --runs shoes with different seeds. The unix VM is
-64-bit: object sizes there are up to twice an RP2040's or ESP32-S3's, so the
-heap figures are upper bounds for the boards.
+64-bit: object sizes there are up to twice an RP2040's or ESP32-S3's, so its
+heap figures (:64) are upper bounds for the boards. Beside them (:32) the
+same program in the 32-bit wasm32 VM (host_tools/wasm32.py), whose figures
+govern the budget (docs/design.md, "Heap budgets"); ``--vm`` picks one.
 """
 
 import argparse
