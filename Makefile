@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUBS  := $(VENV)/stubs
 
-.PHONY: venv demo test bench soak clean postgres chromium
+.PHONY: venv demo test bench soak clean postgres chromium node wasm32
 
 venv: $(STAMP)
 
@@ -42,11 +42,29 @@ chromium:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "make: chromium is missing and could not be installed (not root, or apt-get failed): the browser tests will fail"
 
-test: $(STAMP) postgres chromium
+# The 32-bit MicroPython VM (host_tools/wasm32.py): the npm package pinned in
+# package-lock.json, run by node. Debian's nodejs and npm are installed when no
+# node is found and we are root; otherwise one line says so and the wasm32
+# tests FAIL saying node is missing. `npm ci` installs exactly the lockfile
+# (integrity-checked), and only when node_modules is older than it.
+NODE_STAMP := node_modules/.package-lock.json
+
+node:
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; } || \
+	  echo "make: node is missing and could not be installed (not root, or apt-get failed): the wasm32 tests will fail"
+
+wasm32: node
+	@command -v npm >/dev/null || exit 0; \
+	  if [ ! -f $(NODE_STAMP) ] || [ package-lock.json -nt $(NODE_STAMP) ] || [ package.json -nt $(NODE_STAMP) ]; then \
+	    npm ci --no-audit --no-fund --ignore-scripts --loglevel=error && touch $(NODE_STAMP); fi
+
+test: $(STAMP) postgres chromium wasm32
 	$(BIN)/python -m pytest -n 2 -q
 
-bench: $(STAMP)
+bench: $(STAMP) wasm32
 	$(BIN)/shoe bench all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache node_modules

@@ -11,7 +11,7 @@ import io
 import json
 import sys
 
-from host_tools import exits, vm
+from host_tools import exits, vm, wasm32
 
 
 class ReplayError(RuntimeError):
@@ -20,17 +20,17 @@ class ReplayError(RuntimeError):
 
 def add_arguments(parser):
     parser.add_argument("script", nargs="?", default="-", help="dealing script file, or - for stdin")
-    parser.add_argument("--vm", choices=("cpython", "micropython"), default="cpython")
-    parser.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython)")
+    parser.add_argument("--vm", choices=wasm32.VM_CHOICES, default="cpython")
+    parser.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython or wasm32)")
 
 
 def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
     """Run a script (bytes) and return the JSON-lines output (bytes)."""
-    if which == "micropython":
-        rc, out, err = vm.run_micropython(["-m", "baccarat.script"], stdin=script, heap=heap)
+    if which in wasm32.MICROPYTHON_VMS:
+        rc, out, err = wasm32.run_vm(which, ["-m", "baccarat.script"], stdin=script, heap=heap)
         if rc != 0:
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-            raise ReplayError("the MicroPython VM stopped with status %d: %s" % (rc, last[0]))
+            raise ReplayError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
         return out
     from baccarat import script as dealing
 

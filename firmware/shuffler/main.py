@@ -57,9 +57,12 @@ def _self_test():
 ROOM = 16384
 
 
-def boot():
-    """Everything up to the loop: (board, session, device). Kept
-    apart from run() so that a probe can measure the booted heap."""
+def boot_stages():
+    """boot() in stages: a generator that yields None between them and
+    (board, session, device) last. The 32-bit VM of the heap probe
+    (host_tools/qa/shuffler_heap.py) collects garbage only between its
+    top-level steps, so it runs one stage a step, as a board would collect
+    during the boot; boot() runs them all."""
     import board_config
     from link.outbox import Outbox
     outbox = Outbox()
@@ -67,20 +70,33 @@ def boot():
     mod = board_config.MODULE
     board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
     board.feed()
+    yield None
     from cardset import registry
     reg = registry.load(board.cardset_path)
+    yield None
     from link.journal import Journal
     from shuffler.device import Device
     from shuffler.link import ShufflerSession
+    yield None
     problem = _self_test()
     room = None
     gc.collect()
+    yield None
     session = ShufflerSession(board, board_config, Journal(board.journal_path), outbox)
     session.boot(problem)
+    yield None
     device = Device(board, session, reg)
     if problem is None and session.tilt is None:
         device.start()
-    return board, session, device
+    yield board, session, device
+
+
+def boot():
+    """Everything up to the loop: (board, session, device). Kept
+    apart from run() so that a probe can measure the booted heap."""
+    for booted in boot_stages():
+        pass
+    return booted
 
 
 def run():

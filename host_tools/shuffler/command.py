@@ -16,7 +16,7 @@ import argparse
 import importlib
 import sys
 
-from host_tools import exits, vm
+from host_tools import exits, vm, wasm32
 
 MAX_DECKS = 8      # a Ch 3B batch is 6 to 8 decks
 MAX_COUNT = 100000
@@ -57,8 +57,8 @@ def add_arguments(parser):
     sample.add_argument("--count", type=_int_in("--count", 0, MAX_COUNT), default=1)
     sample.add_argument("--seed", type=_int_in("--seed", 0, None), default=0,
                         help="seed of the emulated entropy source (never used in play)")
-    sample.add_argument("--vm", choices=("cpython", "micropython"), default="cpython")
-    sample.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython)")
+    sample.add_argument("--vm", choices=wasm32.VM_CHOICES, default="cpython")
+    sample.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython or wasm32)")
     sample.add_argument("--mechanism", action="store_true",
                         help="read each order off the mechanism model's stack, the firmware's elevator driver "
                              "executing the gaps card by card (same lines, slower)")
@@ -90,13 +90,13 @@ def add_arguments(parser):
 
 def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP, mechanism=False):
     """The lines of `shoe shuffler sample` as bytes."""
-    if which == "micropython":
-        rc, out, err = vm.run_micropython(
+    if which in wasm32.MICROPYTHON_VMS:
+        rc, out, err = wasm32.run_vm(which, 
             ["-m", "shuffler.sample", str(decks), str(count), str(seed)] + (["mechanism"] if mechanism else []),
             heap=heap)
         if rc != 0:
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-            raise SampleError("the MicroPython VM stopped with status %d: %s" % (rc, last[0]))
+            raise SampleError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
         return out
     from shuffler import sample
 

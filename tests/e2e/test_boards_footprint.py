@@ -1,9 +1,11 @@
 """The footprint benchmark's instrument: it runs a whole staged shoe at the
-board's heap, reports zero growth per card for the core, and would see
-growth if there were any. (Its timings are for `shoe bench footprint`.)"""
+board's heap in the 64-bit and the 32-bit VM, reports zero growth per card
+for the core, and would see growth if there were any; the shoe's 32-bit
+budget. (Its timings are for `shoe bench footprint`.)"""
 
 import pytest
 
+from support import wasm32vm
 from host_tools import deploy
 from host_tools.qa.bench import footprint
 
@@ -16,25 +18,63 @@ def pico_stage(tmp_path_factory):
     return out, manifest
 
 
-def test_whole_shoe_fits_the_esp32s3_budget_without_growth(capsys):
+def test_whole_shoe_fits_the_esp32s3_budget_without_growth_in_both_vms(capsys):
+    wasm32vm.need()
     assert footprint.main(["--runs", "1", "--board", "esp32s3"]) == 0
-    header, row = capsys.readouterr().out.splitlines()[:2]
-    assert header.split()[:7] == ["board", "heap", "staged", "import", "+rare", "peak", "growth/card"]
-    name, heap, staged, imported, rare, peak, growth, us, cards = row.split()
-    assert name == "esp32s3" and int(heap) == 190 * 1024
-    assert 0 < int(imported) < int(peak) < int(heap)
-    assert int(imported) < int(rare) < int(heap)  # the on-demand modules, loaded for a while
-    assert float(growth) == 0.0
+    lines = capsys.readouterr().out.splitlines()
+    heads = lines[0].split()
+    assert heads == ["board", "heap", "staged", "import:64", "import:32", "+rare:64", "+rare:32", "peak:64",
+                     "peak:32", "growth/card:64", "growth/card:32", "us/card", "cards"]
+    row = dict(zip(heads, lines[1].split()))
+    heap = int(row["heap"])
+    assert row["board"] == "esp32s3" and heap == 190 * 1024
+    for bits in ("64", "32"):  # "unknown" fails int()
+        imported, rare, peak = (int(row[k + ":" + bits]) for k in ("import", "+rare", "peak"))
+        assert 0 < imported < peak < heap
+        assert imported < rare < heap  # the on-demand modules, loaded for a while
+        assert float(row["growth/card:" + bits]) == 0.0
+    for key in ("import", "+rare", "peak"):
+        # 32-bit objects are smaller: between half and all of the 64-bit figure
+        assert 0.5 < int(row[key + ":32"]) / int(row[key + ":64"]) < 1.0
     # 416 cards less the cut card's 16 at most; the shoe ends after "last hand".
-    assert 300 <= int(cards) <= 416
+    assert 300 <= int(row["cards"]) <= 416
 
 
-def test_growth_measure_sees_a_per_card_allocation(pico_stage, monkeypatch):
+def test_the_pico_resident_budget_in_32_bits(pico_stage):
+    """The shoe's budget (docs/design.md, "Heap budgets"): resident on the
+    pico board at most 55 % of its heap in the 32-bit VM, a whole shoe inside
+    the heap (no step grew it), nothing grown per card."""
+    wasm32vm.need()
     outdir, manifest = pico_stage
-    clean = footprint.measure(outdir, manifest, 3)
+    fig = footprint.measure32(outdir, manifest, 1)
+    assert manifest["heap"] == 190 * 1024
+    assert None not in (fig["import"], fig["peak"], fig["grown"])
+    assert fig["import"] <= footprint.RESIDENT_SHARE_32 * manifest["heap"]
+    assert fig["import"] < fig["peak"] < manifest["heap"] and fig["grown"] == 0
+
+
+def test_a_step_that_grew_the_32_bit_heap_is_unknown(pico_stage, monkeypatch):
+    wasm32vm.need()
+    # 300 KB of garbage in the peak shoe's step: the wasm heap grows there.
+    monkeypatch.setattr(footprint, "_SHOE", footprint._SHOE.replace(
+        "dealt2, peak, x, x2 = shoe(True, -1, 0)",
+        "dealt2, peak, x, x2 = shoe(True, -1, 0)\nfor k in range(300):\n    junk = bytearray(1000)"))
+    fig = footprint.measure32(*pico_stage, 1)
+    assert fig["import"] > 0 and fig["rare"] > 0
+    assert fig["peak"] is None and fig["grown"] is None  # and every step after it
+    assert footprint._cell(fig["peak"], "%d") == "unknown"
+
+
+@pytest.mark.parametrize("which", ["micropython", "wasm32"])
+def test_growth_measure_sees_a_per_card_allocation(pico_stage, monkeypatch, which):
+    outdir, manifest = pico_stage
+    measure = footprint.measure if which == "micropython" else footprint.measure32
+    if which == "wasm32":
+        wasm32vm.need()
+    clean = measure(outdir, manifest, 3)
     monkeypatch.setattr(footprint, "_SHOE", footprint._SHOE.replace(
         "    count[0] += 1", "    count[0] += 1\n    kept = bytearray(1)"))
-    leaky = footprint.measure(outdir, manifest, 3)
+    leaky = measure(outdir, manifest, 3)
     assert clean["grown"] == 0
     assert leaky["grown"] >= leaky["stretch"] * 16  # at least one heap block per card
     assert leaky["cards"] == clean["cards"]

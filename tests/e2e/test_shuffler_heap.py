@@ -3,12 +3,16 @@ board's firmware boots without the shoe's game, and what it holds after
 boot is measured against boards.toml's budget. docs/shuffler.md
 "Footprint" quotes these figures; run with -s to see them."""
 
+import pytest
+
 from host_tools.qa import shuffler_heap as heap
+from host_tools.qa import shuffler_heap32 as heap32
+from support import wasm32vm
 
 # The heap the booted real-board firmware needs in the 64-bit VM today, with
 # the stand-in machine module: over the board's 190 KiB (docs/shuffler.md,
 # "Footprint"). It was 280 KiB before the link split.
-BOOT_HEAP_KIB = 205
+BOOT_HEAP_KIB = heap32.BOOT_HEAP64_KIB
 
 
 def test_the_boards_agree_on_the_budget():
@@ -22,3 +26,38 @@ def test_the_booted_firmware_fits_its_resident_set_in_the_budget():
           % (BOOT_HEAP_KIB, held, used, free))
     assert (state, halt) == ("empty", "None")
     assert held < heap.board_heap_kib() * 1024
+
+
+# ------------------------------------------------------------------ 32-bit
+
+def test_the_32_bit_boot_fits_and_holds_its_budget():
+    """The shuffler's budget (docs/design.md, "Heap budgets"): in the 32-bit
+    VM the firmware boots inside the board's heap, stage by stage with no
+    stage growing it, and holds at most 70 % of it after boot."""
+    wasm32vm.need()
+    b = heap32.boot_resident32()
+    budget = heap.board_heap_kib() * 1024
+    print("shuffler booted in 32 bits at %d B: %d held, live peak between stages %d"
+          % (budget, b["held"], b["live_peak"]))
+    assert (b["state"], b["halt"]) == ("empty", "None")
+    assert b["inside"] is True
+    assert b["held"] <= heap32.RESIDENT_SHARE_32 * budget
+    assert b["held"] <= b["live_peak"] < budget
+    # 32-bit objects are smaller: between half and all of the 64-bit figure
+    held64 = heap.boot_resident(heap32.BOOT_HEAP64_KIB)[0]
+    assert 0.5 < b["held"] / held64 < 1.0
+
+
+def test_a_boot_that_needs_more_heap_is_unknown_not_a_pass():
+    wasm32vm.need()
+    b = heap32.boot_resident32(120)  # under the resident set: some stage must grow the heap
+    assert b["inside"] is None
+
+
+@pytest.mark.slow  # a device step per top-level step: ~30 s in wasm32
+def test_a_batch_keeps_nothing_per_card_in_both_vms():
+    wasm32vm.need()
+    b64, b32 = heap32.batch_live("micropython"), heap32.batch_live("wasm32")
+    assert b64["state"] == b32["state"] == "sealed" and b64["steps"] == b32["steps"]
+    assert b64["kept_per_card"] == b32["kept_per_card"] == 0.0
+    assert 0.5 < b32["live_peak"] / b64["live_peak"] < 1.0

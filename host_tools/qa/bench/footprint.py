@@ -18,8 +18,10 @@ budget, and prints:
   ratios between boards, not absolute figures with an MCU).
 
 Figures are medians over --runs shoes with different seeds. The unix VM is
-64-bit: object sizes there are up to twice an RP2040's or ESP32-S3's, so the
-heap figures are upper bounds for the boards.
+64-bit: object sizes there are up to twice an RP2040's or ESP32-S3's, so its
+heap figures (:64) are upper bounds for the boards. Beside them (:32) the
+same program in the 32-bit wasm32 VM (host_tools/wasm32.py), whose figures
+govern the budget (docs/design.md, "Heap budgets"); ``--vm`` picks one.
 """
 
 import argparse
@@ -36,13 +38,20 @@ from host_tools.boards import config
 
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
 VM_TIMEOUT_S = 120
+# The shoe's budget (docs/design.md, "Heap budgets"): resident firmware and
+# card set on the pico board at most this share of its heap, measured in the
+# 32-bit VM (tests/test_boards_footprint.py holds it).
+RESIDENT_SHARE_32 = 0.55
 
 # Runs inside the VM with the staged tree on MICROPYPATH. The shoe loop only
 # touches preallocated objects and small ints, so what it measures is the
-# core's allocation, not the driver's.
+# core's allocation, not the driver's. The 32-bit VM runs it as the steps
+# the #STEP lines end (host_tools/wasm32.split_steps), collecting garbage
+# between them; a marker names the figure its step measures.
 _SHOE = r"""
 import gc, json, time
 gc.collect()
+#STEP
 base = gc.mem_alloc()
 for m in MODULES:
     __import__(m)
@@ -50,32 +59,22 @@ from baccarat import game
 from cardset import registry
 cardset = registry.load("cardset.bin")
 gc.collect()
+#STEP import
 after_import = gc.mem_alloc() - base
 for m in RARE:  # what a command, a boot or a refill loads for a while
     __import__(m)
 gc.collect()
+#STEP rare
 with_rare = gc.mem_alloc() - base
 import lazy
 for m in RARE:
     lazy.unload(m)
 gc.collect()
+#STEP
 
 DECKS = 8
 N = DECKS * 52
-deck = bytearray(N)
-for i in range(N):
-    deck[i] = i % 52
-state = [SEED or 1]
-def rnd(n):
-    x = state[0]
-    x ^= (x << 13) & 0xffffffff
-    x ^= x >> 17
-    x ^= (x << 5) & 0xffffffff
-    state[0] = x
-    return x % n
-for i in range(N - 1, 0, -1):
-    j = rnd(i + 1)
-    deck[i], deck[j] = deck[j], deck[i]
+deck = bytearray(DECK)  # shuffled by the host (seeded_deck): its 32-bit xorshift would allocate here
 COVER_AT = N - 16
 count = [0]
 def emit(buf, n):
@@ -114,11 +113,15 @@ def shoe(sample, stretch_from, stretch_len):
     return i, peak, grown, time.ticks_diff(time.ticks_us(), t0)
 
 gc.collect()
+#STEP
 dealt, t_peak, x, us = shoe(False, -1, 0)
 gc.collect()
+#STEP
 dealt2, peak, x, x2 = shoe(True, -1, 0)
 gc.collect()
+#STEP peak
 dealt3, x, grown, x2 = shoe(False, 60, 200)
+#STEP grown
 print(json.dumps({"import": after_import, "rare": with_rare, "peak": peak - base, "cards": dealt,
                   "stretch": min(200, dealt3 - 60), "grown": grown, "us": us,
                   "events": count[0]}))
@@ -188,9 +191,28 @@ def run_in_vm(stage_dir, heap_bytes, source, timeout=VM_TIMEOUT_S):
                           cwd=str(stage_dir))
 
 
-def measure(stage_dir, manifest, seed):
+def seeded_deck(seed, decks=8):
+    """The benchmark's shoe: ``decks`` decks in a seeded xorshift32 order."""
+    n = decks * 52
+    deck = bytearray(i % 52 for i in range(n))
+    x = seed or 1
+    for i in range(n - 1, 0, -1):
+        x ^= (x << 13) & 0xffffffff
+        x ^= x >> 17
+        x ^= (x << 5) & 0xffffffff
+        j = x % (i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return bytes(deck)
+
+
+def _source(manifest, seed):
     rare = [_module_name(r) for r in _on_demand()]
-    source = "MODULES = %r\nRARE = %r\nSEED = %d\n%s" % (resident_modules(manifest), rare, seed, _SHOE)
+    return "MODULES = %r\nRARE = %r\nDECK = %r\n%s" % (resident_modules(manifest), rare,
+                                                       seeded_deck(seed), _SHOE)
+
+
+def measure(stage_dir, manifest, seed):
+    source = _source(manifest, seed)
     proc = run_in_vm(stage_dir, manifest["heap"], source)
     if proc.returncode != 0:
         raise RuntimeError("VM run failed (heap %d):\n%s" % (manifest["heap"],
@@ -198,40 +220,95 @@ def measure(stage_dir, manifest, seed):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def measure32(stage_dir, manifest, seed):
+    """measure() in the 32-bit VM (host_tools/wasm32.py): the same program as
+    top-level steps. A figure whose step had to grow the heap is None
+    (unknown); us/card is not kept (this VM's clock ticks in milliseconds)."""
+    from host_tools import wasm32
+    res, unknown = wasm32.run_marked(_source(manifest, seed), heap=manifest["heap"],
+                                     paths=[str(stage_dir)], cwd=str(stage_dir), timeout=VM_TIMEOUT_S)
+    if res.rc != 0:
+        raise RuntimeError("wasm32 VM run failed (heap %d):\n%s" % (manifest["heap"],
+                                                                    (res.err or res.out)[-800:].decode()))
+    fig = json.loads(res.out.decode().strip().splitlines()[-1])
+    fig["us"] = None
+    for name in unknown:
+        fig[name] = None
+    return fig
+
+
 def staged_size(stage_dir, manifest):
     return sum(os.path.getsize(os.path.join(stage_dir, rel)) for rel in manifest["files"])
+
+
+# --vm: which VMs' columns; "64" is the unix port, "32" the wasm32 build.
+VMS = {"micropython": (("64", measure),), "wasm32": (("32", measure32),),
+       "both": (("64", measure), ("32", measure32))}
+
+
+def _summary(runs, heap):
+    """Medians over the runs (growth: the worst); None where any run's figure is unknown."""
+    def med(k):
+        vals = [r[k] for r in runs]
+        return None if None in vals else statistics.median(vals)
+    cards = statistics.median(r["cards"] for r in runs)
+    grown = [r["grown"] for r in runs]
+    us = med("us")
+    return {"import": med("import"), "rare": med("rare"), "peak": med("peak"), "heap": heap,
+            "growth": None if None in grown else max(g / r["stretch"] for g, r in zip(grown, runs)),
+            "us": None if us is None else us / cards, "cards": cards}
+
+
+def _cell(value, fmt):
+    return "unknown" if value is None else fmt % value
 
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="shoe bench footprint")
     parser.add_argument("--runs", type=int, default=5, help="shoes per board (default 5)")
     parser.add_argument("--board", action="append", help="only these boards")
+    parser.add_argument("--vm", choices=sorted(VMS), default="both",
+                        help="the 64-bit unix VM, the 32-bit wasm32 VM, or both (default)")
     args = parser.parse_args(argv)
     all_boards, _parts = boards.load()
     names = args.board or sorted(all_boards)
+    vms = VMS[args.vm]
     rows = []
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 manifest = deploy.stage(name, tmp, "BENCH", bytes(deploy.KEY_BYTES))
                 eight_deck_cardset(os.path.join(tmp, deploy.CARDSET))
-                runs = [measure(tmp, manifest, seed) for seed in range(1, args.runs + 1)]
+                figs = [_summary([run(tmp, manifest, seed) for seed in range(1, args.runs + 1)],
+                                 manifest["heap"]) for _bits, run in vms]
             except (RuntimeError, deploy.DeployError, boards.BoardError) as exc:
-                print("footprint %s: %s" % (name, exc), file=sys.stderr)
+                print("footprint %s: %s" % (name, str(exc).strip().splitlines()[0]), file=sys.stderr)
                 return 1
             size = staged_size(tmp, manifest)
-        med = {k: statistics.median(r[k] for r in runs) for k in ("import", "rare", "peak", "us")}
-        cards = statistics.median(r["cards"] for r in runs)
-        growth = max(r["grown"] / r["stretch"] for r in runs)
-        rows.append((name, manifest["heap"], size, med["import"], med["rare"], med["peak"], growth,
-                     med["us"] / cards, cards))
-    print("%-9s %8s %9s %9s %9s %9s %11s %9s %6s" % ("board", "heap", "staged", "import", "+rare",
-                                                     "peak", "growth/card", "us/card", "cards"))
-    for name, heap, size, imp, rare, peak, growth, us, cards in rows:
-        print("%-9s %8d %9d %9d %9d %9d %11.2f %9.1f %6d" % (name, heap, size, imp, rare, peak,
-                                                             growth, us, cards))
+        rows.append((name, manifest["heap"], size, figs))
+    cols = [("import", "%d"), ("rare", "%d"), ("peak", "%d"), ("growth", "%.2f")]
+    heads = {"import": "import", "rare": "+rare", "peak": "peak", "growth": "growth/card"}
+    suffix = (lambda b: ":" + b) if len(vms) > 1 else (lambda b: "")
+    header = ["%-9s" % "board", "%8s" % "heap", "%9s" % "staged"]
+    for key, _fmt in cols:
+        header += ["%13s" % (heads[key] + suffix(bits)) for bits, _run in vms]
+    header += ["%9s" % "us/card", "%6s" % "cards"]
+    print(" ".join(header))
+    for name, heap, size, figs in rows:
+        line = ["%-9s" % name, "%8d" % heap, "%9d" % size]
+        for key, fmt in cols:
+            line += ["%13s" % _cell(f[key], fmt) for f in figs]
+        line += ["%9s" % _cell(figs[0]["us"], "%.1f"), "%6d" % figs[0]["cards"]]
+        print(" ".join(line))
+
+    def pct(value, heap):
+        return _cell(None if value is None else 100.0 * value / heap, "%.0f%%")
     print("medians over %d seeded 8-deck shoes per board; growth/card is the worst run; "
           "import: resident firmware and card set; +rare: with the on-demand modules (a boot, "
-          "a command) loaded too; peak %% of heap: %s" % (args.runs, ", ".join(
-              "%s %.0f%%" % (r[0], 100.0 * r[5] / r[1]) for r in rows)))
+          "a command) loaded too; :64 the unix VM (an upper bound), :32 the wasm32 VM (the boards' "
+          "object sizes; unknown: the heap had to grow in that step); us/card in the first VM" % args.runs)
+    for bits, _run in vms:
+        print("%s-bit resident / peak %% of heap: %s" % (bits, ", ".join(
+            "%s %s / %s" % (r[0], pct(f["import"], r[1]), pct(f["peak"], r[1]))
+            for r in rows for f in [r[3][[b for b, _ in vms].index(bits)]])))
     return 0

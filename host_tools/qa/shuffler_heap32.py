@@ -1,0 +1,232 @@
+"""The shuffler firmware's heap in the 32-bit VM (host_tools/wasm32.py),
+beside heap.py's 64-bit figures: objects of the boards' size.
+
+That VM collects garbage only between top-level steps, so the boot runs one
+stage a step (firmware/shuffler/main.py boot_stages) and a batch one device
+step a step; a step during which its heap had to grow makes its figures
+unknown, never a pass (docs/design.md, "The 32-bit VM").
+
+    python -m host_tools.qa.shuffler_heap32          # both columns (this module's table)
+"""
+
+import sys
+import json
+import os
+import subprocess
+import tempfile
+
+from host_tools import vm
+from host_tools.qa.shuffler_heap import BOARD, _machine_dir, board_heap_kib, boot_resident, figures
+
+# The budget (docs/design.md, "Heap budgets"):
+RESIDENT_SHARE_32 = 0.70  # resident after boot, of the board's heap, with every boot stage inside it
+BOOT_STAGES_MAX = 12      # steps offered to main.boot_stages (it has 6)
+
+_BOOT32_HEAD = r"""
+import gc, sys
+import machine
+gc.collect()
+#STEP
+base = gc.mem_alloc()
+live_peak = 0
+import board_config
+machine.LEVELS[board_config.INPUTS["home"]] = 0
+machine.LEVELS[board_config.INPUTS["door"]] = 0
+from shuffler import main
+stages = main.boot_stages()
+booted = None
+gc.collect()
+#STEP boot
+"""
+_BOOT32_STAGE = r"""
+live_peak = max(live_peak, gc.mem_alloc() - base)
+if booted is None:
+    booted = next(stages)
+gc.collect()
+#STEP boot
+"""
+_BOOT32_TAIL = r"""
+held = gc.mem_alloc() - base
+live_peak = max(live_peak, held)
+board, session, device = booted
+sys.stdout.write("\nHEAP32 %d %d %d %s %s\n" % (held, gc.mem_alloc(), live_peak, device.machine.state[1],
+                                               session.halt))
+"""
+
+
+def boot_resident32(heap_kib=None, name=BOARD):
+    """boot_resident() in the 32-bit VM, the boot one stage a step:
+    {"held", "in_use", "live_peak" (largest live heap between stages),
+    "state", "halt", "inside": True when no step grew the heap, None when
+    one did (unknown)}."""
+    from host_tools import wasm32
+    from host_tools.sim.shuffler_emulate import stage_code
+    heap_kib = heap_kib or board_heap_kib(name)
+    program = _BOOT32_HEAD + _BOOT32_STAGE * BOOT_STAGES_MAX + _BOOT32_TAIL
+    with tempfile.TemporaryDirectory(prefix="shuffler-heap32-") as tmp:
+        _machine_dir(tmp, name)
+        res, unknown = wasm32.run_marked(program, heap="%dk" % heap_kib, paths=[tmp, stage_code()],
+                                         cwd=tmp, timeout=120)
+    lines = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("HEAP32 ")]
+    if res.rc != 0 or not lines:
+        raise RuntimeError("the wasm32 VM stopped (%s) at %d KiB: %s" % (
+            res.rc, heap_kib, (res.err or res.out).decode(errors="replace").strip()[-600:]))
+    held, used, peak, state, halt = lines[-1].split()[1:]
+    return {"held": int(held), "in_use": int(used), "live_peak": int(peak), "state": state, "halt": halt,
+            "inside": None if "boot" in unknown else True}
+
+
+# One batch through the device on the mechanism model (no link; as
+# bench.MACHINE_PROGRAM): the card set, the device and the model, live heap
+# after each device step and what a pass keeps per card. Both VMs run it;
+# the unix VM as one program, wasm32 a device step a top-level step.
+_BATCH_HEAD = r"""
+import binascii, gc
+gc.collect()
+#STEP
+base = gc.mem_alloc()
+from boards.sim_tcs34725 import SimTCS34725
+from cardset import registry
+from shuffler import board_emu, custody, device, sim_mechanism
+N = DECKS * 52
+reg = registry.load("cardset.bin")
+tags = [binascii.unhexlify(line.strip()) for line in open("tags.txt")]
+class Link:
+    def send(self, e): pass
+    def send_all(self, es): pass
+    def error(self, m): print("error", m)
+class Board:
+    pass
+board = Board()
+sim = SimTCS34725()
+board.model, board.hw, board.door = board_emu.parts(sim_mechanism.Mechanism(sim.show), sim)
+board.state_path = "c.json"
+board.entropy = lambda: board_emu.Entropy(1)
+board.delivered = lambda: None
+dev = device.Device(board, Link(), reg, N)
+dev.start()
+for t in tags:
+    board.model.put(t, "back_a")
+tags = None
+dev.load(custody.A)
+live_peak = 0
+steps = 0
+at = [0, 0, 0]     # live heap at the shuffle pass's card 8, and at its card N - 8
+gc.collect()
+#STEP
+"""
+_BATCH_STEP = r"""
+live = gc.mem_alloc() - base
+if live > live_peak:
+    live_peak = live
+if dev.phase == device.SHUFFLE and dev.i == 8 and not at[0]:
+    at[0] = live
+    at[2] = dev.i
+if dev.phase == device.SHUFFLE and dev.i == N - 8 and not at[1]:
+    at[1] = live
+    at[2] = dev.i - at[2]
+if dev.phase != device.IDLE:
+    dev.step()
+    steps += 1
+gc.collect()
+"""
+_BATCH_TAIL = r"""
+print("BATCH %d %d %d %d %s" % (live_peak, steps, at[1] - at[0], at[2],
+                               dev.phase == device.IDLE and dev.machine.state[custody.A]))
+"""
+
+
+def _batch_files(tmp, decks):
+    from host_tools.sim.shuffler_emulate import TwoBatchSet
+    cards = TwoBatchSet(decks)
+    with open(os.path.join(tmp, "cardset.bin"), "wb") as f:
+        f.write(cards.encode())
+    with open(os.path.join(tmp, "tags.txt"), "w") as f:
+        f.write("".join(u.hex() + "\n" for u in cards.new_deck_order(1)))
+
+
+BATCH_HEAP_KIB = 320  # the model's own objects come on top of the firmware's (as bench.run_machine)
+
+
+def batch_live(which, decks=8, heap_kib=BATCH_HEAP_KIB):
+    """The device's batch in ``which`` VM ("micropython" or "wasm32"):
+    {"live_peak" (device, card set and model), "steps", "kept_per_card",
+    "state"}; in wasm32 "live_peak" and "kept_per_card" are None (unknown)
+    if the heap had to grow."""
+    from host_tools import wasm32
+    from host_tools.sim.shuffler_emulate import stage_code
+    head = _BATCH_HEAD.replace("DECKS", str(decks))
+    with tempfile.TemporaryDirectory(prefix="shuffler-batch-") as tmp:
+        _batch_files(tmp, decks)
+        if which == "wasm32":
+            body = (_BATCH_STEP + "#STEP batch\n") * (2 * decks * 52 + 40)
+            res, unknown = wasm32.run_marked(head + body + _BATCH_TAIL, heap="%dk" % heap_kib,
+                                             paths=[stage_code()], cwd=tmp, timeout=600)
+            rc, out, err = res.rc, res.out, res.err
+        else:
+            loop = "while dev.phase != device.IDLE:\n" + "".join(
+                "    " + x + "\n" for x in _BATCH_STEP.strip().splitlines()) + "live = gc.mem_alloc() - base\n"
+            program = (head + loop + _BATCH_TAIL).replace("#STEP\n", "")
+            unknown = set()
+            proc = subprocess.run(vm.micropython_cmd(["-c", program], heap="%dk" % heap_kib),
+                                  env=dict(os.environ, MICROPYPATH=stage_code()), cwd=tmp,
+                                  capture_output=True, timeout=600, stdin=subprocess.DEVNULL)
+            rc, out, err = proc.returncode, proc.stdout, proc.stderr
+    lines = [x for x in out.decode(errors="replace").splitlines() if x.startswith("BATCH ")]
+    if rc != 0 or not lines:
+        raise RuntimeError("the %s VM stopped (%s) at %d KiB: %s" % (
+            which, rc, heap_kib, (err or out).decode(errors="replace").strip()[-600:]))
+    peak, steps, kept, span, state = lines[-1].split()[1:]
+    if state == "False":
+        raise RuntimeError("the %s VM's batch did not finish in its steps" % which)
+    grown = "batch" in unknown
+    return {"live_peak": None if grown else int(peak), "steps": int(steps),
+            "kept_per_card": None if grown else int(kept) / max(1, int(span)), "state": state}
+
+
+BOOT_HEAP64_KIB = 205  # the 64-bit VM's smallest boot heap (tests/test_shuffler_heap.py)
+
+
+def table(decks=8):
+    """Both VMs' columns (`python -m host_tools.qa.shuffler_heap32`): rows of
+    (figure, 64-bit, 32-bit) as text; unknown where a step grew the heap."""
+    budget = board_heap_kib()
+    try:
+        boot_resident(budget)
+        inside64 = "yes"
+    except RuntimeError as exc:
+        inside64 = "no (%s)" % ("MemoryError" if "MemoryError" in str(exc) else str(exc).splitlines()[0])
+    held64 = boot_resident(BOOT_HEAP64_KIB)[0]
+    b32 = boot_resident32(budget)
+    batch = {which: batch_live(which, decks) for which in ("micropython", "wasm32")}
+
+    def cell(value, fmt="%d"):
+        return "unknown" if value is None else fmt % value
+    return budget, [
+        ("resident after boot (bytes)", "%d (booted at %d KiB)" % (held64, BOOT_HEAP64_KIB), cell(b32["held"])),
+        ("  share of the %d KiB heap" % budget, "%.0f %%" % (100.0 * held64 / (budget * 1024)),
+         "%.0f %% (budget %.0f %%)" % (100.0 * b32["held"] / (budget * 1024), 100 * RESIDENT_SHARE_32)),
+        ("boot inside the %d KiB heap" % budget, inside64,
+         "yes, stage by stage" if b32["inside"] else "unknown (the heap grew)"),
+        ("live peak between boot stages (bytes)", "-", cell(b32["live_peak"])),
+        ("%d-deck batch, device + card set + model: live peak" % decks,
+         cell(batch["micropython"]["live_peak"]), cell(batch["wasm32"]["live_peak"])),
+        ("  heap kept per card (shuffle pass)", cell(batch["micropython"]["kept_per_card"], "%.2f"),
+         cell(batch["wasm32"]["kept_per_card"], "%.2f")),
+    ]
+
+
+def main(argv=None):
+    argv = list(argv or [])
+    if "--cycle" in argv:  # the emulated shuffler's whole cycle (64-bit, ptys), as before
+        print(json.dumps(figures(), indent=1))
+        return 0
+    budget, rows = table()
+    print("%-52s %-28s %s" % ("shuffler, %s board" % BOARD, "64-bit (unix VM)", "32-bit (wasm32 VM)"))
+    for name, a, b in rows:
+        print("%-52s %-28s %s" % (name, a, b))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
