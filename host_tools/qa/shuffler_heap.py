@@ -31,7 +31,6 @@ import subprocess
 import tempfile
 
 from host_tools.protocol import keys
-from host_tools.sim import ptys
 from host_tools import vm
 from host_tools.boards import config as board_config
 from host_tools.boards import shuffler as sboards
