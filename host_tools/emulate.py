@@ -47,7 +47,8 @@ class Emulator:
     Only board_config changes per run, because the pty paths do.
     """
 
-    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None):
+    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
+                 secure=False):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -67,6 +68,9 @@ class Emulator:
         values = board_config.constants(
             "emulator", shoe_id, reader=reader,
             overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
+        self.secure = None
+        if secure:
+            values["SECURE"] = dict(values.get("SECURE") or {}, **self._start_secure())
         self.heap = values["HEAP"]
         self._write_config(values)
         self.proc = None
@@ -93,6 +97,20 @@ class Emulator:
                                      daemon=True)
         self._sim.start()
         return {"device": sim_path}
+
+    def _start_secure(self):
+        """The ATECC608B simulator in this process, its I2C bus on a pty. Its
+        EEPROM (key, counters) is kept beside the flash directory, not in it:
+        the chip is not the flash, and a flash dump must not hold its key."""
+        from host_tools.sim import atecc608, i2cbus
+
+        self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json")
+        self._se_m, self._se_s, se_path = ptys.open_raw()
+        bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
+        self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set),
+                                    daemon=True)
+        self._se.start()
+        return {"kind": "atecc608", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""
@@ -168,6 +186,9 @@ class Emulator:
         if self.chip is not None:
             self._sim.join(2)
             fds += [self._sim_m, self._sim_s]
+        if self.secure is not None:
+            self._se.join(2)
+            fds += [self._se_m, self._se_s]
         ptys.close(*fds)
 
     # -- the cable ---------------------------------------------------------

@@ -204,3 +204,54 @@ def test_driver_in_the_micropython_vm_signs_through_the_pty_bus(tmp_path):
         assert locked == "noalloc"
     count = next(l for l in lines if l.startswith("COUNT")).split()
     assert int(count[2]) == int(count[1]) + 1
+
+
+BOARD_PROGRAM = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import board_config
+from boards.emulator import Board
+from binascii import hexlify
+from drivers.atecc608 import provision
+board = Board(board_config)
+se = board.secure_element
+public = bytearray(64)
+provision(se, public)
+sig = bytearray(64)
+se.sign(0, bytes(range(32)), sig)
+print("PUB", hexlify(public).decode())
+print("SIG", hexlify(sig).decode())
+print("COUNT", se.counter(0, True))
+"""
+
+
+def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
+    """The emulator's own wiring: host_tools.emulate starts the chip in the
+    host process and names its pty in board_config.SECURE; the VM's
+    emulator board builds the firmware driver on that bus."""
+    import threading
+
+    from host_tools import ptys
+    from host_tools.sim import atecc608, i2cbus
+
+    chip = atecc608.Chip(str(tmp_path / "chip.json"))
+    master, slave, path = ptys.open_raw()
+    link_m, link_s, link_path = ptys.open_raw()
+    stop = threading.Event()
+    server = threading.Thread(target=i2cbus.serve, args=(i2cbus.Bus({0x60: chip}), master, stop.is_set))
+    server.start()
+    (tmp_path / "board_config.py").write_text(
+        "MODULE = 'emulator'\nWDT_MS = 5000\nLINK = {'device': %r}\nREADER = {}\nSENSOR = None\n"
+        "SECURE = {'kind': 'atecc608', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
+    program = tmp_path / "board_se.py"
+    program.write_text(BOARD_PROGRAM)
+    try:
+        rc, out, err = vm.run_micropython([str(program), str(tmp_path)], timeout=60)
+    finally:
+        stop.set()
+        server.join(2)
+        ptys.close(master, slave, link_m, link_s)
+    assert rc == 0, err.decode() + out.decode()
+    lines = dict(l.split(" ", 1) for l in out.decode().splitlines())
+    _check(bytes.fromhex(lines["PUB"]), bytes(range(32)), bytes.fromhex(lines["SIG"]))
+    assert int(lines["COUNT"]) == chip.counters[0] == 1

@@ -24,6 +24,12 @@ Cards arrive one of two ways, by ``READER["kind"]``:
 ``SENSOR["kind"] == "tcs34725"`` adds the back sensor, simulated at register
 level; the dealer channel's ``sensor face|back_a|back_b`` lines say what it
 sees next.
+
+``SECURE["device"]`` puts the secure element on the board's I2C bus: an
+ATECC608B simulated in the host process (it signs with a library no VM
+has), the bus's transactions carried over that pty (``boards.ptyi2c``), and
+the firmware's own driver on top, as on a board. ``secure_element`` is the
+driver, or None without one.
 """
 
 import sys
@@ -93,6 +99,12 @@ class Board:
             self._sensor_sim = SimTCS34725()
             self._sensor_sim.show("back_a")
             self.back_sensor = TCS34725(self._sensor_sim, config.SENSOR.get("calibration"))
+        self.secure_element = None
+        secure = getattr(config, "SECURE", None)
+        if secure and secure.get("device"):
+            from boards.ptyi2c import PtyI2C
+            from drivers.atecc608 import ATECC608
+            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
