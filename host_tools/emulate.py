@@ -48,7 +48,7 @@ class Emulator:
     """
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False):
+                 secure=False, service=False):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -68,13 +68,17 @@ class Emulator:
         values = board_config.constants(
             "emulator", shoe_id, reader=reader,
             overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
+        if service:
+            values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
         self.secure = None
         if secure:
             values["SECURE"] = dict(values.get("SECURE") or {}, **self._start_secure())
         self.heap = values["HEAP"]
         self._write_config(values)
         self.proc = None
-        self.stderr_path = os.path.join(self.dir, "vm.stderr")
+        # Beside the flash, not in it: the boot check tilts on any file the
+        # manifest does not cover.
+        self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
         # Set by the relay at the VM's first byte: the self-test is done and
         # the VM has opened its ptys (opening a tty flushes its input, so the
         # dealer must not deal before this).

@@ -99,6 +99,9 @@ class Board:
             self._sensor_sim = SimTCS34725()
             self._sensor_sim.show("back_a")
             self.back_sensor = TCS34725(self._sensor_sim, config.SENSOR.get("calibration"))
+        # NEW SHOE held at power-on (service mode): the emulator has no
+        # button, so board_config says whether it was held.
+        self.service = bool(getattr(config, "HELD_AT_POWER_ON", False))
         self.secure_element = None
         secure = getattr(config, "SECURE", None)
         if secure and secure.get("device"):

@@ -178,6 +178,10 @@ def hello(s):
         o.raw(b"null")
     else:
         _text(o, b"", s.tilt or s.halt)
+    o.raw(b',"manifest":')
+    o.text(s.manifest)
+    o.raw(b',"service":')
+    o.bool(s.service)
     o.raw(b',"nonce":"')
     o.raw(s.nonce)
     o.raw(b'","chain":"')
