@@ -15,6 +15,7 @@ BENCHES = {
     "footprint": "host_tools.boards.footprint",
     "pit": "host_tools.pit.bench",
     "pn532": __name__,  # pn532_main below: its module takes a bare run count
+    "secure": "host_tools.sim.atecc608_bench",
     "shoe": "host_tools.emulate",
     "shuffler": "host_tools.shuffler.bench",
 }
