@@ -15,7 +15,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_dss_signature
 
 from drivers import SecureElementFault
-from drivers.atecc608 import ATECC608, COUNTER_MAX, EXEC_MS, OP_SIGN, provision
+from drivers import atecc608_setup as setup
+from drivers.atecc608 import ATECC608, COUNTER_MAX, EXEC_MS, OP_SIGN
+from drivers.atecc608_setup import provision
 from host_tools import vm
 from host_tools.sim.atecc608 import ADDRESS, Chip, crc16, group, start_sim
 from host_tools.sim.i2cbus import Bus, DirectI2C
@@ -41,7 +43,7 @@ def _digest(text):
 def test_provision_sign_counter_and_the_key_stays_put(tmp_path):
     chip = Chip(str(tmp_path / "chip.json"), timing=0.05)
     se = _driver(chip)
-    assert se.revision() == 0x6003
+    assert setup.revision(se) == 0x6003
     out = bytearray(32)
     se.random(out)
     assert bytes(out) == b"\xff\xff\x00\x00" * 8      # unlocked: the test pattern
@@ -62,15 +64,15 @@ def test_provision_sign_counter_and_the_key_stays_put(tmp_path):
     again = bytearray(64)
     assert provision(se, again) is False and again == public
     with pytest.raises(SecureElementFault) as fault:
-        se.genkey(0, bytearray(64))
+        setup.genkey(se, 0, bytearray(64))
     assert fault.value.status == 0x0F and "execution error" in str(fault.value)
     # The private key cannot be read, nor the configuration rewritten.
     with pytest.raises(SecureElementFault):
-        se.read(2, 0, bytearray(32), 32)
+        setup.read(se, 2, 0, bytearray(32), 32)
     with pytest.raises(SecureElementFault):
-        se.write(0, 5, b"\x00\x00\x00\x00")
+        setup.write(se, 0, 5, b"\x00\x00\x00\x00")
     serial = bytearray(9)
-    se.serial(serial)
+    setup.serial(se, serial)
     assert serial == chip.serial and serial[:2] == b"\x01\x23" and serial[8] == 0xEE
     # The chip's state file (its EEPROM) keeps the counter and the key, 0600.
     assert stat.S_IMODE(os.stat(tmp_path / "chip.json").st_mode) == 0o600
@@ -152,7 +154,8 @@ def test_sign_takes_the_datasheet_time():
 VM_PROGRAM = r"""
 import sys, gc, time, micropython
 from boards.ptyi2c import PtyI2C
-from drivers.atecc608 import ATECC608, provision
+from drivers.atecc608 import ATECC608
+from drivers.atecc608_setup import provision
 from binascii import hexlify
 gc.collect()
 before = gc.mem_free()
@@ -212,7 +215,7 @@ sys.path.insert(0, sys.argv[1])
 import board_config
 from boards.emulator import Board
 from binascii import hexlify
-from drivers.atecc608 import provision
+from drivers.atecc608_setup import provision
 board = Board(board_config)
 se = board.secure_element
 public = bytearray(64)

@@ -18,6 +18,10 @@ Every wait is bounded (the command's maximum execution time at clock divider
 code, or silence raises SecureElementFault saying which. The opcodes, status
 codes, times and the CRC are defined here once; the host's simulator
 (host_tools/sim/atecc608.py) imports them.
+
+This module is what stays resident in play (Random, Nonce, Sign, Counter);
+making the key pair, reading and locking the zones are provisioning, in
+drivers/atecc608_setup.py, loaded only for that.
 """
 
 from drivers import SecureElementFault
@@ -69,16 +73,6 @@ _CMD_MAX = const(8 + 32)     # the longest command sent: Nonce or Write with 32 
 _RSP_MAX = const(3 + 64)     # the longest answer: a public key or a signature
 WAKE_GROUP = b"\x04\x11\x33\x43"
 
-# The shoe's configuration, bytes 16-127 as the chip's zone lays them out:
-# I2C address 0xC0 (0x60 << 1); slot 0 a P-256 private key that signs only
-# external messages, is secret and is never written (SlotConfig 0x2083,
-# KeyConfig 0x0033: private, P-256, public info, lockable); every other slot
-# plain data.
-# Bytes 84-87 (UserExtra, LockValue, LockConfig) are skipped when writing.
-SLOT_CONFIG = (0x2083,) + (0x0000,) * 15
-KEY_CONFIG = (0x0033,) + (0x003C,) * 15
-
-
 def crc16(buf, start, end):
     """The chip's CRC-16: polynomial 0x8005, bits LSB first, initial value 0."""
     crc = 0
@@ -90,19 +84,6 @@ def crc16(buf, start, end):
             else:
                 crc = (crc << 1) & 0xFFFF
     return crc
-
-
-def shoe_config(config):
-    """Bytes 16-127 of ``config`` (the chip's 128 read) set to the shoe's layout, in place."""
-    config[16] = ADDRESS << 1
-    for i in range(16):
-        config[20 + 2 * i] = SLOT_CONFIG[i] & 0xFF
-        config[21 + 2 * i] = SLOT_CONFIG[i] >> 8
-        config[96 + 2 * i] = KEY_CONFIG[i] & 0xFF
-        config[97 + 2 * i] = KEY_CONFIG[i] >> 8
-    config[88] = 0xFF    # SlotLocked: none yet (slot 0 is locked after its key is made)
-    config[89] = 0xFF
-    return config
 
 
 class ATECC608:
@@ -124,6 +105,7 @@ class ATECC608:
         for n in (0, 4, 32):
             self._cmd_views[n] = memoryview(self._cmd)[:8 + n]
         self.last_exec_ms = 0
+        self._data_len = 0
 
     # -- power states ---------------------------------------------------------
 
@@ -244,15 +226,7 @@ class ATECC608:
                 pass   # it sleeps by itself within tWATCHDOG
         return self._data_len
 
-    # -- commands ---------------------------------------------------------------
-
-    def revision(self):
-        """Info(Revision): 0x6002/0x6003 on an ATECC608."""
-        self._run(OP_INFO, 0x00, 0, None, "Info", None, 0)
-        r = self._rsp
-        if self._data_len != 4:
-            raise SecureElementFault("Info answer has %d bytes, not 4" % self._data_len)
-        return (r[3] << 8) | r[4]
+    # -- commands a shoe uses in play ------------------------------------------
 
     def random(self, out):
         """32 random bytes into ``out`` (the fixed test pattern until the configuration is locked)."""
@@ -261,14 +235,6 @@ class ATECC608:
     def nonce(self, num_in, out):
         """Nonce in random mode: ``out`` gets RandOut; TempKey holds SHA-256(RandOut, num_in, ...)."""
         self._run(OP_NONCE, 0x00, 0, num_in, "Nonce", out, 32)
-
-    def genkey(self, slot, out):
-        """Make a new private key in ``slot``; its public key X||Y goes into ``out`` (64 bytes)."""
-        self._run(OP_GENKEY, 0x04, slot, None, "GenKey", out, 64)
-
-    def public_key(self, slot, out):
-        """The public key X||Y of the private key in ``slot`` (computed by the chip)."""
-        self._run(OP_GENKEY, 0x00, slot, None, "GenKey(public)", out, 64)
 
     def sign(self, slot, digest, out):
         """ECDSA P-256 over the 32-byte ``digest`` with the key in ``slot``:
@@ -293,74 +259,3 @@ class ATECC608:
             raise SecureElementFault("Counter answer has %d bytes, not 4" % self._data_len)
         return r[1] | (r[2] << 8) | (r[3] << 16) | (r[4] << 24)
 
-    def read(self, zone, address, out, n):
-        """Read 4 or 32 bytes of a zone at its word ``address``."""
-        self._run(OP_READ, zone | (0x80 if n == 32 else 0), address, None, "Read", out, n)
-
-    def write(self, zone, address, data):
-        """Write 4 or 32 bytes."""
-        self._run(OP_WRITE, zone | (0x80 if len(data) == 32 else 0), address, data, "Write", None, 0)
-
-    def lock(self, mode, summary=0):
-        """Lock a zone (mode 0x00 configuration with its CRC summary, 0x81
-        data and OTP unchecked, 0x02 | slot << 2 one slot)."""
-        self._run(OP_LOCK, mode, summary, None, "Lock", None, 0)
-
-    def serial(self, out):
-        """The 9-byte serial number (configuration bytes 0-3 and 8-12)."""
-        four = bytearray(4)
-        self.read(ZONE_CONFIG, 0, four, 4)
-        for i in range(4):
-            out[i] = four[i]
-        self.read(ZONE_CONFIG, 2, four, 4)
-        for i in range(4):
-            out[4 + i] = four[i]
-        self.read(ZONE_CONFIG, 3, four, 4)
-        out[8] = four[0]
-
-    def read_config(self, out):
-        """All 128 configuration bytes into ``out``."""
-        block = bytearray(32)
-        for b in range(4):
-            self.read(ZONE_CONFIG, b << 3, block, 32)
-            for i in range(32):
-                out[32 * b + i] = block[i]
-
-    def locked(self):
-        """(configuration locked, data and OTP locked)."""
-        four = bytearray(4)
-        self.read(ZONE_CONFIG, 21, four, 4)   # bytes 84-87: LockValue 86, LockConfig 87
-        return four[3] != 0x55, four[2] != 0x55
-
-
-def provision(se, public_out):
-    """Turn a fresh chip into the shoe's: write and lock the configuration
-    (checked against its CRC), lock the data zone, make the key pair in slot
-    0 and lock that slot so the key can never be replaced. Returns True when
-    it made a key now, False when the chip already held the shoe's locked
-    key (then ``public_out`` gets that key's public half). The private key
-    never leaves the chip: no command here could read it."""
-    config_locked, data_locked = se.locked()
-    if not config_locked:
-        config = bytearray(128)
-        se.read_config(config)
-        shoe_config(config)
-        word = bytearray(4)
-        for address in range(4, 32):
-            if address == 21:
-                continue   # bytes 84-87 are not written with Write
-            for i in range(4):
-                word[i] = config[4 * address + i]
-            se.write(ZONE_CONFIG, address, word)
-        se.read_config(config)
-        se.lock(0x00, crc16(config, 0, 128))
-    if not data_locked:
-        se.lock(0x81)
-    four = bytearray(4)
-    se.read(ZONE_CONFIG, 22, four, 4)   # bytes 88-89: SlotLocked, bit clear = locked
-    if not four[0] & (1 << KEY_SLOT):
-        se.public_key(KEY_SLOT, public_out)
-        return False
-    se.genkey(KEY_SLOT, public_out)
-    se.lock(0x02 | (KEY_SLOT << 2))
-    return True

@@ -44,17 +44,21 @@ _SHOE = r"""
 import gc, json, time
 gc.collect()
 base = gc.mem_alloc()
+# As main.py does: the session's room is held while modules load (and the
+# on-demand ones come and go), then given back for the game's buffers, so
+# they find one run of free heap instead of the holes imports leave.
+room = bytearray(ROOM)
 for m in MODULES:
     __import__(m)
 from baccarat import game
 from cardset import registry
 cardset = registry.load("cardset.bin")
 gc.collect()
-after_import = gc.mem_alloc() - base
+after_import = gc.mem_alloc() - base - ROOM
 for m in RARE:  # what a command, a boot or a refill loads for a while
     __import__(m)
 gc.collect()
-with_rare = gc.mem_alloc() - base
+with_rare = gc.mem_alloc() - base - ROOM
 import lazy
 for m in RARE:
     lazy.unload(m)
@@ -80,6 +84,8 @@ COVER_AT = N - 16
 count = [0]
 def emit(buf, n):
     count[0] += 1
+room = None
+gc.collect()
 g = game.Game(emit)
 
 def shoe(sample, stretch_from, stretch_len):
@@ -192,9 +198,18 @@ def run_in_vm(stage_dir, heap_bytes, source, timeout=VM_TIMEOUT_S):
                           cwd=str(stage_dir))
 
 
+def _session_room():
+    """main.SESSION_ROOM: the heap main.py holds back for the session's buffers."""
+    from host_tools import vm
+    vm.use_firmware()
+    import main
+    return main.SESSION_ROOM
+
+
 def measure(stage_dir, manifest, seed):
     rare = [_module_name(r) for r in _on_demand()]
-    source = "MODULES = %r\nRARE = %r\nSEED = %d\n%s" % (resident_modules(manifest), rare, seed, _SHOE)
+    source = "MODULES = %r\nRARE = %r\nSEED = %d\nROOM = %d\n%s" % (resident_modules(manifest), rare, seed,
+                                                                  _session_room(), _SHOE)
     proc = run_in_vm(stage_dir, manifest["heap"], source)
     if proc.returncode != 0:
         raise RuntimeError("VM run failed (heap %d):\n%s" % (manifest["heap"],
