@@ -258,3 +258,24 @@ def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     lines = dict(l.split(" ", 1) for l in out.decode().splitlines())
     _check(bytes.fromhex(lines["PUB"]), bytes(range(32)), bytes.fromhex(lines["SIG"]))
     assert int(lines["COUNT"]) == chip.counters[0] == 1
+
+
+def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
+    """host_tools.emulate's own wiring (Emulator(secure=True)): board_config
+    names the bus pty, the VM's board opens it at boot, the shoe boots
+    untilted (the chip's EEPROM file lies beside the flash, not in it, where
+    the boot check would take it for a file nobody deployed)."""
+    import json as _json
+
+    from emuhost import started
+    from host_tools.emulate import Emulator
+    emu = Emulator(str(tmp_path / "flash"), "EMU1", secure=True)
+    assert emu.secure is not None and not emu.secure.config_locked
+    with started(emu) as host:
+        host.connect()
+        hello = host.hellos()[-1]
+    assert hello["tilt"] is None
+    assert not any(p.name.endswith(".json") and p.name != "manifest.json"
+                   for p in (tmp_path / "flash").iterdir())
+    manifest = _json.loads((tmp_path / "flash" / "manifest.json").read_text())
+    assert "boards/ptyi2c.mpy" in manifest["files"] and "drivers/atecc608.mpy" in manifest["files"]
