@@ -4,28 +4,9 @@ A polling loop rather than asyncio: every step has a bounded cost (reads
 never wait, frames are sent a few per step), the watchdog is fed once per
 pass, and the same loop runs on the boards and in the unix VM.
 
-Nothing is sent before the boot self-test has run. First the file system
-against the manifest `shoe deploy` installed, before any firmware module but
-manifest.py is imported (only built-in modules are loaded then):
-
-- a listed file missing or altered: that code is in doubt and is never run;
-  the shoe halts silently with the reason on the console, since the code
-  that would report it could be the code in doubt;
-- a file the manifest does not cover (a ``.py`` beside the deployed
-  ``.mpy``, which MicroPython would import instead, or anything else): it is
-  moved into quarantine/ before anything could import it, so only deployed
-  code runs, and the shoe tilts (below); quarantine/ itself is a stray at
-  the next boot, so the tilt outlives a power cycle until a technician
-  inspects and removes it;
-- no manifest, or one that is not a manifest: nothing is vouched for; the
-  shoe tilts.
-
-Then known-answer tests of CRC-32, HMAC, BLAKE2s and the game core, then the
-journal's integrity (Session.boot). A tilt from any of these leaves the shoe
-sending nothing but its hello, whose ``tilt`` says why, and recording
-nothing. The hello also carries the manifest's SHA-256 (``manifest``, which
-the pit compares with what `shoe deploy` recorded) and ``service``: NEW SHOE
-was held at power-on, so the watchdog is off and the REPL answers.
+Nothing is sent before the boot self-test has run: the file system against
+the manifest first (manifest.boot_check; docs/security.md, "The code"),
+then known answers, then the journal (Session.boot).
 """
 
 import binascii
@@ -61,53 +42,23 @@ def _exists(path):
         return False
 
 
-def _quarantine(root, rel):
-    """Move ``rel`` under quarantine/ (kept for inspection, out of every import path)."""
-    parts = ("quarantine/" + rel).split("/")
-    at = root
-    for part in parts[:-1]:
-        at = at + "/" + part
-        if not _exists(at):
-            os.mkdir(at)
-    os.rename(root + "/" + rel, root + "/quarantine/" + rel)
-
-
 def _check_files():
-    """(halt, tilt, manifest digest): ``halt`` when a deployed file is missing
-    or altered (its code must not run, so nothing is sent), ``tilt`` for
-    strays and for a missing or damaged manifest. The hashing is
-    firmware/manifest.py, the same code `shoe deploy` uses."""
+    """(halt, tilt, manifest digest): manifest.boot_check, run before any
+    other firmware module is imported. The one module imported before it
+    is manifest itself, so a .py beside manifest.mpy (it would be imported
+    in its place) is moved into quarantine/ here first."""
     root = _dir(globals().get("__file__", "main.py"))
     moved = []
-    # The one firmware module imported before the check: a .py beside it
-    # would be imported in its place, so it is moved away first, here.
     if _exists(root + "/manifest.py") and _exists(root + "/manifest.mpy"):
-        _quarantine(root, "manifest.py")
+        if not _exists(root + "/quarantine"):
+            os.mkdir(root + "/quarantine")
+        os.rename(root + "/manifest.py", root + "/quarantine/manifest.py")
         moved.append("manifest.py")
     import manifest
-
-    m, digest, tilt = manifest.read(root)
-    halt = None
-    if m is not None:
-        halt = manifest.check(root, m["files"])
-        if halt is None:
-            for rel in manifest.strays(root, m):
-                if rel.startswith(manifest.QUARANTINE + "/"):
-                    moved.append(rel)   # there since an earlier boot
-                    continue
-                _quarantine(root, rel)
-                moved.append(rel)
-    if moved and tilt is None:
-        first = moved[0]
-        twin = first[:-3] + ".mpy"
-        if first.endswith(".py") and (first == "manifest.py" or twin in m["files"]):
-            why = "%s would be imported in place of the deployed %s" % (first, twin)
-        else:
-            why = "%s is not in the manifest" % first
-        tilt = "self-test: %s (%d file(s) not deployed, in quarantine/)" % (why, len(moved))
+    result = manifest.boot_check(root, moved)
     from lazy import unload
     unload("manifest")  # boot-only: give its heap back before the shoe loads
-    return halt, tilt, digest
+    return result
 
 
 def _check_manifest():
@@ -202,6 +153,7 @@ def run():
     import board_config
     pkg = __import__("boards." + board_config.MODULE)
     board = getattr(pkg, board_config.MODULE).Board(board_config)
+    board.manifest = digest
     board.feed()
     cardset = None
     set_problem = None
@@ -217,7 +169,6 @@ def run():
     room = None
     gc.collect()
     session = Session(board, board_config, Journal(board.journal_path), outbox)
-    session.manifest = digest
     problem = tilt or _self_test(_known_answers)
     board.feed()
     gc.collect()  # the self-test's throw-away game

@@ -103,6 +103,55 @@ def strays(root, m):
     return [p for p in walk(root) if p != NAME and p not in files and p not in data]
 
 
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def quarantine(root, rel):
+    """Move ``rel`` under quarantine/ (kept for inspection, out of every import path)."""
+    parts = (QUARANTINE + "/" + rel).split("/")
+    at = root
+    for part in parts[:-1]:
+        at = at + "/" + part
+        if not _exists(at):
+            os.mkdir(at)
+    os.rename(root + "/" + rel, root + "/" + QUARANTINE + "/" + rel)
+
+
+def boot_check(root, moved):
+    """The boot's check of the whole file system (firmware/main.py): returns
+    (halt, tilt, digest of manifest.json). ``halt`` names a listed file that
+    is missing or altered: its code must not run, so nothing is sent.
+    ``tilt`` names the first file nobody deployed (each is moved into
+    quarantine/ before anything can import it; ``moved`` lists any main.py
+    moved already), or a missing or damaged manifest."""
+    m, digest, tilt = read(root)
+    halt = None
+    if m is not None:
+        halt = check(root, m["files"])
+        if halt is None:
+            early = len(moved)
+            for rel in strays(root, m):
+                if not rel.startswith(QUARANTINE + "/"):
+                    quarantine(root, rel)
+                elif rel[len(QUARANTINE) + 1:] in moved[:early]:
+                    continue   # moved by main.py this boot, already counted
+                moved.append(rel)
+    if moved and tilt is None:
+        first = moved[0]
+        twin = first[:-3] + ".mpy"
+        if first.endswith(".py") and (first == "manifest.py" or twin in m["files"]):
+            why = "%s would be imported in place of the deployed %s" % (first, twin)
+        else:
+            why = "%s is not in the manifest" % first
+        tilt = "self-test: %s (%d file(s) not deployed, in %s/)" % (why, len(moved), QUARANTINE)
+    return halt, tilt, digest
+
+
 def check(root, files):
     """Why the files under ``root`` differ from ``files``, or None when every
     listed file is there with its listed hash. Stops at the first problem."""

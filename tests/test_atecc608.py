@@ -14,9 +14,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_dss_signature
 
-from drivers import SecureElementFault
 from drivers import atecc608_setup as setup
-from drivers.atecc608 import ATECC608, COUNTER_MAX, EXEC_MS, OP_SIGN
+from drivers.atecc608 import ATECC608, COUNTER_MAX, EXEC_MS, OP_SIGN, SecureElementFault
 from drivers.atecc608_setup import provision
 from host_tools import vm
 from host_tools.sim.atecc608 import ADDRESS, Chip, crc16, group, start_sim

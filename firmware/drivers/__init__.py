@@ -8,15 +8,3 @@ class ReaderFault(Exception):
     can report it as an irregularity and carry on with the next poll.
     """
 
-
-class SecureElementFault(Exception):
-    """The secure element did not answer, answered garbled, or refused.
-
-    ``status`` is the chip's status code when it refused a command (0x0F
-    execution error, 0x03 parse error, ...), or -1 when the fault was on the
-    bus (no answer, CRC wrong), so a caller can tell a refusal from a wire.
-    """
-
-    def __init__(self, message, status=-1):
-        Exception.__init__(self, message)
-        self.status = status

@@ -24,7 +24,6 @@ making the key pair, reading and locking the zones are provisioning, in
 drivers/atecc608_setup.py, loaded only for that.
 """
 
-from drivers import SecureElementFault
 from clock import sleep_ms, ticks_add, ticks_diff, ticks_ms
 
 try:
@@ -32,6 +31,20 @@ try:
 except ImportError:  # CPython
     def const(x):
         return x
+
+
+class SecureElementFault(Exception):
+    """The secure element did not answer, answered garbled, or refused.
+
+    ``status`` is the chip's status code when it refused a command (0x0F
+    execution error, 0x03 parse error, ...), or -1 when the fault was on the
+    bus (no answer, CRC wrong), so a caller can tell a refusal from a wire.
+    """
+
+    def __init__(self, message, status=-1):
+        Exception.__init__(self, message)
+        self.status = status
+
 
 ADDRESS = const(0x60)
 

@@ -6,9 +6,8 @@ signs with; this module is loaded by `shoe deploy` (or a boot that finds the
 chip blank) and unloaded again.
 """
 
-from drivers import SecureElementFault
 from drivers.atecc608 import (ADDRESS, KEY_SLOT, OP_GENKEY, OP_INFO, OP_LOCK, OP_READ, OP_WRITE,
-                              ZONE_CONFIG, crc16)
+                              ZONE_CONFIG, SecureElementFault, crc16)
 
 # The shoe's configuration, bytes 16-127 as the chip's zone lays them out:
 # I2C address 0xC0 (0x60 << 1); slot 0 a P-256 private key that signs only

@@ -111,7 +111,7 @@ class Blake2s:
         self.v = array("H", bytes(64))
         self.m = array("H", bytes(64))
         self.block = bytearray(64)
-        self.key = bytes(key)   # for the empty message's final key block
+        self.key = key   # for the empty message's final key block (the caller's, not copied)
         self.fill = 0
         self.count = 0  # bytes compressed so far, key block included
         # RFC 7693 2.5: parameter block for sequential mode, keyed.

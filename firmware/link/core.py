@@ -113,9 +113,6 @@ class Link:
         self.tilt_from = 0      # seq of the first event made while tilted
         self.synced = False     # a tilted device has heard the host's ack since boot
         self.halt = None        # boot self-test failure: nothing but hellos
-        self.manifest = ""      # SHA-256 of the manifest.json the boot check read (main.py)
-        # NEW SHOE held at power-on: no watchdog, a live REPL (the board says).
-        self.service = bool(getattr(board, "service", False))
         self.spilled = False    # events newer than the outbox exist only in the journal
         self.mute = False
         self.capture = False    # journal the next emission as a literal event
