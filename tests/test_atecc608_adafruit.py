@@ -5,7 +5,7 @@ test_pn532_adafruit.py gives adafruit_pn532 a real pty to `shoe sim pn532`).
 
 adafruit_atecc waits the ATECC508A's execution times (Sign 70 ms), shorter
 than the ATECC608's maxima (Sign 115 ms), and polls only 20 times without
-pausing; the simulator therefore runs at half the maxima here, as a part
+pausing; the simulator therefore runs at 0.4 of the maxima here, as a part
 faster than the worst case does (the firmware driver's tests run it at 1.0)."""
 
 import pytest
@@ -22,7 +22,7 @@ from host_tools.sim.i2cbus import BusioI2C
 
 @pytest.fixture
 def chip(tmp_path):
-    proc, pty = start_sim(state=tmp_path / "chip.json", timing=0.5)
+    proc, pty = start_sim(state=tmp_path / "chip.json", timing=0.4)
     bus = BusioI2C(pty)
     yield ATECC(bus), tmp_path / "chip.json"
     bus.deinit()

@@ -81,10 +81,10 @@ ZONE_CONFIG = const(0)
 ZONE_OTP = const(1)
 ZONE_DATA = const(2)
 KEY_SLOT = const(0)          # the device key pair's slot
-_MARGIN_MS = const(10)       # bus time on top of the chip's own
+_MARGIN_MS = const(50)       # bus and host time on top of the chip's own (only a silent chip waits it out)
 _CMD_MAX = const(8 + 32)     # the longest command sent: Nonce or Write with 32 bytes
 _RSP_MAX = const(3 + 64)     # the longest answer: a public key or a signature
-WAKE_GROUP = b"\x04\x11\x33\x43"
+
 
 def crc16(buf, start, end):
     """The chip's CRC-16: polynomial 0x8005, bits LSB first, initial value 0."""
