@@ -225,6 +225,10 @@ def add_arguments(parser):
                         help="deal through the shoe's PN532 driver and the wire-level simulator, "
                              "with an enrolled 8-deck card set of made-up tags, instead of the "
                              "dealer channel")
+    parser.add_argument("--secure-element", action="store_true",
+                        help="put a simulated ATECC608B on the shoe's I2C bus (its EEPROM beside the flash)")
+    parser.add_argument("--service", action="store_true",
+                        help="power on with NEW SHOE held: service mode, announced in the hello")
 
 
 def run(args):
@@ -238,9 +242,10 @@ def run(args):
         tags = TaggedSet(8)
         path = os.path.join(directory + ".cardset")
         tags.write(path)
-        emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path)
+        emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path,
+                       secure=args.secure_element, service=args.service)
     else:
-        emu = Emulator(directory, args.shoe_id)
+        emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()

@@ -155,3 +155,11 @@ def test_the_bridge_keeps_the_hellos_manifest_and_service_mode(staged, tmp_path)
     assert seen is not None, "the bridge never accepted the hello"
     assert seen["service"] is True
     assert seen["manifest"] == hashlib.sha256((flash / "manifest.json").read_bytes()).hexdigest()
+
+
+def test_shoe_emulate_service_and_secure_element_options(tmp_path):
+    from emuhost import emulate_cli
+    with emulate_cli(tmp_path / "flash", "--no-dealer", "--service", "--secure-element") as host:
+        host.wait(lambda: not host.pending, what="the hello")
+        hello = host.hellos()[-1]
+    assert hello["service"] is True and hello["tilt"] is None
