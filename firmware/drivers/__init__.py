@@ -7,4 +7,3 @@ class ReaderFault(Exception):
     Raised with a message that says exactly what was wrong, so the main loop
     can report it as an irregularity and carry on with the next poll.
     """
-
