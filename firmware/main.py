@@ -4,18 +4,15 @@ A polling loop rather than asyncio: every step has a bounded cost (reads
 never wait, frames are sent a few per step), the watchdog is fed once per
 pass, and the same loop runs on the boards and in the unix VM.
 
-Nothing is sent before the boot self-test has run. First the files against
-the manifest `shoe deploy` installed, before any of them is imported (only
-board_config and built-in modules are loaded then): a damaged file is never
-run, and the shoe halts silently with the reason on the console, since the
-code that would report it is the code in doubt. Then known-answer tests of
-CRC-32, HMAC, BLAKE2s and the game core, then the journal's integrity (Session.boot);
-those failures leave the shoe refusing play and saying why in its hello.
+Nothing is sent before the boot self-test has run: the file system against
+the manifest first (manifest.boot_check; docs/security.md, "The code"),
+then known answers, then the journal (Session.boot).
 """
 
 import binascii
 import hashlib
 import json
+import os
 import sys
 import time
 
@@ -37,18 +34,37 @@ def _dir(path):
     return path[:cut] if cut > 0 else "."
 
 
-def _check_manifest():
-    """Hash every file `shoe deploy` listed in manifest.json (beside main.py)
-    against the list; a development tree has no manifest and skips this.
-    The hashing is firmware/manifest.py, the same code `shoe deploy` uses."""
-    import manifest
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
 
+
+def _check_files():
+    """(halt, tilt, manifest digest): manifest.boot_check, run before any
+    other firmware module is imported. The one module imported before it
+    is manifest itself, so a .py beside manifest.mpy (it would be imported
+    in its place) is moved into quarantine/ here first."""
     root = _dir(globals().get("__file__", "main.py"))
-    files = manifest.load(root)
-    problem = None if files is None else manifest.check(root, files)
+    moved = []
+    if _exists(root + "/manifest.py") and _exists(root + "/manifest.mpy"):
+        if not _exists(root + "/quarantine"):
+            os.mkdir(root + "/quarantine")
+        os.rename(root + "/manifest.py", root + "/quarantine/manifest.py")
+        moved.append("manifest.py")
+    import manifest
+    result = manifest.boot_check(root, moved)
     from lazy import unload
     unload("manifest")  # boot-only: give its heap back before the shoe loads
-    return problem
+    return result
+
+
+def _check_manifest():
+    """The reason the shoe must not start, halted or tilted, or None."""
+    halt, tilt, _ = _check_files()
+    return halt or tilt
 
 
 def _known_answers():
@@ -116,9 +132,12 @@ def _lights(session, game):
 
 
 def run():
-    problem = _self_test(_check_manifest)
-    if problem is not None:
-        _halt(problem)
+    try:
+        halt, tilt, digest = _check_files()
+    except Exception as e:  # a check that crashes has failed, and proves nothing
+        halt, tilt, digest = "self-test: %s" % e, None, ""
+    if halt is not None:
+        _halt(halt)
     # Imported only now (it is one of the checked files), which also lets
     # this file import on a PC where no board_config has been generated.
     # The large buffers first (the outbox's ring, the card set), before the
@@ -134,6 +153,7 @@ def run():
     import board_config
     pkg = __import__("boards." + board_config.MODULE)
     board = getattr(pkg, board_config.MODULE).Board(board_config)
+    board.manifest = digest
     board.feed()
     cardset = None
     set_problem = None
@@ -149,7 +169,7 @@ def run():
     room = None
     gc.collect()
     session = Session(board, board_config, Journal(board.journal_path), outbox)
-    problem = _self_test(_known_answers)
+    problem = tilt or _self_test(_known_answers)
     board.feed()
     gc.collect()  # the self-test's throw-away game
     reading = None

@@ -11,14 +11,30 @@ board costs 512 bytes of heap, not 30 KiB.
 At boot this is the one firmware module imported before the check. It is in
 the manifest like any other file, so a damaged copy either fails to import
 or fails its own hash, and either way the shoe halts (main.py).
+
+The manifest covers every file on the device, not only those it hashes:
+``files`` (path -> SHA-256: code, board_config, the key) and ``data``, the
+few names the device writes itself or that carry their own check (the
+journal and its companions, link/journal.py; the card set, which carries its
+own SHA-256, cardset/registry.py). Anything else on the file system is a
+stray (``strays``): a file nobody deployed, such as a ``.py`` that
+MicroPython would import in place of the deployed ``.mpy``.
 """
 
 import binascii
 import hashlib
 import json
+import os
 
 NAME = "manifest.json"
 CHUNK = 512
+# The names a shoe's own code writes at run time, or that carry their own
+# check: journal.bin and the suffixes link/journal.py adds to it, and the
+# card set (tests/test_boot_manifest.py keeps these in step with the code).
+DATA = ("journal.bin", "journal.bin.tilt", "journal.bin.mark", "journal.bin.bad",
+        "journal.bin.tmp", "cardset.bin")
+QUARANTINE = "quarantine"
+_DIR = 0x4000
 
 
 def file_sha256(path, buf=None):
@@ -45,6 +61,95 @@ def load(root):
         return None
     with f:
         return json.load(f)["files"]
+
+
+def read(root):
+    """(manifest dict, lower-hex SHA-256 of manifest.json, None), or (None,
+    "", why) when it is missing or is not a manifest."""
+    path = root + "/" + NAME
+    try:
+        digest = file_sha256(path)
+    except OSError:
+        return None, "", "self-test: %s is missing: nothing on this device is vouched for" % NAME
+    try:
+        with open(path) as f:
+            m = json.load(f)
+        files = m["files"]
+        data = m.get("data", [])
+        if not isinstance(files, dict) or not isinstance(data, list):
+            raise ValueError("files or data of the wrong kind")
+    except Exception as e:   # any damage: unreadable, not JSON, fields missing
+        return None, digest, "self-test: %s is not a valid manifest (%s)" % (NAME, e)
+    return m, digest, None
+
+
+def walk(root, rel=""):
+    """Every file under ``root`` as a path relative to it, directories left out."""
+    out = []
+    base = root + "/" + rel if rel else root
+    for name in sorted(os.listdir(base)):
+        path = rel + "/" + name if rel else name
+        if os.stat(root + "/" + path)[0] & _DIR:
+            out.extend(walk(root, path))
+        else:
+            out.append(path)
+    return out
+
+
+def strays(root, m):
+    """Files under ``root`` the manifest ``m`` neither lists nor names as data."""
+    files = m["files"]
+    data = m.get("data", [])
+    return [p for p in walk(root) if p != NAME and p not in files and p not in data]
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def quarantine(root, rel):
+    """Move ``rel`` under quarantine/ (kept for inspection, out of every import path)."""
+    parts = (QUARANTINE + "/" + rel).split("/")
+    at = root
+    for part in parts[:-1]:
+        at = at + "/" + part
+        if not _exists(at):
+            os.mkdir(at)
+    os.rename(root + "/" + rel, root + "/" + QUARANTINE + "/" + rel)
+
+
+def boot_check(root, moved):
+    """The boot's check of the whole file system (firmware/main.py): returns
+    (halt, tilt, digest of manifest.json). ``halt`` names a listed file that
+    is missing or altered: its code must not run, so nothing is sent.
+    ``tilt`` names the first file nobody deployed (each is moved into
+    quarantine/ before anything can import it; ``moved`` lists any main.py
+    moved already), or a missing or damaged manifest."""
+    m, digest, tilt = read(root)
+    halt = None
+    if m is not None:
+        halt = check(root, m["files"])
+        if halt is None:
+            early = len(moved)
+            for rel in strays(root, m):
+                if not rel.startswith(QUARANTINE + "/"):
+                    quarantine(root, rel)
+                elif rel[len(QUARANTINE) + 1:] in moved[:early]:
+                    continue   # moved by main.py this boot, already counted
+                moved.append(rel)
+    if moved and tilt is None:
+        first = moved[0]
+        twin = first[:-3] + ".mpy"
+        if first.endswith(".py") and (first == "manifest.py" or twin in m["files"]):
+            why = "%s would be imported in place of the deployed %s" % (first, twin)
+        else:
+            why = "%s is not in the manifest" % first
+        tilt = "self-test: %s (%d file(s) not deployed, in %s/)" % (why, len(moved), QUARANTINE)
+    return halt, tilt, digest
 
 
 def check(root, files):

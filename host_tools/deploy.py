@@ -311,7 +311,7 @@ def _write_image(outdir, sources, source_name, values, key, cardset, head):
             files[path.relative_to(out).as_posix()] = fw_manifest.file_sha256(str(path))
     manifest = dict(head, module=values["MODULE"], heap=values["HEAP"],
                     firmware_version=values["FIRMWARE_VERSION"], mpy_cross=mpy_cross_version(),
-                    files=files)
+                    files=files, data=list(fw_manifest.DATA))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 

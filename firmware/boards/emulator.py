@@ -29,6 +29,12 @@ The dealer's lights and the gate keep the state main.py last drove; a
 ``gpio`` line on the dealer channel is answered (after its ACK) with
 ``gpio LIGHTS GATE``: the light mask and 1 for an open gate, what a
 technician looking at the shoe would see (`shoe acceptance`'s tests).
+
+``SECURE["device"]`` puts the secure element on the board's I2C bus: an
+ATECC608B simulated in the host process (it signs with a library no VM
+has), the bus's transactions carried over that pty (``boards.ptyi2c``), and
+the firmware's own driver on top, as on a board. ``secure_element`` is the
+driver, or None without one.
 """
 
 import sys
@@ -100,6 +106,15 @@ class Board:
             self._sensor_sim = SimTCS34725()
             self._sensor_sim.show("back_a")
             self.back_sensor = TCS34725(self._sensor_sim, config.SENSOR.get("calibration"))
+        # NEW SHOE held at power-on (service mode): the emulator has no
+        # button, so board_config says whether it was held.
+        self.service = bool(getattr(config, "HELD_AT_POWER_ON", False))
+        self.secure_element = None
+        secure = getattr(config, "SECURE", None)
+        if secure and secure.get("device"):
+            from boards.ptyi2c import PtyI2C
+            from drivers.atecc608 import ATECC608
+            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()

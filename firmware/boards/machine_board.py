@@ -85,6 +85,10 @@ class MachineBoard:
         self.back_sensor = None
         if config.SENSOR:
             self.back_sensor = self._make_sensor(config.SENSOR)
+        self.secure_element = None
+        secure = getattr(config, "SECURE", None)
+        if secure:
+            self.secure_element = self._make_secure(secure)
 
     def watchdog_ms(self, ms):
         return ms
@@ -127,6 +131,16 @@ class MachineBoard:
         from drivers.tcs34725 import TCS34725
         # Calibrated reference colours for the card stock, when boards.toml has them.
         return TCS34725(self._i2c(cfg), cfg.get("calibration"))
+
+    def _make_secure(self, cfg):
+        if cfg["kind"] != "atecc608" or cfg["bus"] != "i2c":
+            raise ConfigError("no driver for a %s secure element on %s" % (cfg["kind"], cfg["bus"]))
+        from drivers.atecc608 import ATECC608
+        # 100 kHz at most, so the address byte 0x00 holds SDA low past tWLO
+        # (60 us) and wakes the chip.
+        return ATECC608(I2C(cfg["id"], scl=Pin(cfg["scl"]), sda=Pin(cfg["sda"]),
+                            freq=min(cfg.get("freq", 100000), 100000)),
+                        cfg.get("address", 0x60))
 
     # -- host link ---------------------------------------------------------
 

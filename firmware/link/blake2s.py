@@ -10,7 +10,10 @@ implementation of the same standard.
 Each 32-bit word is kept as two 16-bit halves (high at even index, low at
 odd): a 32-bit value does not fit a small int on a 32-bit MCU (small ints
 are 31-bit there), and a big int per operation would allocate. The state
-after the key block is computed once; each message starts from it.
+after the key block is computed once; each message starts from it. The
+empty message is the one exception: then the key block is itself the last
+block (RFC 7693 3.3), so it is compressed again with the final flag, from
+the key kept for that purpose.
 """
 
 from array import array
@@ -108,6 +111,7 @@ class Blake2s:
         self.v = array("H", bytes(64))
         self.m = array("H", bytes(64))
         self.block = bytearray(64)
+        self.key = key   # for the empty message's final key block (the caller's, not copied)
         self.fill = 0
         self.count = 0  # bytes compressed so far, key block included
         # RFC 7693 2.5: parameter block for sequential mode, keyed.
@@ -150,6 +154,19 @@ class Blake2s:
 
     def _finish(self):
         block = self.block
+        if self.count == 64 and self.fill == 0:
+            # No message byte came: the key block is the final block.
+            h = self.h
+            for i in range(16):
+                h[i] = _IV[i]
+            h[0] ^= 0x0101
+            h[1] ^= (len(self.key) << 8) | self.size
+            key = self.key
+            n = len(key)
+            for i in range(64):
+                block[i] = key[i] if i < n else 0
+            self._compress(True)
+            return
         self.count += self.fill
         for i in range(self.fill, 64):
             block[i] = 0

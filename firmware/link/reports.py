@@ -178,6 +178,12 @@ def hello(s):
         o.raw(b"null")
     else:
         _text(o, b"", s.tilt or s.halt)
+    # Both are the board's (main.py sets ``manifest`` after the boot check;
+    # ``service``: NEW SHOE held at power-on), not the link's.
+    o.raw(b',"manifest":')
+    o.text(getattr(s.board, "manifest", ""))
+    o.raw(b',"service":')
+    o.bool(getattr(s.board, "service", False))
     o.raw(b',"nonce":"')
     o.raw(s.nonce)
     o.raw(b'","chain":"')

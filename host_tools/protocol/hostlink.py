@@ -446,7 +446,7 @@ class HostLink:
         self.queued = max(0, hello["seq"] - acked)
         self.progress_at = time.monotonic()
         self.store.register_shoe(shoe_id, key_id(self.key),
-                                 {k: hello.get(k) for k in ("proto", "fw", "board", "settings")})
+                                 {k: hello.get(k) for k in ("proto", "fw", "board", "settings", "manifest", "service")})
         head = self.store.shoe(shoe_id)
         stored = self.last_stored = head["last_seq"] if head else None
         held = self.store.max_counter(shoe_id)

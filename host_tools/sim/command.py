@@ -12,6 +12,7 @@ import importlib
 SIMULATORS = {
     "pn532": ("host_tools.sim.pn532", "PN532 NFC controller (HSU frames) answering with UIDs from a file"),
     "barcode": ("host_tools.sim.barcode", "GM65-class barcode engine sending codes from a file"),
+    "atecc608": ("host_tools.sim.atecc608", "ATECC608B secure element (I2C command protocol) on a pty I2C bus"),
 }
 
 

@@ -48,7 +48,8 @@ class Emulator:
     Only board_config changes per run, because the pty paths do.
     """
 
-    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None):
+    def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
+                 secure=False, service=False):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -68,10 +69,17 @@ class Emulator:
         values = board_config.constants(
             "emulator", shoe_id, reader=reader,
             overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
+        if service:
+            values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
+        self.secure = None
+        if secure:
+            values["SECURE"] = dict(values.get("SECURE") or {}, **self._start_secure())
         self.heap = values["HEAP"]
         self._write_config(values)
         self.proc = None
-        self.stderr_path = os.path.join(self.dir, "vm.stderr")
+        # Beside the flash, not in it: the boot check tilts on any file the
+        # manifest does not cover.
+        self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
         # Set by the relay at the VM's first byte: the self-test is done and
         # the VM has opened its ptys (opening a tty flushes its input, so the
         # dealer must not deal before this).
@@ -94,6 +102,20 @@ class Emulator:
                                      daemon=True)
         self._sim.start()
         return {"device": sim_path}
+
+    def _start_secure(self):
+        """The ATECC608B simulator in this process, its I2C bus on a pty. Its
+        EEPROM (key, counters) is kept beside the flash directory, not in it:
+        the chip is not the flash, and a flash dump must not hold its key."""
+        from host_tools.sim import atecc608, i2cbus
+
+        self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json")
+        self._se_m, self._se_s, se_path = ptys.open_raw()
+        bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
+        self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set),
+                                    daemon=True)
+        self._se.start()
+        return {"kind": "atecc608", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""
@@ -169,6 +191,9 @@ class Emulator:
         if self.chip is not None:
             self._sim.join(2)
             fds += [self._sim_m, self._sim_s]
+        if self.secure is not None:
+            self._se.join(2)
+            fds += [self._se_m, self._se_s]
         ptys.close(*fds)
 
     # -- the cable ---------------------------------------------------------
@@ -201,6 +226,10 @@ def add_arguments(parser):
                         help="deal through the shoe's PN532 driver and the wire-level simulator, "
                              "with an enrolled 8-deck card set of made-up tags, instead of the "
                              "dealer channel")
+    parser.add_argument("--secure-element", action="store_true",
+                        help="put a simulated ATECC608B on the shoe's I2C bus (its EEPROM beside the flash)")
+    parser.add_argument("--service", action="store_true",
+                        help="power on with NEW SHOE held: service mode, announced in the hello")
 
 
 def run(args):
@@ -214,9 +243,10 @@ def run(args):
         tags = TaggedSet(8)
         path = os.path.join(directory + ".cardset")
         tags.write(path)
-        emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path)
+        emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path,
+                       secure=args.secure_element, service=args.service)
     else:
-        emu = Emulator(directory, args.shoe_id)
+        emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()

@@ -47,9 +47,7 @@ import tempfile
 import time
 
 from host_tools.sim import dealer
-from host_tools import vm
 
-vm.use_firmware()
 from baccarat import script  # noqa: E402  (the firmware's own modules)
 from link import auth, host_frames, journal, proto, session  # noqa: E402
 

@@ -15,6 +15,7 @@ BENCHES = {
     "footprint": "host_tools.qa.bench.footprint",
     "pit": "host_tools.qa.bench.pit",
     "pn532": __name__,  # pn532_main below: its module takes a bare run count
+    "secure": "host_tools.qa.bench.secure",
     "shoe": "host_tools.sim.emulate",
     "shuffler": "host_tools.qa.bench.shuffler",
 }

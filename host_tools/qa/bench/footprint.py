@@ -53,6 +53,10 @@ import gc, json, time
 gc.collect()
 #STEP
 base = gc.mem_alloc()
+# As main.py does: the session's room is held while modules load (and the
+# on-demand ones come and go), then given back for the game's buffers, so
+# they find one run of free heap instead of the holes imports leave.
+room = bytearray(ROOM)
 for m in MODULES:
     __import__(m)
 from baccarat import game
@@ -60,12 +64,12 @@ from cardset import registry
 cardset = registry.load("cardset.bin")
 gc.collect()
 #STEP import
-after_import = gc.mem_alloc() - base
+after_import = gc.mem_alloc() - base - ROOM
 for m in RARE:  # what a command, a boot or a refill loads for a while
     __import__(m)
 gc.collect()
 #STEP rare
-with_rare = gc.mem_alloc() - base
+with_rare = gc.mem_alloc() - base - ROOM
 import lazy
 for m in RARE:
     lazy.unload(m)
@@ -79,6 +83,8 @@ COVER_AT = N - 16
 count = [0]
 def emit(buf, n):
     count[0] += 1
+room = None
+gc.collect()
 g = game.Game(emit)
 
 def shoe(sample, stretch_from, stretch_len):
@@ -205,10 +211,16 @@ def seeded_deck(seed, decks=8):
     return bytes(deck)
 
 
+def _session_room():
+    """main.SESSION_ROOM: the heap main.py holds back for the session's buffers."""
+    import main
+    return main.SESSION_ROOM
+
+
 def _source(manifest, seed):
     rare = [_module_name(r) for r in _on_demand()]
-    return "MODULES = %r\nRARE = %r\nDECK = %r\n%s" % (resident_modules(manifest), rare,
-                                                       seeded_deck(seed), _SHOE)
+    return "MODULES = %r\nRARE = %r\nDECK = %r\nROOM = %d\n%s" % (resident_modules(manifest), rare,
+                                                                   seeded_deck(seed), _session_room(), _SHOE)
 
 
 def measure(stage_dir, manifest, seed):

@@ -1,0 +1,295 @@
+"""The firmware's ATECC608 driver against the simulated chip, in CPython
+(in-process bus) and inside the MicroPython VM (its I2C bus a pty to the
+simulator in the host process); every signature is checked with
+`cryptography`, never with the code that made it."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_dss_signature
+
+from drivers import atecc608_setup as setup
+from drivers.atecc608 import ATECC608, COUNTER_MAX, EXEC_MS, OP_SIGN, SecureElementFault
+from drivers.atecc608_setup import provision
+from host_tools import vm
+from host_tools.sim.atecc608 import ADDRESS, Chip, crc16, group, start_sim
+from host_tools.sim.i2cbus import Bus, DirectI2C
+
+
+def _driver(chip):
+    return ATECC608(DirectI2C(Bus({ADDRESS: chip})))
+
+
+def _check(public, digest, signature):
+    key = ec.EllipticCurvePublicNumbers(int.from_bytes(public[:32], "big"), int.from_bytes(public[32:], "big"),
+                                        ec.SECP256R1()).public_key()
+    der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+    key.verify(der, digest, ec.ECDSA(Prehashed(hashes.SHA256())))
+
+
+def _digest(text):
+    h = hashes.Hash(hashes.SHA256())
+    h.update(text)
+    return h.finalize()
+
+
+def test_provision_sign_counter_and_the_key_stays_put(tmp_path):
+    chip = Chip(str(tmp_path / "chip.json"), timing=0.05)
+    se = _driver(chip)
+    assert setup.revision(se) == 0x6003
+    out = bytearray(32)
+    se.random(out)
+    assert bytes(out) == b"\xff\xff\x00\x00" * 8      # unlocked: the test pattern
+    public = bytearray(64)
+    assert provision(se, public) is True
+    assert chip.config_locked and chip.data_locked
+    se.random(out)
+    assert bytes(out) != b"\xff\xff\x00\x00" * 8
+    signature = bytearray(64)
+    digest = _digest(b"checkpoint 1")
+    se.sign(0, digest, signature)
+    _check(public, digest, signature)
+    with pytest.raises(InvalidSignature):
+        _check(public, _digest(b"checkpoint 2"), signature)
+    first = se.counter(0, True)
+    assert se.counter(0, True) == first + 1 and se.counter(0, False) == first + 1
+    # A second provisioning keeps the key: its slot is locked.
+    again = bytearray(64)
+    assert provision(se, again) is False and again == public
+    with pytest.raises(SecureElementFault) as fault:
+        setup.genkey(se, 0, bytearray(64))
+    assert fault.value.status == 0x0F and "execution error" in str(fault.value)
+    # The private key cannot be read, nor the configuration rewritten.
+    with pytest.raises(SecureElementFault):
+        setup.read(se, 2, 0, bytearray(32), 32)
+    with pytest.raises(SecureElementFault):
+        setup.write(se, 0, 5, b"\x00\x00\x00\x00")
+    serial = bytearray(9)
+    setup.serial(se, serial)
+    assert serial == chip.serial and serial[:2] == b"\x01\x23" and serial[8] == 0xEE
+    # The chip's state file (its EEPROM) keeps the counter and the key, 0600.
+    assert stat.S_IMODE(os.stat(tmp_path / "chip.json").st_mode) == 0o600
+    reborn = _driver(Chip(str(tmp_path / "chip.json"), timing=0.05))
+    assert reborn.counter(0, False) == first + 1
+    reborn.sign(0, digest, signature)
+    _check(public, digest, signature)
+
+
+def test_counter_stops_at_its_maximum():
+    chip = Chip(timing=0.05)
+    se = _driver(chip)
+    provision(se, bytearray(64))
+    chip.counters[1] = COUNTER_MAX - 1
+    assert se.counter(1, True) == COUNTER_MAX == 2097151
+    with pytest.raises(SecureElementFault) as fault:
+        se.counter(1, True)
+    assert fault.value.status == 0x0F
+    assert se.counter(1, False) == COUNTER_MAX
+
+
+def test_sign_needs_the_digest_in_tempkey_and_a_locked_chip():
+    chip = Chip(timing=0.05)
+    se = _driver(chip)
+    with pytest.raises(SecureElementFault) as fault:
+        se.sign(0, bytes(32), bytearray(64))
+    assert fault.value.status == 0x0F      # nothing locked, no key
+    provision(se, bytearray(64))
+    se.wake()
+    se._execute(0x16, 0x03, 0, bytes(32), "Nonce")   # the digest into TempKey
+    se.idle()
+    se.wake()                                          # idle keeps TempKey
+    se._execute(0x41, 0x80, 0, None, "Sign")
+    se._execute(0x16, 0x03, 0, bytes(32), "Nonce")
+    se.sleep()                                         # sleep clears it
+    se.wake()
+    with pytest.raises(SecureElementFault) as fault:
+        se._execute(0x41, 0x80, 0, None, "Sign")
+    assert fault.value.status == 0x0F
+    se.idle()
+
+
+def test_wire_crc_wake_idle_sleep_and_watchdog():
+    now = [100.0]
+    chip = Chip(timing=1.0, clock=lambda: now[0])
+    bus = Bus({ADDRESS: chip})
+    assert bus.write(ADDRESS, b"\x03") == 1           # asleep: no acknowledge
+    assert bus.write(0x00, b"\x00") == 1              # the wake pulse (NAKed by nobody)
+    assert bus.read(ADDRESS, 4) == b"\x04\x11\x33\x43" == group(b"\x11")
+    packet = bytearray([0x07, 0x30, 0x00, 0x00, 0x00])
+    crc = crc16(packet)
+    bad = bytes(packet) + bytes([crc & 0xFF ^ 1, crc >> 8])
+    assert bus.write(ADDRESS, b"\x03" + bad) == 0
+    assert bus.read(ADDRESS, 4) == group(b"\xff")     # CRC error
+    good = bytes(packet) + bytes([crc & 0xFF, crc >> 8])
+    assert bus.write(ADDRESS, b"\x03" + good) == 0
+    assert bus.read(ADDRESS, 7) is None               # busy executing Info (5 ms)
+    now[0] += 0.006
+    assert bus.read(ADDRESS, 7) == group(b"\x00\x00\x60\x03")
+    assert bus.write(ADDRESS, b"\x02") == 0           # idle
+    assert bus.read(ADDRESS, 1) is None
+    bus.write(0x00, b"\x00")
+    now[0] += 1.31                                    # tWATCHDOG 1.3 s after the wake
+    assert bus.read(ADDRESS, 4) is None
+    bus.write(0x00, b"\x00")
+    assert bus.write(ADDRESS, b"\x01") == 0           # sleep
+    assert bus.write(ADDRESS, b"\x03" + good) == 1
+
+
+def test_sign_takes_the_datasheet_time():
+    chip = Chip(timing=1.0)
+    se = _driver(chip)
+    provision(se, bytearray(64))
+    se.sign(0, bytes(32), bytearray(64))
+    assert (OP_SIGN, EXEC_MS[OP_SIGN] / 1000) in chip.executions
+    assert EXEC_MS[OP_SIGN] <= se.last_exec_ms <= EXEC_MS[OP_SIGN] + 50
+
+
+VM_PROGRAM = r"""
+import sys, gc, time, micropython
+from boards.ptyi2c import PtyI2C
+from drivers.atecc608 import ATECC608
+from drivers.atecc608_setup import provision
+from binascii import hexlify
+gc.collect()
+before = gc.mem_free()
+se = ATECC608(PtyI2C(sys.argv[1]))
+gc.collect()
+print("HEAP", before - gc.mem_free())
+public = bytearray(64)
+print("MADE", provision(se, public))
+print("PUB", hexlify(public).decode())
+digest = bytearray(32)
+sig = bytearray(64)
+for k in range(3):
+    for i in range(32):
+        digest[i] = (i * 7 + k) & 0xFF
+    t = time.ticks_ms()
+    micropython.heap_lock()
+    try:
+        se.sign(0, digest, sig)
+        locked = "noalloc"
+    except MemoryError:
+        locked = "alloc"
+    micropython.heap_unlock()
+    if locked == "alloc":
+        se.sign(0, digest, sig)
+    print("SIG", k, hexlify(sig).decode(), time.ticks_diff(time.ticks_ms(), t), locked)
+print("COUNT", se.counter(0, True), se.counter(0, True))
+"""
+
+
+def test_driver_in_the_micropython_vm_signs_through_the_pty_bus(tmp_path):
+    proc, pty = start_sim(state=tmp_path / "chip.json")
+    try:
+        program = tmp_path / "se.py"
+        program.write_text(VM_PROGRAM)
+        rc, out, err = vm.run_micropython([str(program), pty], timeout=60)
+    finally:
+        proc.terminate()
+        proc.wait(5)
+    assert rc == 0, err.decode() + out.decode()
+    lines = out.decode().split("\n")
+    assert "MADE True" in lines
+    public = bytes.fromhex(next(l for l in lines if l.startswith("PUB"))[4:])
+    sigs = [l.split() for l in lines if l.startswith("SIG")]
+    assert len(sigs) == 3
+    for _, k, sig, ms, locked in sigs:
+        digest = bytes((i * 7 + int(k)) & 0xFF for i in range(32))
+        _check(public, digest, bytes.fromhex(sig))
+        assert int(ms) >= EXEC_MS[OP_SIGN]
+        assert locked == "noalloc"
+    count = next(l for l in lines if l.startswith("COUNT")).split()
+    assert int(count[2]) == int(count[1]) + 1
+
+
+BOARD_PROGRAM = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import board_config
+from boards.emulator import Board
+from binascii import hexlify
+from drivers.atecc608_setup import provision
+board = Board(board_config)
+se = board.secure_element
+public = bytearray(64)
+provision(se, public)
+sig = bytearray(64)
+se.sign(0, bytes(range(32)), sig)
+print("PUB", hexlify(public).decode())
+print("SIG", hexlify(sig).decode())
+print("COUNT", se.counter(0, True))
+"""
+
+
+def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
+    """The emulator's own wiring: host_tools.sim.emulate starts the chip in the
+    host process and names its pty in board_config.SECURE; the VM's
+    emulator board builds the firmware driver on that bus."""
+    import threading
+
+    from host_tools.sim import ptys
+    from host_tools.sim import atecc608, i2cbus
+
+    chip = atecc608.Chip(str(tmp_path / "chip.json"))
+    master, slave, path = ptys.open_raw()
+    link_m, link_s, link_path = ptys.open_raw()
+    stop = threading.Event()
+    server = threading.Thread(target=i2cbus.serve, args=(i2cbus.Bus({0x60: chip}), master, stop.is_set))
+    server.start()
+    (tmp_path / "board_config.py").write_text(
+        "MODULE = 'emulator'\nWDT_MS = 5000\nLINK = {'device': %r}\nREADER = {}\nSENSOR = None\n"
+        "SECURE = {'kind': 'atecc608', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
+    program = tmp_path / "board_se.py"
+    program.write_text(BOARD_PROGRAM)
+    try:
+        rc, out, err = vm.run_micropython([str(program), str(tmp_path)], timeout=60)
+    finally:
+        stop.set()
+        server.join(2)
+        ptys.close(master, slave, link_m, link_s)
+    assert rc == 0, err.decode() + out.decode()
+    lines = dict(l.split(" ", 1) for l in out.decode().splitlines())
+    _check(bytes.fromhex(lines["PUB"]), bytes(range(32)), bytes.fromhex(lines["SIG"]))
+    assert int(lines["COUNT"]) == chip.counters[0] == 1
+
+
+def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
+    """host_tools.sim.emulate's own wiring (Emulator(secure=True)): board_config
+    names the bus pty, the VM's board opens it at boot, the shoe boots
+    untilted (the chip's EEPROM file lies beside the flash, not in it, where
+    the boot check would take it for a file nobody deployed)."""
+    import json as _json
+
+    from support.emuhost import started
+    from host_tools.sim.emulate import Emulator
+    emu = Emulator(str(tmp_path / "flash"), "EMU1", secure=True)
+    assert emu.secure is not None and not emu.secure.config_locked
+    with started(emu) as host:
+        host.connect()
+        hello = host.hellos()[-1]
+    assert hello["tilt"] is None
+    assert not any(p.name.endswith(".json") and p.name != "manifest.json"
+                   for p in (tmp_path / "flash").iterdir())
+    manifest = _json.loads((tmp_path / "flash" / "manifest.json").read_text())
+    assert "boards/ptyi2c.mpy" in manifest["files"] and "drivers/atecc608.mpy" in manifest["files"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--timing", "0"], "shoe sim atecc608: --timing must be above 0 and at most 10"),
+    (["--state", "BROKEN"], "shoe sim atecc608: cannot load --state: "),
+])
+def test_sim_command_refuses_bad_options_in_one_line(tmp_path, args, message):
+    if "BROKEN" in args:
+        (tmp_path / "bad.json").write_text("{not json")
+        args = ["--state", str(tmp_path / "bad.json")]
+    r = subprocess.run([sys.executable, "-m", "host_tools.cli", "sim", "atecc608"] + args,
+                       capture_output=True, text=True, timeout=30, cwd=vm.ROOT)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), r.stderr
