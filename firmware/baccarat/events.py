@@ -34,6 +34,12 @@ CALL_PANDA8 = const(32)  # 11A(3)
 CALL_FORTUNE7 = const(64)  # 11A(4)
 CALL_ONE_UP = const(128)  # 11A(5)
 _NATURALS = const(3)  # P_NATURAL | B_NATURAL
+# The cold-deck irregularity (Ch 5A; game.RUN), defined once: the host reads
+# these names through link/events_schema.py.
+COLD_DECK = b"cold_deck"
+COLD_DECK_SECTION = b"Ch 5A"
+ASCENDING = b"suit sequence ascending"
+DESCENDING = b"suit sequence descending"
 # 11A(1): the winner's call, by rules.PLAYER / BANKER / TIE.
 _WINNER_CALLS = (b'"player wins"', b'"banker wins"', b'"tie hand"')
 
@@ -317,7 +323,8 @@ class Events:
     def irregularity(self, rule, section, c, action, detail=None):
         """An irregularity: ``rule`` and ``section`` as bytes from the game, or
         ``rule`` as a str from the reader path (then escaped), with an
-        optional reader ``detail`` str. ``c`` < 0: no card is involved."""
+        optional reader ``detail`` str, or True for the cold-deck run (its
+        pattern and cards). ``c`` < 0: no card is involved."""
         o = self._begin(b"irregularity")
         o.raw(b',"rule":')
         if isinstance(rule, str):
@@ -332,12 +339,40 @@ class Events:
         self._round()
         if c >= 0:
             self.card_field(c)
-        if detail is not None:
+        if detail is True:  # the cold-deck stop: its run, not a text
+            self._run()
+        elif detail is not None:
             o.raw(b',"detail":')
             o.text(detail)
         o.raw(b',"action":"')
         o.raw(action)
         o.byte(0x22)
+        self._send()
+
+    def _run(self):
+        """The cold-deck run (Game.ordered) as its pattern and every card in
+        it, written from the game's three ints with nothing allocated."""
+        g = self.g
+        o = self.out
+        o.raw(b',"pattern":"')
+        o.raw(ASCENDING if g.run_step > 0 else DESCENDING)
+        o.raw(b'","cards":[')
+        c = g.run_prev - g.run_step * (g.run_len - 1)
+        for i in range(g.run_len):
+            if i:
+                o.byte(0x2C)
+            write_card(o, c)
+            c += g.run_step
+        o.byte(0x5D)
+
+    def stop_cleared(self, rule, nxt):
+        """A supervisor's clear_stop lifted the stop ``rule`` raised."""
+        o = self._begin(b"stop_cleared")
+        self._round()
+        o.raw(b',"rule":"')
+        o.raw(rule)
+        o.byte(0x22)
+        self._pos(b',"next":', nxt)
         self._send()
 
     def error(self, message):

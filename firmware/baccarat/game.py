@@ -67,6 +67,18 @@ COVER_LAST = const(2)  # "last hand" announced, one more hand to play
 MAX_HELD = const(4)  # held cards fill P1, B1, P2, B2 of the next round (13A)
 MIN_COVER_DEPTH = const(14)  # Ch 5C(1)
 
+# The cold-deck test (Ch 5A "randomly intermixed"; docs/rules.md, "Cold
+# decks", derives it). Decks come in with each suit's ranks in sequence,
+# ascending or descending, suits in any order. With codes rank*4 + suit, the
+# next rank of the same suit is the code +4 (one rank down: -4), and no other
+# pair of cards differs by exactly 4. RUN cards in one such sequence stop the
+# game: for a uniformly shuffled shoe the expected number of runs of 7 (a
+# union bound on the false alarm) is 2.35e-8 per 8-deck shoe, and at most
+# 4.6e-8 for 1 to 16 decks; 6 would give 1.38e-6, over the 1e-6 allowed.
+# An unshuffled stack, cut anywhere, completes a run of 7 by its 13th card.
+RUN = const(7)
+STEP = const(4)
+
 
 
 class Game:
@@ -78,6 +90,7 @@ class Game:
         self.banker = bytearray(3)
         self.seen = bytearray(cards.CARDS_PER_DECK)  # copies seen, per face
         self.held = bytearray(MAX_HELD)
+        self.run_limit = RUN  # a test or benchmark may weaken it; the shoe keeps RUN
         self.reset()
 
     def reset(self):
@@ -109,6 +122,12 @@ class Game:
         self.last = -1  # last card drawn and where it went, for "exposed"
         self.last_pos = NONE
         self.last_first_burn = False
+        # Ch 5A: the cards were not randomly intermixed. No card is due and
+        # no round opens until a supervisor's clear_stop.
+        self.stopped = False
+        self.run_prev = -1  # the cold-deck test: the previous card, or -1,
+        self.run_step = 0  # +STEP, -STEP, or 0: no run,
+        self.run_len = 1  # and the cards in the current run
         for i in range(cards.CARDS_PER_DECK):
             self.seen[i] = 0
 
@@ -120,6 +139,11 @@ class Game:
         set is dealt matters to the record (Ch 3B), not to the rules."""
         if decks < 1 or decks > 16:
             self.error(b"new shoe: decks must be 1 to 16")
+            return
+        if self.stopped:
+            # The stop names suspect cards; only the supervisor lifts it, so a
+            # "new shoe" press cannot carry a cold deck past it.
+            self.error(b"new shoe: stopped (cold_deck) until clear_stop")
             return
         if self.phase == DEALING and not self.simulated and self.np + self.nb > 0:
             # The set is replaced under a round: it cannot be completed, so it
@@ -137,6 +161,9 @@ class Game:
 
     def bets(self):
         """The dealer announced "no more bets" (Ch 7D, 8B)."""
+        if self.stopped:
+            self.error(b"no more bets: stopped (cold_deck) until clear_stop")
+            return
         if self.phase == DEALING:
             return  # betting is already closed: pressing again does nothing
         if self.phase == NO_SHOE:
@@ -171,6 +198,17 @@ class Game:
             return
         self.left -= 1
         self.seen[c] += 1
+        if self.stopped:
+            # The gate is closed while stopped; a card that leaves anyway is
+            # recorded and takes no part in play.
+            self.events.card(DISCARD, c, up, NONE)
+            self._remember(c, DISCARD)
+            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, b"drawn while stopped; discarded")
+            return
+        # Ch 5A, 4: RUN cards in suit sequence say the deck was not shuffled. The card still takes its place, and its event
+        # already says no card is due: the game stops (the gate closes) until
+        # a supervisor's clear_stop. A card that ends the shoe stops nothing.
+        self.stopped = self.ordered(c)  # no local of its own: see events.Events "Calls"
         if self.seen[c] > self.decks:
             # Ch 3A, 4: the set holds `decks` copies of each card. Flag it and
             # play on: a foreign card never silently changes the game.
@@ -202,6 +240,46 @@ class Game:
                     self._exhausted()
         else:
             self._stray(c, up)
+        if self.stopped:
+            self._stop(c)
+
+    def _stop(self, c):
+        if self.phase == NO_SHOE:
+            self.stopped = False  # the card ended the shoe: nothing left to stop
+        else:
+            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c,
+                                     b"game stopped until a supervisor's clear_stop", True)
+
+    def clear_stop(self):
+        """A supervisor's confirmed clear_stop: play resumes where it stopped.
+        The run starts over, so an order that is still unshuffled stops the
+        game again RUN cards later."""
+        if not self.stopped:
+            self.error(b"clear_stop: the shoe is not stopped")
+            return
+        self.stopped = False
+        self.run_prev = -1  # the cold-deck test: the previous card, or -1,
+        self.run_step = 0  # +STEP, -STEP, or 0: no run,
+        self.run_len = 1  # and the cards in the current run
+        self.events.stop_cleared(events.COLD_DECK, self.next_due())
+
+    def ordered(self, c):
+        """The cold-deck test's step for card ``c`` (RUN above): True when the
+        current run of one suit in rank sequence reaches ``run_limit`` cards,
+        once per run. Three ints of state, nothing allocated; the benchmark
+        (host_tools/qa/coldeck_bench.py) cross-checks this very method."""
+        d = c - self.run_prev
+        if self.run_prev >= 0 and (d == STEP or d == -STEP):
+            if d == self.run_step:
+                self.run_len += 1
+            else:
+                self.run_step = d
+                self.run_len = 2
+        else:
+            self.run_step = 0
+            self.run_len = 1
+        self.run_prev = c
+        return self.run_len == self.run_limit
 
     def cover(self):
         """The cover card passed the reader (Ch 9D)."""
@@ -267,6 +345,8 @@ class Game:
 
     def next_due(self):
         """Where the next card goes, or NONE; what the shoe's lights show."""
+        if self.stopped:
+            return NONE
         if self.phase == BURNING:
             return BURN
         if self.phase == DISCARDING:

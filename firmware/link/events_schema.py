@@ -16,10 +16,15 @@ Events from the game core carry no "source"; link events carry
 "source":"link" (not listed as a field).
 """
 
-from baccarat import cards, game, rules
+from baccarat import cards, events, game, rules
 from link import schema
 
 WINNERS = tuple(n.decode() for n in rules.WINNER_NAMES)
+# The cold-deck irregularity (Ch 5A): its rule name, section and patterns are
+# the firmware's (baccarat/events.py), named here for the host.
+COLD_DECK = events.COLD_DECK.decode()
+COLD_DECK_SECTION = events.COLD_DECK_SECTION.decode()
+COLD_DECK_PATTERNS = (events.ASCENDING.decode(), events.DESCENDING.decode())
 # An `error` event's reason (docs/protocol.md 6).
 ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "replayed", "malformed",
                  "unknown_command", "wrong_state", "bad_ack", "tilted")
@@ -34,9 +39,10 @@ GAME_EVENTS = (
                "player_cards:int banker_cards:int winner:winner natural:bool player_natural:bool "
                "banker_natural:bool player_pair:bool banker_pair:bool announce:strs simulated:bool"),
     ("void", "round:int rule:str wagers:str simulated:bool"),
-    ("irregularity", "rule:str section:str round:int card:card? detail:str? action:str"),
+    ("irregularity", "rule:str section:str round:int card:card? pattern:str? cards:cards? detail:str? action:str"),
     ("cover", "round:int left:int rule:str"),
     ("last_hand", "round:int rule:str"),
+    ("stop_cleared", "round:int rule:str next:pos|null"),
     ("shoe_end", "reason:str rounds:int left:int counts:ranks missing:tally excess:tally"),
     ("error", "line:int? message:str"),
 )

@@ -42,6 +42,8 @@ class GameReplay(replay.Replay):
             g.exposed()
         elif kind == _journal.EMPTY:
             g.empty()
+        elif kind == _journal.CLEAR_STOP:
+            g.clear_stop()
         elif kind == _journal.NEW_SHOE or kind == _journal.QUIET_SHOE:
             decks, designation, exposed, batch, settings = _journal.shoe_fields(body, blen)
             if self.boot:

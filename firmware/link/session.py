@@ -50,7 +50,11 @@ def _shoe(s, args):
                args["setdigest"])
 
 
-ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe}
+def _clear_stop(s, args):
+    s.clear_stop()
+
+
+ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
 ACTIONS.update(dispatch.LINK_ACTIONS)
 
 
@@ -60,7 +64,7 @@ def _game_status(o, s):
     o.raw(b',"round":')
     o.int(g.round)
     o.raw(b',"phase":')
-    o.text(_PHASES[g.phase])
+    o.text("stopped" if g.stopped else _PHASES[g.phase])
     due = g.next_due()
     o.raw(b',"next":')
     if due < 0:
@@ -140,6 +144,14 @@ class Session(core.Link):
                  batch=BATCH_A, set_name="", set_digest=""):
         if not self._playable("new shoe"):
             return
+        if self.game.stopped:
+            # The game refuses it (the cold-deck stop, baccarat/game.py). Not journaled as
+            # an input: a new shoe compacts the journal, which would drop the
+            # cards that raised the stop; the refusal is kept as it was sent.
+            self.capture = True
+            self.game.new_shoe(decks, designation, exposed, batch)
+            self.capture = False
+            return
         if self.intake is not None:
             # A batch the loaded card set does not hold cannot be dealt.
             try:
@@ -173,6 +185,12 @@ class Session(core.Link):
             ident = self.intake.taking if self.intake is not None else -1
             self.journal.card(c, up, ident)
             self.game.card(c, up)
+
+    def clear_stop(self):
+        """The supervisor's signed clear_stop (never a dealer input)."""
+        if self._playable("clear_stop"):
+            self.journal.simple(_journal.CLEAR_STOP)
+            self.game.clear_stop()
 
     def cover(self):
         if self._playable("cover card"):
