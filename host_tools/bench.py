@@ -11,6 +11,7 @@ import importlib
 BENCHES = {
     "analysis": "host_tools.analysis.bench",
     "casino": "host_tools.casino.bench",
+    "coldeck": "host_tools.qa.coldeck_bench",
     "link": "host_tools.bridge.bench",
     "footprint": "host_tools.boards.footprint",
     "pit": "host_tools.pit.bench",

@@ -1,0 +1,1 @@
+"""Quality-assurance rigs (benchmarks of statistical claims); no product module imports them."""
