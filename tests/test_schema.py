@@ -245,6 +245,8 @@ def game_events():
     g.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
     g.alert("wrong_batch", 5, "card 7 of deck 2 is batch A, but the shoe deals batch B")
     g.alert("reader_fault", -1, "PN532: no ACK")
+    g.deck_of = 3  # a card read through the card set names its deck (link/session.py)
+    g.card(cards.parse("7H"), True)
     return [json.loads(e) for e in out + emitted]
 
 

@@ -173,6 +173,9 @@ class Events:
         self._simulated()
         o.raw(b',"left":')
         o.int(g.left)
+        if g.deck_of:
+            o.raw(b',"deck":')
+            o.int(g.deck_of)
         if g.last_first_burn:
             o.raw(b',"burn":')
             o.int(g.burn_left)
@@ -352,17 +355,18 @@ class Events:
     def _run(self):
         """The cold-deck run (Game.ordered) as its pattern and every card in
         it, written from the game's three ints with nothing allocated."""
-        g = self.g
+        r = self.g.run  # previous card, direction (1 up, 2 down), length: game.RUN_*
         o = self.out
         o.raw(b',"pattern":"')
-        o.raw(ASCENDING if g.run_step > 0 else DESCENDING)
+        o.raw(ASCENDING if r[1] == 1 else DESCENDING)
         o.raw(b'","cards":[')
-        c = g.run_prev - g.run_step * (g.run_len - 1)
-        for i in range(g.run_len):
+        step = 4 if r[1] == 1 else -4
+        c = r[0] - step * (r[2] - 1)
+        for i in range(r[2]):
             if i:
                 o.byte(0x2C)
             write_card(o, c)
-            c += g.run_step
+            c += step
         o.byte(0x5D)
 
     def stop_cleared(self, rule, nxt):

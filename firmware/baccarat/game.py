@@ -78,19 +78,36 @@ MIN_COVER_DEPTH = const(14)  # Ch 5C(1)
 # An unshuffled stack, cut anywhere, completes a run of 7 by its 13th card.
 RUN = const(7)
 STEP = const(4)
+# Game.run: the previous card (NO_CARD before the first), the run's direction
+# (0 none, UP, DOWN) and its length in cards.
+RUN_PREV = const(0)
+RUN_STEP = const(1)
+RUN_LEN = const(2)
+NO_CARD = const(255)
+_STOPPED = b"game stopped until a supervisor's clear_stop"
+UP = const(1)
+DOWN = const(2)
 
 
 
 class Game:
     def __init__(self, emit, out_size=768):
-        self.emit = emit
+        # No attribute for emit or the event buffer (self.events has both):
+        # MicroPython grows an instance's attribute table in steps, and three
+        # games (the session's, its refill's, the boot self-test's) are made
+        # at boot, where a larger table found no hole in the heap.
         self.events = events.Events(self, emit, out_size, POS_NAMES, HELD)
-        self.out = self.events.out
         self.player = bytearray(3)
         self.banker = bytearray(3)
         self.seen = bytearray(cards.CARDS_PER_DECK)  # copies seen, per face
         self.held = bytearray(MAX_HELD)
-        self.run_limit = RUN  # a test or benchmark may weaken it; the shoe keeps RUN
+        self.run = bytearray(3)  # the cold-deck test's state: RUN_PREV, RUN_STEP, RUN_LEN
+        # The deck (1..16, in the enrolled card set) of the card being drawn,
+        # 0 when unknown; its card event carries it, so the record names the
+        # physical card (face and deck within the shoe's batch). Set by the
+        # caller before each card(): the session from the card set (a script
+        # has none: its card events carry no deck).
+        self.deck_of = 0
         self.reset()
 
     def reset(self):
@@ -125,9 +142,9 @@ class Game:
         # Ch 5A: the cards were not randomly intermixed. No card is due and
         # no round opens until a supervisor's clear_stop.
         self.stopped = False
-        self.run_prev = -1  # the cold-deck test: the previous card, or -1,
-        self.run_step = 0  # +STEP, -STEP, or 0: no run,
-        self.run_len = 1  # and the cards in the current run
+        self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
+        self.run[RUN_STEP] = 0
+        self.run[RUN_LEN] = 1
         for i in range(cards.CARDS_PER_DECK):
             self.seen[i] = 0
 
@@ -143,7 +160,7 @@ class Game:
         if self.stopped:
             # The stop names suspect cards; only the supervisor lifts it, so a
             # "new shoe" press cannot carry a cold deck past it.
-            self.error(b"new shoe: stopped (cold_deck) until clear_stop")
+            self.error(_STOPPED)
             return
         if self.phase == DEALING and not self.simulated and self.np + self.nb > 0:
             # The set is replaced under a round: it cannot be completed, so it
@@ -162,7 +179,7 @@ class Game:
     def bets(self):
         """The dealer announced "no more bets" (Ch 7D, 8B)."""
         if self.stopped:
-            self.error(b"no more bets: stopped (cold_deck) until clear_stop")
+            self.error(_STOPPED)
             return
         if self.phase == DEALING:
             return  # betting is already closed: pressing again does nothing
@@ -241,14 +258,8 @@ class Game:
         else:
             self._stray(c, up)
         if self.stopped:
-            self._stop(c)
-
-    def _stop(self, c):
-        if self.phase == NO_SHOE:
-            self.stopped = False  # the card ended the shoe: nothing left to stop
-        else:
-            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c,
-                                     b"game stopped until a supervisor's clear_stop", True)
+            # Even a card that ended the shoe: the next one needs the supervisor.
+            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, _STOPPED, True)
 
     def clear_stop(self):
         """A supervisor's confirmed clear_stop: play resumes where it stopped.
@@ -258,28 +269,31 @@ class Game:
             self.error(b"clear_stop: the shoe is not stopped")
             return
         self.stopped = False
-        self.run_prev = -1  # the cold-deck test: the previous card, or -1,
-        self.run_step = 0  # +STEP, -STEP, or 0: no run,
-        self.run_len = 1  # and the cards in the current run
+        self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
+        self.run[RUN_STEP] = 0
+        self.run[RUN_LEN] = 1
         self.events.stop_cleared(events.COLD_DECK, self.next_due())
 
-    def ordered(self, c):
+    def ordered(self, c, limit=RUN):
         """The cold-deck test's step for card ``c`` (RUN above): True when the
-        current run of one suit in rank sequence reaches ``run_limit`` cards,
-        once per run. Three ints of state, nothing allocated; the benchmark
+        current run of one suit in rank sequence reaches ``limit`` cards, once
+        per run (a test or the benchmark may weaken the limit; the shoe uses
+        RUN). Three small ints of state, nothing allocated; the benchmark
         (host_tools/qa/coldeck_bench.py) cross-checks this very method."""
-        d = c - self.run_prev
-        if self.run_prev >= 0 and (d == STEP or d == -STEP):
-            if d == self.run_step:
-                self.run_len += 1
+        r = self.run
+        d = c - r[RUN_PREV]
+        if d == STEP or d == -STEP:  # NO_CARD is 255: never 4 from a card
+            s = UP if d > 0 else DOWN
+            if s == r[RUN_STEP]:
+                r[RUN_LEN] += 1
             else:
-                self.run_step = d
-                self.run_len = 2
+                r[RUN_STEP] = s
+                r[RUN_LEN] = 2
         else:
-            self.run_step = 0
-            self.run_len = 1
-        self.run_prev = c
-        return self.run_len == self.run_limit
+            r[RUN_STEP] = 0
+            r[RUN_LEN] = 1
+        r[RUN_PREV] = c
+        return r[RUN_LEN] == limit
 
     def cover(self):
         """The cover card passed the reader (Ch 9D)."""

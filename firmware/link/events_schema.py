@@ -32,7 +32,7 @@ ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "r
 GAME_EVENTS = (
     ("shoe", "decks:int designation:designation exposed:exposed batch:batch cards:int next:pos"),
     ("bets", "round:int"),
-    ("card", "round:int pos:pos|null card:card up:bool next:pos|null simulated:bool left:int burn:int?"),
+    ("card", "round:int pos:pos|null card:card up:bool next:pos|null simulated:bool left:int deck:int? burn:int?"),
     ("assign", "round:int pos:pos card:card next:pos|null from:pos? simulated:bool?"),
     ("counts", "round:int player:int banker:int simulated:bool"),
     ("result", "round:int player:cards banker:cards player_total:int banker_total:int "

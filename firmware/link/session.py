@@ -51,7 +51,11 @@ def _shoe(s, args):
 
 
 def _clear_stop(s, args):
-    s.clear_stop()
+    # The supervisor's signed command (never a dealer input), journaled as
+    # every game input is.
+    if s._playable("clear_stop"):
+        s.journal.simple(_journal.CLEAR_STOP)
+        s.game.clear_stop()
 
 
 ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
@@ -184,13 +188,8 @@ class Session(core.Link):
         if self._playable("card"):
             ident = self.intake.taking if self.intake is not None else -1
             self.journal.card(c, up, ident)
+            self.game.deck_of = self.intake.registry.deck(ident) if ident >= 0 else 0
             self.game.card(c, up)
-
-    def clear_stop(self):
-        """The supervisor's signed clear_stop (never a dealer input)."""
-        if self._playable("clear_stop"):
-            self.journal.simple(_journal.CLEAR_STOP)
-            self.game.clear_stop()
 
     def cover(self):
         if self._playable("cover card"):

@@ -119,8 +119,7 @@ def firmware_alarms(stack, run, decks):
     from baccarat import game
     g = game.Game(lambda buf, n: None)
     g.new_shoe(decks)
-    g.run_limit = run
-    return [i for i, c in enumerate(stack) if g.ordered(c)]
+    return [i for i, c in enumerate(stack) if g.ordered(c, run)]
 
 
 def main(argv):
