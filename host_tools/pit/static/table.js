@@ -4,6 +4,7 @@
 import { api, cardEl, coalesce, el, fill, loadSession, loginBar, session, subscribe, when, WINNER }
   from "/static/common.js";
 import { drawAsk, drawBoard } from "/static/board.js";
+import { drawShuffle } from "/static/shufflescore.js";
 
 const name = decodeURIComponent(location.pathname.split("/")[2]);
 const $ = (id) => document.getElementById(id);
@@ -15,6 +16,7 @@ const COMMANDS = [
   ["exposed", "Exposed card", true],
   ["new_shoe", "New shoe", true],
   ["clear_tilt", "Clear tilt", true],
+  ["clear_stop", "Clear stop (cold deck)", true],
   ["status", "Ask status", false],
 ];
 
@@ -146,6 +148,7 @@ function draw(t) {
   drawBoard($("board"), t.scoreboard);
   drawAsk($("ask"), t.roads.ask);
   drawStats(t);
+  drawShuffle($("shuffle-score"), t.shuffle);
   drawRecall(t);
   document.body.dataset.seq = t.seq === null ? "" : t.seq;
 }
