@@ -2,7 +2,7 @@
 well under 48 KiB of MicroPython heap (the 64-bit unix VM, so an upper bound
 for the 32-bit boards), from the .mpy files `shoe deploy` stages. The bound
 was 40 KiB until the cold-deck test and its stop (Ch 5A, issue 25) added
-about 2.5 KiB of code (peak 38.9 -> 41.3 KiB); 42 KiB keeps the margin to 48."""
+about 2.5 KiB of code (peak 38.9 -> 41.2 KiB); 42 KiB keeps the margin to 48."""
 
 import json
 

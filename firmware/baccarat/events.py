@@ -38,8 +38,8 @@ _NATURALS = const(3)  # P_NATURAL | B_NATURAL
 # these names through link/events_schema.py.
 COLD_DECK = b"cold_deck"
 COLD_DECK_SECTION = b"Ch 5A"
-ASCENDING = b"suit sequence ascending"
-DESCENDING = b"suit sequence descending"
+ASCENDING = b"ascending"  # each card the next rank up of the same suit
+DESCENDING = b"descending"
 # 11A(1): the winner's call, by rules.PLAYER / BANKER / TIE.
 _WINNER_CALLS = (b'"player wins"', b'"banker wins"', b'"tie hand"')
 
@@ -260,10 +260,15 @@ class Events:
         self._simulated()
         self._send()
 
-    def last_hand(self):
-        o = self._begin(b"last_hand")
+    def ruled(self, kind, rule):
+        """An event of ``kind`` saying only the round and the rule behind it:
+        ``last_hand`` (9D), ``stop_cleared`` (the supervisor's clear_stop
+        lifted the stop ``rule`` raised)."""
+        o = self._begin(kind)
         self._round()
-        o.raw(b',"rule":"9D"')
+        o.raw(b',"rule":"')
+        o.raw(rule)
+        o.byte(0x22)
         self._send()
 
     def void(self, rule, wagers):
@@ -368,16 +373,6 @@ class Events:
             write_card(o, c)
             c += step
         o.byte(0x5D)
-
-    def stop_cleared(self, rule, nxt):
-        """A supervisor's clear_stop lifted the stop ``rule`` raised."""
-        o = self._begin(b"stop_cleared")
-        self._round()
-        o.raw(b',"rule":"')
-        o.raw(rule)
-        o.byte(0x22)
-        self._pos(b',"next":', nxt)
-        self._send()
 
     def error(self, message):
         """``message`` is bytes from the game or a str from elsewhere (then

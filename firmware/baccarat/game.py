@@ -84,7 +84,7 @@ RUN_PREV = const(0)
 RUN_STEP = const(1)
 RUN_LEN = const(2)
 NO_CARD = const(255)
-_STOPPED = b"game stopped until a supervisor's clear_stop"
+_STOPPED = b"stopped until clear_stop"
 UP = const(1)
 DOWN = const(2)
 
@@ -220,7 +220,7 @@ class Game:
             # recorded and takes no part in play.
             self.events.card(DISCARD, c, up, NONE)
             self._remember(c, DISCARD)
-            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, b"drawn while stopped; discarded")
+            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, b"drawn while stopped")
             return
         # Ch 5A, 4: RUN cards in suit sequence say the deck was not shuffled. The card still takes its place, and its event
         # already says no card is due: the game stops (the gate closes) until
@@ -266,13 +266,13 @@ class Game:
         The run starts over, so an order that is still unshuffled stops the
         game again RUN cards later."""
         if not self.stopped:
-            self.error(b"clear_stop: the shoe is not stopped")
+            self.error(b"clear_stop: not stopped")
             return
         self.stopped = False
         self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
         self.run[RUN_STEP] = 0
         self.run[RUN_LEN] = 1
-        self.events.stop_cleared(events.COLD_DECK, self.next_due())
+        self.events.ruled(b"stop_cleared", events.COLD_DECK)
 
     def ordered(self, c, limit=RUN):
         """The cold-deck test's step for card ``c`` (RUN above): True when the
@@ -523,7 +523,7 @@ class Game:
         if self.cover_state == COVER_SEEN:
             # Ch 9D(2): upon completion of that hand, announce "last hand".
             self.cover_state = COVER_LAST
-            self.events.last_hand()
+            self.events.ruled(b"last_hand", b"9D")
         elif self.cover_state == COVER_LAST:
             # Ch 9D(3): one more hand has been played; the shoe ends.
             self._shoe_end(b"cover")

@@ -42,7 +42,7 @@ GAME_EVENTS = (
     ("irregularity", "rule:str section:str round:int card:card? pattern:str? cards:cards? detail:str? action:str"),
     ("cover", "round:int left:int rule:str"),
     ("last_hand", "round:int rule:str"),
-    ("stop_cleared", "round:int rule:str next:pos|null"),
+    ("stop_cleared", "round:int rule:str"),
     ("shoe_end", "reason:str rounds:int left:int counts:ranks missing:tally excess:tally"),
     ("error", "line:int? message:str"),
 )

@@ -94,6 +94,12 @@ class Session(core.Link):
     RECOVERY = recovery
 
     def __init__(self, board, config, journal, outbox=None):
+        # The link's own attributes and buffers first: the session's
+        # attribute table grows in steps to its largest block (about 750
+        # bytes in the 64-bit VM), which must find its hole in the room
+        # main.py frees for the session before the games scatter theirs.
+        self.game = None
+        core.Link.__init__(self, board, config, journal, outbox)
         self.game = _game.Game(self._emit)
         # The refill's replay target (link/recovery.py), made now with the
         # session: its event buffer is one of the largest blocks the shoe uses.
@@ -105,7 +111,6 @@ class Session(core.Link):
         # is still caught after a power cut.
         self.intake = None
         self.had_shoe = False
-        core.Link.__init__(self, board, config, journal, outbox)
 
     # ------------------------------------------------------------- link hooks
 
