@@ -67,7 +67,7 @@ def _check_manifest():
     return halt or tilt
 
 
-def _known_answers():
+def _known_answers(session=None):
     from baccarat import cards, game
     from link import frame, hmac
 
@@ -94,13 +94,25 @@ def _known_answers():
         if bytes(buf[:14]) == b'{"type":"resul':
             results.append(bytes(buf[:n]))
 
-    g = game.Game(keep)
-    g.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
-    for name in ("2C", "4S", "5S"):
-        g.card(cards.parse(name), False)
-    g.bets()
-    for name in ("9H", "2C", "KS", "3D"):
-        g.card(cards.parse(name), False)
+    # At boot the session's refill game, idle until the first refill, plays
+    # the known answer: a third game made here took a heap hole at boot that
+    # the session later missed.
+    if session is None:
+        g = game.Game(keep)
+    else:
+        g = session.scratch
+        g.events.emit = keep
+    try:
+        g.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
+        for name in ("2C", "4S", "5S"):
+            g.card(cards.parse(name), False)
+        g.bets()
+        for name in ("9H", "2C", "KS", "3D"):
+            g.card(cards.parse(name), False)
+    finally:
+        if session is not None:
+            g.events.emit = session._scratch_emit  # as the session made it
+            g.reset()
     r = results[0] if len(results) == 1 else b""
     for part in (b'"winner":"player"', b'"player_total":9', b'"banker_total":5'):
         if r.find(part) < 0:
@@ -169,9 +181,9 @@ def run():
     room = None
     gc.collect()
     session = Session(board, board_config, Journal(board.journal_path), outbox)
-    problem = tilt or _self_test(_known_answers)
+    problem = tilt or _self_test(lambda: _known_answers(session))
     board.feed()
-    gc.collect()  # the self-test's throw-away game
+    gc.collect()  # the self-test's throw-away results
     reading = None
     if cardset is not None:
         reading = _reading.start(board, session, cardset)

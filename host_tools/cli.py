@@ -41,6 +41,7 @@ COMMANDS = {
     "bench": ("host_tools.qa.bench", "benchmarks (not part of the test suite)"),
     "soak": ("host_tools.qa.soak.command", "chaos, noise and fuzz soaks (not part of the test suite)"),
     "roads": ("host_tools.roads.command", "the scoreboard roads of a shoe's exported events"),
+    "shuffle-score": ("host_tools.analysis.shuffle_command", "how well each shoe of exported events was shuffled"),
     "shuffler": ("host_tools.shuffler.command", "the batch shuffler: emulate, sample, audit"),
     "pit": ("host_tools.pit.command", "every table of a pit in one service, with its page and API"),
     "central": ("host_tools.central.command", "the casino record: JetStream into PostgreSQL, verified"),

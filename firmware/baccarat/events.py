@@ -34,6 +34,12 @@ CALL_PANDA8 = const(32)  # 11A(3)
 CALL_FORTUNE7 = const(64)  # 11A(4)
 CALL_ONE_UP = const(128)  # 11A(5)
 _NATURALS = const(3)  # P_NATURAL | B_NATURAL
+# The cold-deck irregularity (Ch 5A; game.RUN), defined once: the host reads
+# these names through link/events_schema.py.
+COLD_DECK = b"cold_deck"
+COLD_DECK_SECTION = b"Ch 5A"
+ASCENDING = b"ascending"  # each card the next rank up of the same suit
+DESCENDING = b"descending"
 # 11A(1): the winner's call, by rules.PLAYER / BANKER / TIE.
 _WINNER_CALLS = (b'"player wins"', b'"banker wins"', b'"tie hand"')
 
@@ -167,6 +173,9 @@ class Events:
         self._simulated()
         o.raw(b',"left":')
         o.int(g.left)
+        if g.deck_of:
+            o.raw(b',"deck":')
+            o.int(g.deck_of)
         if g.last_first_burn:
             o.raw(b',"burn":')
             o.int(g.burn_left)
@@ -251,10 +260,15 @@ class Events:
         self._simulated()
         self._send()
 
-    def last_hand(self):
-        o = self._begin(b"last_hand")
+    def ruled(self, kind, rule):
+        """An event of ``kind`` saying only the round and the rule behind it:
+        ``last_hand`` (9D), ``stop_cleared`` (the supervisor's clear_stop
+        lifted the stop ``rule`` raised)."""
+        o = self._begin(kind)
         self._round()
-        o.raw(b',"rule":"9D"')
+        o.raw(b',"rule":"')
+        o.raw(rule)
+        o.byte(0x22)
         self._send()
 
     def void(self, rule, wagers):
@@ -317,7 +331,8 @@ class Events:
     def irregularity(self, rule, section, c, action, detail=None):
         """An irregularity: ``rule`` and ``section`` as bytes from the game, or
         ``rule`` as a str from the reader path (then escaped), with an
-        optional reader ``detail`` str. ``c`` < 0: no card is involved."""
+        optional reader ``detail`` str, or True for the cold-deck run (its
+        pattern and cards). ``c`` < 0: no card is involved."""
         o = self._begin(b"irregularity")
         o.raw(b',"rule":')
         if isinstance(rule, str):
@@ -332,13 +347,32 @@ class Events:
         self._round()
         if c >= 0:
             self.card_field(c)
-        if detail is not None:
+        if detail is True:  # the cold-deck stop: its run, not a text
+            self._run()
+        elif detail is not None:
             o.raw(b',"detail":')
             o.text(detail)
         o.raw(b',"action":"')
         o.raw(action)
         o.byte(0x22)
         self._send()
+
+    def _run(self):
+        """The cold-deck run (Game.ordered) as its pattern and every card in
+        it, written from the game's three ints with nothing allocated."""
+        r = self.g.run  # previous card, direction (1 up, 2 down), length: game.RUN_*
+        o = self.out
+        o.raw(b',"pattern":"')
+        o.raw(ASCENDING if r[1] == 1 else DESCENDING)
+        o.raw(b'","cards":[')
+        step = 4 if r[1] == 1 else -4
+        c = r[0] - step * (r[2] - 1)
+        for i in range(r[2]):
+            if i:
+                o.byte(0x2C)
+            write_card(o, c)
+            c += step
+        o.byte(0x5D)
 
     def error(self, message):
         """``message`` is bytes from the game or a str from elsewhere (then

@@ -67,17 +67,47 @@ COVER_LAST = const(2)  # "last hand" announced, one more hand to play
 MAX_HELD = const(4)  # held cards fill P1, B1, P2, B2 of the next round (13A)
 MIN_COVER_DEPTH = const(14)  # Ch 5C(1)
 
+# The cold-deck test (Ch 5A "randomly intermixed"; docs/rules.md, "Cold
+# decks", derives it). Decks come in with each suit's ranks in sequence,
+# ascending or descending, suits in any order. With codes rank*4 + suit, the
+# next rank of the same suit is the code +4 (one rank down: -4), and no other
+# pair of cards differs by exactly 4. RUN cards in one such sequence stop the
+# game: for a uniformly shuffled shoe the expected number of runs of 7 (a
+# union bound on the false alarm) is 2.35e-8 per 8-deck shoe, and at most
+# 4.6e-8 for 1 to 16 decks; 6 would give 1.38e-6, over the 1e-6 allowed.
+# An unshuffled stack, cut anywhere, completes a run of 7 by its 13th card.
+RUN = const(7)
+STEP = const(4)
+# Game.run: the previous card (NO_CARD before the first), the run's direction
+# (0 none, UP, DOWN) and its length in cards.
+RUN_PREV = const(0)
+RUN_STEP = const(1)
+RUN_LEN = const(2)
+NO_CARD = const(255)
+_STOPPED = b"stopped until clear_stop"
+UP = const(1)
+DOWN = const(2)
+
 
 
 class Game:
     def __init__(self, emit, out_size=768):
-        self.emit = emit
+        # No attribute for emit or the event buffer (self.events has both):
+        # MicroPython grows an instance's attribute table in steps, and three
+        # games (the session's, its refill's, the boot self-test's) are made
+        # at boot, where a larger table found no hole in the heap.
         self.events = events.Events(self, emit, out_size, POS_NAMES, HELD)
-        self.out = self.events.out
         self.player = bytearray(3)
         self.banker = bytearray(3)
         self.seen = bytearray(cards.CARDS_PER_DECK)  # copies seen, per face
         self.held = bytearray(MAX_HELD)
+        self.run = bytearray(3)  # the cold-deck test's state: RUN_PREV, RUN_STEP, RUN_LEN
+        # The deck (1..16, in the enrolled card set) of the card being drawn,
+        # 0 when unknown; its card event carries it, so the record names the
+        # physical card (face and deck within the shoe's batch). Set by the
+        # caller before each card(): the session from the card set (a script
+        # has none: its card events carry no deck).
+        self.deck_of = 0
         self.reset()
 
     def reset(self):
@@ -109,6 +139,12 @@ class Game:
         self.last = -1  # last card drawn and where it went, for "exposed"
         self.last_pos = NONE
         self.last_first_burn = False
+        # Ch 5A: the cards were not randomly intermixed. No card is due and
+        # no round opens until a supervisor's clear_stop.
+        self.stopped = False
+        self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
+        self.run[RUN_STEP] = 0
+        self.run[RUN_LEN] = 1
         for i in range(cards.CARDS_PER_DECK):
             self.seen[i] = 0
 
@@ -120,6 +156,11 @@ class Game:
         set is dealt matters to the record (Ch 3B), not to the rules."""
         if decks < 1 or decks > 16:
             self.error(b"new shoe: decks must be 1 to 16")
+            return
+        if self.stopped:
+            # The stop names suspect cards; only the supervisor lifts it, so a
+            # "new shoe" press cannot carry a cold deck past it.
+            self.error(_STOPPED)
             return
         if self.phase == DEALING and not self.simulated and self.np + self.nb > 0:
             # The set is replaced under a round: it cannot be completed, so it
@@ -137,6 +178,9 @@ class Game:
 
     def bets(self):
         """The dealer announced "no more bets" (Ch 7D, 8B)."""
+        if self.stopped:
+            self.error(_STOPPED)
+            return
         if self.phase == DEALING:
             return  # betting is already closed: pressing again does nothing
         if self.phase == NO_SHOE:
@@ -171,6 +215,17 @@ class Game:
             return
         self.left -= 1
         self.seen[c] += 1
+        if self.stopped:
+            # The gate is closed while stopped; a card that leaves anyway is
+            # recorded and takes no part in play.
+            self.events.card(DISCARD, c, up, NONE)
+            self._remember(c, DISCARD)
+            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, b"drawn while stopped")
+            return
+        # Ch 5A, 4: RUN cards in suit sequence say the deck was not shuffled. The card still takes its place, and its event
+        # already says no card is due: the game stops (the gate closes) until
+        # a supervisor's clear_stop. A card that ends the shoe stops nothing.
+        self.stopped = self.ordered(c)  # no local of its own: see events.Events "Calls"
         if self.seen[c] > self.decks:
             # Ch 3A, 4: the set holds `decks` copies of each card. Flag it and
             # play on: a foreign card never silently changes the game.
@@ -202,6 +257,43 @@ class Game:
                     self._exhausted()
         else:
             self._stray(c, up)
+        if self.stopped:
+            # Even a card that ended the shoe: the next one needs the supervisor.
+            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, _STOPPED, True)
+
+    def clear_stop(self):
+        """A supervisor's confirmed clear_stop: play resumes where it stopped.
+        The run starts over, so an order that is still unshuffled stops the
+        game again RUN cards later."""
+        if not self.stopped:
+            self.error(b"clear_stop: not stopped")
+            return
+        self.stopped = False
+        self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
+        self.run[RUN_STEP] = 0
+        self.run[RUN_LEN] = 1
+        self.events.ruled(b"stop_cleared", events.COLD_DECK)
+
+    def ordered(self, c, limit=RUN):
+        """The cold-deck test's step for card ``c`` (RUN above): True when the
+        current run of one suit in rank sequence reaches ``limit`` cards, once
+        per run (a test or the benchmark may weaken the limit; the shoe uses
+        RUN). Three small ints of state, nothing allocated; the benchmark
+        (host_tools/qa/coldeck_bench.py) cross-checks this very method."""
+        r = self.run
+        d = c - r[RUN_PREV]
+        if d == STEP or d == -STEP:  # NO_CARD is 255: never 4 from a card
+            s = UP if d > 0 else DOWN
+            if s == r[RUN_STEP]:
+                r[RUN_LEN] += 1
+            else:
+                r[RUN_STEP] = s
+                r[RUN_LEN] = 2
+        else:
+            r[RUN_STEP] = 0
+            r[RUN_LEN] = 1
+        r[RUN_PREV] = c
+        return r[RUN_LEN] == limit
 
     def cover(self):
         """The cover card passed the reader (Ch 9D)."""
@@ -267,6 +359,8 @@ class Game:
 
     def next_due(self):
         """Where the next card goes, or NONE; what the shoe's lights show."""
+        if self.stopped:
+            return NONE
         if self.phase == BURNING:
             return BURN
         if self.phase == DISCARDING:
@@ -429,7 +523,7 @@ class Game:
         if self.cover_state == COVER_SEEN:
             # Ch 9D(2): upon completion of that hand, announce "last hand".
             self.cover_state = COVER_LAST
-            self.events.last_hand()
+            self.events.ruled(b"last_hand", b"9D")
         elif self.cover_state == COVER_LAST:
             # Ch 9D(3): one more hand has been played; the shoe ends.
             self._shoe_end(b"cover")

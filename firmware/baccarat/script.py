@@ -94,6 +94,13 @@ def _feed(g, text):
         if verb == "empty":
             g.empty()
             return None
+        if verb == "clear_stop" and isinstance(g, game.Game):
+            # In a replayed script it stands for the supervisor's signed
+            # command. The shoe's dealer channel (a session) is the dealer's
+            # hands and buttons, which never lift a stop: there it is an
+            # unknown input.
+            g.clear_stop()
+            return None
     elif verb in ("bets", "cover", "exposed", "empty"):
         return "%s takes no arguments" % verb
     if len(words) > 2 or (len(words) == 2 and words[1].lower() != "up"):

@@ -16,10 +16,15 @@ Events from the game core carry no "source"; link events carry
 "source":"link" (not listed as a field).
 """
 
-from baccarat import cards, game, rules
+from baccarat import cards, events, game, rules
 from link import proto, schema
 
 WINNERS = tuple(n.decode() for n in rules.WINNER_NAMES)
+# The cold-deck irregularity (Ch 5A): its rule name, section and patterns are
+# the firmware's (baccarat/events.py), named here for the host.
+COLD_DECK = events.COLD_DECK.decode()
+COLD_DECK_SECTION = events.COLD_DECK_SECTION.decode()
+COLD_DECK_PATTERNS = (events.ASCENDING.decode(), events.DESCENDING.decode())
 # An `error` event's reason (docs/protocol.md 6).
 ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "replayed", "malformed",
                  "unknown_command", "wrong_state", "bad_ack", "tilted", "expired")
@@ -27,16 +32,17 @@ ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "r
 GAME_EVENTS = (
     ("shoe", "decks:int designation:designation exposed:exposed batch:batch cards:int next:pos"),
     ("bets", "round:int"),
-    ("card", "round:int pos:pos|null card:card up:bool next:pos|null simulated:bool left:int burn:int?"),
+    ("card", "round:int pos:pos|null card:card up:bool next:pos|null simulated:bool left:int deck:int? burn:int?"),
     ("assign", "round:int pos:pos card:card next:pos|null from:pos? simulated:bool?"),
     ("counts", "round:int player:int banker:int simulated:bool"),
     ("result", "round:int player:cards banker:cards player_total:int banker_total:int "
                "player_cards:int banker_cards:int winner:winner natural:bool player_natural:bool "
                "banker_natural:bool player_pair:bool banker_pair:bool announce:strs simulated:bool"),
     ("void", "round:int rule:str wagers:str simulated:bool"),
-    ("irregularity", "rule:str section:str round:int card:card? detail:str? action:str"),
+    ("irregularity", "rule:str section:str round:int card:card? pattern:str? cards:cards? detail:str? action:str"),
     ("cover", "round:int left:int rule:str"),
     ("last_hand", "round:int rule:str"),
+    ("stop_cleared", "round:int rule:str"),
     ("shoe_end", "reason:str rounds:int left:int counts:ranks missing:tally excess:tally"),
     ("error", "line:int? message:str"),
 )
@@ -64,7 +70,7 @@ BEAT = "acked:int queued:int t:int"
 POSITIONS = tuple(p.decode() for p in game.POS_NAMES)
 HAND_POSITIONS = POSITIONS[:6]
 # The phases a `status` event names.
-PHASES = proto.PHASE_NAMES
+PHASES = proto.PHASE_NAMES + (proto.PHASE_STOPPED,)
 
 _tables = {}
 

@@ -53,6 +53,7 @@ BETS = const(0x62)      # b
 EXPOSED = const(0x78)   # x
 COVER = const(0x6B)     # k
 EMPTY = const(0x79)     # y
+CLEAR_STOP = const(0x72)  # r: a supervisor's clear_stop (baccarat/game.py)
 QUIET_SHOE = const(0x6E)  # n: a new shoe whose events precede it as literals
 EVENT = const(0x45)     # E
 ACK = const(0x41)       # A
@@ -60,7 +61,7 @@ COUNTER = const(0x4D)   # M
 BASE = const(0x53)      # S
 GEN = const(0x47)       # G: the journal's generation, its first record
 CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
-KINDS = b"NCbxkyEAMSnGK"
+KINDS = b"NCbxkyrEAMSnGK"
 
 # scan() outcomes.
 OK = const(0)

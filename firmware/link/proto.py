@@ -45,6 +45,7 @@ RESTART_TYPES = ("tilt", "tilt_cleared")
 # The game's phases by number (baccarat/game.py), as a `status` event names
 # them (docs/protocol.md 6) and the host reads them.
 PHASE_NAMES = ("no_shoe", "burning", "open", "dealing", "discarding")
+PHASE_STOPPED = "stopped"  # the game stopped on a cold deck until clear_stop (Ch 5A)
 
 
 class Rejected(Exception):

@@ -23,7 +23,7 @@ class GameReplay(replay.Replay):
     boot, its scratch game in a refill)."""
 
     def __init__(self, session, game, boot, on_base, on_ack=None):
-        replay.Replay.__init__(self, session, game.emit, boot, on_base, on_ack)
+        replay.Replay.__init__(self, session, game.events.emit, boot, on_base, on_ack)
         self.game = game
 
     def other(self, kind, body, blen):
@@ -31,8 +31,10 @@ class GameReplay(replay.Replay):
         s = self.s
         if kind == _journal.CARD:
             c, up, ident = _journal.card_fields(body, blen)
+            g.deck_of = 0
             if ident >= 0 and s.intake is not None:
                 s.intake.mark(ident)  # this physical card has left the shoe
+                g.deck_of = s.intake.registry.deck(ident)
             g.card(c, up)
         elif kind == _journal.BETS:
             g.bets()
@@ -42,6 +44,8 @@ class GameReplay(replay.Replay):
             g.exposed()
         elif kind == _journal.EMPTY:
             g.empty()
+        elif kind == _journal.CLEAR_STOP:
+            g.clear_stop()
         elif kind == _journal.NEW_SHOE or kind == _journal.QUIET_SHOE:
             decks, designation, exposed, batch, settings = _journal.shoe_fields(body, blen)
             if self.boot:

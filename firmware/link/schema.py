@@ -33,6 +33,8 @@ COMMANDS = (
         ("set", WORD, None, ""),
         ("setdigest", HEX, None, ""),
     )),
+    # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
+    ("clear_stop", ()),
 ) + LINK_COMMANDS
 NAMES = tuple(c[0] for c in COMMANDS)
 

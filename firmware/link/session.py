@@ -49,7 +49,15 @@ def _shoe(s, args):
                args["setdigest"])
 
 
-ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe}
+def _clear_stop(s, args):
+    # The supervisor's signed command (never a dealer input), journaled as
+    # every game input is.
+    if s._playable("clear_stop"):
+        s.journal.simple(_journal.CLEAR_STOP)
+        s.game.clear_stop()
+
+
+ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
 ACTIONS.update(dispatch.LINK_ACTIONS)
 
 
@@ -59,7 +67,7 @@ def _game_status(o, s):
     o.raw(b',"round":')
     o.int(g.round)
     o.raw(b',"phase":')
-    o.text(proto.PHASE_NAMES[g.phase])
+    o.text(proto.PHASE_STOPPED if g.stopped else proto.PHASE_NAMES[g.phase])
     due = g.next_due()
     o.raw(b',"next":')
     if due < 0:
@@ -85,6 +93,12 @@ class Session(core.Link):
     RECOVERY = recovery
 
     def __init__(self, board, config, journal, outbox=None):
+        # The link's own attributes and buffers first: the session's
+        # attribute table grows in steps to its largest block (about 750
+        # bytes in the 64-bit VM), which must find its hole in the room
+        # main.py frees for the session before the games scatter theirs.
+        self.game = None
+        core.Link.__init__(self, board, config, journal, outbox)
         self.game = _game.Game(self._emit)
         # The refill's replay target (link/recovery.py), made now with the
         # session: its event buffer is one of the largest blocks the shoe uses.
@@ -96,7 +110,6 @@ class Session(core.Link):
         # is still caught after a power cut.
         self.intake = None
         self.had_shoe = False
-        core.Link.__init__(self, board, config, journal, outbox)
 
     # ------------------------------------------------------------- link hooks
 
@@ -139,6 +152,14 @@ class Session(core.Link):
                  batch=BATCH_A, set_name="", set_digest=""):
         if not self._playable("new shoe"):
             return
+        if self.game.stopped:
+            # The game refuses it (the cold-deck stop, baccarat/game.py). Not journaled as
+            # an input: a new shoe compacts the journal, which would drop the
+            # cards that raised the stop; the refusal is kept as it was sent.
+            self.capture = True
+            self.game.new_shoe(decks, designation, exposed, batch)
+            self.capture = False
+            return
         if self.intake is not None:
             # A batch the loaded card set does not hold cannot be dealt.
             try:
@@ -171,6 +192,7 @@ class Session(core.Link):
         if self._playable("card"):
             ident = self.intake.taking if self.intake is not None else -1
             self.journal.card(c, up, ident)
+            self.game.deck_of = self.intake.registry.deck(ident) if ident >= 0 else 0
             self.game.card(c, up)
 
     def cover(self):

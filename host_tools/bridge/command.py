@@ -50,12 +50,13 @@ EXIT_NO_BRIDGE = 4
 EXIT_STORE = 5
 
 # console keys -> control lines (the same path a script uses)
-KEYS = {"b": "bets", "x": "exposed", "s": "status", "n": "new_shoe", "t": "time"}
+KEYS = {"b": "bets", "x": "exposed", "s": "status", "n": "new_shoe", "t": "time", "c": "clear_stop"}
 # Keys that change the game ask first: one stray keypress must not void a
 # round (y confirms; any other key cancels).
 CONFIRM = {"b": "close betting (no more bets) for the next round",
            "x": "deal the next round exposed: it will be void for wagers",
-           "n": "start a NEW SHOE: the round in play is void and this shoe ends"}
+           "n": "start a NEW SHOE: the round in play is void and this shoe ends",
+           "c": "CLEAR the cold-deck STOP (Ch 5A): only after inspecting the cards"}
 REFRESH_S = 0.25
 
 

@@ -34,7 +34,7 @@ POS_TEXT = {"P1": "Player", "P2": "Player", "P3": "Player", "B1": "Banker",
 _IRREGULARITY = E.require("irregularity", "rule", "card", "round", "action", "detail")
 SEVERITY_LABEL = {"critical": ("CRIT", "bold white on red"), "warning": ("WARN", "bold yellow"),
                   "info": ("info", "dim")}
-KEY_LEGEND = "keys: b no more bets  x exposed  n new shoe  s status  t time  q quit"
+KEY_LEGEND = "keys: b no more bets  x exposed  n new shoe  c clear stop  s status  q quit"  # t (time) is still a key; the legend fits 80 columns
 MAX_ALERTS = 64
 
 
@@ -82,7 +82,8 @@ class TableView:
     # What the phase line says (the state's phases are the firmware's words).
     PHASE_TEXT = {tablestate.NO_SHOE: "no shoe", tablestate.BURNING: "burn",
                   tablestate.OPEN: "betting open", tablestate.DEALING: "dealing",
-                  tablestate.DISCARDING: "discarding"}
+                  tablestate.DISCARDING: "discarding",
+                  tablestate.STOPPED: "STOPPED: not shuffled (clear_stop)"}
 
     @property
     def designation(self):

@@ -3,7 +3,7 @@
 Reads are open to anyone on the pit LAN, as a scoreboard is. Writes (ack an
 alert, send a command) need a login (POST /api/login sets an HttpOnly,
 SameSite=Strict session cookie; the token it returns also works as
-``Authorization: Bearer``); bets, exposed, new_shoe and clear_tilt change
+``Authorization: Bearer``); bets, exposed, new_shoe, clear_tilt and clear_stop change
 the game and need the supervisor role and ``"confirm": true``. Every write
 that reaches a table, and its outcome, is a row of ``audit_log`` in the
 store, outside every shoe's chain (the shoe did not say it).
@@ -33,6 +33,7 @@ from aiohttp import web
 from host_tools.bridge.command import parse_control
 from host_tools.pit import edges as edges_mod
 from host_tools.pit import report as report_mod
+from host_tools.pit import shuffle as shuffle_mod
 from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
 from host_tools.protocol import alerts, tablestate
@@ -40,7 +41,7 @@ from host_tools.store import db
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
-GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt")   # supervisor + confirm
+GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supervisor + confirm
 SESSION_S = 12 * 3600
 COOKIE = "pit_session"
 QUEUE = 1000          # bursts a client may fall behind before it is dropped
@@ -61,7 +62,8 @@ def make_app(pit, users_path, edges=True):
     app = web.Application()
     app[PIT] = pit
     app[STATE] = {"users_path": users_path, "sessions": {}, "clients": set(), "store": None,
-                  "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None}
+                  "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None,
+                  "shuffle": shuffle_mod.ShuffleWatch(pit, pit.config.store)}
     app.on_startup.append(_startup)
     app.on_shutdown.append(_shutdown)
     app.router.add_get("/", page)
@@ -191,15 +193,19 @@ async def _startup(app):
     if state["edges"] is not None:
         state["edges"].start()
         app[PIT].listeners.append(state["edges"].listener)
+    state["shuffle"].start()
+    app[PIT].listeners.append(state["shuffle"].listener)
 
 
 async def _shutdown(app):
     state = app[STATE]
-    for listener in (state.get("listener"), state["edges"] and state["edges"].listener):
+    for listener in (state.get("listener"), state["edges"] and state["edges"].listener,
+                     state["shuffle"].listener):
         if listener in app[PIT].listeners:
             app[PIT].listeners.remove(listener)
     if state["edges"] is not None:
         state["edges"].close()
+    state["shuffle"].close()
     if state.get("keepalive") is not None:
         state["keepalive"].cancel()
     if state.get("broadcast") is not None:
@@ -251,6 +257,7 @@ async def table(request):
     store = request.app[STATE]["store"]
     snap["ranks_left"] = (report_mod.ranks_left(report_mod.card_set_events(store, runner.shoe_id))
                           if runner.shoe_id else None)
+    snap["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)
     return web.json_response(snap)
 
 
@@ -265,6 +272,7 @@ async def table_report(request):
                             runner.shoe_id)
     out["table"] = runner.name
     out["alerts"] = report_mod.alerts_with_acks(store, runner.name, runner.shoe_id)
+    out["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)
     return web.json_response(out)
 
 

@@ -13,7 +13,7 @@ served (/api/vocabulary) so it never spells them again.
 
 from link import events_schema as E  # the firmware's own
 
-NO_SHOE, BURNING, OPEN, DEALING, DISCARDING = E.PHASES
+NO_SHOE, BURNING, OPEN, DEALING, DISCARDING, STOPPED = E.PHASES
 POSITIONS = E.POSITIONS
 HAND_POSITIONS = E.HAND_POSITIONS
 FIRST_CARD = HAND_POSITIONS[0]   # "P1": due once betting closes (Ch 8C)
@@ -104,6 +104,10 @@ class TableState:
             self.current["cards"].append([event["pos"], event["card"]])
         elif kind == "counts":
             self.counts = (event.get("player"), event.get("banker"))
+        elif kind == "irregularity" and event.get("rule") == E.COLD_DECK:
+            self.phase, self.next = STOPPED, None  # no card is due until clear_stop (Ch 5A)
+        elif kind == "stop_cleared":
+            self.phase = OPEN
         elif kind == "result":
             self.current["status"] = "result"
             self.last_result = {k: event.get(k) for k in RESULT_FIELDS}

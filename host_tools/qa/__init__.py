@@ -1,1 +1,2 @@
-"""host_tools/qa."""
+"""Quality-assurance rigs: benchmarks (`shoe bench`), soaks and fuzzers
+(`shoe soak`), heap probes. No product module imports them."""

@@ -60,3 +60,15 @@ def casino():
     """A casino name no other test in this run uses (its own NATS subjects)."""
     _n[0] += 1
     return "C%d_%d" % (os.getpid(), _n[0])
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's chromium under Playwright, one per test module."""
+    from support.browser import launch
+    pw, browser = launch()
+    try:
+        yield browser
+    finally:
+        browser.close()
+        pw.stop()

@@ -117,7 +117,7 @@ g = game.Game(lambda buf, n: None)
 
 def all_cards():
     for c in range(52):
-        g.out.reset()
+        g.events.out.reset()
         g.events.card_field(c)
 
 
@@ -126,7 +126,7 @@ try:
     all_cards()
 finally:
     micropython.heap_unlock()
-print(bytes(g.out.buf[:g.out.n]).decode())
+print(bytes(g.events.out.buf[:g.events.out.n]).decode())
 """
 
 

@@ -187,7 +187,8 @@ def test_13E_count_reaches_zero_before_round_completes(both):
 def test_burn_by_face_value_of_first_card(both, first, count):
     # Ch 5F/5G: expose the first card, then burn its face value face down;
     # one card more than that is drawn in error (13A), proving the burn ended.
-    body = "".join("%sD\n" % "23456789"[i % 8] for i in range(count + 1))
+    # No two ranks in a row are neighbours: no suit sequence (Ch 5A, cold_deck).
+    body = "".join("%sD\n" % "25836947"[i % 8] for i in range(count + 1))
     ev = both("shoe decks=8\n%sH up\n%s" % (first, body))
     burns = [e for e in of(ev, "card") if e["pos"] == "BURN"]
     assert len(burns) == count + 1
@@ -316,3 +317,96 @@ def test_new_card_set_mid_round_voids_it_with_wagers_returned(both):
     assert of(ev, "void") == [{"type": "void", "round": 1, "rule": "new_shoe", "wagers": "returned",
                                "simulated": False}]
     assert of(ev, "shoe")[-1]["cards"] == 312
+
+
+# ------------------------------------------------ Ch 5A: cold decks (order.py)
+
+RANKS = "A23456789TJQK"
+
+
+def _unshuffled(suits, descending, cut):
+    """An 8-deck stack as it comes in, each suit's ranks in sequence, cut at
+    ``cut`` (Ch 5B: the cards above the cut go to the bottom). Built here
+    from the card names, not from the firmware."""
+    ranks = RANKS[::-1] if descending else RANKS
+    deck = [r + s for s in suits for r in ranks]
+    stack = deck * 8
+    return stack[cut:] + stack[:cut]
+
+
+def _first_run_of_7(stack):
+    """The index of the card completing the first 7 cards of one suit in rank
+    sequence, one direction (the oracle for the shoe's test)."""
+    def step(a, b):
+        if a[1] != b[1]:
+            return 0
+        return RANKS.index(b[0]) - RANKS.index(a[0])
+    run, d = 1, 0
+    for i in range(1, len(stack)):
+        s = step(stack[i - 1], stack[i])
+        if s in (1, -1) and s == d:
+            run += 1
+        elif s in (1, -1):
+            run, d = 2, s
+        else:
+            run, d = 1, 0
+        if run == 7:
+            return i
+    return None
+
+
+def _cold_script(stack, n=40):
+    """Burn by Ch 5F (first card exposed), "no more bets", then ``n`` cards."""
+    first = stack[0]
+    burn = 10 if first[0] in "TJQK" else RANKS.index(first[0]) + 1
+    lines = ["shoe decks=8", first + " up"] + stack[1:1 + burn] + ["bets"] + stack[1 + burn:n]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("suits,descending,cut", [
+    ("SDCH", False, 0), ("HCDS", True, 0),   # each suit ascending; each descending
+    ("SDCH", False, 6), ("CDHS", True, 12),  # cut where the first suit is short
+    ("SHDC", False, 25), ("DSHC", True, 207),
+])
+def test_unshuffled_shoe_is_stopped_within_its_first_20_cards(both, suits, descending, cut):
+    stack = _unshuffled(suits, descending, cut)
+    at = _first_run_of_7(stack)
+    assert at is not None and at < 20
+    ev = both(_cold_script(stack))
+    stop = [i for i, e in enumerate(ev) if e["type"] == "irregularity" and e["rule"] == "cold_deck"][0]
+    alarm = ev[stop]
+    dealt = of(ev[:stop], "card")
+    assert len(dealt) == at + 1 <= 20  # burn cards count
+    assert alarm["section"] == "Ch 5A" and alarm["card"] == stack[at] == dealt[-1]["card"]
+    assert alarm["cards"] == stack[at - 6:at + 1]
+    assert alarm["pattern"] == ("descending" if descending else "ascending")
+    # Stopped: the card that completed the run said nothing is due, and so
+    # does every card after it, each reported as discarded.
+    assert dealt[-1]["next"] is None
+    later = of(ev[stop:], "card")
+    assert later and all(e["pos"] == "DISCARD" and e["next"] is None for e in later)
+    assert len(of(ev[stop:], "result")) == 0
+
+
+def test_cold_deck_stop_refuses_play_until_clear_stop(both):
+    # AS burns one; 2S..7S complete the run at the 7th card (5 of them held by 13A).
+    script = "shoe decks=8\nAS up\n2S\n3S\n4S\n5S\n6S\n7S\nbets\nshoe decks=8\nclear_stop\n"
+    script += "clear_stop\nbets\n"
+    ev = both(script)
+    assert rules(ev) == ["13A"] * 5 + ["cold_deck"]
+    errors = [e["message"] for e in of(ev, "error")]
+    assert len(errors) == 3
+    assert errors[0] == errors[1] == "stopped until clear_stop"  # bets, new shoe
+    assert errors[2] == "clear_stop: not stopped"
+    assert of(ev, "stop_cleared") == [{"type": "stop_cleared", "round": 0, "rule": "cold_deck"}]
+    assert len(of(ev, "shoe")) == 1
+    # After the stop is cleared play goes on: the four held cards are the
+    # round (Player 3S 5S, a natural 8, against Banker 4S 6S, 0).
+    r = of(ev, "result")
+    assert len(r) == 1 and r[0]["player"] == ["3S", "5S"] and r[0]["winner"] == "player"
+
+
+def test_a_shuffled_shoe_deals_to_its_end_without_a_stop(both):
+    from host_tools.sim import dealer
+    ev = both("\n".join(dealer.script(3)) + "\n")
+    assert "cold_deck" not in rules(ev) and of(ev, "shoe_end")[0]["reason"] == "cover"

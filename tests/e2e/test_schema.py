@@ -15,9 +15,10 @@ from host_tools.sim import dealer
 from host_tools import replay, vm
 
 from baccarat import cards, game  # noqa: E402
-from link import events_schema, frame, host_frames, schema  # noqa: E402
+from link import events_schema, frame, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402
 from support.wireboard import WireBoard, config  # noqa: E402
+from support.wire import SessionWire as _Wire  # noqa: E402
 
 DOC = os.path.join(vm.ROOT, "docs", "protocol.md")
 
@@ -123,7 +124,7 @@ def test_every_designation_and_exposed_mode_is_its_games_code():
 
 
 @pytest.mark.parametrize("body,reason,message", [
-    (b"shuffle", "unknown_command", "unknown command 'shuffle' (known: bets, exposed, shoe, status, "
+    (b"shuffle", "unknown_command", "unknown command 'shuffle' (known: bets, exposed, shoe, clear_stop, status, "
                                     "time, clear_tilt)"),
     (b"", "unknown_command", "unknown command ''"),
     (b"Bets", "unknown_command", "unknown command 'Bets'"),
@@ -222,6 +223,8 @@ def game_events():
     g.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
     g.alert("wrong_batch", 5, "card 7 of deck 2 is batch A, but the shoe deals batch B")
     g.alert("reader_fault", -1, "PN532: no ACK")
+    g.deck_of = 3  # a card read through the card set names its deck (link/session.py)
+    g.card(cards.parse("7H"), True)
     return [json.loads(e) for e in out + emitted]
 
 
@@ -234,63 +237,6 @@ def test_every_game_event_validates_and_every_type_is_exercised(game_events):
         for name, _k, _n, optional in spec:
             if optional:
                 assert any(e["type"] == kind and name in e for e in game_events), (kind, name)
-
-
-class _Wire:
-    """A pit PC on the session's wire: keeps every frame, acks every event."""
-
-    def __init__(self, session, board):
-        self.s = session
-        self.board = board
-        self.frames = []
-        self.decoder = frame.Decoder()
-        self.counter = 0
-        self.nonce = b""
-
-    def on_frame(self, d):
-        self.frames.append((chr(d.kind), d.seq, bytes(d.buf[d.pstart:d.pend]).decode()))
-        if d.kind == ord("H"):
-            self.nonce = (self.json("H")[-1].get("nonce") or "").encode()
-
-    def hello(self):
-        self.board.inbox += host_frames.encode_hello_request(b"0123456789abcdef")
-        self.run()
-
-    def _ack(self, seq):
-        return host_frames.encode_ack(bytes(32), "S1", self.nonce, seq)
-
-    def on_bad(self, d, code, message):
-        raise AssertionError(message)
-
-    def run(self, steps=6, ack=True):
-        for _ in range(steps):
-            self.s.step()
-            data, self.board.sent = bytes(self.board.sent), bytearray()
-            self.decoder.feed(data, len(data), self)
-            events = [f for f in self.frames if f[0] == "E"]
-            if events and ack:
-                self.board.inbox += self._ack(max(f[1] for f in events))
-
-    def command(self, name, args=None, body=None):
-        self.counter += 1
-        if body is None:
-            self.board.inbox += host_frames.encode_command(bytes(32), "S1", self.nonce, self.counter,
-                                                           " ".join([name] + ["%s=%s" % kv for kv in args or ()]),
-                                                           host_frames.deadline_after(self.board.now, 0))
-        else:
-            self.board.inbox += body
-        self.run()
-
-    def json(self, kind):
-        """Payload objects of one frame type; a trailing MAC word (v2) is dropped."""
-        out = {}
-        for k, seq, payload in self.frames:
-            if k == kind:
-                text = payload
-                if re.search(r"\} [0-9a-f]{32}$", payload):
-                    text = payload[:-33]
-                out[seq] = json.loads(text)
-        return list(out.values())
 
 
 @pytest.fixture(scope="module")

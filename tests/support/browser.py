@@ -5,3 +5,38 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WAIT_MS = 5000
+
+
+def launch():
+    """(playwright, browser): Debian's chromium under Playwright, or a FAIL
+    in one line when either is missing (never a skip)."""
+    import os
+
+    import pytest
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("chromium is missing: %s not found (make test installs Debian's chromium package "
+                    "when run as root)" % CHROMIUM, pytrace=False)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as e:
+        pytest.fail("playwright is missing (%s): run make venv" % e, pytrace=False)
+    pw = sync_playwright().start()
+    return pw, pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+
+
+def open_page(browser, base_url, path, user=None, password=None, width=1280):
+    """(context, page) of ``path`` once it has loaded, logged in as ``user``
+    when given; ``page.errors`` collects the page's script errors."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base_url + path)
+    page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
+    if user:
+        page.fill("#login-user", user)
+        page.fill("#login-password", password)
+        page.click("#login button[type=submit]")
+        page.wait_for_selector("[data-user=%s]" % user, timeout=WAIT_MS)
+    page.errors = errors
+    return context, page

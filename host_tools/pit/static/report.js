@@ -4,6 +4,7 @@
 // stylesheet is the @media print part of style.css.
 import { api, el, fill, when } from "/static/common.js";
 import { drawBoard } from "/static/board.js";
+import { drawShuffle } from "/static/shufflescore.js";
 
 const name = decodeURIComponent(location.pathname.split("/")[2]);
 const $ = (id) => document.getElementById(id);
@@ -35,6 +36,7 @@ async function main() {
     ["Void rounds", r.voids.map((v) => v.round + " (" + v.rule + ", wagers " + v.wagers + ")").join("; ") || "none"],
   ].map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v === null ? "-" : v))))));
   drawBoard($("board"), s.scoreboard, false);
+  drawShuffle($("shuffle-score"), r.shuffle);
   fill($("irregularities"), table(["Seq", "Round", "Section", "Rule", "Card", "Action", "Detail"],
     r.irregularities.map((i) => [i.seq, i.round, i.section, i.rule, i.card, i.action, i.detail]), "irregularity-list"));
   fill($("alerts"), table(["Time", "Severity", "Kind", "Detail", "Count", "Acknowledged"],

@@ -7,6 +7,7 @@
 import { api, cardEl, coalesce, el, fill, loadSession, loadVocabulary, loginBar, session, subscribe, when,
          WINNER } from "/static/common.js";
 import { drawAsk, drawBoard } from "/static/board.js";
+import { drawShuffle } from "/static/shufflescore.js";
 
 const name = decodeURIComponent(location.pathname.split("/")[2]);
 const $ = (id) => document.getElementById(id);
@@ -18,6 +19,7 @@ const COMMANDS = [
   ["exposed", "Exposed card", true],
   ["new_shoe", "New shoe", true],
   ["clear_tilt", "Clear tilt", true],
+  ["clear_stop", "Clear stop (cold deck)", true],
   ["status", "Ask status", false],
 ];
 
@@ -157,6 +159,7 @@ function draw(t) {
   drawBoard($("board"), t.scoreboard);
   drawAsk($("ask"), t.roads.ask);
   drawStats(t);
+  drawShuffle($("shuffle-score"), t.shuffle);
   drawRecall(t);
   document.body.dataset.seq = t.seq === null ? "" : t.seq;
 }

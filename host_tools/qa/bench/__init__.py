@@ -14,6 +14,7 @@ BENCHES = {
     "link": "host_tools.qa.bench.bridge",
     "footprint": "host_tools.qa.bench.footprint",
     "pit": "host_tools.qa.bench.pit",
+    "coldeck": "host_tools.qa.bench.coldeck",
     "pn532": __name__,  # pn532_main below: its module takes a bare run count
     "secure": "host_tools.qa.bench.secure",
     "shoe": "host_tools.sim.emulate",

@@ -1,0 +1,53 @@
+"""The shuffle score and the cold-deck stop on the pit's pages, in real
+headless Chromium: the table page and the end-of-shoe report show the score,
+and a supervisor clears the stop with the page's button and its
+confirmation dialog (audited)."""
+
+import json
+
+import pytest
+
+from host_tools.store import db
+from support.browser import WAIT_MS, open_page
+from support.pitrig import PASSWORD, running_pit
+from support.waits import until as _wait
+
+
+def _open(browser, server, path, user=None):
+    return open_page(browser, "http://127.0.0.1:%d" % server.port, path, user, PASSWORD)
+
+
+@pytest.fixture(scope="module")
+def pit(tmp_path_factory):
+    with running_pit(tmp_path_factory.mktemp("pitcold"), {"T1": "COLDWEB"}) as rig:
+        yield rig
+
+
+def _events(cfg):
+    with db.Store(cfg.store) as store:
+        return [json.loads(t) for _s, _q, t, _p, _h in store.events("COLDWEB")]
+
+
+def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit):
+    server, _service, emus, cfg = pit
+    for line in ["shoe decks=8", "KH up", "QH", "JH", "TH", "9H", "8H", "7H"]:
+        emus["T1"].deal(line)
+    _wait(lambda: any(e.get("rule") == "cold_deck" for e in _events(cfg)), what="the stop")
+    context, page = _open(chromium, server, "/table/T1", user="sam")
+    page.wait_for_selector("#shuffle-verdict[data-weak=yes]", timeout=WAIT_MS)
+    page.wait_for_selector(".alert.critical >> text=cold_deck", timeout=WAIT_MS)
+    assert "KH QH JH TH 9H 8H 7H" in page.inner_text("#alerts")
+    assert page.inner_text("#shuffle-stats")
+    page.click("button[data-command=clear_stop]")
+    page.click("#confirm-yes")
+    page.wait_for_function("document.getElementById('reply').textContent.startsWith('ok sent clear_stop')",
+                           timeout=WAIT_MS)
+    _wait(lambda: any(e["type"] == "stop_cleared" for e in _events(cfg)), what="stop_cleared")
+    with db.Store(cfg.store) as store:
+        rows = list(store.db.execute("SELECT user, role, target, outcome FROM audit_log WHERE target = 'clear_stop'"))
+    assert rows and rows[0][:3] == ("sam", "supervisor", "clear_stop") and rows[0][3].startswith("ok")
+    report_ctx, report = _open(chromium, server, "/table/T1/report")
+    report.wait_for_selector("#shuffle-verdict[data-weak=yes]", timeout=WAIT_MS)
+    assert not page.errors and not report.errors
+    context.close()
+    report_ctx.close()
