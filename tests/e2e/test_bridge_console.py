@@ -195,3 +195,17 @@ def test_next_card_after_bets_is_p1_and_after_the_result_stop():
     assert "next card Banker (B1)" in _screen(view)
     view.event({"type": "void", "round": 4, "rule": "13D", "wagers": "stand", "simulated": False})
     assert "next card stop (no card due)" in _screen(view)
+
+
+def test_the_console_clears_the_stop_with_c_after_a_yes():
+    from host_tools.bridge.command import Runner
+    from host_tools.bridge.console import TableView
+    bridge = _StubBridge()
+    runner = Runner(bridge, TableView("T3"))
+    runner.key("c")
+    assert bridge.sent == [] and "CLEAR the cold-deck STOP" in _screen(runner.view, width=120)
+    runner.key("n")  # anything but y cancels
+    assert bridge.sent == [] and "cancelled: clear_stop" in runner.view.notice
+    runner.key("c")
+    runner.key("y")
+    assert bridge.sent == ["clear_stop"] and "ok sent clear_stop" in runner.view.notice

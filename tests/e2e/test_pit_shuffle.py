@@ -135,18 +135,3 @@ def test_the_listener_only_queues_what_it_scores():
     watch.listener({"type": "event", "table": "T", "event": {"type": "irregularity", "rule": "cold_deck",
                                                              "cards": ["AS"]}})
     assert watch.queue.qsize() == 2
-
-
-def test_the_console_clears_the_stop_with_c_after_a_yes():
-    from host_tools.bridge.command import Runner
-    from host_tools.bridge.console import TableView
-    from test_bridge_console import _StubBridge, _screen
-    bridge = _StubBridge()
-    runner = Runner(bridge, TableView("T3"))
-    runner.key("c")
-    assert bridge.sent == [] and "CLEAR the cold-deck STOP" in _screen(runner.view, width=120)
-    runner.key("n")  # anything but y cancels
-    assert bridge.sent == [] and "cancelled: clear_stop" in runner.view.notice
-    runner.key("c")
-    runner.key("y")
-    assert bridge.sent == ["clear_stop"] and "ok sent clear_stop" in runner.view.notice

@@ -7,7 +7,7 @@ the supervisor's signed clear_stop, also after a power cut."""
 import random
 from fractions import Fraction
 
-from host_tools import deploy, vm
+from host_tools import deploy
 from host_tools.qa.bench import footprint
 
 from baccarat import cards, game  # noqa: E402
