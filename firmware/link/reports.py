@@ -184,6 +184,8 @@ def hello(s):
     o.text(getattr(s.board, "manifest", ""))
     o.raw(b',"service":')
     o.bool(getattr(s.board, "service", False))
+    o.raw(b',"t":')  # the clock command deadlines are set on (docs/protocol.md 4)
+    o.int(s.board.ticks_ms() & proto.TICKS_MASK)
     o.raw(b',"nonce":"')
     o.raw(s.nonce)
     o.raw(b'","chain":"')

@@ -441,6 +441,8 @@ class HostLink:
             return
         self.shoe_id = shoe_id
         self.hello = hello
+        if isinstance(hello.get("t"), int):
+            self.shoe_clock = (hello["t"], time.monotonic())
         self.refuse = None
         self.stall = None
         self.queued = max(0, hello["seq"] - acked)

@@ -128,8 +128,10 @@ def test_signed_commands_from_the_control_socket(shoe, tmp_path):
         assert state["shoe"] == SHOE and state["link"] == "up"
         cmds = shoe.pump(lambda f: [x for x in f if x[0] == "C"] if len(
             [x for x in f if x[0] == "C"]) == 3 else None)
-        bodies = [auth.verify_host(KEY, SHOE, shoe.nonce, ord("C"), seq, p).decode()
+        signed = [auth.verify_host(KEY, SHOE, shoe.nonce, ord("C"), seq, p).decode()
                   for _k, seq, p in cmds]
+        assert all(" @" in b for b in signed)  # each with its deadline on the shoe's clock
+        bodies = [b.rsplit(" @", 1)[0] for b in signed]
         assert [c[1] for c in cmds] == [42, 43, 44]
         assert bodies[:2] == ["bets", "shoe decks=6 designation=ez"]
         assert bodies[2].startswith("time t=") and abs(int(bodies[2][7:]) - time.time()) < 30
@@ -150,9 +152,12 @@ def test_silent_link_is_lost_then_resumed(shoe, bridge, tmp_path):
     shoe.event(1)
     shoe.pump(lambda f: shoe.acked() == 1)
     n = len(shoe.challenges)
-    # silence from the shoe: after 3 s the bridge declares the link lost,
-    # reopens the port and asks for a hello again, with a new challenge
+    # silence from the shoe (not even a heartbeat): after 3 s the bridge
+    # declares the link lost, reopens the port and asks for a hello again,
+    # with a new challenge
+    shoe.answer_beats = False
     shoe.pump(lambda f: len(shoe.challenges) > n, timeout=8)
+    shoe.answer_beats = True
     shoe.hello(seq=2, acked=1)
     shoe.event(2)
     shoe.pump(lambda f: shoe.acked() == 2)

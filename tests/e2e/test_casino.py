@@ -4,6 +4,7 @@ stores written as the bridge writes them, `shoe central`'s consumer, and
 `shoe verify --central`."""
 
 import asyncio
+import os
 import time
 
 import psycopg

@@ -115,7 +115,8 @@ def test_events_are_resent_until_acked_and_heartbeats_run(emu, host):
     assert not [f for f in later if f[0] == "E" and f[1] <= last], "acked events were resent"
     beats = [json.loads(p) for k, s, p in later if k == "B"]
     assert 1 <= len(beats) <= 3  # one a second when idle
-    assert beats[-1] == {"acked": last, "queued": 0}
+    assert {k: beats[-1][k] for k in ("acked", "queued")} == {"acked": last, "queued": 0}
+    assert isinstance(beats[-1]["t"], int)  # the shoe's clock, for command deadlines
     assert [s for k, s, p in later if k == "B"][-1] == last
 
 
@@ -166,7 +167,7 @@ def test_forged_corrupted_and_replayed_commands_change_nothing(emu, host):
     # 4. Authentic but unknown (the host helper refuses to build it, so sign by hand),
     #    and authentic but malformed.
     host.counter += 1
-    body = b"deal_faster"
+    body = b"deal_faster @%d" % host_frames.deadline_after(host.shoe_clock(), 0)
     mac = link_hmac.mac_hex(host.key, auth.host_message("EMU1", host.nonce, "C", host.counter, body))
     out = bytearray(frame.MAX_FRAME)
     n = frame.encode(out, ord("C"), host.counter, body + b" " + mac, 0, len(body) + 33)

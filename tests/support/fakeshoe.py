@@ -57,7 +57,7 @@ class FakeShoe:
         if chain is None:
             chain = self.tags.get(acked, auth.ZERO_MAC) if acked else auth.ZERO_MAC
         body = {"proto": 2, "fw": "test", "board": "emulator", "shoe": self.shoe_id,
-                "settings": "", "seq": seq, "acked": acked, "counter": counter, "tilt": tilt,
+                "settings": "", "seq": seq, "acked": acked, "counter": counter, "tilt": tilt, "t": 0,
                 "nonce": self.nonce, "chain": chain.decode()}
         body.update(extra)
         data = json.dumps(body, separators=(",", ":")).encode()
