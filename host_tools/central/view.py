@@ -50,6 +50,7 @@ from host_tools.pit.web import STATIC
 log = logging.getLogger("shoe.casino.view")
 
 POLL_S = 2.0          # look even without a notification this often
+PIT_LOG_LIMIT = 200   # pit-log rows (and stray central alerts) /api/pit-log returns
 READ_ONLY = ("this is the central record's view, read-only: acknowledge and send commands "
              "at the pit's own page")
 
@@ -103,9 +104,9 @@ def _clock(t):
 
 def _alert(row):
     """A central alert in the shape the page reads (store.alerts' keys)."""
-    aid, shoe, t, severity, kind, detail = row
-    return {"id": aid, "shoe_id": shoe, "time": t, "first_time": t, "last_time": t,
-            "severity": severity, "kind": kind, "detail": detail, "count": 1, "ack": None}
+    aid, shoe, t, severity, kind, detail, count, last = row
+    return {"id": aid, "shoe_id": shoe, "time": t, "first_time": t, "last_time": last or t,
+            "severity": severity, "kind": kind, "detail": detail, "count": count or 1, "ack": None}
 
 
 class View:
@@ -241,12 +242,31 @@ class View:
     async def alerts(self, shoe_ids):
         """{shoe: [alert, ...]} of the central record's alerts of those shoes."""
         cur = self.conn.cursor()
-        await cur.execute("SELECT id, shoe_id, time, severity, kind, detail FROM alerts"
-                          " WHERE shoe_id = ANY(%s) ORDER BY id", (list(shoe_ids),))
+        await cur.execute("SELECT id, shoe_id, time, severity, kind, detail, count, last_time"
+                          " FROM alerts WHERE shoe_id = ANY(%s) ORDER BY id", (list(shoe_ids),))
         out = {s: [] for s in shoe_ids}
         for row in await cur.fetchall():
             out[row[1]].append(_alert(row))
         return out
+
+    async def pit_log(self, limit=PIT_LOG_LIMIT):
+        """Every pit's alerts and audit rows as central holds them (newest
+        first), and central's own alerts tied to no shoe (merged refusals of
+        unknown devices and malformed messages), so surveillance sees them
+        in one place."""
+        cur = self.conn.cursor()
+        await cur.execute("SELECT casino, pit, kind, pit_id, time, body FROM pit_log"
+                          " ORDER BY time DESC NULLS LAST LIMIT %s", (limit,))
+        rows = [{"casino": r[0], "pit": r[1], "kind": r[2], "id": r[3], "time": r[4],
+                 "row": json.loads(r[5])} for r in await cur.fetchall()]
+        await cur.execute("SELECT id, shoe_id, time, severity, kind, detail, count, last_time, casino,"
+                          " pit FROM alerts WHERE shoe_id IS NULL ORDER BY id DESC LIMIT %s", (limit,))
+        central = []
+        for r in await cur.fetchall():
+            a = _alert(r[:8])
+            a["casino"], a["pit"] = r[8], r[9]
+            central.append(a)
+        return {"pits": rows, "central": central}
 
     async def card_set(self, t):
         """The table's current card set, as report.py reads it: its events
@@ -343,6 +363,12 @@ def _static_page(file):
     return handler
 
 
+async def api_pit_log(request):
+    view = request.app[VIEW]
+    async with view.lock:
+        return web.json_response(await view.pit_log())
+
+
 def make_app(dsn):
     app = web.Application()
     view = app[VIEW] = View(dsn)
@@ -369,6 +395,7 @@ def make_app(dsn):
     app.router.add_get("/api/tables/{name}", api_table)
     app.router.add_get("/api/events", api_events)
     app.router.add_get("/api/vocabulary", pit_web.vocabulary)
+    app.router.add_get("/api/pit-log", api_pit_log)
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)
@@ -379,17 +406,20 @@ def run(args):
     """`shoe central view`: serve until SIGINT/SIGTERM."""
     import sys
     import psycopg
+    from host_tools.casino import secrets
     try:
         with psycopg.connect(args.dsn, connect_timeout=5) as c:
             if c.execute("SELECT to_regclass('events')").fetchone()[0] is None:
-                print("central view: %s holds no central record (no table events)" % args.dsn,
-                      file=sys.stderr)
+                print("central view: %s holds no central record (no table events)" %
+                      secrets.dsn_label(args.dsn), file=sys.stderr)
                 return 2
     except psycopg.Error as e:
-        print("central view: cannot connect to %s: %s" % (args.dsn, str(e).strip().splitlines()[0]),
+        print("central view: cannot connect to %s: %s" % (secrets.dsn_label(args.dsn),
+                                                          str(e).strip().splitlines()[0]),
               file=sys.stderr)
         return 2
-    print("central view: http://%s:%d/ (read-only) over %s" % (args.host, args.port, args.dsn), flush=True)
+    print("central view: http://%s:%d/ (read-only) over %s" % (args.host, args.port,
+                                                               secrets.dsn_label(args.dsn)), flush=True)
     web.run_app(make_app(args.dsn), host=args.host, port=args.port, print=None,
                 handle_signals=True, shutdown_timeout=5)
     return 0
