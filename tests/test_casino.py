@@ -75,12 +75,32 @@ def central_rows(dsn):
 
 def alerts(dsn):
     with psycopg.connect(dsn) as c:
-        return [tuple(r) for r in c.execute("SELECT shoe_id, severity, kind FROM alerts ORDER BY id")]
+        # one row per cause and device with a count (merged, issue 21): one item per refusal
+        return [tuple(r[:3]) for r in c.execute("SELECT shoe_id, severity, kind, count FROM alerts"
+                                                " ORDER BY id") for _ in range(r[3])]
 
 
-def consume(url, dsn, keydir, casino, want, n=1, timeout=20.0):
+REGISTERED_TABLE = {"R2": "T2"}   # the device registry's table of each test shoe (else T1)
+
+
+def register(dsn, keydir, casino, where=None):
+    """Register every shoe with a key in ``keydir`` at pit P1, or where
+    ``where`` ({shoe: (pit, table)}) puts it (central refuses an
+    unregistered device, issue 21)."""
+    from host_tools.central import ingest
+    with psycopg.connect(dsn, autocommit=True) as c:
+        ingest.create_schema(c)
+        for name in os.listdir(keydir):
+            shoe = name[:-len(".key")]
+            pit, table = (where or {}).get(shoe, ("P1", REGISTERED_TABLE.get(shoe, "T1")))
+            ingest.register(c, shoe, casino, pit, table)
+
+
+def consume(url, dsn, keydir, casino, want, n=1, timeout=20.0, where=None):
     """Run ``n`` consumers until the record holds ``want`` events (or time
     runs out); return the consumers."""
+    register(dsn, keydir, casino, where)
+
     async def main():
         stop = asyncio.Event()
         cs = [consumer.Consumer(url, dsn, keydir, casino) for _ in range(n)]
@@ -215,6 +235,7 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
         from host_tools.central import ingest as central
         async with conn.transaction():
             await conn.execute(central.SCHEMA)
+        register(dsn, keydir, casino)
         c = central.Central(conn, central.Keys(keydir))
 
         def msg(seq):

@@ -467,10 +467,10 @@ class Central:
                                  "puts shoe %s at %s/%s/%s" % (m.seq, m.casino, m.pit, shoe,
                                                                 *where), severity=CRITICAL)
                     continue
-                if m.tbl != where[2]:
+                if m.tbl != where[2] and m.tbl != wire.UNASSIGNED:   # "unassigned" claims nothing
                     self._alert(out, m, WARNING, "table_mismatch", "seq %d claimed table %s; filed "
                                 "under the registered table %s" % (m.seq, m.tbl, where[2]))
-                    m.tbl = where[2]
+                m.tbl = where[2]
                 keep.append(m)
             by_shoe[shoe] = keep
 
