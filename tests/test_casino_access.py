@@ -140,6 +140,33 @@ def test_a_pits_credential_cannot_read_or_delete_a_stream(rig):
     asyncio.run(main())
 
 
+def test_an_insider_with_full_rights_on_a_pits_leaf_stays_in_that_pit(rig):
+    """Whoever owns the pit PC owns its leaf node (its configuration, any
+    user on it: here the leaf's admin). Across the leaf link the hub lets
+    through only that pit's traffic: the casino stream cannot be deleted,
+    and another pit's subjects do not reach its stream."""
+    async def main():
+        before, _ = await stream_state(rig, wire.pit_stream(CASINO, "P2"), rig.domain("P2"),
+                                       rig.leaves["P2"].url)
+        nc = await connect(rig.leaves["P1"].url, rig.auth("admin"), [])
+        try:
+            for js in (nc.jetstream(domain="hub"), nc.jetstream()):
+                with pytest.raises((nats.errors.Error, asyncio.TimeoutError)):
+                    await js.delete_stream(wire.casino_stream(CASINO))
+            with pytest.raises((nats.errors.Error, asyncio.TimeoutError)):
+                await nc.jetstream().publish(wire.subject(CASINO, "P2", "T1"), b"as P2", timeout=2)
+            with pytest.raises((nats.errors.Error, asyncio.TimeoutError)):
+                await nc.jetstream(domain="hub").add_stream(name="SPY", subjects=["spy.>"])
+        finally:
+            await nc.close()
+        after, _ = await stream_state(rig, wire.pit_stream(CASINO, "P2"), rig.domain("P2"),
+                                      rig.leaves["P2"].url)
+        await stream_state(rig, wire.casino_stream(CASINO))   # still there
+        return before, after
+    before, after = asyncio.run(main())
+    assert after == before
+
+
 def test_the_consumers_credential_can_pull_but_not_publish_or_delete(rig):
     async def main():
         before, _ = await stream_state(rig, wire.casino_stream(CASINO))

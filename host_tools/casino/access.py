@@ -43,6 +43,22 @@ def consumer_permissions(casino, durable=DURABLE):
             "subscribe": [consumer_inbox(casino) + ".>"]}
 
 
+def leaf_permissions(casino, pit, domain=None):
+    """What a pit's leaf link may carry to and from the hub (the hub's
+    user for that leaf): the pit's own subjects and acknowledgements, and
+    in the leaf-buffer layout (``domain``) the traffic of the hub sourcing
+    the pit's stream: its JetStream API in that domain, the sourcing
+    consumer's deliveries and flow control (``$JS.S``, ``$JS.FC``,
+    ``$JSC``) and API replies (``_INBOX``). Not the hub's own API, not
+    another pit's subjects, and not ``$JS.ACK`` (acking for the central
+    consumer would lose events). Found by trying (tests/test_casino_access.py
+    has the insider's test); the same list serves both directions."""
+    allow = [wire.pit_subjects(casino, pit), pit_inbox(casino, pit) + ".>"]
+    if domain:
+        allow += ["$JS.%s.API.>" % domain, "$JS.S.>", "$JS.FC.>", "$JSC.>", "_INBOX.>"]
+    return {"publish": allow, "subscribe": allow}
+
+
 def _quote(s):
     return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"')
 

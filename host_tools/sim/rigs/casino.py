@@ -47,10 +47,11 @@ class Rig:
         self.trial = trial_mod.make(os.path.join(self.dir, "trial"), casino, self.pits)
         t = self.trial
         tls = (t.cert, t.key, t.ca)
-        # the leaf links authenticate with their own NKEYs (TODO in
-        # docs/casino.md: narrow what a leaf link may carry to its pit's)
+        # each leaf link authenticates with its own NKEY and may carry its
+        # pit's traffic only (access.leaf_permissions)
         hub_users = [(t.nkeys["admin"], None), (t.nkeys["central"], access.consumer_permissions(casino))]
-        hub_users += [(t.nkeys["leaf-" + p], None) for p in self.pits]
+        hub_users += [(t.nkeys["leaf-" + p], access.leaf_permissions(casino, p, self.domain(p)))
+                      for p in self.pits]
         self.hub = servers.Nats(self.dir, "hub", leaf_port=servers.free_port(),
                                 domain="hub" if domains else None, tls=tls,
                                 authorization=access.authorization_block(hub_users))
@@ -232,7 +233,8 @@ class Rig:
             rows = c.execute("SELECT shoe_id, seq, event, mac FROM events").fetchall()
             dup = c.execute("SELECT count(*) FROM (SELECT shoe_id, seq FROM events GROUP BY 1, 2"
                             " HAVING count(*) > 1) d").fetchone()[0]
-            alerts = dict(c.execute("SELECT kind, count(*) FROM alerts GROUP BY 1").fetchall())
+            # refusals per cause (an alert row counts every refusal merged into it)
+            alerts = dict(c.execute("SELECT kind, sum(count)::bigint FROM alerts GROUP BY 1").fetchall())
         central = {(s, q): (e, m) for s, q, e, m in rows}
         return {"events": len(pits), "central": len(rows),
                 "lost": sum(1 for k in pits if k not in central),
