@@ -41,7 +41,7 @@ import time
 
 from host_tools.protocol import keys as keys_mod
 from host_tools.casino import access, wire
-from host_tools.protocol import chain
+from host_tools.protocol import alerts, chain
 from host_tools.store import db
 
 log = logging.getLogger("shoe.casino.central")
@@ -241,7 +241,7 @@ class Outcome:
 
     def __init__(self):
         self.stored = self.duplicates = self.held = self.refused = 0
-        self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl)
+        self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl, merge key or None)
 
 
 class Central:
@@ -454,7 +454,7 @@ class Central:
                 for m in msgs:
                     if not m.held:
                         out.refused += 1
-                        out.alerts.append((None, WARNING, "unknown_device",
+                        out.alerts.append((None, alerts.severity("unknown_device"), "unknown_device",
                                            "shoe %s is in no registry entry: its event seq %d "
                                            "refused" % (_short(shoe, 40), m.seq), m.casino, m.pit,
                                            m.tbl, "unknown_device|%s.%s" % (m.casino, m.pit)))
@@ -465,10 +465,11 @@ class Central:
                 if (m.casino, m.pit) != where[:2]:
                     self._refuse(out, m, "wrong_pit", "seq %d came from pit %s/%s; the registry "
                                  "puts shoe %s at %s/%s/%s" % (m.seq, m.casino, m.pit, shoe,
-                                                                *where), severity=CRITICAL)
+                                                                *where),
+                                 severity=alerts.severity("wrong_pit"))
                     continue
                 if m.tbl != where[2] and m.tbl != wire.UNASSIGNED:   # "unassigned" claims nothing
-                    self._alert(out, m, WARNING, "table_mismatch", "seq %d claimed table %s; filed "
+                    self._alert(out, m, alerts.severity("table_mismatch"), "table_mismatch", "seq %d claimed table %s; filed "
                                 "under the registered table %s" % (m.seq, m.tbl, where[2]))
                 m.tbl = where[2]
                 keep.append(m)

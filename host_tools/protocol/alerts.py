@@ -39,6 +39,14 @@ KINDS = {
     "shoe_changed": ("alert", CRITICAL, "a hello signed as another shoe on this table's line"),
     "no_key": ("alert", CRITICAL, "no key for the shoe: its events are held, unverified"),
     "malformed": ("alert", WARNING, "a message that is not a tagged event at all"),
+    # Provenance at central (the device registry, `shoe central register`):
+    # each refusal is merged into one row per cause and device, with a count.
+    "unknown_device": ("alert", WARNING, "events of a device the registry does not hold "
+                       "(refused; counted per publishing pit)"),
+    "wrong_pit": ("alert", CRITICAL, "a registered device's events published from another pit "
+                  "(refused)"),
+    "table_mismatch": ("alert", WARNING, "events claiming a table other than the registered one "
+                       "(filed under the registered table)"),
     # The pit's own monitors.
     "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
 }
