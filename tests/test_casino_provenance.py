@@ -212,8 +212,13 @@ def test_pit_alerts_and_audit_rows_reach_central_and_its_view(rig, tmp_path):
         finally:
             await nc.close()
     assert asyncio.run(send_log()) == 2
+    # and a refusal tied to no registered device, which central keeps per pit
+    asyncio.run(publish_raw(rig, "P2", [(wire.subject(CASINO, "P2", "T1"),
+                                         wire.headers("NOBODY-2", 1, "ab" * 16, time.time()), b"{}")]))
     assert consume(rig, lambda c: c.execute("SELECT count(*) FROM pit_log WHERE pit = 'P2'")
-                   .fetchone()[0] == 2)
+                   .fetchone()[0] == 2 and c.execute(
+                       "SELECT count(*) FROM alerts WHERE kind = 'unknown_device' AND pit = 'P2'")
+                   .fetchone()[0] == 1)
 
     async def read_view():
         v = view.View(rig.reader_dsn)
@@ -223,7 +228,17 @@ def test_pit_alerts_and_audit_rows_reach_central_and_its_view(rig, tmp_path):
         finally:
             await v.conn.close()
     got = asyncio.run(read_view())
+
+    async def read_page():
+        from aiohttp.test_utils import TestClient, TestServer
+        async with TestClient(TestServer(view.make_app(rig.reader_dsn))) as c:
+            r = await c.get("/pit-log")
+            return r.status, await r.text()
+    status, page = asyncio.run(read_page())
+    assert status == 200 and "reader_fault" in page and "ack-alert" in page
+    assert "unknown_device" in page
     kinds = {(r["pit"], r["kind"]): r["row"] for r in got["pits"]}
     assert kinds[("P2", "audit")]["action"] == "ack-alert"
     assert kinds[("P2", "alert")]["kind"] == "reader_fault"
-    assert any(a["kind"] == "unknown_device" and a["count"] >= 1 for a in got["central"])
+    assert any(a["kind"] == "unknown_device" and a["pit"] == "P2" and a["count"] >= 1
+               for a in got["central"])

@@ -356,6 +356,30 @@ async def page(request):
     return web.Response(text=text, content_type="text/html")
 
 
+async def pit_log_page(request):
+    """Every pit's alerts and audit rows, and central's refusals tied to no
+    shoe, on one page for surveillance (drawn here, escaped: the rows are
+    what pits sent, so they are not trusted as markup)."""
+    from html import escape
+    view = request.app[VIEW]
+    async with view.lock:
+        got = await view.pit_log()
+
+    def row(cells):
+        return "<tr>%s</tr>" % "".join("<td>%s</td>" % escape(str(c)) for c in cells)
+    pits = [row((r["casino"], r["pit"], r["kind"], _clock(r["time"]),
+                 ", ".join("%s=%s" % (k, v) for k, v in sorted(r["row"].items()) if k != "id")))
+            for r in got["pits"]]
+    central = [row((a["casino"], a["pit"], a["kind"], a["severity"], a["count"], _clock(a["time"]),
+                    _clock(a["last_time"]), a["detail"])) for a in got["central"]]
+    text = ("<!doctype html><meta charset=utf-8><title>Pit alerts and audit (central record)</title>"
+            "<h1>Pit alerts and audit rows</h1><table><tr><th>casino<th>pit<th>kind<th>time<th>row"
+            "</tr>%s</table><h2>Refused at central (no device)</h2><table><tr><th>casino<th>pit"
+            "<th>kind<th>severity<th>count<th>first<th>last<th>detail</tr>%s</table>" % (
+                "".join(pits), "".join(central)))
+    return web.Response(text=text, content_type="text/html")
+
+
 def _static_page(file):
     async def handler(request):
         request.app[VIEW].table(request.match_info["name"])  # 404 for a table the record lacks
@@ -396,6 +420,7 @@ def make_app(dsn):
     app.router.add_get("/api/events", api_events)
     app.router.add_get("/api/vocabulary", pit_web.vocabulary)
     app.router.add_get("/api/pit-log", api_pit_log)
+    app.router.add_get("/pit-log", pit_log_page)
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)
