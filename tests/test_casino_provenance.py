@@ -158,6 +158,32 @@ def test_a_shoes_record_starts_at_seq_1_never_at_a_claimed_first_prev(rig, tmp_p
     assert q(rig, "SELECT first_seq FROM shoes WHERE shoe_id = %s", (shoe,)) == [(1,)]
 
 
+def test_verify_central_fails_a_record_that_starts_after_seq_1(rig, tmp_path, capsys):
+    """What the old consumer could be led to store (a record from a late
+    seq, with the PREV that makes it verify) now fails `shoe verify
+    --central`, whoever wrote it."""
+    shoe = "C1-P2-T97"
+    simtable.make_keys(rig.keydir, [shoe])
+    assert cli.main(["central", "register", shoe, "--casino", CASINO, "--pit", "P2",
+                     "--table", "T7", "--dsn", rig.pg.dsn]) == 0
+    path = str(tmp_path / "p2-late.db")
+    deal(rig, path, shoe, 10)
+    publish.drain(path, rig.leaves["P2"].url, CASINO, "P2", {shoe: "T7"}, domain=rig.domain("P2"),
+                  auth=pit_auth(rig, "P2"))
+    assert consume(rig, lambda c: c.execute("SELECT count(*) FROM events WHERE shoe_id = %s",
+                                            (shoe,)).fetchone()[0] == 10)
+    assert cli.main(["verify", "--central", rig.reader_dsn, "--key-dir", rig.keydir,
+                     "--shoe", shoe]) == 0
+    with psycopg.connect(rig.pg.dsn) as c:   # the admin (an insider) cuts the head off
+        mac5 = c.execute("SELECT mac FROM events WHERE shoe_id = %s AND seq = 5", (shoe,)).fetchone()[0]
+        c.execute("DELETE FROM events WHERE shoe_id = %s AND seq <= 5", (shoe,))
+        c.execute("UPDATE shoes SET first_seq = 6, first_prev = %s WHERE shoe_id = %s", (mac5, shoe))
+    capsys.readouterr()
+    assert cli.main(["verify", "--central", rig.reader_dsn, "--key-dir", rig.keydir,
+                     "--shoe", shoe]) == 1
+    assert "starts at seq 6, not at its first event" in capsys.readouterr().out
+
+
 def test_a_junk_flood_leaves_a_handful_of_merged_alerts(rig):
     """10,000 refused messages from one pit's credential: random unknown
     shoe ids, malformed headers, forged tags for a registered shoe. Each

@@ -18,6 +18,7 @@ from host_tools.store.db import alerts_query
 
 class CentralRecord:
     HASHED = False
+    STARTS_AT_ONE = True   # a shoe's central record starts at seq 1 (ingest.start_prev)
 
     def __init__(self, dsn):
         import psycopg
