@@ -118,6 +118,7 @@ class View:
         self.tables = {}         # name -> CentralTable
         self.by_shoe = {}        # shoe -> CentralTable
         self.alert_id = 0        # newest alert id seen
+        self.alert_seen = 0.0    # newest alert last_time seen (a merged alert grows in place)
         self.broadcast = None    # pit_web.Broadcast to the SSE clients, made on the loop
         self.conn = None
         self.lock = asyncio.Lock()
@@ -223,9 +224,13 @@ class View:
                 for seq, text, at in await cur.fetchall():
                     t.feed(seq, text, at)
                 moved.add(name)
-        await cur.execute("SELECT id, shoe_id FROM alerts WHERE id > %s ORDER BY id", (self.alert_id,))
-        for aid, shoe in await cur.fetchall():
-            self.alert_id = aid
+        # new alerts, and merged ones whose count grew (their last_time moved)
+        await cur.execute("SELECT id, shoe_id, coalesce(last_time, time) FROM alerts WHERE id > %s"
+                          " OR coalesce(last_time, time) > %s ORDER BY id",
+                          (self.alert_id, self.alert_seen))
+        for aid, shoe, seen in await cur.fetchall():
+            self.alert_id = max(self.alert_id, aid)
+            self.alert_seen = max(self.alert_seen, seen)
             if shoe in self.by_shoe:
                 alerted.add(self.by_shoe[shoe].name)
         return moved, alerted
