@@ -331,3 +331,27 @@ def test_the_demo_prints_no_password(tmp_path):
     for s in secret_texts:
         assert s not in text
     assert "shoe verify --central: ok" in text
+
+
+def test_only_the_admin_credential_sets_up_streams(rig, capsys):
+    """`shoe central setup` with the admin's seed makes a stream and its
+    consumer; with the consumer's seed it is refused, in one line."""
+    from host_tools import cli
+    from host_tools.casino import trial
+    base = ["central", "setup", "--nats", rig.hub.url, "--nats-ca", rig.trial.ca, "--casino", "C9",
+            "--writer", trial.PG_WRITER, "--reader", trial.PG_READER, "--dsn", rig.pg.dsn]
+    assert cli.main(base + ["--nats-seed", rig.trial.seed_file("central")]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "admin's credential" in err
+
+    async def exists():
+        nc = await streams.connect(rig.hub.url, auth=rig.auth("admin"))
+        try:
+            return [s.config.name for s in await nc.jetstream().streams_info()]
+        finally:
+            await nc.close()
+    assert wire.casino_stream("C9") not in asyncio.run(exists())
+    assert cli.main(base + ["--nats-seed", rig.trial.seed_file("admin")]) == 0
+    out = capsys.readouterr().out
+    assert "stream SHOE_C9" in out and "passfile" not in out
+    assert wire.casino_stream("C9") in asyncio.run(exists())

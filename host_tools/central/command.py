@@ -160,5 +160,11 @@ def _admin(args):
                                       str(e).strip().splitlines()[0] if str(e).strip() else
                                       type(e).__name__), file=sys.stderr)
     except Exception as e:  # a broker that refuses or is away: one line
-        print("central %s: %s: %s" % (args.action, type(e).__name__, e), file=sys.stderr)
+        import nats.errors
+        hint = ""
+        if isinstance(e, (nats.errors.TimeoutError, nats.errors.NoRespondersError)):
+            # a permission violation on the JetStream API looks like silence
+            hint = " (no answer from the stream API: only the admin's credential may make streams;" \
+                   " is --nats-seed the admin's?)"
+        print("central %s: %s: %s%s" % (args.action, type(e).__name__, e, hint), file=sys.stderr)
     return 1
