@@ -76,6 +76,13 @@ def check_shoe(store, shoe_id, fkey=None, anchors=()):
         return expected, "no first_prev recorded: the store cannot show where the shoe's chain starts"
     if fkey is not None and expected == 1 and link != db.ZERO_HEX:
         return 1, "first_prev of seq 1 is not zeros (a chain starts at seq 1 from nothing)"
+    if getattr(store, "STARTS_AT_ONE", False) and expected not in (None, 1):
+        # the central record: `shoe central` starts a shoe at its first
+        # event only (central/ingest.start_prev); a start elsewhere was
+        # not made by it (a start at a device-signed checkpoint comes
+        # with the root-of-trust work)
+        return expected, ("the central record of this shoe starts at seq %d, not at its first "
+                          "event" % expected)
     tags = {}
     for row in store.rows(shoe_id):
         seq, text = row["seq"], row["event"]

@@ -25,7 +25,7 @@ import threading
 import time
 
 
-from host_tools.casino import streams, wire
+from host_tools.casino import access, streams, wire
 from host_tools.store import db
 
 log = logging.getLogger("shoe.casino.publish")
@@ -43,7 +43,24 @@ CREATE TABLE IF NOT EXISTS published (
     seq     INTEGER NOT NULL,
     tbl     TEXT
 );
+CREATE TABLE IF NOT EXISTS published_log (
+    kind TEXT PRIMARY KEY,
+    mark REAL NOT NULL
+);
 """
+LOG_BATCH = 500       # pit-log rows per message (consumer.LOG_ROWS_MAX is the cap)
+# What of a pit's log goes to central, and the column its mark follows:
+# alerts are merged in place (their count and last_time change), so they go
+# again whenever last_time moves; audit rows are written once, by id.
+LOG_QUERIES = {
+    "alert": ("alerts", "last_time", "SELECT id, shoe_id, time, severity, kind, detail, count,"
+              " first_time, last_time FROM alerts WHERE last_time > ? ORDER BY last_time, id LIMIT ?",
+              ("id", "shoe_id", "time", "severity", "kind", "detail", "count", "first_time",
+               "last_time")),
+    "audit": ("audit_log", "id", "SELECT id, time, user, role, tbl, action, target, outcome"
+              " FROM audit_log WHERE id > ? ORDER BY id LIMIT ?",
+              ("id", "time", "user", "role", "tbl", "action", "target", "outcome")),
+}
 
 
 class Outbox:
@@ -94,6 +111,25 @@ class Outbox:
     def marks(self):
         return dict(self.db.execute("SELECT shoe_id, seq FROM published"))
 
+    def log_pending(self, kind, limit=LOG_BATCH):
+        """(rows as dicts, the mark after them) of the pit's alerts or audit
+        rows not yet published; ([], None) when there are none (or the
+        store has no such table: a store no pit server has opened)."""
+        table, column, sql, keys = LOG_QUERIES[kind]
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                           (table,)).fetchone() is None:
+            return [], None
+        got = self.db.execute("SELECT mark FROM published_log WHERE kind = ?", (kind,)).fetchone()
+        rows = [dict(zip(keys, r)) for r in self.db.execute(sql, (got[0] if got else -1, limit))]
+        return rows, (rows[-1][column] if rows else None)
+
+    def log_mark(self, kind, mark):
+        def write():
+            self.db.execute("INSERT INTO published_log (kind, mark) VALUES (?, ?) ON CONFLICT(kind)"
+                            " DO UPDATE SET mark = MAX(mark, excluded.mark)", (kind, mark))
+            self.db.commit()
+        self.store._retry(write)
+
     def behind(self):
         """How many shoes have stored events not yet acknowledged by the broker."""
         return self.db.execute(
@@ -121,6 +157,22 @@ def runs(rows, max_events=wire.MAX_EVENTS):
         cur[5].append(len(body))
         cur[6].append(body)
     return out
+
+
+async def publish_log(js, outbox, casino, pit):
+    """Publish the pit's new alert and audit rows (each kind on its own
+    subject, wire.log_subject); returns how many rows went out."""
+    import json
+    sent = 0
+    for kind in LOG_QUERIES:
+        rows, mark = outbox.log_pending(kind)
+        if not rows:
+            continue
+        await js.publish(wire.log_subject(casino, pit, kind),
+                         json.dumps(rows, separators=(",", ":")).encode(), timeout=ACK_TIMEOUT_S)
+        outbox.log_mark(kind, mark)
+        sent += len(rows)
+    return sent
 
 
 async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
@@ -232,7 +284,7 @@ class PitPublisher:
             outbox.close()
 
     async def _final(self, outbox):
-        nc = await streams.connect(self.cfg.nats)
+        nc = await streams.connect(self.cfg.nats, auth=self._auth())
         try:
             js = nc.jetstream(domain=self.cfg.domain, publish_async_max_pending=WINDOW)
             while True:
@@ -250,30 +302,42 @@ class PitPublisher:
             pass
         self.wake.clear()
 
+    def _auth(self):
+        auth = getattr(self.cfg, "auth", None)
+        if auth is not None and auth.inbox is None:
+            auth.inbox = access.pit_inbox(self.cfg.casino, self.cfg.pit)
+        return auth
+
     async def _session(self, outbox):
-        nc = await streams.connect(self.cfg.nats)
+        auth = self._auth()
+        nc = await streams.connect(self.cfg.nats, auth=auth)
         try:
             js = nc.jetstream(domain=self.cfg.domain, publish_async_max_pending=WINDOW)
-            await streams.ensure_for_pit(js, self.cfg.casino, self.cfg.pit, self.cfg.domain)
+            if auth is None:   # an open trial broker; with credentials, streams are admin's
+                await streams.ensure_for_pit(js, self.cfg.casino, self.cfg.pit, self.cfg.domain)
             self.connected = True
             while not self.stopping.is_set():
                 n = await publish_round(js, outbox, self.cfg.casino, self.cfg.pit, self.tables)
                 self.published += n
+                await publish_log(js, outbox, self.cfg.casino, self.cfg.pit)
                 if n < BATCH:
                     await self._sleep(IDLE_POLL_S)
         finally:
             await nc.close()
 
 
-def drain(store_path, url, casino, pit, tables=None, domain=None, timeout=30.0):
+def drain(store_path, url, casino, pit, tables=None, domain=None, timeout=30.0, auth=None):
     """Publish everything a store holds now and return the count (tests,
     the soak and the bench use it as a one-shot publisher)."""
     async def go():
         outbox = Outbox(store_path)
-        nc = await streams.connect(url)
+        if auth is not None and auth.inbox is None:
+            auth.inbox = access.pit_inbox(casino, pit)
+        nc = await streams.connect(url, auth=auth)
         try:
             js = nc.jetstream(domain=domain, publish_async_max_pending=WINDOW)
-            await streams.ensure_for_pit(js, casino, pit, domain)
+            if auth is None:
+                await streams.ensure_for_pit(js, casino, pit, domain)
             total = 0
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:

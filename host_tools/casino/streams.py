@@ -24,21 +24,47 @@ from host_tools.casino import wire
 log = logging.getLogger("shoe.casino.nats")
 
 
+class _TlsEofNoise(logging.Filter):
+    """asyncio warns once per closed TLS connection that nats-py's protocol
+    returned True from eof_received (harmless over TLS: the transport
+    closes anyway); the line would fill every log of a TLS deployment."""
+
+    def filter(self, record):
+        return "eof_received()" not in record.getMessage()
+
+
+logging.getLogger("asyncio").addFilter(_TlsEofNoise())
+
+
 async def _quiet(exc):
     # nats-py's default error callback logs a traceback per failed connect;
     # our loops already report a broker that is away, once, in one line.
     log.debug("nats: %s: %s", type(exc).__name__, exc)
 
 
-async def connect(url, reconnect=False):
+async def connect(url, reconnect=False, auth=None):
     """A NATS connection. ``reconnect=False``: fail fast (NoServersError)
     when the server is away, for loops that retry on their own terms;
     True: nats-py keeps reconnecting in the background for as long as it
-    takes (the consumer, whose durable state lives on the server)."""
+    takes (the consumer, whose durable state lives on the server).
+    ``auth``: a secrets.NatsAuth (NKEY seed, CA for TLS, inbox prefix), or
+    None for an open broker."""
+    opts = auth.connect_options() if auth is not None else {}
     return await nats.connect(url, connect_timeout=2, reconnect_time_wait=0.25,
                               allow_reconnect=reconnect,
                               max_reconnect_attempts=-1 if reconnect else 1,
-                              pending_size=256 * 1024 * 1024, error_cb=_quiet)
+                              pending_size=256 * 1024 * 1024, error_cb=_quiet, **opts)
+
+
+async def ensure_consumer(js, casino, config):
+    """The central durable consumer of the casino stream (admin's to make)."""
+    try:
+        await js.consumer_info(wire.casino_stream(casino), config.durable_name)
+        return False
+    except nats.js.errors.NotFoundError:
+        config.filter_subject = wire.casino_subjects(casino)
+        await js.add_consumer(wire.casino_stream(casino), config)
+        return True
 
 
 async def _ensure(js, config):

@@ -50,10 +50,27 @@ H_LEN = "Shoe-Len"
 H_FIRST_PREV = "Shoe-First-Prev"
 H_COMMITTED = "Pit-Committed"
 UNASSIGNED = "unassigned"   # the table token of a shoe no table has claimed yet
+# A pit's alerts and audit rows ride on its own subjects too, under a table
+# token no table can have (NAME starts with a letter or digit): a JSON list
+# of the store's rows, each with its row id, so a republish is absorbed.
+PIT_LOG = {"alert": "_alerts", "audit": "_audit"}
 
 
 def subject(casino, pit, table):
     return "shoe.%s.%s.%s" % (casino, pit, table or UNASSIGNED)
+
+
+def log_subject(casino, pit, kind):
+    return "shoe.%s.%s.%s" % (casino, pit, PIT_LOG[kind])
+
+
+def log_kind(subject_text):
+    """'alert' or 'audit' for a pit-log subject, else None."""
+    token = subject_text.rsplit(".", 1)[-1]
+    for kind, t in PIT_LOG.items():
+        if t == token:
+            return kind
+    return None
 
 
 def casino_subjects(casino):

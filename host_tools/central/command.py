@@ -1,5 +1,11 @@
-"""`shoe central --nats URL --dsn DSN --keys DIR --casino NAME [--source PIT@DOMAIN ...]`,
-`shoe central demo` and `shoe central view --dsn DSN [--host H --port P]`.
+"""`shoe central --nats URL [--nats-seed FILE --nats-ca FILE] --dsn DSN --keys DIR --casino NAME
+[--source PIT@DOMAIN ...]`, `shoe central setup ...`, `shoe central register DEVICE --pit P
+--table T --dsn ADMIN_DSN`, `shoe central demo` and `shoe central view --dsn DSN [--host H --port P]`.
+
+Secrets never come on this command line (host_tools/casino/secrets.py): a
+DSN names a passfile (0600) or PGPASSWORD holds the password; the NATS
+credential is a seed file (0600) or SHOE_NATS_SEED. What is printed names
+host, port and database only.
 
 The first runs one consumer of the casino record until SIGINT/SIGTERM (run
 two or more for availability: they share the durable consumer). The second
@@ -21,10 +27,21 @@ from host_tools.casino import wire
 
 
 def add_arguments(parser):
-    parser.add_argument("action", nargs="?", choices=("run", "demo", "view"), default="run",
+    parser.add_argument("action", nargs="?", choices=("run", "demo", "view", "setup", "register"),
+                        default="run",
                         help="run (default): one consumer; demo: a two-pit casino on this machine;"
-                             " view: the pit page over the central record, read-only")
-    parser.add_argument("--nats", help="the hub's URL (nats://host:port)")
+                             " view: the pit page over the central record, read-only; setup (admin):"
+                             " streams, consumer, schema and grants; register (admin): a device")
+    parser.add_argument("device", nargs="?", help="register: the shoe or shuffler id")
+    parser.add_argument("--nats", help="the hub's URL (tls://host:port, or nats:// for an open broker)")
+    parser.add_argument("--nats-seed", help="file (0600) holding this user's NKEY seed; or set "
+                                            "SHOE_NATS_SEED")
+    parser.add_argument("--nats-ca", help="the CA file the broker's certificate chains to (TLS)")
+    parser.add_argument("--pit", help="register: the device's pit")
+    parser.add_argument("--table", help="register: the device's table")
+    parser.add_argument("--kind", choices=("shoe", "shuffler"), default="shoe", help="register")
+    parser.add_argument("--writer", help="setup: the PostgreSQL role of `shoe central`")
+    parser.add_argument("--reader", help="setup: the read-only role of the view and verify")
     parser.add_argument("--dsn", help="PostgreSQL connection string of the central record")
     parser.add_argument("--keys", help="directory of shoe keys, <shoe_id>.key each (0600)")
     parser.add_argument("--casino", default="C1", help="the casino's name (default C1)")
@@ -49,6 +66,17 @@ def _sources(items):
 
 
 def run(args):
+    from host_tools.casino import secrets
+    try:
+        if args.dsn:
+            secrets.check_dsn(args.dsn)
+        if args.nats:
+            secrets.check_url(args.nats)
+    except secrets.SecretError as e:
+        print("central: %s" % e, file=sys.stderr)
+        return 2
+    if args.action in ("setup", "register"):
+        return _admin(args)
     if args.action == "demo":
         # a rig (host_tools/demo): named, not imported, like the CLI's own table
         return importlib.import_module("host_tools.demo.central").run(args)
@@ -74,18 +102,71 @@ def run(args):
     except ValueError as e:
         print("central: %s" % e, file=sys.stderr)
         return 2
+    try:
+        auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
+    except secrets.SecretError as e:
+        print("central: %s" % e, file=sys.stderr)
+        return 2
     from host_tools.central.consumer import Consumer
-    consumer = Consumer(args.nats, args.dsn, args.keys, args.casino, sources)
+    consumer = Consumer(args.nats, args.dsn, args.keys, args.casino, sources, auth=auth)
 
     async def main():
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        print("central: consuming %s from %s into %s" % (wire.casino_stream(args.casino), args.nats,
-                                                         args.dsn), flush=True)
+        print("central: consuming %s from %s into %s" % (
+            wire.casino_stream(args.casino), secrets.url_label(args.nats),
+            secrets.dsn_label(args.dsn)), flush=True)
         await consumer.run(stop)
 
     asyncio.run(main())
     print("central: %s" % " ".join("%s=%d" % kv for kv in sorted(consumer.totals().items())))
     return 0
+
+
+def _admin(args):
+    """`shoe central setup` and `shoe central register` (admin credentials)."""
+    from host_tools.casino import secrets
+    from host_tools.central import setup
+    if not args.dsn:
+        print("central %s: needs --dsn (the admin's)" % args.action, file=sys.stderr)
+        return 2
+    import psycopg
+    try:
+        if args.action == "register":
+            for opt in ("device", "pit", "table"):
+                value = getattr(args, opt)
+                ok = wire.SHOE_ID.fullmatch(value or "") if opt == "device" else \
+                    wire.NAME.fullmatch(value or "")
+                if not ok:
+                    print("central register: %s %r is missing or not a valid name" % (opt, value),
+                          file=sys.stderr)
+                    return 2
+            setup.register(args.dsn, [(args.device, args.casino, args.pit, args.table, args.kind)])
+            print("central register: %s %s at %s/%s/%s" % (args.kind, args.device, args.casino,
+                                                           args.pit, args.table))
+            return 0
+        setup.db_setup(args.dsn, args.writer, args.reader)
+        if args.nats:
+            auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
+            setup.run_nats(args.nats, auth, args.casino, _sources(args.source))
+        print("central setup: %s ready%s" % (secrets.dsn_label(args.dsn), ", stream %s and its "
+              "consumer on %s" % (wire.casino_stream(args.casino), secrets.url_label(args.nats))
+              if args.nats else ""))
+        return 0
+    except (secrets.SecretError, ValueError) as e:
+        print("central %s: %s" % (args.action, e), file=sys.stderr)
+    except psycopg.Error as e:
+        print("central %s: %s: %s" % (args.action, secrets.dsn_label(args.dsn),
+                                      str(e).strip().splitlines()[0] if str(e).strip() else
+                                      type(e).__name__), file=sys.stderr)
+    except Exception as e:  # a broker that refuses or is away: one line
+        import nats.errors
+        hint = ""
+        if isinstance(e, (nats.errors.TimeoutError, nats.errors.NoRespondersError)):
+            # a permission violation on the JetStream API looks like silence
+            hint = " (no answer from the stream API: only the admin's credential may make streams;" \
+                   " is --nats-seed the admin's?)"
+        print("central %s: %s: %s%s" % (args.action, type(e).__name__, e, hint), file=sys.stderr)
+    return 1

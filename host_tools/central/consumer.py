@@ -9,6 +9,7 @@ we nak it), and a new connection is opened.
 """
 
 import asyncio
+import json
 import logging
 import time
 
@@ -16,17 +17,35 @@ import nats.errors
 from nats.js import api
 
 from host_tools.central import ingest as central_mod
-from host_tools.casino import streams, wire
+from host_tools.casino import access, streams, wire
 
 log = logging.getLogger("shoe.casino.consumer")
 
 RETRY_S = 0.5
+LOG_ROWS_MAX = 1000   # pit-log rows in one message
 
 
 def consumer_config():
     return api.ConsumerConfig(durable_name=central_mod.DURABLE, ack_policy=api.AckPolicy.EXPLICIT,
                               ack_wait=central_mod.ACK_WAIT_S, max_deliver=-1,
                               max_ack_pending=central_mod.MAX_ACK_PENDING)
+
+
+def decode_log(msg):
+    """(casino, pit, kind, rows) of a pit-log message, or raise wire.Malformed."""
+    parts = msg.subject.split(".")
+    kind = wire.log_kind(msg.subject)
+    if len(parts) != 4 or kind is None:
+        raise wire.Malformed("subject %r is not a pit log" % msg.subject[:80])
+    try:
+        rows = json.loads(bytes(msg.data).decode("utf-8"))
+    except ValueError:
+        raise wire.Malformed("pit %s %s rows are not JSON" % (parts[2], kind))
+    if (not isinstance(rows, list) or len(rows) > LOG_ROWS_MAX or not all(
+            isinstance(r, dict) and isinstance(r.get("id"), int) and not isinstance(r["id"], bool)
+            and isinstance(r.get("time", 0), (int, float)) for r in rows)):
+        raise wire.Malformed("pit %s %s rows are not a list of rows with ids" % (parts[2], kind))
+    return parts[1], parts[2], kind, rows
 
 
 def decode(msg):
@@ -50,8 +69,15 @@ def decode(msg):
 class Consumer:
     """One `shoe central` process (several may run: they share DURABLE)."""
 
-    def __init__(self, url, dsn, keys_dir, casino, sources=(), batch=central_mod.BATCH):
+    def __init__(self, url, dsn, keys_dir, casino, sources=(), batch=central_mod.BATCH, auth=None):
         self.url = url
+        # auth: the consumer's NATS credential (secrets.NatsAuth). With one,
+        # the stream and the durable consumer are admin's to make (`shoe
+        # central setup`) and this process only pulls and acks; without
+        # (an open trial broker), it makes them itself.
+        self.auth = auth
+        if auth is not None and auth.inbox is None:
+            auth.inbox = access.consumer_inbox(casino)
         self.dsn = dsn
         self.keys = central_mod.Keys(keys_dir)
         self.casino = casino
@@ -82,16 +108,25 @@ class Consumer:
         conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
         nc = None
         try:
-            async with conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (central_mod.SCHEMA_LOCK,))
-                await conn.execute(central_mod.SCHEMA)
+            if (await (await conn.execute("SELECT to_regclass('public.devices')")).fetchone())[0] is None:
+                # no schema yet: only its owner can make it (a writer role
+                # cannot; then `shoe central setup` has not been run)
+                async with conn.transaction():
+                    await conn.execute("SELECT pg_advisory_xact_lock(%s)", (central_mod.SCHEMA_LOCK,))
+                    await conn.execute(central_mod.SCHEMA)
             self.central = central_mod.Central(conn, self.keys)
-            nc = await streams.connect(self.url, reconnect=True)
+            nc = await streams.connect(self.url, reconnect=True, auth=self.auth)
             js = nc.jetstream()
-            await streams.ensure_casino_stream(js, self.casino, self.sources)
-            psub = await js.pull_subscribe(wire.casino_subjects(self.casino), durable=central_mod.DURABLE,
-                                           stream=wire.casino_stream(self.casino),
-                                           config=consumer_config())
+            if self.auth is None:
+                await streams.ensure_casino_stream(js, self.casino, self.sources)
+                psub = await js.pull_subscribe(wire.casino_subjects(self.casino),
+                                               durable=central_mod.DURABLE,
+                                               stream=wire.casino_stream(self.casino),
+                                               config=consumer_config())
+            else:
+                psub = await js.pull_subscribe_bind(
+                    durable=central_mod.DURABLE, stream=wire.casino_stream(self.casino),
+                    inbox_prefix=(self.auth.inbox + ".").encode())
             swept = time.monotonic()
             while not self.stop.is_set():
                 if time.monotonic() - swept > central_mod.SWEEP_S:
@@ -114,14 +149,18 @@ class Consumer:
                 await conn.close()
 
     async def handle(self, msgs):
-        good, bad = [], []
+        good, bad, logs = [], [], []
         for m in msgs:
             try:
-                good.extend(decode(m))
+                if wire.log_kind(m.subject):
+                    logs.append(decode_log(m))
+                else:
+                    good.extend(decode(m))
             except wire.Malformed as e:
                 bad.append((str(e), m.subject))
         try:
             await self.central.malformed(bad)
+            await self.central.pit_log(logs)
             await self.central.process(good)
         except Exception:
             for m in msgs:  # redeliver soon, to whichever consumer is healthy

@@ -34,16 +34,18 @@ events wait longer than ``GAP_S`` for a predecessor gets a ``gap`` alert.
 """
 
 import asyncio
+import json
 import logging
 import os
 import time
 
 from host_tools.protocol import alerts, chain
 from host_tools.protocol import keys as keys_mod
+from host_tools.casino import access, wire
 
 log = logging.getLogger("shoe.casino.central")
 
-DURABLE = "central"
+DURABLE = access.DURABLE
 BATCH = 256           # messages per fetch (each a run of up to wire.MAX_EVENTS events)
 # A pull's expiry. Short on purpose: nats-py's fetch, once a waiting pull
 # has its first message, waits for the rest of the batch until the pull
@@ -103,7 +105,75 @@ CREATE TABLE IF NOT EXISTS alerts (
     detail   TEXT NOT NULL,
     casino TEXT, pit TEXT, tbl TEXT
 );
+-- Refused messages merge: one row per cause per device (merge_key), with
+-- how many and the first (time) and last times; detail is the latest.
+ALTER TABLE alerts ADD COLUMN IF NOT EXISTS count BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE alerts ADD COLUMN IF NOT EXISTS last_time DOUBLE PRECISION;
+ALTER TABLE alerts ADD COLUMN IF NOT EXISTS merge_key TEXT UNIQUE;
+-- The device registry (`shoe central register`): which casino, pit and
+-- table a shoe or shuffler belongs to. Central files an event under the
+-- table named here, whatever the message's subject or headers say.
+-- public_key stays NULL until the root-of-trust work gives each device a
+-- key pair in its secure element.
+CREATE TABLE IF NOT EXISTS devices (
+    device_id  TEXT PRIMARY KEY,
+    kind       TEXT NOT NULL DEFAULT 'shoe' CHECK (kind IN ('shoe', 'shuffler')),
+    casino     TEXT NOT NULL, pit TEXT NOT NULL, tbl TEXT NOT NULL,
+    public_key TEXT,
+    registered DOUBLE PRECISION NOT NULL
+);
+-- Each pit's alerts and audit rows as its store holds them, keyed by the
+-- pit's own row id (a republish is absorbed); the pit's row chain rides in
+-- the body.
+CREATE TABLE IF NOT EXISTS pit_log (
+    casino TEXT NOT NULL, pit TEXT NOT NULL,
+    kind   TEXT NOT NULL CHECK (kind IN ('alert', 'audit')),
+    pit_id BIGINT NOT NULL,
+    time   DOUBLE PRECISION,
+    body   TEXT NOT NULL,
+    received DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (casino, pit, kind, pit_id)
+);
 """
+
+WRITER_TABLES = ("shoes", "events", "held", "anchors", "alerts", "pit_log")
+
+
+def grant(conn, writer, reader):
+    """Least privilege in PostgreSQL (admin's connection): the writer
+    (`shoe central`) reads and writes the record but only reads the device
+    registry; the reader (the central view, `shoe verify --central`) only
+    reads. Neither may create, alter or drop anything."""
+    from psycopg import sql
+    with conn.transaction():
+        for role in (writer, reader):
+            conn.execute(sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(
+                sql.Identifier(role)))
+            conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(
+                sql.Identifier(role)))
+        conn.execute(sql.SQL("GRANT INSERT, UPDATE, DELETE ON {} TO {}").format(
+            sql.SQL(", ").join(map(sql.Identifier, WRITER_TABLES)), sql.Identifier(writer)))
+        conn.execute(sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {}").format(
+            sql.Identifier(writer)))
+
+
+def register(conn, device_id, casino, pit, table, kind="shoe"):
+    """Add or move a device in the registry (admin's connection)."""
+    conn.execute("INSERT INTO devices (device_id, kind, casino, pit, tbl, registered)"
+                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (device_id) DO UPDATE SET"
+                 " kind = excluded.kind, casino = excluded.casino, pit = excluded.pit,"
+                 " tbl = excluded.tbl, registered = excluded.registered",
+                 (device_id, kind, casino, pit, table, time.time()))
+
+
+def start_prev(seq):
+    """The PREV a shoe's first central event links to: ZERO for seq 1, and
+    nothing else. The record never starts at a later seq on a publisher's
+    word (``Shoe-First-Prev`` is ignored). The seam for the root-of-trust
+    work: a start at a checkpoint the device signed will be accepted here,
+    once devices have keys in the registry to check that signature."""
+    return chain.ZERO_HEX if seq == 1 else None
 
 # The per-session staging table of a batch's verified rows (emptied at
 # every commit), and its COPY: columns in the order of ``events``.
@@ -169,7 +239,7 @@ class Outcome:
 
     def __init__(self):
         self.stored = self.duplicates = self.held = self.refused = 0
-        self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl)
+        self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl, merge key or None)
 
 
 class Central:
@@ -189,17 +259,42 @@ class Central:
             self.staged = True
 
     async def malformed(self, items):
-        """Alerts for messages that are not a pit's event ((reason, subject) pairs)."""
+        """Alerts for messages that are not a pit's event ((reason, subject)
+        pairs): merged into one row per publishing pit (the subject's casino
+        and pit, which the pit's credential vouches for)."""
         if not items:
             return
-        now = time.time()
+        out = Outcome()
+        for why, subj in items:
+            parts = str(subj).split(".")
+            casino, pit = (parts[1], parts[2]) if len(parts) >= 3 else (None, None)
+            out.alerts.append((None, WARNING, "malformed", "%s (subject %s)" % (why, _short(subj)),
+                               casino, pit, None, "malformed|%s.%s" % (casino, pit)))
         async with self.conn.transaction():
-            await self.conn.cursor().executemany(
-                "INSERT INTO alerts (shoe_id, time, severity, kind, detail) VALUES"
-                " (NULL, %s, 'warning', 'malformed', %s)",
-                [(now, "%s (subject %s)" % (why, _short(subj))) for why, subj in items])
+            await self._write_alerts(self.conn.cursor(), out.alerts, time.time())
         self.counts["refused"] += len(items)
         self.counts["alerts"] += len(items)
+
+    async def pit_log(self, items):
+        """Store pit alert and audit rows ((casino, pit, kind, rows) from
+        the pit's own subjects; the subject's pit is the one its credential
+        may publish to). A row already stored is left as it is."""
+        now = time.time()
+        rows = []
+        for casino, pit, kind, entries in items:
+            for e in entries:
+                rows.append((casino, pit, kind, int(e["id"]), e.get("time"),
+                             json.dumps(e, sort_keys=True, separators=(",", ":")), now))
+        if not rows:
+            return 0
+        async with self.conn.transaction():
+            cur = self.conn.cursor()
+            await cur.executemany(
+                "INSERT INTO pit_log (casino, pit, kind, pit_id, time, body, received)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", rows)
+            await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
+        self.counts["pit_log"] = self.counts.get("pit_log", 0) + len(rows)
+        return len(rows)
 
     async def process(self, msgs, shoes=()):
         """Verify and commit one batch of Msg (plus the held events of
@@ -231,8 +326,9 @@ class Central:
         by_shoe = {s: [] for s in extra_shoes}
         for m in msgs:
             by_shoe.setdefault(m.shoe, []).append(m)
-        shoes = sorted(by_shoe)
         cur = self.conn.cursor()
+        await self._provenance(cur, by_shoe, out)
+        shoes = sorted(by_shoe)
         await cur.execute("INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%s::text[]) AS s ORDER BY s"
                           " ON CONFLICT DO NOTHING", (shoes,))
         await cur.execute("SELECT shoe_id, first_seq, first_prev, last_seq, last_mac FROM shoes"
@@ -298,7 +394,7 @@ class Central:
                     if last is not None:
                         head = chain.Head(first_seq, first_prev, last, last_mac)
                     else:
-                        head = chain.Head(nxt, chain.ZERO_HEX if nxt == 1 else m.first_prev)
+                        head = chain.Head(nxt, start_prev(nxt))
                     if head.last_seq is None and head.first_prev is None:
                         waiting.append(m)  # a new shoe's event, not its first: wait for that one
                         continue
@@ -345,6 +441,46 @@ class Central:
         await self._write(cur, rows, unhold, hold, anchors, new_heads, out, now)
         return out
 
+    async def _provenance(self, cur, by_shoe, out):
+        """File each message under the device registry's casino, pit and
+        table, whatever its subject says: an unknown device's messages are
+        refused (one merged alert per publishing pit), so are those of a
+        device published from a pit that is not its own; a table that
+        differs from the registered one is corrected, with an alert."""
+        shoes = sorted(by_shoe)
+        if not shoes:
+            return
+        await cur.execute("SELECT device_id, casino, pit, tbl FROM devices WHERE device_id = ANY(%s)",
+                          (shoes,))
+        reg = {r[0]: r[1:] for r in await cur.fetchall()}
+        for shoe in shoes:
+            msgs = by_shoe[shoe]
+            where = reg.get(shoe)
+            if where is None:
+                for m in msgs:
+                    if not m.held:
+                        out.refused += 1
+                        out.alerts.append((None, alerts.severity("unknown_device"), "unknown_device",
+                                           "shoe %s is in no registry entry: its event seq %d "
+                                           "refused" % (_short(shoe, 40), m.seq), m.casino, m.pit,
+                                           m.tbl, "unknown_device|%s.%s" % (m.casino, m.pit)))
+                del by_shoe[shoe]
+                continue
+            keep = []
+            for m in msgs:
+                if (m.casino, m.pit) != where[:2]:
+                    self._refuse(out, m, "wrong_pit", "seq %d came from pit %s/%s; the registry "
+                                 "puts shoe %s at %s/%s/%s" % (m.seq, m.casino, m.pit, shoe,
+                                                                *where),
+                                 severity=alerts.severity("wrong_pit"))
+                    continue
+                if m.tbl != where[2] and m.tbl != wire.UNASSIGNED:   # "unassigned" claims nothing
+                    self._alert(out, m, alerts.severity("table_mismatch"), "table_mismatch", "seq %d claimed table %s; filed "
+                                "under the registered table %s" % (m.seq, m.tbl, where[2]))
+                m.tbl = where[2]
+                keep.append(m)
+            by_shoe[shoe] = keep
+
     def _collision(self, out, m, stored, fkey, first_seq, first_prev):
         """A message for a seq the record holds (or holds before): the one
         chain acceptance says duplicate, fork, forgery or before-first."""
@@ -365,10 +501,9 @@ class Central:
         self._alert(out, m, severity, kind, detail)
 
     def _alert(self, out, m, severity, kind, detail, dedupe=False):
-        key = (m.shoe, severity, kind, detail, m.casino, m.pit, m.tbl)
-        if dedupe and key in out.alerts:
-            return
-        out.alerts.append(key)
+        # merged per cause per device: one row, a count, first/last times
+        out.alerts.append((m.shoe, severity, kind, detail, m.casino, m.pit, m.tbl,
+                           "%s|%s" % (kind, m.shoe)))
 
     @staticmethod
     def _row(m, event, now):
@@ -394,7 +529,7 @@ class Central:
                 # rows stand and the batch says so rather than overwrite.
                 out.alerts.append((None, CRITICAL, "lost_race", "%d of %d verified events were "
                                    "already stored" % (len(rows) - cur.rowcount, len(rows)),
-                                   None, None, None))
+                                   None, None, None, None))
         if unhold:
             s, q, mac = zip(*unhold)
             await cur.execute("DELETE FROM held h USING unnest(%s::text[], %s::bigint[], %s::text[])"
@@ -416,14 +551,33 @@ class Central:
                 " casino = %s, pit = %s, tbl = %s, updated = %s WHERE shoe_id = %s",
                 [(f, fp, last, mac, c, p, t, u, shoe) for shoe, f, fp, last, mac, c, p, t, u in new_heads])
         if out.alerts:
-            await cur.executemany(
-                "INSERT INTO alerts (shoe_id, time, severity, kind, detail, casino, pit, tbl)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                [(a[0], now, a[1], a[2], a[3], a[4], a[5], a[6]) for a in out.alerts])
+            await self._write_alerts(cur, out.alerts, now)
         if rows or out.alerts:
             # Delivered at commit, once per transaction: readers (the central
             # view) look when there is something new, not on a timer.
             await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
+
+    @staticmethod
+    async def _write_alerts(cur, alerts, now):
+        """Insert alerts; those with a merge key add to the one row of their
+        cause and device (count, last_time, latest detail) instead of a row
+        each: a flood of junk is a few rows, not a flood."""
+        merged, single = {}, []
+        for a in alerts:
+            if a[7] is None:
+                single.append(a)
+                continue
+            have = merged.get(a[7])
+            merged[a[7]] = (a, 1) if have is None else (a, have[1] + 1)
+        rows = [(a[0], now, a[1], a[2], a[3], a[4], a[5], a[6], n, now, key)
+                for key, (a, n) in sorted(merged.items())]
+        rows += [(a[0], now, a[1], a[2], a[3], a[4], a[5], a[6], 1, now, None) for a in single]
+        if rows:
+            await cur.executemany(
+                "INSERT INTO alerts (shoe_id, time, severity, kind, detail, casino, pit, tbl,"
+                " count, last_time, merge_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (merge_key) DO UPDATE SET count = alerts.count + excluded.count,"
+                " last_time = excluded.last_time, detail = excluded.detail", rows)
 
     async def sweep(self):
         """Retry held events (a key may have been installed since) and raise

@@ -18,13 +18,17 @@ from host_tools.store.db import alerts_query
 
 class CentralRecord:
     HASHED = False
+    STARTS_AT_ONE = True   # a shoe's central record starts at seq 1 (ingest.start_prev)
 
     def __init__(self, dsn):
         import psycopg
+        from host_tools.casino import secrets
+        secrets.check_dsn(dsn, "--central")
+        label = secrets.dsn_label(dsn)
         try:
             self.conn = psycopg.connect(dsn, autocommit=True)
         except psycopg.Error as e:
-            raise ValueError("cannot connect to %s: %s" % (dsn, str(e).strip().splitlines()[0]))
+            raise ValueError("cannot connect to %s: %s" % (label, str(e).strip().splitlines()[0]))
         self.conn.execute("SET default_transaction_read_only = on")
         have = {r[0] for r in self.conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
@@ -32,8 +36,8 @@ class CentralRecord:
         if missing:
             self.conn.close()
             raise ValueError("%s holds no central record (no table %s)" % (
-                dsn, ", ".join(sorted(missing))))
-        self.path = dsn
+                label, ", ".join(sorted(missing))))
+        self.path = label   # what a report prints: host and database, never the DSN
 
     def __enter__(self):
         return self
@@ -84,14 +88,9 @@ class CentralRecord:
         return got[-1] if got else None
 
     def alerts(self, shoe_id=None, severity=None):
-        keys = ("id", "shoe_id", "time", "severity", "kind", "detail")
+        keys = ("id", "shoe_id", "time", "severity", "kind", "detail", "count", "last_time")
         sql, args = alerts_query(keys, shoe_id, severity, "%s")
-        out = []
-        for r in self.conn.execute(sql, args):
-            d = dict(zip(keys, r))
-            d["count"] = 1
-            out.append(d)
-        return out
+        return [dict(zip(keys, r)) for r in self.conn.execute(sql, args)]
 
     def stray_alerts(self):
         """Alerts tied to no shoe (malformed messages)."""

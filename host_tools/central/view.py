@@ -50,6 +50,7 @@ from host_tools.pit.web import STATIC
 log = logging.getLogger("shoe.casino.view")
 
 POLL_S = 2.0          # look even without a notification this often
+PIT_LOG_LIMIT = 200   # pit-log rows (and stray central alerts) /api/pit-log returns
 READ_ONLY = ("this is the central record's view, read-only: acknowledge and send commands "
              "at the pit's own page")
 
@@ -103,9 +104,9 @@ def _clock(t):
 
 def _alert(row):
     """A central alert in the shape the page reads (store.alerts' keys)."""
-    aid, shoe, t, severity, kind, detail = row
-    return {"id": aid, "shoe_id": shoe, "time": t, "first_time": t, "last_time": t,
-            "severity": severity, "kind": kind, "detail": detail, "count": 1, "ack": None}
+    aid, shoe, t, severity, kind, detail, count, last = row
+    return {"id": aid, "shoe_id": shoe, "time": t, "first_time": t, "last_time": last or t,
+            "severity": severity, "kind": kind, "detail": detail, "count": count or 1, "ack": None}
 
 
 class View:
@@ -117,6 +118,7 @@ class View:
         self.tables = {}         # name -> CentralTable
         self.by_shoe = {}        # shoe -> CentralTable
         self.alert_id = 0        # newest alert id seen
+        self.alert_seen = 0.0    # newest alert last_time seen (a merged alert grows in place)
         self.broadcast = None    # pit_web.Broadcast to the SSE clients, made on the loop
         self.conn = None
         self.lock = asyncio.Lock()
@@ -222,9 +224,13 @@ class View:
                 for seq, text, at in await cur.fetchall():
                     t.feed(seq, text, at)
                 moved.add(name)
-        await cur.execute("SELECT id, shoe_id FROM alerts WHERE id > %s ORDER BY id", (self.alert_id,))
-        for aid, shoe in await cur.fetchall():
-            self.alert_id = aid
+        # new alerts, and merged ones whose count grew (their last_time moved)
+        await cur.execute("SELECT id, shoe_id, coalesce(last_time, time) FROM alerts WHERE id > %s"
+                          " OR coalesce(last_time, time) > %s ORDER BY id",
+                          (self.alert_id, self.alert_seen))
+        for aid, shoe, seen in await cur.fetchall():
+            self.alert_id = max(self.alert_id, aid)
+            self.alert_seen = max(self.alert_seen, seen)
             if shoe in self.by_shoe:
                 alerted.add(self.by_shoe[shoe].name)
         return moved, alerted
@@ -241,12 +247,31 @@ class View:
     async def alerts(self, shoe_ids):
         """{shoe: [alert, ...]} of the central record's alerts of those shoes."""
         cur = self.conn.cursor()
-        await cur.execute("SELECT id, shoe_id, time, severity, kind, detail FROM alerts"
-                          " WHERE shoe_id = ANY(%s) ORDER BY id", (list(shoe_ids),))
+        await cur.execute("SELECT id, shoe_id, time, severity, kind, detail, count, last_time"
+                          " FROM alerts WHERE shoe_id = ANY(%s) ORDER BY id", (list(shoe_ids),))
         out = {s: [] for s in shoe_ids}
         for row in await cur.fetchall():
             out[row[1]].append(_alert(row))
         return out
+
+    async def pit_log(self, limit=PIT_LOG_LIMIT):
+        """Every pit's alerts and audit rows as central holds them (newest
+        first), and central's own alerts tied to no shoe (merged refusals of
+        unknown devices and malformed messages), so surveillance sees them
+        in one place."""
+        cur = self.conn.cursor()
+        await cur.execute("SELECT casino, pit, kind, pit_id, time, body FROM pit_log"
+                          " ORDER BY time DESC NULLS LAST LIMIT %s", (limit,))
+        rows = [{"casino": r[0], "pit": r[1], "kind": r[2], "id": r[3], "time": r[4],
+                 "row": json.loads(r[5])} for r in await cur.fetchall()]
+        await cur.execute("SELECT id, shoe_id, time, severity, kind, detail, count, last_time, casino,"
+                          " pit FROM alerts WHERE shoe_id IS NULL ORDER BY id DESC LIMIT %s", (limit,))
+        central = []
+        for r in await cur.fetchall():
+            a = _alert(r[:8])
+            a["casino"], a["pit"] = r[8], r[9]
+            central.append(a)
+        return {"pits": rows, "central": central}
 
     async def card_set(self, t):
         """The table's current card set, as report.py reads it: its events
@@ -336,11 +361,41 @@ async def page(request):
     return web.Response(text=text, content_type="text/html")
 
 
+async def pit_log_page(request):
+    """Every pit's alerts and audit rows, and central's refusals tied to no
+    shoe, on one page for surveillance (drawn here, escaped: the rows are
+    what pits sent, so they are not trusted as markup)."""
+    from html import escape
+    view = request.app[VIEW]
+    async with view.lock:
+        got = await view.pit_log()
+
+    def row(cells):
+        return "<tr>%s</tr>" % "".join("<td>%s</td>" % escape(str(c)) for c in cells)
+    pits = [row((r["casino"], r["pit"], r["kind"], _clock(r["time"]),
+                 ", ".join("%s=%s" % (k, v) for k, v in sorted(r["row"].items()) if k != "id")))
+            for r in got["pits"]]
+    central = [row((a["casino"], a["pit"], a["kind"], a["severity"], a["count"], _clock(a["time"]),
+                    _clock(a["last_time"]), a["detail"])) for a in got["central"]]
+    text = ("<!doctype html><meta charset=utf-8><title>Pit alerts and audit (central record)</title>"
+            "<h1>Pit alerts and audit rows</h1><table><tr><th>casino<th>pit<th>kind<th>time<th>row"
+            "</tr>%s</table><h2>Refused at central (no device)</h2><table><tr><th>casino<th>pit"
+            "<th>kind<th>severity<th>count<th>first<th>last<th>detail</tr>%s</table>" % (
+                "".join(pits), "".join(central)))
+    return web.Response(text=text, content_type="text/html")
+
+
 def _static_page(file):
     async def handler(request):
         request.app[VIEW].table(request.match_info["name"])  # 404 for a table the record lacks
         return web.FileResponse(os.path.join(STATIC, file), headers={"Cache-Control": "no-cache"})
     return handler
+
+
+async def api_pit_log(request):
+    view = request.app[VIEW]
+    async with view.lock:
+        return web.json_response(await view.pit_log())
 
 
 def make_app(dsn):
@@ -369,6 +424,8 @@ def make_app(dsn):
     app.router.add_get("/api/tables/{name}", api_table)
     app.router.add_get("/api/events", api_events)
     app.router.add_get("/api/vocabulary", pit_web.vocabulary)
+    app.router.add_get("/api/pit-log", api_pit_log)
+    app.router.add_get("/pit-log", pit_log_page)
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)
@@ -379,17 +436,20 @@ def run(args):
     """`shoe central view`: serve until SIGINT/SIGTERM."""
     import sys
     import psycopg
+    from host_tools.casino import secrets
     try:
         with psycopg.connect(args.dsn, connect_timeout=5) as c:
             if c.execute("SELECT to_regclass('events')").fetchone()[0] is None:
-                print("central view: %s holds no central record (no table events)" % args.dsn,
-                      file=sys.stderr)
+                print("central view: %s holds no central record (no table events)" %
+                      secrets.dsn_label(args.dsn), file=sys.stderr)
                 return 2
     except psycopg.Error as e:
-        print("central view: cannot connect to %s: %s" % (args.dsn, str(e).strip().splitlines()[0]),
+        print("central view: cannot connect to %s: %s" % (secrets.dsn_label(args.dsn),
+                                                          str(e).strip().splitlines()[0]),
               file=sys.stderr)
         return 2
-    print("central view: http://%s:%d/ (read-only) over %s" % (args.host, args.port, args.dsn), flush=True)
+    print("central view: http://%s:%d/ (read-only) over %s" % (args.host, args.port,
+                                                               secrets.dsn_label(args.dsn)), flush=True)
     web.run_app(make_app(args.dsn), host=args.host, port=args.port, print=None,
                 handle_signals=True, shutdown_timeout=5)
     return 0

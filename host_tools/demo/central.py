@@ -3,6 +3,8 @@ consumers and the central view), dealing simulated tables for ``--seconds``."""
 
 import signal
 import sys
+
+from host_tools.casino import secrets
 import tempfile
 import time
 
@@ -19,14 +21,17 @@ def run(args):
     viewer = None
     try:
         rig.start()
-        print("casino demo: hub %s, leaves %s, PostgreSQL %s" % (
-            rig.hub.url, ", ".join("%s %s" % (p, leaf.url) for p, leaf in rig.leaves.items()),
-            rig.pg.dsn))
+        print("casino demo: hub %s, leaves %s, PostgreSQL %s (TLS, NKEY users, SCRAM roles;"
+              " every device registered)" % (
+                  rig.hub.url, ", ".join("%s %s" % (p, leaf.url) for p, leaf in rig.leaves.items()),
+                  secrets.dsn_label(rig.pg.dsn)))
         viewer = rig._spawn([sys.executable, "-m", "host_tools.cli", "central", "view", "--dsn",
-                             rig.pg.dsn, "--host", args.host, "--port", str(args.port)], "view.log")
+                             rig.reader_dsn, "--host", args.host, "--port", str(args.port)], "view.log")
         print("  the central view (read-only): http://%s:%d/" % (args.host, args.port))
         print("  pit stores: %s" % ", ".join(rig.store_path(p) for p in rig.pits))
-        print("  look: psql \"%s\" -c 'SELECT pit, tbl, count(*) FROM events GROUP BY 1, 2'" % rig.pg.dsn)
+        print("  look: psql \"%s\" -c 'SELECT pit, tbl, count(*) FROM events GROUP BY 1, 2'"
+              " (the read-only role; its password is in the passfile the DSN names)" % rig.reader_dsn)
+        print("  certificates and credentials (0600): %s" % rig.trial.dir)
         print("  logs and keys: %s; dealing for %.0f s (Ctrl-C stops)" % (workdir, args.seconds),
               flush=True)
         t_end = time.monotonic() + args.seconds

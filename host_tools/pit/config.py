@@ -39,7 +39,7 @@ DEFAULT_PORT = 8080
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 
 TOP_KEYS = ("store", "users", "web", "table", "casino")
-CASINO_KEYS = ("nats", "casino", "pit", "domain")
+CASINO_KEYS = ("nats", "casino", "pit", "domain", "nats_seed", "nats_ca")
 WEB_KEYS = ("host", "port")
 TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe")
 
@@ -63,11 +63,12 @@ class Table:
 class Casino:
     """Where the pit publishes its store (host_tools/casino/publish.py)."""
 
-    def __init__(self, nats, casino, pit, domain):
+    def __init__(self, nats, casino, pit, domain, auth=None):
         self.nats = nats
         self.casino = casino
         self.pit = pit
         self.domain = domain
+        self.auth = auth   # secrets.NatsAuth: the pit's NKEY seed and the CA (None: an open broker)
 
 
 class PitConfig:
@@ -176,4 +177,15 @@ def _casino(path, c):
         if name is not None and not NAME.fullmatch(name):
             _fail(path, "casino." + key, "%r: use 1-32 letters, digits, '-' or '_'" % name)
         names.append(name)
-    return Casino(url, *names)
+    # the pit's NATS credential: a seed file (0600) named here, or
+    # SHOE_NATS_SEED in the environment; the CA its broker's certificate
+    # chains to (host_tools/casino/secrets.py)
+    from host_tools.casino import secrets
+    seed = _string(path, "casino.nats_seed", c.get("nats_seed"), required=False)
+    ca = _string(path, "casino.nats_ca", c.get("nats_ca"), required=False)
+    try:
+        secrets.check_url(url, "casino.nats")
+        auth = secrets.NatsAuth.load(seed, ca)
+    except secrets.SecretError as e:
+        _fail(path, "casino.nats_seed", str(e))
+    return Casino(url, *names, auth=auth)

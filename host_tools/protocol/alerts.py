@@ -41,6 +41,14 @@ KINDS = {
     "malformed": ("alert", WARNING, "a message that is not a tagged event at all"),
     "lost_race": ("alert", CRITICAL, "verified events found already stored under the row locks "
                   "(two consumers raced; the stored rows stand)"),
+    # Provenance at central (the device registry, `shoe central register`):
+    # each refusal is merged into one row per cause and device, with a count.
+    "unknown_device": ("alert", WARNING, "events of a device the registry does not hold "
+                       "(refused; counted per publishing pit)"),
+    "wrong_pit": ("alert", CRITICAL, "a registered device's events published from another pit "
+                  "(refused)"),
+    "table_mismatch": ("alert", WARNING, "events claiming a table other than the registered one "
+                       "(filed under the registered table)"),
     # The pit's own monitors.
     "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
 }

@@ -9,7 +9,7 @@ dealing and exits once the broker has every stored event (or after
 ``--drain`` seconds).
 
     python -m host_tools.sim.simpit --store S --keys DIR --shoes A,B --nats URL
-        --casino C --pit P [--domain D] [--rate EV_PER_S_PER_TABLE] [--events N]
+        --casino C --pit P [--domain D] [--nats-seed FILE --nats-ca FILE] [--rate EV_PER_S_PER_TABLE] [--events N]
 """
 
 import argparse
@@ -21,6 +21,7 @@ import time
 
 from host_tools.protocol import keys as keys_mod
 from host_tools.sim import simtable
+from host_tools.casino import secrets
 from host_tools.casino.publish import Outbox, PitPublisher
 from host_tools.pit.config import Casino
 from host_tools.store import db
@@ -35,6 +36,8 @@ def main(argv=None):
     p.add_argument("--casino", required=True)
     p.add_argument("--pit", required=True)
     p.add_argument("--domain")
+    p.add_argument("--nats-seed", help="the pit's NKEY seed file (0600); never the seed itself")
+    p.add_argument("--nats-ca", help="the CA of the broker's certificate (TLS)")
     p.add_argument("--rate", type=float, default=2.0, help="events per second per table")
     p.add_argument("--events", type=int, default=0, help="stop dealing at this seq per shoe (0: never)")
     p.add_argument("--drain", type=float, default=20.0,
@@ -51,7 +54,8 @@ def main(argv=None):
     journals = os.path.dirname(os.path.abspath(args.store))
     sims = [simtable.SimShoe(s, keys_mod.read_key(os.path.join(args.keys, s + ".key")),
                              seed=simtable.seed_of(s), workdir=journals).resume(store) for s in shoes]
-    pub = PitPublisher(args.store, Casino(args.nats, args.casino, args.pit, args.domain), tables)
+    auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
+    pub = PitPublisher(args.store, Casino(args.nats, args.casino, args.pit, args.domain, auth), tables)
     pub.start()
     # Round robin, one table at a time: each table deals at ``rate``, the
     # tables spread evenly over the period as a real pit's would be.

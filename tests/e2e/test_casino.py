@@ -17,7 +17,7 @@ from host_tools.sim import simtable
 from host_tools.pit.config import Casino
 from host_tools.protocol import chain
 from host_tools.store import db
-from support.casino import central_rows, consume
+from support.casino import central_rows, consume, register
 
 
 def make_store(path, keydir, shoes, n):
@@ -48,7 +48,9 @@ def store_rows(path):
 
 def alerts(dsn):
     with psycopg.connect(dsn) as c:
-        return [tuple(r) for r in c.execute("SELECT shoe_id, severity, kind FROM alerts ORDER BY id")]
+        # one row per cause and device with a count (merged, issue 21): one item per refusal
+        return [tuple(r[:3]) for r in c.execute("SELECT shoe_id, severity, kind, count FROM alerts"
+                                                " ORDER BY id") for _ in range(r[3])]
 
 
 def test_publish_and_consume_exactly_once(tmp_path, hub, dsn, casino):
@@ -171,6 +173,7 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
         from host_tools.central import ingest as central
         async with conn.transaction():
             await conn.execute(central.SCHEMA)
+        register(dsn, keydir, casino)
         c = central.Central(conn, central.Keys(keydir))
 
         def msg(seq):

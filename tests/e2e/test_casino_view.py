@@ -71,6 +71,9 @@ def deal_all(sim, store):
         n += 1
 
 
+WHERE = {s: (pit, t) for pit, shoes in SHOES.items() for s, (t, _l) in shoes.items()}  # the registry
+
+
 def make_pits(tmp_path):
     keydir = str(tmp_path / "keys")
     keys = simtable.make_keys(keydir, [s for shoes in SHOES.values() for s in shoes])
@@ -129,7 +132,7 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
     monkeypatch.setattr(view, "POLL_S", 60.0)
     keydir, sims = make_pits(tmp_path)
     total = publish_pits(tmp_path, hub.url, casino)
-    consume(hub.url, dsn, keydir, casino, total)
+    consume(hub.url, dsn, keydir, casino, total, where=WHERE)
 
     async def main():
         async with TestClient(TestServer(view.make_app(dsn))) as c:
@@ -179,7 +182,8 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
             refreshes = c.app[view.VIEW].refreshes
             await loop.run_in_executor(None, publish_pits, tmp_path, hub.url, casino)
             t0 = time.monotonic()
-            consumer = loop.run_in_executor(None, consume, hub.url, dsn, keydir, casino, total + more)
+            consumer = loop.run_in_executor(None, lambda: consume(hub.url, dsn, keydir, casino, total + more,
+                                                                  where=WHERE))
             kind, msg = await sse_until(events, "P1/T1")
             pushed_in = time.monotonic() - t0
             await consumer
@@ -193,13 +197,16 @@ def test_central_view_lists_every_pit_reads_roads_and_refuses_writes(tmp_path, h
             from host_tools.sim.rigs import casino as rig
             assert await rig.inject(hub.url, casino, "P1", str(tmp_path / "P1.db"), "S1") == 2
             consumer = loop.run_in_executor(None, lambda: consume(hub.url, dsn, keydir, casino,
-                                                                  total + more, timeout=3))
+                                                                  total + more, timeout=3,
+                                                                  where=WHERE))
             kind, msg = await sse_until(events, "P1/T1")
             await consumer
             assert kind == "alert"
             events.close()
             tables = (await (await c.get("/api/tables")).json())["tables"]
-            assert [len(t["alerts"]) for t in tables] == [2, 0, 0]
+            # the two refusals are one merged alert (cause, device) with its count
+            assert [sum(a["count"] for a in t["alerts"]) for t in tables] == [2, 0, 0]
+            assert [len(t["alerts"]) for t in tables] == [1, 0, 0]
             assert {a["kind"] for a in tables[0]["alerts"]} == {"forged_event"}
     asyncio.run(main())
 
@@ -220,7 +227,7 @@ def test_central_overview_in_chromium(tmp_path, hub, dsn, casino):
     assert os.path.exists(CHROMIUM), "chromium is missing: `make test` installs Debian's chromium"
     from playwright.sync_api import sync_playwright
     keydir, _sims = make_pits(tmp_path)
-    consume(hub.url, dsn, keydir, casino, publish_pits(tmp_path, hub.url, casino))
+    consume(hub.url, dsn, keydir, casino, publish_pits(tmp_path, hub.url, casino), where=WHERE)
     port = servers.free_port()
     proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "central", "view", "--dsn", dsn,
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -3,6 +3,7 @@ consumer run until the record holds what the test published. The servers
 themselves are fixtures (tests/e2e/conftest.py)."""
 
 import asyncio
+import os
 import time
 
 import psycopg
@@ -17,9 +18,27 @@ def central_rows(dsn):
         return {(s, q): (e, m) for s, q, e, m in c.execute("SELECT shoe_id, seq, event, mac FROM events")}
 
 
-def consume(url, dsn, keydir, casino, want, n=1, timeout=20.0):
+REGISTERED_TABLE = {"R2": "T2"}   # the device registry's table of each test shoe (else T1)
+
+
+def register(dsn, keydir, casino, where=None):
+    """Register every shoe with a key in ``keydir`` at pit P1, or where
+    ``where`` ({shoe: (pit, table)}) puts it (central refuses an
+    unregistered device, issue 21)."""
+    from host_tools.central import ingest
+    with psycopg.connect(dsn, autocommit=True) as c:
+        ingest.create_schema(c)
+        for name in os.listdir(keydir):
+            shoe = name[:-len(".key")]
+            pit, table = (where or {}).get(shoe, ("P1", REGISTERED_TABLE.get(shoe, "T1")))
+            ingest.register(c, shoe, casino, pit, table)
+
+
+def consume(url, dsn, keydir, casino, want, n=1, timeout=20.0, where=None):
     """Run ``n`` consumers until the record holds ``want`` events (or time
     runs out); return the consumers."""
+    register(dsn, keydir, casino, where)
+
     async def main():
         stop = asyncio.Event()
         cs = [consumer.Consumer(url, dsn, keydir, casino) for _ in range(n)]

@@ -110,6 +110,8 @@ def main(argv):
     p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
     p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")
     args = p.parse_args(argv)
+    print("bench casino: TLS on every connection, NKEY users with least privilege, SCRAM roles over"
+          " TLS, every device registered (host_tools/sim/rigs/casino.py)", flush=True)
     rates = []
     for i in range(args.runs):
         total, took, c = throughput(args.tables // 2, args.events)

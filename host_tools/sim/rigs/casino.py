@@ -3,6 +3,14 @@ pits (host_tools/sim/simpit.py, one process each), two `shoe central`
 processes and PostgreSQL. `shoe central demo`, `shoe soak casino` and the
 tests drive it; every part can be killed and restarted by itself.
 
+Everything runs with least privilege (docs/casino.md): the trial's
+certificates (TLS on the client ports, the leaf links and PostgreSQL), an
+NKEY per NATS identity with the permissions of host_tools/casino/access.py,
+streams and the consumer made by the admin credential, SCRAM roles in
+PostgreSQL (the consumers write, the view and verify read), and every
+device registered. No secret is an argument of any process started here:
+seeds and passwords are files (0600) that the argv names.
+
 ``domains=True`` is the leaf-buffer layout (each leaf has a JetStream
 domain and its pit's stream; the hub's stream sources them), False the
 hub-capture layout (plain leaves; the pit stores buffer). docs/casino.md
@@ -18,7 +26,8 @@ import time
 
 from host_tools.sim.rigs import servers
 from host_tools.sim import simtable
-from host_tools.casino import wire
+from host_tools.casino import access, secrets, trial as trial_mod, wire
+from host_tools.central import setup
 from host_tools.store import db
 
 
@@ -35,15 +44,27 @@ class Rig:
         self.shoes = {p: ["%s-%s-T%d" % (casino, p, t + 1) for t in range(tables)] for p in self.pits}
         self.keydir = os.path.join(self.dir, "keys")
         simtable.make_keys(self.keydir, [s for p in self.pits for s in self.shoes[p]])
+        self.trial = trial_mod.make(os.path.join(self.dir, "trial"), casino, self.pits)
+        t = self.trial
+        tls = (t.cert, t.key, t.ca)
+        # each leaf link authenticates with its own NKEY and may carry its
+        # pit's traffic only (access.leaf_permissions)
+        hub_users = [(t.nkeys["admin"], None), (t.nkeys["central"], access.consumer_permissions(casino))]
+        hub_users += [(t.nkeys["leaf-" + p], access.leaf_permissions(casino, p, self.domain(p)))
+                      for p in self.pits]
         self.hub = servers.Nats(self.dir, "hub", leaf_port=servers.free_port(),
-                                domain="hub" if domains else None)
-        self.leaves = {p: servers.Nats(self.dir, "leaf-" + p, hub_leaf_url=self.hub.leaf_url,
-                                       domain=self.domain(p), jetstream=domains)
-                       for p in self.pits}
+                                domain="hub" if domains else None, tls=tls,
+                                authorization=access.authorization_block(hub_users))
+        self.leaves = {p: servers.Nats(
+            self.dir, "leaf-" + p, hub_leaf_url=self.hub.leaf_url, domain=self.domain(p),
+            jetstream=domains, tls=tls, remote_seed=secrets.read_secret(t.seed_file("leaf-" + p)),
+            authorization=access.authorization_block([
+                (t.nkeys["admin"], None), (t.nkeys["pit-" + p], access.pit_permissions(casino, p))]))
+            for p in self.pits}
         # A plain leaf must not run JetStream: with JetStream and no domain
         # of its own it answers the pit's stream API itself and captures the
         # pit's events in a stream nobody consumes.
-        self.pg = servers.Postgres(fsync=fsync)
+        self.pg = servers.Postgres(fsync=fsync, trial=t)
         self.pit_procs = {}
         self.consumer_procs = {}
         self.n_consumers = consumers
@@ -56,11 +77,48 @@ class Rig:
 
     # -- processes -----------------------------------------------------------
 
+    def auth(self, name, inbox=None):
+        """A NATS credential of the trial (``admin``, ``central``, ``pit-P1``...)."""
+        return secrets.NatsAuth(secrets.read_secret(self.trial.seed_file(name), "NATS seed"),
+                                self.trial.ca, inbox)
+
+    @property
+    def writer_dsn(self):
+        return self.pg.dsn_for(trial_mod.PG_WRITER)
+
+    @property
+    def reader_dsn(self):
+        return self.pg.dsn_for(trial_mod.PG_READER)
+
+    def setup(self):
+        """The admin's part: pit streams, the casino stream and its
+        consumer, the schema, the grants and every device in the registry."""
+        admin = self.auth("admin")
+        setup.db_setup(self.pg.dsn, trial_mod.PG_WRITER, trial_mod.PG_READER)
+        setup.register(self.pg.dsn, [(shoe, self.casino, p, "T%d" % (i + 1), "shoe")
+                                     for p in self.pits for i, shoe in enumerate(self.shoes[p])])
+        sources = []
+        if self.domains:
+            for p in self.pits:
+                asyncio.run(setup.pit_stream_setup(self.leaves[p].url, admin, self.casino, p,
+                                                   self.domain(p)))
+                sources.append((p, self.domain(p)))
+        deadline = time.monotonic() + 20
+        while True:   # the hub's stream API answers once it is up; retry a moment
+            try:
+                setup.run_nats(self.hub.url, admin, self.casino, sources)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
     def start(self, pits=True):
         self.hub.start()
         for leaf in self.leaves.values():
             leaf.start()
         self.pg.start()
+        self.setup()
         for pit in self.pits if pits else ():
             self.start_pit(pit)
         for i in range(self.n_consumers):
@@ -70,7 +128,8 @@ class Rig:
     def start_pit(self, pit):
         argv = [sys.executable, "-m", "host_tools.sim.simpit", "--store", self.store_path(pit),
                 "--keys", self.keydir, "--shoes", ",".join(self.shoes[pit]),
-                "--nats", self.leaves[pit].url, "--casino", self.casino, "--pit", pit,
+                "--nats", self.leaves[pit].url, "--nats-seed", self.trial.seed_file("pit-" + pit),
+                "--nats-ca", self.trial.ca, "--casino", self.casino, "--pit", pit,
                 "--rate", str(self.rate), "--events", str(self.events)]
         if self.domains:
             argv += ["--domain", self.domain(pit)]
@@ -78,7 +137,8 @@ class Rig:
 
     def consumer_argv(self):
         argv = [sys.executable, "-m", "host_tools.cli", "central", "--nats", self.hub.url,
-                "--dsn", self.pg.dsn, "--keys", self.keydir, "--casino", self.casino]
+                "--nats-seed", self.trial.seed_file("central"), "--nats-ca", self.trial.ca,
+                "--dsn", self.writer_dsn, "--keys", self.keydir, "--casino", self.casino]
         if self.domains:
             for pit in self.pits:
                 argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
@@ -173,7 +233,8 @@ class Rig:
             rows = c.execute("SELECT shoe_id, seq, event, mac FROM events").fetchall()
             dup = c.execute("SELECT count(*) FROM (SELECT shoe_id, seq FROM events GROUP BY 1, 2"
                             " HAVING count(*) > 1) d").fetchone()[0]
-            alerts = dict(c.execute("SELECT kind, count(*) FROM alerts GROUP BY 1").fetchall())
+            # refusals per cause (an alert row counts every refusal merged into it)
+            alerts = dict(c.execute("SELECT kind, sum(count)::bigint FROM alerts GROUP BY 1").fetchall())
         central = {(s, q): (e, m) for s, q, e, m in rows}
         return {"events": len(pits), "central": len(rows),
                 "lost": sum(1 for k in pits if k not in central),
@@ -185,19 +246,20 @@ class Rig:
     def verify_central(self):
         """(exit code, output) of `shoe verify --central`."""
         r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--central",
-                            self.pg.dsn, "--key-dir", self.keydir], capture_output=True, text=True)
+                            self.reader_dsn, "--key-dir", self.keydir], capture_output=True, text=True)
         return r.returncode, r.stdout + r.stderr
 
     # -- forgeries ---------------------------------------------------------------
 
     def inject(self, pit, kinds=("forged", "replayed")):
         """Publish forged and replayed events at a pit's leaf node, as an
-        intruder on the pit's network could: returns how many were sent."""
+        insider holding the pit's credential could: returns how many were sent."""
         return asyncio.run(inject(self.leaves[pit].url, self.casino, pit, self.store_path(pit),
-                                  self.shoes[pit][0], kinds))
+                                  self.shoes[pit][0], kinds,
+                                  self.auth("pit-" + pit, access.pit_inbox(self.casino, pit))))
 
 
-async def inject(url, casino, pit, store_path, shoe, kinds=("forged", "replayed")):
+async def inject(url, casino, pit, store_path, shoe, kinds=("forged", "replayed"), auth=None):
     """``forged``: the pit's newest seq with another body and a made-up
     tag (refused at whichever side of the real one it arrives); ``replayed``: a stored
     event's seq reused with another stored event's body and tag. Each goes
@@ -208,7 +270,7 @@ async def inject(url, casino, pit, store_path, shoe, kinds=("forged", "replayed"
                                   " ORDER BY seq", (shoe,)))
     if len(rows) < 3:
         return 0
-    nc = await streams.connect(url)
+    nc = await streams.connect(url, auth=auth)
     sent = 0
     try:
         js = nc.jetstream()

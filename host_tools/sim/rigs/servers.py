@@ -33,6 +33,8 @@ import tempfile
 import time
 import urllib.request
 
+from host_tools.casino import access, secrets
+
 PG_USER_FALLBACK = "shoe-pg"   # made with useradd --system when no postgres user exists
 PG_ROLE = "shoe"               # the cluster's superuser role (initdb -U)
 PG_DB = "casino"
@@ -115,7 +117,8 @@ class Nats:
     is away (docs/casino.md)."""
 
     def __init__(self, workdir, name, port=None, http_port=None, leaf_port=None,
-                 hub_leaf_url=None, domain=None, jetstream=True):
+                 hub_leaf_url=None, domain=None, jetstream=True, tls=None, authorization=None,
+                 leaf_authorization=None, remote_seed=None):
         self.workdir = os.path.abspath(workdir)
         self.name = name
         self.port = port or free_port()
@@ -124,6 +127,15 @@ class Nats:
         self.hub_leaf_url = hub_leaf_url
         self.domain = domain
         self.jetstream = jetstream
+        # tls: (cert, key, ca) files; authorization: the text of an
+        # ``authorization {}`` block (access.authorization_block);
+        # leaf_authorization: the hub's, for leaf links; remote_seed: the
+        # NKEY seed this leaf's link to the hub signs with (the config file
+        # is 0600: a seed is never on a command line)
+        self.tls = tls
+        self.authorization = authorization
+        self.leaf_authorization = leaf_authorization
+        self.remote_seed = remote_seed
         self.proc = None
         os.makedirs(self.workdir, exist_ok=True)
         self.conf = os.path.join(self.workdir, name + ".conf")
@@ -132,11 +144,11 @@ class Nats:
 
     @property
     def url(self):
-        return "nats://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("tls" if self.tls else "nats", self.port)
 
     @property
     def leaf_url(self):
-        return "nats-leaf://127.0.0.1:%d" % self.leaf_port
+        return "%s://127.0.0.1:%d" % ("tls" if self.tls else "nats-leaf", self.leaf_port)
 
     def config_text(self):
         lines = ["server_name: %s" % self.name,
@@ -151,19 +163,32 @@ class Nats:
             if self.domain:
                 js.append("domain: %s" % self.domain)
             lines.append("jetstream { %s }" % ", ".join(js))
+        if self.tls:
+            cert, key, ca = self.tls
+            lines.append(access.tls_block(cert, key))
+        if self.authorization:
+            lines.append(self.authorization)
         if self.leaf_port:
-            lines.append("leafnodes { listen: 127.0.0.1:%d }" % self.leaf_port)
+            leaf = ["listen: 127.0.0.1:%d" % self.leaf_port]
+            if self.tls:
+                leaf.append(access.tls_block(*self.tls[:2]))
+            if self.leaf_authorization:
+                leaf.append(self.leaf_authorization)
+            lines.append("leafnodes {\n  %s\n}" % "\n  ".join(leaf))
         if self.hub_leaf_url:
             # reconnect: how soon a leaf retries its hub after the link broke
-            lines.append('leafnodes { reconnect: "250ms", remotes: [ { url: "%s" } ] }'
-                         % self.hub_leaf_url)
+            remote = ['url: "%s"' % self.hub_leaf_url]
+            if self.remote_seed:
+                remote.append('nkey: "%s"' % self.remote_seed)
+            if self.tls:
+                remote.append('tls { ca_file: "%s" }' % self.tls[2])
+            lines.append('leafnodes { reconnect: "250ms", remotes: [ { %s } ] }' % ", ".join(remote))
         return "\n".join(lines) + "\n"
 
     def start(self, timeout=START_TIMEOUT_S):
         if self.running():
             return self
-        with open(self.conf, "w") as f:
-            f.write(self.config_text())
+        secrets.write_secret(self.conf, self.config_text())
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen([nats_binary(), "-c", self.conf], stdout=log,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -220,13 +245,23 @@ def _pg_user():
 
 class Postgres:
     """A throw-away PostgreSQL cluster: initdb into a fresh temp dir, a
-    loopback port, its unix socket in that dir, trust auth for loopback
-    only (a test and demo cluster; a casino's own server uses its own
-    auth). ``fsync=False`` is for tests: it protects only against an OS
-    crash, and the soak's SIGKILLs of postgres keep ``synchronous_commit``
-    on, so a committed row survives them either way."""
+    loopback port, its unix socket in that dir. ``fsync=False`` is for
+    tests: it protects only against an OS crash, and the soak's SIGKILLs of
+    postgres keep ``synchronous_commit`` on, so a committed row survives
+    them either way.
 
-    def __init__(self, port=None, fsync=True, base=None):
+    With ``trial`` (host_tools/casino/trial.py) it runs as a casino's should:
+    SCRAM-SHA-256 passwords on every line of pg_hba.conf, TCP only over TLS
+    (``hostssl``) with the trial's certificate, the superuser's password set
+    at initdb from a file, and two login roles made at start: the writer
+    (`shoe central`) and the reader (the view, `shoe verify --central`);
+    every DSN holds a passfile, never a password. Without ``trial`` it is
+    the local-socket test rig: one pg_hba line, ``local all all trust``,
+    reachable only through the socket in its 0700 directory and no TCP
+    auth at all (listen_addresses is empty)."""
+
+    def __init__(self, port=None, fsync=True, base=None, trial=None):
+        self.trial = trial
         self.port = port or free_port()
         self.fsync = fsync
         self.owner = _pg_user()
@@ -241,8 +276,17 @@ class Postgres:
 
     @property
     def dsn(self):
-        return "host=127.0.0.1 port=%d user=%s dbname=%s connect_timeout=3" % (
-            self.port, PG_ROLE, PG_DB)
+        """The admin's (superuser's) connection string."""
+        return self.dsn_for(PG_ROLE)
+
+    def dsn_for(self, role, dbname=PG_DB):
+        if self.trial is None:
+            return "host=%s port=%d user=%s dbname=%s connect_timeout=3" % (
+                self.sock, self.port, role, dbname)
+        from host_tools.casino import trial as trial_mod
+        passfile = trial_mod.write_passfile(self.trial, role, "127.0.0.1", self.port)
+        return ("host=127.0.0.1 port=%d user=%s dbname=%s connect_timeout=3 sslmode=verify-full"
+                " sslrootcert=%s passfile=%s" % (self.port, role, dbname, self.trial.ca, passfile))
 
     def _cmd(self, argv):
         if self.owner is None:
@@ -259,23 +303,58 @@ class Postgres:
     def init(self):
         if os.path.exists(os.path.join(self.data, "PG_VERSION")):
             return self
-        r = subprocess.run(self._cmd([os.path.join(self.bindir, "initdb"), "-D", self.data,
-                                      "-U", PG_ROLE, "--auth=trust", "-E", "UTF8", "--no-sync",
-                                      "--no-instructions"]),
-                           capture_output=True, env=self._env(), cwd=self.base)
+        argv = [os.path.join(self.bindir, "initdb"), "-D", self.data, "-U", PG_ROLE, "-E", "UTF8",
+                "--no-sync", "--no-instructions"]
+        pwfile = None
+        if self.trial is not None:
+            # the superuser's password from a file the postgres user can
+            # read for the moment initdb needs it (never an argument)
+            pwfile = os.path.join(self.base, "initdb.pw")
+            secrets.write_secret(pwfile, self.trial.pg_password(PG_ROLE))
+            if self.owner:
+                os.chown(pwfile, *self.owner)
+            argv += ["--auth=scram-sha-256", "--pwfile=" + pwfile]
+        else:
+            argv += ["--auth-local=trust", "--auth-host=reject"]
+        try:
+            r = subprocess.run(self._cmd(argv), capture_output=True, env=self._env(), cwd=self.base)
+        finally:
+            if pwfile:
+                os.unlink(pwfile)
         if r.returncode != 0:
             raise ServerError("initdb failed: %s" % r.stderr.decode(errors="replace").strip()
                               .splitlines()[-1:])
+        self._write_hba()
         return self
+
+    def _private(self, path, text):
+        secrets.write_secret(path, text)
+        if self.owner:
+            os.chown(path, *self.owner)
+
+    def _write_hba(self):
+        if self.trial is None:
+            lines = ["# the local-socket test rig (servers.Postgres without a trial):",
+                     "# only the unix socket in a 0700 directory, no TCP",
+                     "local all all trust"]
+        else:
+            lines = ["local all all scram-sha-256", "hostssl all all 127.0.0.1/32 scram-sha-256"]
+            for src, name in ((self.trial.cert, "server.pem"), (self.trial.key, "server-key.pem")):
+                with open(src) as f:
+                    self._private(os.path.join(self.data, name), f.read())
+        self._private(os.path.join(self.data, "pg_hba.conf"), "\n".join(lines) + "\n")
 
     def start(self, timeout=START_TIMEOUT_S):
         if self.running():
             return self
         self.init()
         argv = [os.path.join(self.bindir, "postgres"), "-D", self.data, "-p", str(self.port),
-                "-k", self.sock, "-c", "listen_addresses=127.0.0.1",
+                "-k", self.sock, "-c", "listen_addresses=%s" % ("127.0.0.1" if self.trial else ""),
                 "-c", "fsync=%s" % ("on" if self.fsync else "off"),
                 "-c", "max_connections=60", "-c", "shared_buffers=128MB"]
+        if self.trial is not None:
+            argv += ["-c", "ssl=on", "-c", "ssl_cert_file=server.pem",
+                     "-c", "ssl_key_file=server-key.pem", "-c", "password_encryption=scram-sha-256"]
         deadline = time.monotonic() + timeout
         while True:
             with open(self.log, "ab") as log:
@@ -302,10 +381,21 @@ class Postgres:
 
     def _create_db(self):
         import psycopg
+        from psycopg import sql
         with psycopg.connect(self.dsn.replace("dbname=%s" % PG_DB, "dbname=postgres"),
                              autocommit=True) as c:
             if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_DB,)).fetchone():
                 c.execute("CREATE DATABASE %s" % PG_DB)
+            if self.trial is None:
+                return
+            from host_tools.casino import trial as trial_mod
+            for role in (trial_mod.PG_WRITER, trial_mod.PG_READER):
+                verb = "ALTER" if c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                            (role,)).fetchone() else "CREATE"
+                # the statement is not logged (log_statement is none), and
+                # travels over the socket: it is never an argument
+                c.execute(sql.SQL(verb + " ROLE {} LOGIN PASSWORD {}").format(
+                    sql.Identifier(role), sql.Literal(self.trial.pg_password(role))))
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None

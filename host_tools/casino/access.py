@@ -1,0 +1,88 @@
+"""Who may do what on the casino's NATS: each role's permissions, stated once.
+
+Least privilege, as docs/casino.md lays out:
+
+- ``admin``: everything; the one credential that creates or deletes streams
+  and consumers (`shoe central setup`). It is not on any pit PC.
+- ``pit``: publish to its own pit's subjects (``shoe.<casino>.<pit>.>``:
+  events, and its alerts and audit rows) and nothing else; subscribe only to
+  its own inbox, where JetStream's acknowledgements come back. It can read no
+  stream, call no JetStream API, and so delete nothing.
+- ``consumer`` (`shoe central`): pull the next messages of its durable
+  consumer and acknowledge them (``$JS.API.CONSUMER.MSG.NEXT`` and
+  ``$JS.ACK`` of that one consumer of that one stream); subscribe only to its
+  inbox. It can publish nothing else: not an event, not an alert.
+
+Each connection's inbox prefix is part of its identity (``inbox``): nats-py
+puts its reply subscriptions under it, and the permission allows only it, so
+one pit cannot listen to another's acknowledgements.
+"""
+
+from host_tools.casino import wire
+
+DURABLE = "central"   # the central consumer's durable name (ingest.DURABLE is this)
+
+
+def pit_inbox(casino, pit):
+    return "_INBOX_%s_%s" % (casino, pit)
+
+
+def consumer_inbox(casino):
+    return "_INBOX_central_%s" % casino
+
+
+def pit_permissions(casino, pit):
+    return {"publish": [wire.pit_subjects(casino, pit)],
+            "subscribe": [pit_inbox(casino, pit) + ".>"]}
+
+
+def consumer_permissions(casino, durable=DURABLE):
+    stream = wire.casino_stream(casino)
+    return {"publish": ["$JS.API.CONSUMER.MSG.NEXT.%s.%s" % (stream, durable),
+                        "$JS.ACK.%s.%s.>" % (stream, durable)],
+            "subscribe": [consumer_inbox(casino) + ".>"]}
+
+
+def leaf_permissions(casino, pit, domain=None):
+    """What a pit's leaf link may carry to and from the hub (the hub's
+    user for that leaf): the pit's own subjects and acknowledgements, and
+    in the leaf-buffer layout (``domain``) the traffic of the hub sourcing
+    the pit's stream: its JetStream API in that domain, the sourcing
+    consumer's deliveries and flow control (``$JS.S``, ``$JS.FC``,
+    ``$JSC``) and API replies (``_INBOX``). Not the hub's own API, not
+    another pit's subjects, and not ``$JS.ACK`` (acking for the central
+    consumer would lose events). Found by trying (tests/test_casino_access.py
+    has the insider's test); the same list serves both directions."""
+    allow = [wire.pit_subjects(casino, pit), pit_inbox(casino, pit) + ".>"]
+    if domain:
+        allow += ["$JS.%s.API.>" % domain, "$JS.S.>", "$JS.FC.>", "$JSC.>", "_INBOX.>"]
+    return {"publish": allow, "subscribe": allow}
+
+
+def _quote(s):
+    return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def user_block(nkey, permissions=None):
+    """One entry of a nats-server ``users`` list: an NKEY user (its public
+    key: no secret in the server's configuration) with allow-lists, or with
+    no permissions block (admin)."""
+    if permissions is None:
+        return "{ nkey: %s }" % _quote(nkey)
+    return "{ nkey: %s, permissions: { publish: { allow: [%s] }, subscribe: { allow: [%s] } } }" % (
+        _quote(nkey), ", ".join(map(_quote, permissions["publish"])),
+        ", ".join(map(_quote, permissions["subscribe"])))
+
+
+def authorization_block(users):
+    """``authorization { users = [...] }`` from (nkey, permissions or None) pairs."""
+    return "authorization {\n  users = [\n    %s\n  ]\n}" % "\n    ".join(
+        user_block(k, p) for k, p in users)
+
+
+def tls_block(cert_file, key_file, ca_file=None, timeout=2):
+    items = ["cert_file: %s" % _quote(cert_file), "key_file: %s" % _quote(key_file),
+             "timeout: %s" % timeout]
+    if ca_file:
+        items.append("ca_file: %s" % _quote(ca_file))
+    return "tls { %s }" % ", ".join(items)
