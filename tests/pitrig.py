@@ -50,7 +50,8 @@ class Server:
 
     def request(self, method, path, body=None, token=None):
         con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        headers = {"Content-Type": "application/json"}
+        # A state-changing request carries the pit's own Origin, as the page's fetch() does.
+        headers = {"Content-Type": "application/json", "Origin": "http://127.0.0.1:%d" % self.port}
         if token:
             headers["Authorization"] = "Bearer " + token
         con.request(method, path, None if body is None else json.dumps(body), headers)
@@ -74,7 +75,8 @@ class Server:
 @contextlib.contextmanager
 def running_pit(tmp, shoes):
     """A pit in ``tmp`` with one emulated shoe per table, ``shoes`` being
-    {table name: shoe id}; users sam (supervisor) and vic (viewer), both with
+    {table name: shoe id}; users sam (supervisor), vic (viewer) and sue
+    (surveillance), all with
     PASSWORD. Yields (server, service, emulators by table, config) once
     every table records; everything is stopped on the way out."""
     emus = {name: Emulator(str(tmp / ("flash%d" % i)), shoe)
@@ -90,13 +92,15 @@ def running_pit(tmp, shoes):
         cfg = config_mod.load(str(toml))
         users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)
         users_mod.add(cfg.users, "vic", "viewer", PASSWORD)
+        users_mod.add(cfg.users, "sue", "surveillance", PASSWORD)
         service = Pit(cfg)
         service.start()
         server = Server(service, cfg.users)
         end = time.monotonic() + 30
-        while not all(t["recording"] for t in server.request("GET", "/api/tables")[1]["tables"]):
+        while not all(r.recording for r in service.runners.values()):
             assert time.monotonic() < end, "the emulated tables did not start recording"
             time.sleep(0.02)
+        server.staff = server.login("sue")  # a surveillance login: sees everything a test reads
         yield server, service, emus, cfg
     finally:
         if server is not None:

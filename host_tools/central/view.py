@@ -41,6 +41,7 @@ from aiohttp import web
 
 from host_tools.central import ingest as central
 from host_tools.pit import report as report_mod
+from host_tools.pit import roles as pit_roles
 from host_tools.pit import scoreboard
 from host_tools.pit.tablefold import TableFold
 from host_tools.pit import web as pit_web
@@ -316,8 +317,10 @@ async def refused(request):
 
 async def api_events(request):
     """Server-Sent Events: one message per table that moved (the page then
-    re-reads that table), in the pit's format and by the pit's own stream."""
-    return await pit_web.stream(request, request.app[VIEW].broadcast.clients)
+    re-reads that table), in the pit's format and by the pit's own stream.
+    The central record is surveillance's view: its clients are sent the
+    surveillance messages (see docs/design.md on who may reach it)."""
+    return await pit_web.stream(request, request.app[VIEW].broadcast.clients[pit_roles.SURVEILLANCE])
 
 
 def _html(file, replace=()):

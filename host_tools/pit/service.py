@@ -38,7 +38,7 @@ from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.pit.tablefold import TableFold
-from host_tools.store import db
+from host_tools.store import audit, db
 
 
 log = logging.getLogger("shoe.pit")
@@ -51,18 +51,6 @@ SWITCH_S = 0.001       # the GIL's switch interval in a pit process (see Pit.sta
 STATE_REFRESH_S = 5.0  # a recording line whose numbers alone changed is pushed this often at most
 _DIGITS = re.compile(r"\d+")
 
-AUDIT_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit_log (
-    id      INTEGER PRIMARY KEY AUTOINCREMENT,
-    time    REAL NOT NULL,
-    user    TEXT NOT NULL,
-    role    TEXT NOT NULL,
-    tbl     TEXT NOT NULL,
-    action  TEXT NOT NULL,
-    target  TEXT,
-    outcome TEXT NOT NULL
-);
-"""
 
 
 class Killed(RuntimeError):
@@ -257,6 +245,16 @@ class TableRunner:
                 pass
 
 
+def _in_transaction(store, action):
+    store.db.execute("BEGIN IMMEDIATE")
+    try:
+        action(store.db)
+    except BaseException:
+        store.db.execute("ROLLBACK")
+        raise
+    store.db.execute("COMMIT")
+
+
 def _sleep(bridge):
     """How long a table thread may wait for its port: until the bridge's
     heartbeat ack falls due (HEARTBEAT_S after it last sent; while cards
@@ -276,9 +274,10 @@ class Pit:
         self.config = config
         self.listeners = []
         self.runners = {}
-        # The audit table lives in the same file, outside every shoe's chain.
+        # The audit log and the alerts' history live in the same file, each
+        # its own hash chain (host_tools/store/audit.py).
         with db.Store(config.store) as store:
-            store._retry(lambda: store.db.executescript(AUDIT_SCHEMA))
+            store._retry(lambda: _in_transaction(store, audit.ensure))
         self.committer = GroupCommit(config.store)
         try:
             for t in config.tables:
