@@ -15,6 +15,7 @@ from aiohttp import web
 
 from host_tools.sim.emulate import Emulator
 from host_tools.pit import config as config_mod
+from host_tools.pit import serving
 from host_tools.pit import users as users_mod
 from host_tools.pit.service import Pit
 from host_tools.pit.web import make_app
@@ -31,16 +32,19 @@ def _free_port():
 class Server:
     """The pit's aiohttp app on a thread of its own with its own loop."""
 
-    def __init__(self, pit, users_path):
+    def __init__(self, pit, users_path, ssl_context=None, connections=None, streams=None):
         self.port = _free_port()
         self.loop = asyncio.new_event_loop()
-        self.runner = web.AppRunner(make_app(pit, users_path))
+        self.app = make_app(pit, users_path, tls=ssl_context is not None, streams=streams)
+        self.runner = web.AppRunner(self.app)
         started = threading.Event()
 
         def main():
             asyncio.set_event_loop(self.loop)
             self.loop.run_until_complete(self.runner.setup())
-            self.loop.run_until_complete(web.TCPSite(self.runner, "127.0.0.1", self.port).start())
+            # as `shoe pit` listens: behind the connection caps (host_tools/pit/serving.py)
+            self.server, _port, self.limited = self.loop.run_until_complete(
+                serving.listen(self.runner, "127.0.0.1", self.port, ssl_context, connections))
             started.set()
             self.loop.run_forever()
 
@@ -67,18 +71,19 @@ class Server:
         return body["token"]
 
     def close(self):
+        self.loop.call_soon_threadsafe(self.server.close)
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
 
 
 @contextlib.contextmanager
-def running_pit(tmp, shoes):
+def running_pit(tmp, shoes, **server_kw):
     """A pit in ``tmp`` with one emulated shoe per table, ``shoes`` being
     {table name: shoe id}; users sam (supervisor), vic (viewer) and sue
-    (surveillance), all with
-    PASSWORD. Yields (server, service, emulators by table, config) once
-    every table records; everything is stopped on the way out."""
+    (surveillance), all with PASSWORD; ``server_kw``: Server's keywords (TLS,
+    caps). Yields (server, service, emulators by table, config) once every
+    table records; everything is stopped on the way out."""
     emus = {name: Emulator(str(tmp / ("flash%d" % i)), shoe)
             for i, (name, shoe) in enumerate(shoes.items(), 1)}
     for e in emus.values():
@@ -95,7 +100,7 @@ def running_pit(tmp, shoes):
         users_mod.add(cfg.users, "sue", "surveillance", PASSWORD)
         service = Pit(cfg)
         service.start()
-        server = Server(service, cfg.users)
+        server = Server(service, cfg.users, **server_kw)
         end = time.monotonic() + 30
         while not all(r.recording for r in service.runners.values()):
             assert time.monotonic() < end, "the emulated tables did not start recording"

@@ -61,7 +61,9 @@ class Killed(RuntimeError):
 class TableRunner:
     """One table: its Bridge on a thread, and what the page shows of it."""
 
-    def __init__(self, table, store_path, publish, committer):
+    def __init__(self, table, store_path, publish, committer, observe=None):
+        self.observe = observe             # called with each commit's seconds (metrics.py)
+        self.last_commit = None            # when the table's last event was made durable
         self.table = table
         self.name = table.name
         self.store_path = store_path
@@ -143,7 +145,7 @@ class TableRunner:
             self._fail_commands("error the table's loop stopped")
 
     def _run(self):
-        store = TableStore(db.Store(self.store_path), self.committer)
+        store = TableStore(db.Store(self.store_path), self.committer, self.observe)
         bridge = None
         try:
             bridge = Bridge(store, self.table.port, self.key, shoe_id=self.table.shoe,
@@ -195,7 +197,7 @@ class TableRunner:
         # The Bridge calls this just after store.append returned, i.e. after
         # the commit is durable: "time" is that instant (`shoe bench pit`
         # measures card -> durable and durable -> page from it).
-        committed = time.time()
+        committed = self.last_commit = time.time()
         live = None
         with self.lock:
             if self.primed is not None:
@@ -273,6 +275,7 @@ class Pit:
     def __init__(self, config):
         self.config = config
         self.listeners = []
+        self.commit_observers = []  # each called with a commit's seconds (the page's metrics)
         self.runners = {}
         # The audit log and the alerts' history live in the same file, each
         # its own hash chain (host_tools/store/audit.py).
@@ -281,7 +284,8 @@ class Pit:
         self.committer = GroupCommit(config.store)
         try:
             for t in config.tables:
-                self.runners[t.name] = TableRunner(t, config.store, self.publish, self.committer)
+                self.runners[t.name] = TableRunner(t, config.store, self.publish, self.committer,
+                                                   self._observe_commit)
         except BaseException:  # a bad key file: nothing may be left running
             self.committer.close()
             raise
@@ -294,6 +298,10 @@ class Pit:
             self.casino = PitPublisher(config.store, config.casino,
                                        {t.shoe: t.name for t in config.tables if t.shoe})
             self.listeners.append(self.casino.on_message)
+
+    def _observe_commit(self, seconds):
+        for observe in self.commit_observers:
+            observe(seconds)
 
     def publish(self, message):
         message.setdefault("time", time.time())

@@ -38,6 +38,7 @@ from aiohttp import web
 from host_tools.bridge.command import parse_control
 from host_tools.pit import edges as edges_mod
 from host_tools.pit import guard
+from host_tools.pit import metrics
 from host_tools.pit import report as report_mod
 from host_tools.pit import roles
 from host_tools.pit import scoreboard
@@ -93,6 +94,11 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
                                      REQUESTS, REQUESTS_PER_ADDRESS),
                   "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None}
+    app[metrics.REGISTRY], hist = metrics.registry(
+        lambda: [(r.name, r.recording, r.fold.state.seq, r.last_commit, r) for r in pit.runners.values()],
+        lambda runner: open_alerts(app, runner),
+        lambda: app[STATE]["broadcast"].count() if "broadcast" in app[STATE] else 0)
+    pit.commit_observers.append(hist.observe)
     app.on_startup.append(_startup)
     app.on_shutdown.append(_shutdown)
     app.router.add_get("/", page)
@@ -102,6 +108,7 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
     app.router.add_get("/audit", audit_page)
     app.router.add_static("/static/", STATIC)
     app.router.add_get("/api/audit", audit_list)
+    app.router.add_get("/metrics", metrics_page)
     app.router.add_get("/api/me", me)
     app.router.add_post("/api/logout", logout)
     app.router.add_get("/api/tables/{name}/report", table_report)
@@ -473,6 +480,12 @@ async def events(request):
         return await stream(request, state["clients"][_role(request)])
     finally:
         state["caps"].give("stream", address)
+
+
+async def metrics_page(request):
+    """Prometheus metrics, for staff (metrics.py; also on a loopback port)."""
+    _need(request, roles.STAFF, "the metrics")
+    return metrics.text(request.app[metrics.REGISTRY])
 
 
 async def vocabulary(request):
