@@ -8,6 +8,7 @@ import contextlib
 import http.client
 import json
 import socket
+import ssl
 import threading
 import time
 
@@ -34,6 +35,7 @@ class Server:
 
     def __init__(self, pit, users_path, ssl_context=None, connections=None, streams=None):
         self.port = _free_port()
+        self.tls = ssl_context is not None
         self.loop = asyncio.new_event_loop()
         self.app = make_app(pit, users_path, tls=ssl_context is not None, streams=streams)
         self.runner = web.AppRunner(self.app)
@@ -53,9 +55,15 @@ class Server:
         assert started.wait(10)
 
     def request(self, method, path, body=None, token=None):
-        con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        if self.tls:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # the tests' own self-signed pair
+            con = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=10, context=ctx)
+        else:
+            con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         # A state-changing request carries the pit's own Origin, as the page's fetch() does.
-        headers = {"Content-Type": "application/json", "Origin": "http://127.0.0.1:%d" % self.port}
+        headers = {"Content-Type": "application/json",
+                   "Origin": "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)}
         if token:
             headers["Authorization"] = "Bearer " + token
         con.request(method, path, None if body is None else json.dumps(body), headers)

@@ -2,7 +2,7 @@
 // irregularities, alerts with who acknowledged them, and the chain's anchor
 // (`shoe verify --anchor` checks it against the store later). The print
 // stylesheet is the @media print part of style.css.
-import { api, el, fill, when } from "/static/common.js";
+import { api, el, fill, loadSession, loginBar, when } from "/static/common.js";
 import { drawBoard } from "/static/board.js";
 
 const name = decodeURIComponent(location.pathname.split("/")[2]);
@@ -19,7 +19,9 @@ async function main() {
   const [t, rep] = await Promise.all([api("/api/tables/" + encodeURIComponent(name)),
                                       api("/api/tables/" + encodeURIComponent(name) + "/report")]);
   if (!t.ok || !rep.ok) {
-    fill($("summary"), (rep.data && rep.data.error) || (t.data && t.data.error) || "not available");
+    fill($("summary"), el("p", { class: "bad", id: "report-refused" },
+                          (rep.data && rep.data.error) || (t.data && t.data.error) || "not available"));
+    document.body.dataset.loaded = "yes";
     return;
   }
   const s = t.data, r = rep.data, c = s.roads.counts;
@@ -51,4 +53,6 @@ async function main() {
 }
 
 $("print").addEventListener("click", () => window.print());
+await loadSession();
+loginBar($("session"), () => location.reload());  // the report is surveillance's (roles.py)
 main();
