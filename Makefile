@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUBS  := $(VENV)/stubs
 
-.PHONY: venv demo test bench soak clean postgres chromium
+.PHONY: systemd venv demo test bench soak clean postgres chromium
 
 venv: $(STAMP)
 
@@ -42,7 +42,15 @@ chromium:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "make: chromium is missing and could not be installed (not root, or apt-get failed): the browser tests will fail"
 
-test: $(STAMP) postgres chromium
+# The systemd units (deploy/systemd) are checked with `systemd-analyze verify`
+# (tests/test_systemd_units.py): Debian's systemd package, installed when missing and we are root.
+systemd:
+	@command -v systemd-analyze >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; } || \
+	  echo "make: systemd-analyze is missing and could not be installed (not root, or apt-get failed): the unit tests will fail"
+
+test: $(STAMP) postgres chromium systemd
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)

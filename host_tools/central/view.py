@@ -40,6 +40,7 @@ import time
 from aiohttp import web
 
 from host_tools.central import ingest as central
+from host_tools.pit import guard, metrics
 from host_tools.pit import report as report_mod
 from host_tools.pit import roles as pit_roles
 from host_tools.pit import scoreboard
@@ -70,6 +71,7 @@ class CentralTable:
         self.shoe_id = shoe_id
         self.line = "CENTRAL RECORD: no event yet"
         self.folded = 0          # the last seq folded in
+        self.stored_at = None    # when the record stored it
         self.fold = TableFold(self.name)
 
     def feed(self, seq, text, stored_at):
@@ -79,6 +81,7 @@ class CentralTable:
             if event is not None and event.get("type") == "shoe" and event.get("source") is None:
                 self.table.designation = event.get("designation") or "-"
             self.folded = seq
+            self.stored_at = stored_at
             self.line = "CENTRAL RECORD: stored through seq %d (%s)" % (seq, _clock(stored_at))
 
     def snapshot(self, detail=False):
@@ -123,6 +126,8 @@ class View:
         self.lock = asyncio.Lock()
         self.tasks = []
         self.refreshes = 0
+        self.refresh_seconds = None  # a metrics Histogram (metrics_page)
+        self.open_alerts = {}        # shoe -> alerts in the record (refreshed with the tables)
 
     async def connect(self):
         import psycopg
@@ -177,6 +182,7 @@ class View:
 
     async def refresh(self):
         """Read what is new in the record and fold it; push what moved."""
+        started = time.perf_counter()
         async with self.lock:
             try:
                 moved, alerted = await self._refresh()
@@ -196,6 +202,8 @@ class View:
         messages += [{"type": "alert", "table": name} for name in sorted(alerted)]
         if messages and self.broadcast is not None:
             self.broadcast.send(pit_web.encode(messages))
+        if self.refresh_seconds is not None:
+            self.refresh_seconds.observe(time.perf_counter() - started)
 
     async def _refresh(self):
         cur = self.conn.cursor()
@@ -223,6 +231,8 @@ class View:
                 for seq, text, at in await cur.fetchall():
                     t.feed(seq, text, at)
                 moved.add(name)
+        await cur.execute("SELECT shoe_id, count(*) FROM alerts GROUP BY shoe_id")
+        self.open_alerts = dict(await cur.fetchall())
         await cur.execute("SELECT id, shoe_id FROM alerts WHERE id > %s ORDER BY id", (self.alert_id,))
         for aid, shoe in await cur.fetchall():
             self.alert_id = aid
@@ -311,6 +321,15 @@ async def api_me(request):
     return web.json_response({"user": None, "role": None, "read_only": True})
 
 
+async def metrics_page(request):
+    """Prometheus metrics of the central record's view (host_tools/pit/
+    metrics.py's names), to loopback clients only: a Prometheus on this
+    host scrapes it, nobody on the LAN does."""
+    if not guard.is_loopback(request.remote or ""):
+        return web.json_response({"error": "metrics are served to loopback clients only"}, status=403)
+    return metrics.text(request.app[metrics.REGISTRY])
+
+
 async def refused(request):
     return web.json_response({"error": READ_ONLY}, status=403)
 
@@ -372,6 +391,13 @@ def make_app(dsn):
     app.router.add_get("/api/tables/{name}", api_table)
     app.router.add_get("/api/events", api_events)
     app.router.add_get("/api/vocabulary", pit_web.vocabulary)
+    app.router.add_get("/metrics", metrics_page)
+    # "recording" at the centre: the table's shoe is in the record; lag: since the record last stored for it
+    app[metrics.REGISTRY], view.refresh_seconds = metrics.registry(
+        lambda: [(t.name, True, t.folded or None, t.stored_at, t) for t in list(view.tables.values())],
+        lambda t: range(view.open_alerts.get(t.shoe_id, 0)),
+        lambda: view.broadcast.count() if view.broadcast is not None else 0,
+        histogram=("shoe_central_refresh_seconds", "a NOTIFY's read and fold of the record into the view"))
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)

@@ -45,13 +45,14 @@ class TableCollector:
         return [rec, seq, lag, alerts, streams]
 
 
-def registry(tables, open_alerts, clients):
-    """A registry with the table collector and a commit latency histogram;
-    (registry, histogram)."""
+def registry(tables, open_alerts, clients, histogram=None):
+    """A registry with the table collector and a latency histogram (the
+    pit's commit latency unless ``histogram`` names another); (registry,
+    histogram)."""
     reg = CollectorRegistry()
     reg.register(TableCollector(tables, open_alerts, clients))
-    hist = Histogram("shoe_commit_latency_seconds", "an event's append until durable (one group commit)",
-                     buckets=BUCKETS, registry=reg)
+    name, what = histogram or ("shoe_commit_latency_seconds", "an event's append until durable (one group commit)")
+    hist = Histogram(name, what, buckets=BUCKETS, registry=reg)
     return reg, hist
 
 
