@@ -302,6 +302,7 @@ async def api_table(request):
         events, _head = await view.card_set(t)
     snap["ranks_left"] = report_mod.ranks_left(events)
     snap["read_only"] = True
+    snap["role"] = pit_roles.SURVEILLANCE  # the central record's view is surveillance's (docs/design.md)
     return web.json_response(snap)
 
 
@@ -365,8 +366,21 @@ def _static_page(file):
     return handler
 
 
+@web.middleware
+async def _headers(request, handler):
+    """The pit page's browser headers (guard.py): CSP, nosniff, no framing."""
+    try:
+        resp = await handler(request)
+    except web.HTTPException as e:
+        guard.headers(e, False)
+        raise
+    if not resp.prepared:
+        guard.headers(resp, False)
+    return resp
+
+
 def make_app(dsn):
-    app = web.Application()
+    app = web.Application(middlewares=[_headers])
     view = app[VIEW] = View(dsn)
 
     async def startup(app):
