@@ -100,7 +100,7 @@ def running_pit(tmp, shoes, **server_kw):
     try:
         toml = tmp / "pit.toml"
         toml.write_text('store = "pit.db"\n' + "".join(
-            '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\n'
+            '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\nlimits = "25 - 5,000"\n'
             % (name, e.host_path, e.key_path) for name, e in emus.items()))
         cfg = config_mod.load(str(toml))
         users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)

@@ -22,6 +22,8 @@ SURVEILLANCE = "surveillance"  # everything: burn cards, ranks left, the edge mo
 STAFF = (VIEWER, SUPERVISOR, SURVEILLANCE)
 ALL = (PUBLIC,) + STAFF
 
+NOUN = {VIEWER: "staff", SUPERVISOR: "a supervisor", SURVEILLANCE: "surveillance"}  # "refused: not ..."
+
 COMMANDERS = (SUPERVISOR,)
 ACKERS = (SUPERVISOR, SURVEILLANCE)
 # Kinds only a supervisor may acknowledge: the record's critical kinds and

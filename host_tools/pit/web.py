@@ -363,7 +363,8 @@ def _need(request, allowed, what, action="read", target=None):
     user, role = _who(request)
     if role not in allowed:
         audit(request, user, role, request.match_info.get("name", "-"), action, target or request.path,
-              "refused: not a %s" % " or ".join(allowed))
+              "refused: not %s" % ("staff" if tuple(allowed) == roles.STAFF
+                                   else " or ".join(roles.NOUN[r] for r in allowed)))
         raise web.HTTPForbidden(text=json.dumps({"error": "%s needs the %s role" % (what, " or ".join(allowed))}),
                                 content_type="application/json")
     return user, role

@@ -41,7 +41,8 @@ async function main() {
     r.irregularities.map((i) => [i.seq, i.round, i.section, i.rule, i.card, i.action, i.detail]), "irregularity-list"));
   fill($("alerts"), table(["Time", "Severity", "Kind", "Detail", "Count", "Acknowledged"],
     r.alerts.map((a) => [when(a.time), a.severity, a.kind, a.detail, a.count,
-                         a.ack ? a.ack.user + ", " + when(a.ack.time) : "open"]), "alert-list"));
+                         a.ack ? a.ack.user + ", " + when(a.ack.time) + (a.ack.reason ? ": " + a.ack.reason : "")
+                               : "open"]), "alert-list"));
   const ch = r.chain;
   fill($("chain"), el("table", { class: "list" }, el("tbody", {}, [
     ["Last stored seq", ch.last_seq],
