@@ -182,7 +182,8 @@ function showPanels(t) {
   const staff = t.role !== "public";
   for (const id of ["round-panel", "alerts-panel", "commands-panel", "recall-panel", "report-link"]) $(id).hidden = !staff;
   $("report-link").hidden = t.role !== "surveillance";
-  $("audit-link").hidden = t.role !== "surveillance";
+  $("audit-link").hidden = t.role !== "surveillance" || t.read_only === true;  // the central view has neither
+  $("display-link").hidden = t.read_only === true;
   document.body.dataset.role = t.role;
 }
 
