@@ -131,3 +131,35 @@ def test_a_viewer_can_neither_command_nor_acknowledge_and_a_supervisor_can(pit):
         rows = list(store.db.execute("SELECT user, action, target, outcome FROM audit_log"))
     assert ("sam", "ack", str(critical), "ok: journal restored by the vendor, ticket 42") in rows
     assert any(r[0] == "vic" and r[1] == "ack" and r[3].startswith("refused") for r in rows), rows
+
+
+def test_a_dead_table_loop_is_a_critical_alert_only_a_supervisor_acknowledges(pit):
+    server, service, _emus, _cfg = pit
+    service.runners["T2"].kill("a fault, for the test")
+    port, end = server.port, time.monotonic() + 20
+    while True:
+        _s, _h, t2 = call(port, "GET", "/api/tables/T2", headers={"Authorization": "Bearer " + server.staff})
+        stopped = [a for a in t2["alerts"] if a["kind"] == "recording_stopped"]
+        if stopped:
+            break
+        assert time.monotonic() < end, t2["alerts"]
+        time.sleep(0.05)
+    (alert,) = stopped
+    assert alert["severity"] == "critical" and "a fault, for the test" in alert["detail"]
+    body = {"alert": alert["id"], "reason": "restarted by the supervisor thread"}
+    for token in (server.login("vic"), server.staff):
+        assert call(port, "POST", "/api/tables/T2/ack-alert", body, same_origin(port, token=token))[0] == 403
+    assert call(port, "POST", "/api/tables/T2/ack-alert", body, same_origin(port, token=server.login("sam")))[0] == 200
+
+
+def test_adduser_is_a_setting_change_in_the_audit_log(pit):
+    import subprocess
+    import sys
+    _server, _service, _emus, cfg = pit
+    r = subprocess.run([sys.executable, "-m", "host_tools.cli", "pit", "adduser", "ann", "--role", "viewer",
+                        "--password-stdin", "--config", cfg.path], input="a long enough password\n",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    with db.Store(cfg.store) as store:
+        rows = list(store.db.execute("SELECT action, target, client FROM audit_log WHERE action = 'setting'"))
+    assert ("setting", "user ann role viewer", "localhost") in rows

@@ -61,6 +61,26 @@ def tls_paths(cfg):
     return (cfg.cert or os.path.join(base, "tls", "pit.crt"), cfg.key or os.path.join(base, "tls", "pit.key"))
 
 
+def _audit_setting(cfg, what):
+    """A setting changed from the command line is an audit row too (who: the
+    system account that ran it; where: this host)."""
+    from host_tools.store import audit
+    try:
+        with db.Store(cfg.store) as store:
+            def write():
+                store.db.execute("BEGIN IMMEDIATE")
+                try:
+                    audit.ensure(store.db)
+                    audit.record(store.db, getpass.getuser(), "shell", "localhost", "-", "setting", what, "ok")
+                except BaseException:
+                    store.db.execute("ROLLBACK")
+                    raise
+                store.db.execute("COMMIT")
+            store._retry(write)
+    except (db.StoreError, OSError) as e:
+        print("pit: note: the change is made but not in the audit log: %s" % e, file=sys.stderr)
+
+
 def _selfsigned(args, cfg):
     from host_tools.pit import tls
     cert, key = tls_paths(cfg)
@@ -70,6 +90,7 @@ def _selfsigned(args, cfg):
     except tls.TLSError as e:
         print("pit: %s" % e, file=sys.stderr)
         return EXIT_USAGE
+    _audit_setting(cfg, "new self-signed TLS pair %s for %s" % (cert, ", ".join(names)))
     print("pit: wrote %s and %s (key 0600) for %s; in pit.toml [web]: cert = %r, key = %r"
           % (cert, key, ", ".join(names), cert, key))
     return EXIT_OK
@@ -94,6 +115,7 @@ def _adduser(args, cfg):
     except OSError as e:
         print("pit: cannot write %s: %s" % (cfg.users, e.strerror or e), file=sys.stderr)
         return EXIT_USAGE
+    _audit_setting(cfg, "user %s role %s" % (args.user, args.role))
     print("%s is a %s (%s)" % (args.user, args.role, cfg.users))
     return EXIT_OK
 

@@ -26,10 +26,9 @@ NOUN = {VIEWER: "staff", SUPERVISOR: "a supervisor", SURVEILLANCE: "surveillance
 
 COMMANDERS = (SUPERVISOR,)
 ACKERS = (SUPERVISOR, SURVEILLANCE)
-# Kinds only a supervisor may acknowledge: the record's critical kinds and
-# the table's own ones that stop or put in doubt what is recorded.
-CRITICAL_ACK = frozenset(alert_kinds.CRITICAL_KINDS) | frozenset(
-    ("firmware_mismatch", "service_mode", "recording_stopped"))
+# Kinds only a supervisor may acknowledge: the critical ones (rollback,
+# fork, ... and the table's recording_stopped, firmware_mismatch, service_mode).
+CRITICAL_ACK = frozenset(alert_kinds.CRITICAL_KINDS)
 # Kinds that tell a side bet's expectation: surveillance only.
 SECRET_KINDS = frozenset(("edge",))
 

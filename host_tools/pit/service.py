@@ -34,6 +34,7 @@ import threading
 import time
 
 from host_tools.bridge.session import Bridge
+from host_tools.protocol import alerts
 from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
@@ -141,6 +142,7 @@ class TableRunner:
             self.died = "%s: %s" % (type(e).__name__, e)
             log.error("table %s: loop died: %s", self.name, self.died, exc_info=not isinstance(e, Killed))
             self._set_line(False, "NOT RECORDING: the table's loop died (%s); restarting" % self.died)
+            self._alert_stopped()
         finally:
             self._fail_commands("error the table's loop stopped")
 
@@ -192,6 +194,23 @@ class TableRunner:
                 self.line_shape, self.line_pushed = shape, now
         if push:
             self.publish({"type": "state", "table": self.name, "recording": ok, "line": line})
+
+    def _alert_stopped(self):
+        """A stored, critical ``recording_stopped`` alert for the shoe in play
+        (merged while the loop keeps dying): a gap in recording is for a
+        supervisor to explain, not just a line that turns green again."""
+        if self.shoe_id is None:
+            return
+        try:
+            with db.Store(self.store_path) as store:
+                rid = store.alert(self.shoe_id, alerts.severity("recording_stopped"), "recording_stopped",
+                                  "table %s: %s" % (self.name, self.died), merge_within=60.0)
+        except Exception as e:  # the store itself may be why it died: the log and the line say so
+            log.error("table %s: cannot store the recording_stopped alert: %s", self.name, e)
+            return
+        self.publish({"type": "alert", "table": self.name, "shoe": self.shoe_id, "id": rid,
+                      "severity": alerts.severity("recording_stopped"), "kind": "recording_stopped",
+                      "detail": "table %s: %s" % (self.name, self.died)})
 
     def _on_event(self, seq, event):
         # The Bridge calls this just after store.append returned, i.e. after

@@ -41,6 +41,11 @@ KINDS = {
     "malformed": ("alert", WARNING, "a message that is not a tagged event at all"),
     # The pit's own monitors.
     "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
+    # The table itself: what stops or puts in doubt what is recorded
+    # (acknowledged by a supervisor only, host_tools/pit/roles.py).
+    "recording_stopped": ("alert", CRITICAL, "the table's loop died: nothing was recorded until it restarted"),
+    "firmware_mismatch": ("alert", CRITICAL, "the shoe runs firmware other than the deployed manifest's"),
+    "service_mode": ("alert", CRITICAL, "the shoe was put in service mode (door open, keys at hand)"),
 }
 
 # A verdict of the one chain acceptance -> the alert kind it raises (None: no alert).
