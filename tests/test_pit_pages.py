@@ -101,6 +101,8 @@ def test_no_page_is_wider_than_the_viewport(browser, floor, user, width):
             page = ctx.new_page()
             errors = []
             page.on("pageerror", lambda e: errors.append(str(e)))
+            # anything the page's CSP blocked (an inline style or script) is an error too
+            page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
             page.goto("http://127.0.0.1:%d%s" % (server.port, path))
             page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
             page.wait_for_timeout(150)  # the roads scroll to their newest column after drawing

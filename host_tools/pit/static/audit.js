@@ -7,7 +7,8 @@ const $ = (id) => document.getElementById(id);
 async function main() {
   const r = await api("/api/audit");
   if (!r.ok) {
-    fill($("chain"), el("p", { class: "bad", id: "audit-refused" }, r.data.error || String(r.status)));
+    fill($("chain"), el("p", { class: "bad", id: "audit-refused" },
+                        r.status === 401 ? "The audit log is for surveillance: log in." : r.data.error || String(r.status)));
     fill($("rows"));
     document.body.dataset.loaded = "yes";
     return;

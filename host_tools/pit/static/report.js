@@ -19,8 +19,9 @@ async function main() {
   const [t, rep] = await Promise.all([api("/api/tables/" + encodeURIComponent(name)),
                                       api("/api/tables/" + encodeURIComponent(name) + "/report")]);
   if (!t.ok || !rep.ok) {
-    fill($("summary"), el("p", { class: "bad", id: "report-refused" },
-                          (rep.data && rep.data.error) || (t.data && t.data.error) || "not available"));
+    fill($("summary"), el("p", { class: "bad", id: "report-refused" }, rep.status === 401
+                          ? "The end-of-shoe report is for surveillance: log in."
+                          : (rep.data && rep.data.error) || (t.data && t.data.error) || "not available"));
     document.body.dataset.loaded = "yes";
     return;
   }
