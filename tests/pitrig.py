@@ -33,8 +33,8 @@ def _free_port():
 class Server:
     """The pit's aiohttp app on a thread of its own with its own loop."""
 
-    def __init__(self, pit, users_path, ssl_context=None, connections=None, streams=None):
-        self.port = _free_port()
+    def __init__(self, pit, users_path, ssl_context=None, connections=None, streams=None, port=None):
+        self.port = port or _free_port()
         self.tls = ssl_context is not None
         self.loop = asyncio.new_event_loop()
         self.app = make_app(pit, users_path, tls=ssl_context is not None, streams=streams)
@@ -79,10 +79,13 @@ class Server:
         return body["token"]
 
     def close(self):
+        if self.thread is None:
+            return  # closed already (a test that restarts the page server)
         self.loop.call_soon_threadsafe(self.server.close)
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+        self.thread = None
 
 
 @contextlib.contextmanager

@@ -158,3 +158,31 @@ def test_an_anonymous_browser_is_sent_the_scoreboard_only(browser, floor):
         assert json.loads(bodies[-1])["roads"]["counts"]["tie"] == 2
     finally:
         ctx.close()
+
+
+def test_the_display_reconnects_by_itself_after_the_page_server_restarts(browser, tmp_path):
+    """The table's screen has no one to press reload: the page server goes
+    away and comes back on the same port, and the next result is drawn."""
+    from pitrig import Server
+    with running_pit(tmp_path, {"T9": "PGR"}) as (server, service, emus, cfg):
+        dealer = Dealer(emus["T9"])
+        dealer.new_shoe()
+        dealer.round("P")
+        ctx = _context(browser, server, None, 1280)
+        try:
+            page = ctx.new_page()
+            page.goto("http://127.0.0.1:%d/display/T9" % server.port)
+            page.wait_for_selector("[data-count=player] b:text-is('1')", timeout=WAIT_MS)
+            port = server.port
+            server.close()
+            page.wait_for_selector("body[data-live=no]", timeout=WAIT_MS)
+            again = Server(service, cfg.users, port=port)
+            try:
+                dealer.round("B", bets=False)
+                page.wait_for_selector("body[data-live=yes]", timeout=15000)
+                page.wait_for_selector("[data-count=banker] b:text-is('1')", timeout=15000)
+                assert page.inner_text("[data-count=player] b") == "1"
+            finally:
+                again.close()
+        finally:
+            ctx.close()

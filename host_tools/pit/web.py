@@ -28,6 +28,7 @@ and reloads the state from /api/tables.
 import asyncio
 import html
 import json
+import logging
 import os
 import secrets
 import threading
@@ -46,6 +47,8 @@ from host_tools.pit import users as users_mod
 from host_tools.protocol import alerts, tablestate
 from host_tools.store import audit as audit_mod
 from host_tools.store import db
+
+log = logging.getLogger("shoe.pit.web")
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
@@ -577,6 +580,8 @@ async def login(request):
         locked = state["throttle"].fail(*keys)
         audit(request, shown, "-", "-", "login", shown, "failed: wrong user name or password")
         for key in locked:
+            log.warning("login throttle: %s locked after %d failures in %.0f s",
+                        key, state["throttle"].limit, state["throttle"].window)
             audit(request, shown, "-", "-", "lock", key, "locked: %d failures in %.0f s"
                   % (state["throttle"].limit, state["throttle"].window))
         return _json_error(401, "wrong user name or password")
