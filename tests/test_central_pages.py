@@ -63,3 +63,10 @@ def test_central_pages_fit_1280_and_1920_and_metrics_scrape(tmp_path, hub, dsn, 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_the_central_view_listens_on_loopback_only(capsys):
+    from host_tools import cli
+    assert cli.main(["central", "view", "--dsn", "host=127.0.0.1 dbname=x", "--host", "10.1.2.3"]) == 2
+    err = capsys.readouterr().err
+    assert "loopback" in err and err.count("\n") == 1

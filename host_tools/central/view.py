@@ -422,6 +422,11 @@ def run(args):
     """`shoe central view`: serve until SIGINT/SIGTERM."""
     import sys
     import psycopg
+    if not guard.is_loopback(args.host):
+        # It has no login and shows everything surveillance sees: never in clear on the LAN.
+        print("central view: --host %s is not a loopback address: the view has no login and serves "
+              "plain HTTP, so it listens on loopback only" % args.host, file=sys.stderr)
+        return 2
     try:
         with psycopg.connect(args.dsn, connect_timeout=5) as c:
             if c.execute("SELECT to_regclass('events')").fetchone()[0] is None:
