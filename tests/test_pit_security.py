@@ -199,3 +199,24 @@ def test_a_short_password_is_refused(tmp_path):
     with pytest.raises(users_mod.UsersError) as e:
         users_mod.add(str(tmp_path / "u.json"), "ann", "supervisor", "elevenchars")
     assert "12 characters" in str(e.value)
+
+
+def test_a_staff_stream_ends_with_its_session(pit):
+    """A stream opened as surveillance must not go on carrying burn cards
+    after a logout, or after the session expired (the next keepalive ends it)."""
+    from pitclient import Stream
+    from host_tools.pit import web as pit_web
+    server, _s, _e, _c = pit
+    port = server.port
+    for end_it in ("logout", "expiry"):
+        token = server.login("sue")
+        stream = Stream(port, token, tls=True)
+        try:
+            if end_it == "logout":
+                assert call(port, "POST", "/api/logout", {}, same_origin(port, True, token), tls=True)[0] == 200
+            else:
+                server.app[pit_web.STATE]["sessions"][token]["expires"] = time.time() - 1
+            stream.thread.join(pit_web.KEEPALIVE_S + 5)
+            assert not stream.thread.is_alive(), "the %s left the stream open" % end_it
+        finally:
+            stream.close()

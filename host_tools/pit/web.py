@@ -93,6 +93,7 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
     app[PIT] = pit
     per_address = getattr(cfg, "streams_per_address", None) or STREAMS_PER_ADDRESS
     app[STATE] = {"users_path": users_path, "sessions": {}, "clients": {}, "store": None, "tls": tls,
+                  "streams": {},  # session token -> the queues of its open event streams
                   "names": allowed_names(cfg), "throttle": guard.Throttle(),
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
                                      REQUESTS, REQUESTS_PER_ADDRESS),
@@ -216,22 +217,27 @@ async def keepalive(broadcast):
         broadcast.send(KEEPALIVE)
 
 
-async def stream(request, clients):
+async def stream(request, clients, alive=None, queues=None):
     """One /api/events client: its queue joins ``clients`` (a Broadcast's)
-    and every chunk put there is written, until it is hung up (None) or
-    dropped as too slow (no longer in ``clients``). Shared with the central
-    view (host_tools/central/view.py)."""
+    and every chunk put there is written, until it is hung up (None),
+    dropped as too slow (no longer in ``clients``) or, with ``alive``, its
+    session has ended (checked before each write, keepalives included, so
+    within KEEPALIVE_S). ``queues``: a set the queue is kept in meanwhile
+    (a logout hangs up its session's streams at once). Shared with the
+    central view (host_tools/central/view.py)."""
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                        "X-Accel-Buffering": "no"})
     guard.headers(resp, request.scheme == "https")
     await resp.prepare(request)
     q = asyncio.Queue(QUEUE)
     clients.add(q)
+    if queues is not None:
+        queues.add(q)
     try:
         await resp.write(b": connected\n\n")
         while True:
             chunk = await q.get()
-            if chunk is None or q not in clients:
+            if chunk is None or q not in clients or (alive is not None and not alive()):
                 break
             chunks, stop = [chunk], False
             while not q.empty():  # whatever else queued while this client was writing
@@ -247,6 +253,8 @@ async def stream(request, clients):
         pass
     finally:
         clients.discard(q)
+        if queues is not None:
+            queues.discard(q)
     return resp
 
 
@@ -480,8 +488,28 @@ async def events(request):
     if no is not None:
         guard.headers(no, state["tls"])
         return no
+    user, role, token = _session(request)
+    if request.query.get("view") == "public":
+        role, token = roles.PUBLIC, None
     try:
-        return await stream(request, state["clients"][_role(request)])
+        if token is None:
+            return await stream(request, state["clients"][role])
+        sessions = state["sessions"]
+
+        def alive():
+            # An open page is in use: its stream keeps the session from
+            # idling out; the shift's end (expires) and a logout still end it.
+            s, now = sessions.get(token), time.time()
+            if s is None or s["expires"] < now:
+                return False
+            s["seen"] = now
+            return True
+        queues = state["streams"].setdefault(token, set())
+        try:
+            return await stream(request, state["clients"][role], alive, queues)
+        finally:
+            if not queues:
+                state["streams"].pop(token, None)
     finally:
         state["caps"].give("stream", address)
 
@@ -612,6 +640,11 @@ async def logout(request):
     for t in (token, request.cookies.get(COOKIE), _token(request)):
         if t:
             sessions.pop(t, None)
+            for q in list(request.app[STATE]["streams"].get(t, ())):  # its streams end now
+                try:
+                    q.put_nowait(None)
+                except asyncio.QueueFull:
+                    pass
     if user is not None:
         audit(request, user, role, "-", "logout", user, "ok")
     resp = web.json_response({"ok": True})
