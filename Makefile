@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUBS  := $(VENV)/stubs
 
-.PHONY: venv demo test bench soak clean postgres chromium node wasm32
+.PHONY: venv demo test bench soak clean postgres chromium node wasm32 systemd
 
 venv: $(STAMP)
 
@@ -60,7 +60,15 @@ wasm32: node
 	  if [ ! -f $(NODE_STAMP) ] || [ package-lock.json -nt $(NODE_STAMP) ] || [ package.json -nt $(NODE_STAMP) ]; then \
 	    npm ci --no-audit --no-fund --ignore-scripts --loglevel=error && touch $(NODE_STAMP); fi
 
-test: $(STAMP) postgres chromium wasm32
+# The systemd units (deploy/systemd) are checked with `systemd-analyze verify`
+# (tests/test_systemd_units.py): Debian's systemd package, installed when missing and we are root.
+systemd:
+	@command -v systemd-analyze >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; } || \
+	  echo "make: systemd-analyze is missing and could not be installed (not root, or apt-get failed): the unit tests will fail"
+
+test: $(STAMP) postgres chromium wasm32 systemd
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP) wasm32

@@ -3,7 +3,9 @@
 Surveillance runs this before trusting an export. It names the first bad seq
 so an investigator can go straight to the row; exit 0 only if every chain is
 whole from the shoe's first stored seq to the head recorded for it, and no
-critical alert (a rollback, a fork) is stored.
+critical alert (a rollback, a fork) is stored. The pit's audit log and the
+alerts' history are hash chains too (host_tools/store/audit.py): a deleted
+or edited row of either fails.
 
 Two levels of proof:
 
@@ -35,7 +37,7 @@ import json
 import sys
 
 from host_tools.protocol import chain
-from host_tools.store import db
+from host_tools.store import audit, db
 
 
 def add_arguments(parser):
@@ -265,7 +267,28 @@ def run(args):
             bad += _report_alerts(store, shoe_id)
         if not shoes:
             print("OK   store is empty")
+        if not args.central:
+            bad += _check_logs(store)
     return 1 if bad else 0
+
+
+def _check_logs(store):
+    """The pit's audit log and the alerts' history: each hash chain whole
+    (host_tools/store/audit.py). Returns the number of failures."""
+    bad = 0
+    n, head, why = audit.check_audit(store.db)
+    if why:
+        print("FAIL audit log: %s" % why)
+        bad += 1
+    elif n:
+        print("OK   audit log: %d rows chained, head %s" % (n, head[:16]))
+    n, why = audit.check_alerts(store.db)
+    if why:
+        print("FAIL alerts: %s" % why)
+        bad += 1
+    elif n:
+        print("OK   alerts: %d states chained" % n)
+    return bad
 
 
 def _report_alerts(store, shoe_id):

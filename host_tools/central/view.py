@@ -40,7 +40,9 @@ import time
 from aiohttp import web
 
 from host_tools.central import ingest as central
+from host_tools.pit import guard, metrics
 from host_tools.pit import report as report_mod
+from host_tools.pit import roles as pit_roles
 from host_tools.pit import scoreboard
 from host_tools.pit.tablefold import TableFold
 from host_tools.pit import web as pit_web
@@ -70,6 +72,7 @@ class CentralTable:
         self.shoe_id = shoe_id
         self.line = "CENTRAL RECORD: no event yet"
         self.folded = 0          # the last seq folded in
+        self.stored_at = None    # when the record stored it
         self.fold = TableFold(self.name)
 
     def feed(self, seq, text, stored_at):
@@ -79,6 +82,7 @@ class CentralTable:
             if event is not None and event.get("type") == "shoe" and event.get("source") is None:
                 self.table.designation = event.get("designation") or "-"
             self.folded = seq
+            self.stored_at = stored_at
             self.line = "CENTRAL RECORD: stored through seq %d (%s)" % (seq, _clock(stored_at))
 
     def snapshot(self, detail=False):
@@ -124,6 +128,8 @@ class View:
         self.lock = asyncio.Lock()
         self.tasks = []
         self.refreshes = 0
+        self.refresh_seconds = None  # a metrics Histogram (metrics_page)
+        self.open_alerts = {}        # shoe -> alerts in the record (refreshed with the tables)
 
     async def connect(self):
         import psycopg
@@ -178,6 +184,7 @@ class View:
 
     async def refresh(self):
         """Read what is new in the record and fold it; push what moved."""
+        started = time.perf_counter()
         async with self.lock:
             try:
                 moved, alerted = await self._refresh()
@@ -197,6 +204,8 @@ class View:
         messages += [{"type": "alert", "table": name} for name in sorted(alerted)]
         if messages and self.broadcast is not None:
             self.broadcast.send(pit_web.encode(messages))
+        if self.refresh_seconds is not None:
+            self.refresh_seconds.observe(time.perf_counter() - started)
 
     async def _refresh(self):
         cur = self.conn.cursor()
@@ -224,6 +233,8 @@ class View:
                 for seq, text, at in await cur.fetchall():
                     t.feed(seq, text, at)
                 moved.add(name)
+        await cur.execute("SELECT shoe_id, count(*) FROM alerts GROUP BY shoe_id")
+        self.open_alerts = dict(await cur.fetchall())
         # new alerts, and merged ones whose count grew (their last_time moved)
         await cur.execute("SELECT id, shoe_id, coalesce(last_time, time) FROM alerts WHERE id > %s"
                           " OR coalesce(last_time, time) > %s ORDER BY id",
@@ -316,6 +327,7 @@ async def api_table(request):
         events, _head = await view.card_set(t)
     snap["ranks_left"] = report_mod.ranks_left(events)
     snap["read_only"] = True
+    snap["role"] = pit_roles.SURVEILLANCE  # the central record's view is surveillance's (docs/design.md)
     return web.json_response(snap)
 
 
@@ -335,14 +347,25 @@ async def api_me(request):
     return web.json_response({"user": None, "role": None, "read_only": True})
 
 
+async def metrics_page(request):
+    """Prometheus metrics of the central record's view (host_tools/pit/
+    metrics.py's names), to loopback clients only: a Prometheus on this
+    host scrapes it, nobody on the LAN does."""
+    if not guard.is_loopback(request.remote or ""):
+        return web.json_response({"error": "metrics are served to loopback clients only"}, status=403)
+    return metrics.text(request.app[metrics.REGISTRY])
+
+
 async def refused(request):
     return web.json_response({"error": READ_ONLY}, status=403)
 
 
 async def api_events(request):
     """Server-Sent Events: one message per table that moved (the page then
-    re-reads that table), in the pit's format and by the pit's own stream."""
-    return await pit_web.stream(request, request.app[VIEW].broadcast.clients)
+    re-reads that table), in the pit's format and by the pit's own stream.
+    The central record is surveillance's view: its clients are sent the
+    surveillance messages (see docs/design.md on who may reach it)."""
+    return await pit_web.stream(request, request.app[VIEW].broadcast.clients[pit_roles.SURVEILLANCE])
 
 
 def _html(file, replace=()):
@@ -398,8 +421,21 @@ async def api_pit_log(request):
         return web.json_response(await view.pit_log())
 
 
+@web.middleware
+async def _headers(request, handler):
+    """The pit page's browser headers (guard.py): CSP, nosniff, no framing."""
+    try:
+        resp = await handler(request)
+    except web.HTTPException as e:
+        guard.headers(e, False)
+        raise
+    if not resp.prepared:
+        guard.headers(resp, False)
+    return resp
+
+
 def make_app(dsn):
-    app = web.Application()
+    app = web.Application(middlewares=[_headers])
     view = app[VIEW] = View(dsn)
 
     async def startup(app):
@@ -426,6 +462,15 @@ def make_app(dsn):
     app.router.add_get("/api/vocabulary", pit_web.vocabulary)
     app.router.add_get("/api/pit-log", api_pit_log)
     app.router.add_get("/pit-log", pit_log_page)
+
+
+    app.router.add_get("/metrics", metrics_page)
+    # "recording" at the centre: the table's shoe is in the record; lag: since the record last stored for it
+    app[metrics.REGISTRY], view.refresh_seconds = metrics.registry(
+        lambda: [(t.name, True, t.folded or None, t.stored_at, t) for t in list(view.tables.values())],
+        lambda t: range(view.open_alerts.get(t.shoe_id, 0)),
+        lambda: view.broadcast.count() if view.broadcast is not None else 0,
+        histogram=("shoe_central_refresh_seconds", "a NOTIFY's read and fold of the record into the view"))
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)
@@ -436,6 +481,11 @@ def run(args):
     """`shoe central view`: serve until SIGINT/SIGTERM."""
     import sys
     import psycopg
+    if not guard.is_loopback(args.host):
+        # It has no login and shows everything surveillance sees: never in clear on the LAN.
+        print("central view: --host %s is not a loopback address: the view has no login and serves "
+              "plain HTTP, so it listens on loopback only" % args.host, file=sys.stderr)
+        return 2
     from host_tools.casino import secrets
     try:
         with psycopg.connect(args.dsn, connect_timeout=5) as c:

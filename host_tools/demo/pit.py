@@ -16,7 +16,6 @@ dealt seeded shoes at a dealer's pace; what runs is said on the first line.
 
 import asyncio
 import os
-import signal
 import sys
 import tempfile
 import threading
@@ -121,7 +120,16 @@ def serve(args, console=None):
                      for i in range(n)]
         keys = os.path.join(workdir, "keys")
         os.makedirs(keys, mode=0o700, exist_ok=True)
-        lines = ['store = "%s"' % store, "[web]", 'host = "127.0.0.1"', "port = %d" % args.port]
+        # HTTPS even on loopback: the demo runs as a pit does (a trial pair, `shoe pit selfsigned`).
+        from host_tools.pit import tls
+        cert, tls_key = os.path.join(workdir, "tls", "pit.crt"), os.path.join(workdir, "tls", "pit.key")
+        if not (os.path.exists(cert) and os.path.exists(tls_key)):
+            for p in (cert, tls_key):
+                if os.path.exists(p):
+                    os.unlink(p)
+            tls.selfsigned(cert, tls_key, ["127.0.0.1", "localhost"])
+        lines = ['store = "%s"' % store, "[web]", 'host = "127.0.0.1"', "port = %d" % args.port,
+                 'cert = "%s"' % cert, 'key = "%s"' % tls_key]
         for i, s in enumerate(shoes):
             key_file = os.path.join(keys, "%s.key" % s.shoe_id)
             _write_key(key_file, s.key)
@@ -150,35 +158,24 @@ def serve(args, console=None):
 
 
 async def _serve(cfg, config_path):
-    from aiohttp import web
-
+    from host_tools.pit import command as pit_command
+    from host_tools.pit import serving, tls
     from host_tools.pit.service import Pit
-    from host_tools.pit.web import make_app
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    serving.raise_nofile()
+    ssl_context = tls.context(cfg.cert, cfg.key)
     pit = Pit(cfg)
     pit.start()
-    runner = web.AppRunner(make_app(pit, cfg.users))
-    try:
-        await runner.setup()
-        site = web.TCPSite(runner, cfg.host, cfg.port)
-        try:
-            await site.start()
-        except OSError as e:
-            print("demo: cannot listen on %s:%d: %s" % (cfg.host, cfg.port, e.strerror or e),
-                  file=sys.stderr)
-            return 3
-        port = site._server.sockets[0].getsockname()[1]
-        print("pit: %d tables, page at http://%s:%d/" % (len(pit.runners), cfg.host, port), flush=True)
+    started = time.monotonic()
+
+    def announce(port):
         print("  store %s; config %s (add a login: shoe pit adduser NAME --role supervisor --config %s); "
-              "Ctrl-C ends" % (cfg.store, config_path, config_path), flush=True)
-        started = time.monotonic()
-        await stop.wait()
-        print("demo: stopped after %.0f s" % (time.monotonic() - started), flush=True)
-        return 0
+              "certificate %s (self-signed); Ctrl-C ends" % (cfg.store, config_path, config_path, cfg.cert),
+              flush=True)
+    try:
+        code = await pit_command.serve(pit, cfg, ssl_context, "pit", announce)
+        if code == pit_command.EXIT_OK:
+            print("demo: stopped after %.0f s" % (time.monotonic() - started), flush=True)
+        return code
     finally:
-        await runner.cleanup()
         pit.close()

@@ -5,19 +5,30 @@ Example::
     store = "pit.db"              # one SQLite store (WAL) for every table
     users = "users.json"          # `shoe pit adduser` writes it (default: beside pit.toml)
     [web]
-    host = "127.0.0.1"            # a LAN address to let the pit's screens in
+    host = "127.0.0.1"            # a LAN address to let the pit's screens in (then cert and key are needed)
     port = 8080
+    names = ["pit1.casino.lan"]   # the Host names the page answers to (besides host)
+    cert = "tls/pit.crt"          # HTTPS: `shoe pit selfsigned` makes a pair for a trial
+    key = "tls/pit.key"
+    streams = 2000                # event streams open at once, in all (capped by the open-file limit)
+    streams_per_address = 20      # ... and from one address
+    metrics_port = 9464           # optional: Prometheus /metrics on 127.0.0.1 only
     [[table]]
     name = "T1"
     port = "/dev/ttyACM0"
     key_file = "keys/t1.key"
     designation = "standard"      # the new_shoe default on this table
+    limits = "25 - 5,000"         # optional: the limits the public scoreboard shows
     shoe = "SHOE01"               # optional: the only shoe id this table records
     [casino]                      # optional: publish the store to JetStream (docs/casino.md)
     nats = "nats://127.0.0.1:4222"  # the pit's leaf node, or the hub
     casino = "C1"
     pit = "P1"
     domain = "pit1"               # optional: the leaf's JetStream domain (leaf buffer layout)
+
+Plain HTTP is served on a loopback address only: anything on the LAN
+would carry passwords and session tokens in clear, so a LAN ``host``
+without ``cert`` and ``key`` is a ConfigError.
 
 Relative paths are read from the config file's directory, so the service
 does not depend on where it was started. Every mistake is one line naming
@@ -40,8 +51,8 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 
 TOP_KEYS = ("store", "users", "web", "table", "casino")
 CASINO_KEYS = ("nats", "casino", "pit", "domain", "nats_seed", "nats_ca")
-WEB_KEYS = ("host", "port")
-TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe")
+WEB_KEYS = ("host", "port", "names", "cert", "key", "streams", "streams_per_address", "metrics_port")
+TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe", "limits")
 
 
 class ConfigError(ValueError):
@@ -49,7 +60,8 @@ class ConfigError(ValueError):
 
 
 class Table:
-    def __init__(self, name, port, key_file, designation, shoe):
+    def __init__(self, name, port, key_file, designation, shoe, limits=None):
+        self.limits = limits
         self.name = name
         self.port = port
         self.key_file = key_file
@@ -72,7 +84,14 @@ class Casino:
 
 
 class PitConfig:
-    def __init__(self, path, store, users, host, port, tables, casino=None):
+    def __init__(self, path, store, users, host, port, tables, casino=None, names=(), cert=None, key=None,
+                 streams=None, streams_per_address=None, metrics_port=None):
+        self.names = tuple(names)
+        self.cert = cert
+        self.key = key
+        self.streams = streams
+        self.streams_per_address = streams_per_address
+        self.metrics_port = metrics_port
         self.casino = casino
         self.path = path
         self.store = store
@@ -132,6 +151,24 @@ def parse(data, path="pit.toml"):
     port = web.get("port", DEFAULT_PORT)
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
         _fail(path, "web.port", "must be a port number 0..65535, not %r" % (port,))
+    names = web.get("names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n and len(n) < 254 for n in names):
+        _fail(path, "web.names", "must be a list of host names")
+    cert = web.get("cert")
+    tls_key = web.get("key")
+    if (cert is None) != (tls_key is None):
+        _fail(path, "web.cert" if cert is None else "web.key", "missing: HTTPS needs both cert and key")
+    cert = resolve(_string(path, "web.cert", cert)) if cert is not None else None
+    tls_key = resolve(_string(path, "web.key", tls_key)) if tls_key is not None else None
+    if cert is None and not _loopback(host):
+        _fail(path, "web.host", "%s is not a loopback address: serving it needs HTTPS (web.cert and web.key; "
+              "`shoe pit selfsigned` makes a pair for a trial)" % host)
+    caps = []
+    for k in ("streams", "streams_per_address", "metrics_port"):
+        v = web.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 65535):
+            _fail(path, "web." + k, "must be a whole number 1..65535, not %r" % (v,))
+        caps.append(v)
     tables = data.get("table")
     if tables is None:
         _fail(path, "table", "missing: name at least one [[table]]")
@@ -158,8 +195,17 @@ def parse(data, path="pit.toml"):
         if designation not in DESIGNATIONS:
             _fail(path, where + ".designation", "%r is not one of %s" % (designation, ", ".join(DESIGNATIONS)))
         shoe = _string(path, where + ".shoe", t.get("shoe"), required=False)
-        out.append(Table(name, port_path, key_file, designation, shoe))
-    return PitConfig(path, store, users, host, port, out, _casino(path, data.get("casino")))
+        limits = _string(path, where + ".limits", t.get("limits"), required=False)
+        if limits is not None and (len(limits) > 40 or not limits.isprintable()):
+            _fail(path, where + ".limits", "use at most 40 printable characters")
+        out.append(Table(name, port_path, key_file, designation, shoe, limits))
+    return PitConfig(path, store, users, host, port, out, _casino(path, data.get("casino")), names, cert, tls_key,
+                     *caps)
+
+
+def _loopback(host):
+    from host_tools.pit.guard import is_loopback
+    return is_loopback(host)
 
 
 def _casino(path, c):

@@ -327,16 +327,22 @@ class TableStore:
     each gave the GIL away and waited to take it back.
     """
 
-    def __init__(self, store, committer):
+    def __init__(self, store, committer, observe=None):
         self._store = store
         self._committer = committer
+        self._observe = observe  # called with each append's seconds until durable
         self._link = None
         self._heads = {}
 
     def _write(self, op, args, kwargs):
         if self._link is None or self._link.sock is None:
             self._link = self._committer.connect()
-        return self._link.call(op, args, kwargs)
+        if self._observe is None or op != "append":
+            return self._link.call(op, args, kwargs)
+        started = time.perf_counter()
+        out = self._link.call(op, args, kwargs)
+        self._observe(time.perf_counter() - started)
+        return out
 
     def close(self):
         if self._link is not None:

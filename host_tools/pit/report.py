@@ -14,6 +14,7 @@ import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 from baccarat import cards  # noqa: E402
 from link import events_schema as E  # noqa: E402
+from host_tools.store import audit  # noqa: E402
 
 # The event types read here, named through the schema (a renamed type or
 # field fails at import, not as a blank line on a printed report).
@@ -110,9 +111,5 @@ def report(events, info, shoe_id):
 
 def alerts_with_acks(store, table, shoe_id):
     """Every alert of the shoe, each with who acknowledged it (or None)."""
-    acks = {}
-    for target, user, when in store.db.execute(
-            "SELECT target, user, time FROM audit_log WHERE action = 'ack' AND tbl = ? AND outcome = 'ok'"
-            " ORDER BY id", (table,)):
-        acks.setdefault(target, {"user": user, "time": when})
+    acks = audit.acks(store.db, table)
     return [dict(a, ack=acks.get(str(a["id"]))) for a in store.alerts(shoe_id)]

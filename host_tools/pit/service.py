@@ -34,11 +34,12 @@ import threading
 import time
 
 from host_tools.bridge.session import Bridge
+from host_tools.protocol import alerts
 from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.pit.tablefold import TableFold
-from host_tools.store import db
+from host_tools.store import audit, db
 
 
 log = logging.getLogger("shoe.pit")
@@ -51,18 +52,6 @@ SWITCH_S = 0.001       # the GIL's switch interval in a pit process (see Pit.sta
 STATE_REFRESH_S = 5.0  # a recording line whose numbers alone changed is pushed this often at most
 _DIGITS = re.compile(r"\d+")
 
-AUDIT_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit_log (
-    id      INTEGER PRIMARY KEY AUTOINCREMENT,
-    time    REAL NOT NULL,
-    user    TEXT NOT NULL,
-    role    TEXT NOT NULL,
-    tbl     TEXT NOT NULL,
-    action  TEXT NOT NULL,
-    target  TEXT,
-    outcome TEXT NOT NULL
-);
-"""
 
 
 class Killed(RuntimeError):
@@ -73,7 +62,9 @@ class Killed(RuntimeError):
 class TableRunner:
     """One table: its Bridge on a thread, and what the page shows of it."""
 
-    def __init__(self, table, store_path, publish, committer):
+    def __init__(self, table, store_path, publish, committer, observe=None):
+        self.observe = observe             # called with each commit's seconds (metrics.py)
+        self.last_commit = None            # when the table's last event was made durable
         self.table = table
         self.name = table.name
         self.store_path = store_path
@@ -151,11 +142,12 @@ class TableRunner:
             self.died = "%s: %s" % (type(e).__name__, e)
             log.error("table %s: loop died: %s", self.name, self.died, exc_info=not isinstance(e, Killed))
             self._set_line(False, "NOT RECORDING: the table's loop died (%s); restarting" % self.died)
+            self._alert_stopped()
         finally:
             self._fail_commands("error the table's loop stopped")
 
     def _run(self):
-        store = TableStore(db.Store(self.store_path), self.committer)
+        store = TableStore(db.Store(self.store_path), self.committer, self.observe)
         bridge = None
         try:
             bridge = Bridge(store, self.table.port, self.key, shoe_id=self.table.shoe,
@@ -203,11 +195,28 @@ class TableRunner:
         if push:
             self.publish({"type": "state", "table": self.name, "recording": ok, "line": line})
 
+    def _alert_stopped(self):
+        """A stored, critical ``recording_stopped`` alert for the shoe in play
+        (merged while the loop keeps dying): a gap in recording is for a
+        supervisor to explain, not just a line that turns green again."""
+        if self.shoe_id is None:
+            return
+        try:
+            with db.Store(self.store_path) as store:
+                rid = store.alert(self.shoe_id, alerts.severity("recording_stopped"), "recording_stopped",
+                                  "table %s: %s" % (self.name, self.died), merge_within=60.0)
+        except Exception as e:  # the store itself may be why it died: the log and the line say so
+            log.error("table %s: cannot store the recording_stopped alert: %s", self.name, e)
+            return
+        self.publish({"type": "alert", "table": self.name, "shoe": self.shoe_id, "id": rid,
+                      "severity": alerts.severity("recording_stopped"), "kind": "recording_stopped",
+                      "detail": "table %s: %s" % (self.name, self.died)})
+
     def _on_event(self, seq, event):
         # The Bridge calls this just after store.append returned, i.e. after
         # the commit is durable: "time" is that instant (`shoe bench pit`
         # measures card -> durable and durable -> page from it).
-        committed = time.time()
+        committed = self.last_commit = time.time()
         live = None
         with self.lock:
             if self.primed is not None:
@@ -257,6 +266,16 @@ class TableRunner:
                 pass
 
 
+def _in_transaction(store, action):
+    store.db.execute("BEGIN IMMEDIATE")
+    try:
+        action(store.db)
+    except BaseException:
+        store.db.execute("ROLLBACK")
+        raise
+    store.db.execute("COMMIT")
+
+
 def _sleep(bridge):
     """How long a table thread may wait for its port: until the bridge's
     heartbeat ack falls due (HEARTBEAT_S after it last sent; while cards
@@ -275,14 +294,17 @@ class Pit:
     def __init__(self, config):
         self.config = config
         self.listeners = []
+        self.commit_observers = []  # each called with a commit's seconds (the page's metrics)
         self.runners = {}
-        # The audit table lives in the same file, outside every shoe's chain.
+        # The audit log and the alerts' history live in the same file, each
+        # its own hash chain (host_tools/store/audit.py).
         with db.Store(config.store) as store:
-            store._retry(lambda: store.db.executescript(AUDIT_SCHEMA))
+            store._retry(lambda: _in_transaction(store, audit.ensure))
         self.committer = GroupCommit(config.store)
         try:
             for t in config.tables:
-                self.runners[t.name] = TableRunner(t, config.store, self.publish, self.committer)
+                self.runners[t.name] = TableRunner(t, config.store, self.publish, self.committer,
+                                                   self._observe_commit)
         except BaseException:  # a bad key file: nothing may be left running
             self.committer.close()
             raise
@@ -295,6 +317,10 @@ class Pit:
             self.casino = PitPublisher(config.store, config.casino,
                                        {t.shoe: t.name for t in config.tables if t.shoe})
             self.listeners.append(self.casino.on_message)
+
+    def _observe_commit(self, seconds):
+        for observe in self.commit_observers:
+            observe(seconds)
 
     def publish(self, message):
         message.setdefault("time", time.time())

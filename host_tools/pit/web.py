@@ -1,12 +1,17 @@
 """The pit's HTTP side (aiohttp): a JSON API, Server-Sent Events and a plain page.
 
-Reads are open to anyone on the pit LAN, as a scoreboard is. Writes (ack an
-alert, send a command) need a login (POST /api/login sets an HttpOnly,
-SameSite=Strict session cookie; the token it returns also works as
-``Authorization: Bearer``); bets, exposed, new_shoe, clear_tilt and clear_stop change
-the game and need the supervisor role and ``"confirm": true``. Every write
-that reaches a table, and its outcome, is a row of ``audit_log`` in the
-store, outside every shoe's chain (the shoe did not say it).
+Without a login a client gets the public scoreboard; each staff role gets
+what host_tools/pit/roles.py gives it, filtered HERE for the page, the API
+and the event stream alike. A login (POST /api/login) sets a ``Secure``
+(under TLS), HttpOnly, SameSite=Strict session cookie; the token it returns
+also works as ``Authorization: Bearer``; logout ends either. Commands need
+the supervisor role, and bets, exposed, new_shoe, clear_tilt and clear_stop also
+``"confirm": true``; acknowledging needs a reason, and the critical kinds a
+supervisor. Every login, failure, lock, logout, refusal, command (with the
+shoe's own accept or reject), acknowledgement and setting change is a row of
+the chained ``audit_log`` (host_tools/store/audit.py) with user and address.
+The checks every request passes (Host, Origin and content type, headers,
+caps, the login throttle) are host_tools/pit/guard.py.
 
 Updates are pushed: table threads hand messages to ``Pit.publish``; the
 ``Broadcast`` here collects them and wakes the event loop once per burst
@@ -23,6 +28,7 @@ and reloads the state from /api/tables.
 import asyncio
 import html
 import json
+import logging
 import os
 import secrets
 import threading
@@ -32,18 +38,30 @@ from aiohttp import web
 
 from host_tools.bridge.command import parse_control
 from host_tools.pit import edges as edges_mod
+from host_tools.pit import guard
+from host_tools.pit import metrics
 from host_tools.pit import report as report_mod
+from host_tools.pit import roles
 from host_tools.pit import shuffle as shuffle_mod
 from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
 from host_tools.protocol import alerts, tablestate
+from host_tools.store import audit as audit_mod
 from host_tools.store import db
+
+log = logging.getLogger("shoe.pit.web")
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
 GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supervisor + confirm
-SESSION_S = 12 * 3600
+SESSION_S = 8 * 3600   # a session ends this long after its login (a shift)...
+IDLE_S = 30 * 60       # ...or this long after its last request
 COOKIE = "pit_session"
+ANSWER_S = 3.0         # how long a command waits for the shoe's accepted/error event
+REASON_MAX = 500
+# Defaults of [web] in pit.toml (config.py): caps on what clients may hold open.
+STREAMS, STREAMS_PER_ADDRESS = 2000, 20
+REQUESTS, REQUESTS_PER_ADDRESS = 256, 32
 QUEUE = 1000          # bursts a client may fall behind before it is dropped
 KEEPALIVE_S = 15.0
 KEEPALIVE = b": keepalive\n\n"
@@ -56,20 +74,47 @@ def _json_error(status, text):
     return web.json_response({"error": text}, status=status)
 
 
-def make_app(pit, users_path, edges=True):
+def allowed_names(config):
+    """The Host names the page answers to: [web] names, the bound address,
+    and the loopback names when it is bound to loopback."""
+    host = getattr(config, "host", "127.0.0.1")
+    names = set(getattr(config, "names", None) or ()) | {host}
+    if guard.is_loopback(host):
+        names |= {"localhost", "127.0.0.1", "::1"}
+    return names
+
+
+def make_app(pit, users_path, edges=True, tls=False, streams=None):
     """The pit's web app. ``edges``: run the edge monitor for every table
-    (host_tools/pit/edges.py, its own thread); its alerts are stored alerts."""
-    app = web.Application()
+    (host_tools/pit/edges.py, its own thread); its alerts are stored alerts.
+    ``tls``: served over HTTPS (cookie Secure, HSTS). ``streams``: the cap
+    on event streams, as the open-file budget allows (command.py)."""
+    cfg = pit.config
+    app = web.Application(middlewares=[_guard], client_max_size=64 * 1024)
     app[PIT] = pit
-    app[STATE] = {"users_path": users_path, "sessions": {}, "clients": set(), "store": None,
+    per_address = getattr(cfg, "streams_per_address", None) or STREAMS_PER_ADDRESS
+    app[STATE] = {"users_path": users_path, "sessions": {}, "clients": {}, "store": None, "tls": tls,
+                  "streams": {},  # session token -> the queues of its open event streams
+                  "names": allowed_names(cfg), "throttle": guard.Throttle(),
+                  "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
+                                     REQUESTS, REQUESTS_PER_ADDRESS),
                   "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None,
                   "shuffle": shuffle_mod.ShuffleWatch(pit, pit.config.store)}
+    app[metrics.REGISTRY], hist = metrics.registry(
+        lambda: [(r.name, r.recording, r.fold.state.seq, r.last_commit, r) for r in pit.runners.values()],
+        lambda runner: open_alerts(app, runner),
+        lambda: app[STATE]["broadcast"].count() if "broadcast" in app[STATE] else 0)
+    pit.commit_observers.append(hist.observe)
     app.on_startup.append(_startup)
     app.on_shutdown.append(_shutdown)
     app.router.add_get("/", page)
     app.router.add_get("/table/{name}", table_page)
     app.router.add_get("/table/{name}/report", report_page)
+    app.router.add_get("/display/{name}", display_page)
+    app.router.add_get("/audit", audit_page)
     app.router.add_static("/static/", STATIC)
+    app.router.add_get("/api/audit", audit_list)
+    app.router.add_get("/metrics", metrics_page)
     app.router.add_get("/api/me", me)
     app.router.add_post("/api/logout", logout)
     app.router.add_get("/api/tables/{name}/report", table_report)
@@ -97,7 +142,9 @@ class Broadcast:
         self.lock = threading.Lock()
         self.pending = []
         self.scheduled = False
-        self.clients = set()
+        self.clients = {role: set() for role in roles.ALL}  # each role is sent its own view
+        self.answers = {}  # (table, command counter) -> Future of the shoe's accepted/error event
+        self.early = {}    # answers that came before anyone waited for them
 
     def listener(self, message):  # runs on a table thread
         with self.lock:
@@ -113,25 +160,48 @@ class Broadcast:
     def flush(self):  # runs on the event loop
         with self.lock:
             batch, self.pending, self.scheduled = self.pending, [], False
-        if not batch or not self.clients:
-            return
-        self.send(encode(batch))
+        for m in batch:
+            if m.get("type") == "event" and (m.get("event") or {}).get("source") == "link":
+                self._answer(m)
+        for role, clients in self.clients.items():
+            if not batch or not clients:
+                continue
+            view = [v for v in (roles.message_for(role, m) for m in batch) if v is not None]
+            if view:
+                self.send(encode(view), clients)
 
-    def send(self, chunk):
-        for q in list(self.clients):
-            try:
-                q.put_nowait(chunk)
-            except asyncio.QueueFull:
-                self.clients.discard(q)  # its handler ends at its next chunk
+    def _answer(self, m):
+        event = m.get("event") if m.get("type") == "event" else None
+        if event and event.get("source") == "link" and event.get("type") in ("accepted", "error"):
+            key = (m.get("table"), event.get("counter"))
+            fut = self.answers.pop(key, None)
+            if fut is not None and not fut.done():
+                fut.set_result(event)
+            else:  # came before its waiter (the loop ran this flush first)
+                self.early[key] = event
+                while len(self.early) > 256:
+                    self.early.pop(next(iter(self.early)))
+
+    def send(self, chunk, clients=None):
+        for group in ([clients] if clients is not None else self.clients.values()):
+            for q in list(group):
+                try:
+                    q.put_nowait(chunk)
+                except asyncio.QueueFull:
+                    group.discard(q)  # its handler ends at its next chunk
+
+    def count(self):
+        return sum(len(c) for c in self.clients.values())
 
     def close(self):
         """End every SSE stream (at shutdown, before aiohttp waits for handlers)."""
-        for q in list(self.clients):
-            try:
-                q.put_nowait(None)
-            except asyncio.QueueFull:
-                pass
-        self.clients.clear()
+        for group in self.clients.values():
+            for q in list(group):
+                try:
+                    q.put_nowait(None)
+                except asyncio.QueueFull:
+                    pass
+            group.clear()
 
 
 def encode(messages):
@@ -149,21 +219,27 @@ async def keepalive(broadcast):
         broadcast.send(KEEPALIVE)
 
 
-async def stream(request, clients):
+async def stream(request, clients, alive=None, queues=None):
     """One /api/events client: its queue joins ``clients`` (a Broadcast's)
-    and every chunk put there is written, until it is hung up (None) or
-    dropped as too slow (no longer in ``clients``). Shared with the central
-    view (host_tools/central/view.py)."""
+    and every chunk put there is written, until it is hung up (None),
+    dropped as too slow (no longer in ``clients``) or, with ``alive``, its
+    session has ended (checked before each write, keepalives included, so
+    within KEEPALIVE_S). ``queues``: a set the queue is kept in meanwhile
+    (a logout hangs up its session's streams at once). Shared with the
+    central view (host_tools/central/view.py)."""
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                        "X-Accel-Buffering": "no"})
+    guard.headers(resp, request.scheme == "https")
     await resp.prepare(request)
     q = asyncio.Queue(QUEUE)
     clients.add(q)
+    if queues is not None:
+        queues.add(q)
     try:
         await resp.write(b": connected\n\n")
         while True:
             chunk = await q.get()
-            if chunk is None or q not in clients:
+            if chunk is None or q not in clients or (alive is not None and not alive()):
                 break
             chunks, stop = [chunk], False
             while not q.empty():  # whatever else queued while this client was writing
@@ -179,6 +255,8 @@ async def stream(request, clients):
         pass
     finally:
         clients.discard(q)
+        if queues is not None:
+            queues.discard(q)
     return resp
 
 
@@ -187,6 +265,7 @@ async def _startup(app):
     state["store"] = db.Store(app[PIT].config.store)  # this loop thread's own connection
     broadcast = state["broadcast"] = Broadcast(asyncio.get_running_loop())
     state["clients"] = broadcast.clients
+    state["started"] = time.time()
     state["keepalive"] = asyncio.create_task(keepalive(broadcast))
     state["listener"] = broadcast.listener
     app[PIT].listeners.append(broadcast.listener)
@@ -215,6 +294,115 @@ async def _shutdown(app):
         state["store"] = None
 
 
+# -- the checks every request passes (guard.py) ---------------------------
+
+@web.middleware
+async def _guard(request, handler):
+    state = request.app[STATE]
+    tls = state["tls"]
+    framed = request.path.startswith("/display/")
+    if guard.host_name(request.host) not in state["names"]:
+        resp = guard.refused(421, "this pit does not answer to the name %r" % request.host[:100])
+        guard.headers(resp, tls)
+        return resp
+    address = request.remote or "?"
+    if request.path == "/api/events":  # a stream holds its own cap (events())
+        return await handler(request)
+    caps = state["caps"]
+    no = caps.take("request", address)
+    if no is not None:
+        guard.headers(no, tls)
+        return no
+    try:
+        if request.method in guard.STATE_CHANGING:
+            why = guard.forged_write(request)
+            if why is not None:
+                user, role, _t = _session(request)
+                audit(request, user or "-", role, "-", "refused", request.path, "refused: " + why)
+                resp = guard.refused(403, why)
+                guard.headers(resp, tls)
+                return resp
+        try:
+            resp = await handler(request)
+        except web.HTTPException as e:
+            guard.headers(e, tls, framed)
+            raise
+        if not resp.prepared:
+            guard.headers(resp, tls, framed)
+        return resp
+    finally:
+        caps.give("request", address)
+
+
+# -- who asks ----------------------------------------------------------------
+
+def _token(request):
+    auth = request.headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        return auth[7:].strip()
+    return request.cookies.get(COOKIE)
+
+
+def _session(request):
+    """(user, role, token) of the request's live session, else (None, PUBLIC, None).
+    A session ends SESSION_S after its login or IDLE_S after its last use."""
+    token = _token(request)
+    sessions = request.app[STATE]["sessions"]
+    s = sessions.get(token) if token else None
+    now = time.time()
+    if s is None:
+        return None, roles.PUBLIC, None
+    if s["expires"] < now or s["seen"] + IDLE_S < now:
+        sessions.pop(token, None)
+        return None, roles.PUBLIC, None
+    s["seen"] = now
+    return s["user"], s["role"], token
+
+
+def _role(request):
+    """The role a read is answered for; ``?view=public`` asks for the public
+    view whoever asks (the display at the table, docs/design.md)."""
+    if request.query.get("view") == "public":
+        return roles.PUBLIC
+    return _session(request)[1]
+
+
+def _who(request):
+    """(user, role) of the request's session, or raise 401."""
+    user, role, _t = _session(request)
+    if user is None:
+        raise web.HTTPUnauthorized(text=json.dumps({"error": "log in first (POST /api/login)"}),
+                                   content_type="application/json")
+    return user, role
+
+
+def _need(request, allowed, what, action="read", target=None):
+    user, role = _who(request)
+    if role not in allowed:
+        audit(request, user, role, request.match_info.get("name", "-"), action, target or request.path,
+              "refused: not %s" % ("staff" if tuple(allowed) == roles.STAFF
+                                   else " or ".join(roles.NOUN[r] for r in allowed)))
+        raise web.HTTPForbidden(text=json.dumps({"error": "%s needs the %s role" % (what, " or ".join(allowed))}),
+                                content_type="application/json")
+    return user, role
+
+
+def audit(request, user, role, tbl, action, target, outcome):
+    """One chained row of the audit log (host_tools/store/audit.py)."""
+    store = request.app[STATE]["store"]
+    client = request.remote or "?"
+
+    def write():
+        store.db.execute("BEGIN IMMEDIATE")
+        try:
+            audit_mod.record(store.db, user, role, client, tbl, action, target, outcome)
+        except BaseException:
+            store.db.execute("ROLLBACK")
+            raise
+        store.db.execute("COMMIT")
+    store._retry(write)
+
+
 # -- reads -------------------------------------------------------------------
 
 def open_alerts(app, runner):
@@ -222,9 +410,7 @@ def open_alerts(app, runner):
     store = app[STATE]["store"]
     if runner.shoe_id is None:
         return []
-    acked = {r[0] for r in store.db.execute(
-        "SELECT target FROM audit_log WHERE action = 'ack' AND tbl = ? AND outcome = 'ok'",
-        (runner.name,))}
+    acked = audit_mod.acks(store.db, runner.name)
     return [a for a in store.alerts(runner.shoe_id) if str(a["id"]) not in acked]
 
 
@@ -236,35 +422,49 @@ def _runner(request):
     return runner
 
 
+def _limits(runner):
+    return getattr(runner.table, "limits", None)
+
+
 async def tables(request):
+    role = _role(request)
     out = []
     for runner in request.app[PIT].runners.values():
         snap = runner.snapshot()
-        snap["alerts"] = open_alerts(request.app, runner)
-        out.append(snap)
-    return web.json_response({"tables": out})
+        snap["limits"] = _limits(runner)
+        if role != roles.PUBLIC:
+            snap["alerts"] = open_alerts(request.app, runner)
+        out.append(roles.table_for(role, snap))
+    return web.json_response({"tables": out, "role": role})
 
 
 async def table(request):
     """The table's state, plus what the page draws: the scoreboard's cells
-    (placed by the roads library's grid(), host_tools/pit/scoreboard.py) and
-    the cards left per rank of the current card set."""
+    (placed by the roads library's grid(), host_tools/pit/scoreboard.py) and,
+    for surveillance, the cards left per rank of the current card set."""
     runner = _runner(request)
+    role = _role(request)
     snap = runner.snapshot(detail=True)
+    snap["limits"] = _limits(runner)
     with runner.lock:  # the board a table thread folds into; read under its lock
         snap["scoreboard"] = scoreboard.draw(runner.fold.board)
-    snap["alerts"] = open_alerts(request.app, runner)
-    store = request.app[STATE]["store"]
-    snap["ranks_left"] = (report_mod.ranks_left(report_mod.card_set_events(store, runner.shoe_id))
-                          if runner.shoe_id else None)
-    snap["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)
-    return web.json_response(snap)
+    if role != roles.PUBLIC:
+        snap["alerts"] = open_alerts(request.app, runner)
+    if roles.sees_everything(role):
+        store = request.app[STATE]["store"]
+        snap["ranks_left"] = (report_mod.ranks_left(report_mod.card_set_events(store, runner.shoe_id))
+                              if runner.shoe_id else None)
+        snap["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)  # for surveillance (issue 25)
+    out = roles.table_for(role, snap)
+    out["role"] = role
+    return web.json_response(out)
 
 
 async def table_report(request):
     """The end-of-shoe report's stored facts: irregularities, voids, every
-    alert with its acknowledgement, and the chain's anchor."""
+    alert with its acknowledgement, and the chain's anchor. Surveillance's."""
     runner = _runner(request)
+    _need(request, (roles.SURVEILLANCE,), "the end-of-shoe report")
     if runner.shoe_id is None:
         return _json_error(404, "table %s has recorded no shoe yet" % runner.name)
     store = request.app[STATE]["store"]
@@ -276,45 +476,109 @@ async def table_report(request):
     return web.json_response(out)
 
 
+async def audit_list(request):
+    """The newest rows of the audit log, for surveillance."""
+    _need(request, (roles.SURVEILLANCE,), "the audit log")
+    store = request.app[STATE]["store"]
+    cols = audit_mod.AUDIT_COLUMNS
+    rows = store.db.execute("SELECT %s FROM audit_log ORDER BY id DESC LIMIT 500" % ", ".join(cols)).fetchall()
+    _n, head, why = audit_mod.check_audit(store.db)
+    return web.json_response({"rows": [dict(zip(cols, r)) for r in rows], "head": head, "chain": why or "ok"})
+
+
 async def events(request):
-    """Server-Sent Events: every committed event, alert, state change,
-    acknowledgement and restart, each tagged with its table."""
-    return await stream(request, request.app[STATE]["clients"])
+    """Server-Sent Events: what the asker's role may see of every committed
+    event, alert, state change, acknowledgement and restart, each tagged
+    with its table. One cap per address and one in all (guard.Caps)."""
+    state = request.app[STATE]
+    address = request.remote or "?"
+    no = state["caps"].take("stream", address)
+    if no is not None:
+        guard.headers(no, state["tls"])
+        return no
+    user, role, token = _session(request)
+    if request.query.get("view") == "public":
+        role, token = roles.PUBLIC, None
+    try:
+        if token is None:
+            return await stream(request, state["clients"][role])
+        sessions = state["sessions"]
+
+        def alive():
+            # An open page is in use: its stream keeps the session from
+            # idling out; the shift's end (expires) and a logout still end it.
+            s, now = sessions.get(token), time.time()
+            if s is None or s["expires"] < now:
+                return False
+            s["seen"] = now
+            return True
+        queues = state["streams"].setdefault(token, set())
+        try:
+            return await stream(request, state["clients"][role], alive, queues)
+        finally:
+            if not queues:
+                state["streams"].pop(token, None)
+    finally:
+        state["caps"].give("stream", address)
+
+
+async def metrics_page(request):
+    """Prometheus metrics, for staff (metrics.py; also on a loopback port)."""
+    _need(request, roles.STAFF, "the metrics")
+    return metrics.text(request.app[metrics.REGISTRY])
 
 
 async def vocabulary(request):
     """The names the page draws with, defined once on the server
     (host_tools/protocol/tablestate.py, alerts.py)."""
-    return web.json_response(dict(tablestate.VOCABULARY, alert_kinds=alerts.vocabulary()))
+    return web.json_response(dict(tablestate.VOCABULARY, alert_kinds=alerts.vocabulary(),
+                                  critical_ack=sorted(roles.CRITICAL_ACK)))
+
+
+def _result_text(result):
+    if not result or not result.get("winner"):
+        return "-"
+    return "%s %s\u2013%s%s" % (result["winner"].capitalize(), result.get("player_total"),
+                                 result.get("banker_total"), " natural" if result.get("natural") else "")
 
 
 async def page(request):
     """The overview, rendered here so it reads without script; overview.js
-    then keeps it live from /api/events (static/overview.js)."""
+    then keeps it live from /api/events (static/overview.js). The public
+    overview is each table's name, limits and last result."""
+    role = _role(request)
     rows = []
     for runner in request.app[PIT].runners.values():
         s = runner.snapshot()
-        result = s["last_result"] or {}
         name = html.escape(s["name"])
+        result = html.escape(_result_text(s["last_result"]))
+        if role == roles.PUBLIC:
+            rows.append('<tr data-table="%s"><td><a href="/table/%s">%s</a></td><td>%s</td><td>%s</td></tr>' % (
+                name, name, name, html.escape(str(_limits(runner) or "-")), result))
+            continue
         rows.append('<tr data-table="%s"><td><a href="/table/%s">%s</a></td><td class="%s">%s</td>'
                     "<td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
                         name, name, name, "ok" if s["recording"] else "bad", html.escape(s["line"]),
                         s["round"] if s["round"] is not None else "-", html.escape(str(s["next"] or "-")),
-                        html.escape(str(result.get("winner") or "-")), len(open_alerts(request.app, runner))))
-    with open(os.path.join(STATIC, "overview.html"), encoding="utf-8") as f:
+                        result, len(roles.alerts_for(role, open_alerts(request.app, runner)))))
+    file = "overview.html" if role != roles.PUBLIC else "public.html"
+    with open(os.path.join(STATIC, file), encoding="utf-8") as f:
         body = f.read().replace("<!--ROWS-->", "\n".join(rows))
-    return web.Response(text=body, content_type="text/html")
+    return web.Response(text=body, content_type="text/html", headers={"Cache-Control": "no-store"})
 
 
-def _static_page(file):
+def _static_page(file, check_table=True):
     async def handler(request):
-        _runner(request)  # 404 for a table the pit does not have
+        if check_table:
+            _runner(request)  # 404 for a table the pit does not have
         return web.FileResponse(os.path.join(STATIC, file), headers={"Cache-Control": "no-cache"})
     return handler
 
 
 table_page = _static_page("table.html")
 report_page = _static_page("report.html")
+display_page = _static_page("display.html")
+audit_page = _static_page("audit.html", check_table=False)
 
 
 # -- people ------------------------------------------------------------------
@@ -334,79 +598,116 @@ async def _body(request):
 async def login(request):
     data = await _body(request)
     state = request.app[STATE]
+    name, password = data.get("user"), data.get("password")
+    shown = name[:64] if isinstance(name, str) else "-"
+    address = request.remote or "?"
+    keys = ("address " + address, "user " + shown)
+    wait = state["throttle"].retry_after(*keys)
+    if wait > 0:
+        audit(request, shown, "-", "-", "login", shown, "refused: locked for %.0f s more" % wait)
+        return guard.refused(429, "too many failed logins: try again in %d s" % (int(wait) + 1),
+                             **{"Retry-After": str(int(wait) + 1)})
     try:
         users = users_mod.load(state["users_path"])
     except users_mod.UsersError as e:
         return _json_error(500, str(e))
-    name, password = data.get("user"), data.get("password")
     role = await asyncio.get_running_loop().run_in_executor(None, users_mod.check, users, name, password)
     if role is None:
+        locked = state["throttle"].fail(*keys)
+        audit(request, shown, "-", "-", "login", shown, "failed: wrong user name or password")
+        for key in locked:
+            log.warning("login throttle: %s locked after %d failures in %.0f s",
+                        key, state["throttle"].limit, state["throttle"].window)
+            audit(request, shown, "-", "-", "lock", key, "locked: %d failures in %.0f s"
+                  % (state["throttle"].limit, state["throttle"].window))
         return _json_error(401, "wrong user name or password")
+    now = time.time()
+    for t, s in list(state["sessions"].items()):  # forget the ended ones
+        if s["expires"] < now or s["seen"] + IDLE_S < now:
+            del state["sessions"][t]
     token = secrets.token_urlsafe(32)
-    state["sessions"][token] = (name, role, time.time() + SESSION_S)
-    resp = web.json_response({"user": name, "role": role, "token": token})
-    resp.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=SESSION_S)
+    state["sessions"][token] = {"user": name, "role": role, "expires": now + SESSION_S, "seen": now}
+    audit(request, name, role, "-", "login", name, "ok")
+    resp = web.json_response({"user": name, "role": role, "token": token, "expires": now + SESSION_S})
+    resp.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=SESSION_S, path="/",
+                    secure=state["tls"])
     return resp
 
 
 async def me(request):
-    """Who this browser is logged in as ({"user": null} when no one): the
-    session cookie is HttpOnly, so the page asks rather than reads it."""
-    try:
-        user, role = _who(request)
-    except web.HTTPUnauthorized:
-        return web.json_response({"user": None, "role": None})
+    """Who this browser is logged in as ({"user": null, "role": "public"}
+    when no one): the session cookie is HttpOnly, so the page asks."""
+    user, role, _t = _session(request)
     return web.json_response({"user": user, "role": role})
 
 
 async def logout(request):
-    token = request.cookies.get(COOKIE)
-    if token:
-        request.app[STATE]["sessions"].pop(token, None)
+    """End the session, whether it came as the cookie or as a Bearer token."""
+    user, role, token = _session(request)
+    sessions = request.app[STATE]["sessions"]
+    for t in (token, request.cookies.get(COOKIE), _token(request)):
+        if t:
+            sessions.pop(t, None)
+            for q in list(request.app[STATE]["streams"].get(t, ())):  # its streams end now
+                try:
+                    q.put_nowait(None)
+                except asyncio.QueueFull:
+                    pass
+    if user is not None:
+        audit(request, user, role, "-", "logout", user, "ok")
     resp = web.json_response({"ok": True})
-    resp.del_cookie(COOKIE)
+    resp.del_cookie(COOKIE, path="/")
     return resp
-
-
-def _who(request):
-    """(user, role) of the request's session, or raise 401."""
-    token = request.cookies.get(COOKIE)
-    auth = request.headers.get("Authorization", "")
-    if auth.startswith("Bearer "):
-        token = auth[7:].strip()
-    session = request.app[STATE]["sessions"].get(token) if token else None
-    if session is None or session[2] < time.time():
-        raise web.HTTPUnauthorized(text=json.dumps({"error": "log in first (POST /api/login)"}),
-                                   content_type="application/json")
-    return session[0], session[1]
-
-
-def audit(app, user, role, tbl, action, target, outcome):
-    store = app[STATE]["store"]
-    store._retry(lambda: store.db.execute(
-        "INSERT INTO audit_log (time, user, role, tbl, action, target, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (time.time(), user, role, tbl, action, target, outcome)))
 
 
 async def ack_alert(request):
     runner = _runner(request)
     user, role = _who(request)
     data = await _body(request)
-    alert_id = data.get("alert")
+    alert_id, reason = data.get("alert"), data.get("reason")
     if not isinstance(alert_id, int) or isinstance(alert_id, bool):
         return _json_error(400, "give the alert's id as \"alert\": <number>")
-    if not any(a["id"] == alert_id for a in open_alerts(request.app, runner)):
+    alert = next((a for a in open_alerts(request.app, runner) if a["id"] == alert_id), None)
+    if alert is None or alert["kind"] in roles.SECRET_KINDS and not roles.sees_everything(role):
         return _json_error(404, "no open alert %d at table %s" % (alert_id, runner.name))
-    audit(request.app, user, role, runner.name, "ack", str(alert_id), "ok")
+    if not roles.may_ack(role, alert["kind"]):
+        audit(request, user, role, runner.name, "ack", str(alert_id), "refused: %s may not acknowledge %s"
+              % (role, alert["kind"]))
+        who = "a supervisor" if alert["kind"] in roles.CRITICAL_ACK else "a supervisor or surveillance"
+        return _json_error(403, "%s alerts are acknowledged by %s" % (alert["kind"], who))
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > REASON_MAX:
+        return _json_error(400, "give the reason as \"reason\": text (1-%d characters)" % REASON_MAX)
+    reason = " ".join(reason.split())
+    audit(request, user, role, runner.name, audit_mod.ACK, str(alert_id), audit_mod.ACK_OK + reason)
     request.app[PIT].publish({"type": "ack", "table": runner.name, "alert": alert_id, "user": user})
-    return web.json_response({"ok": True, "alert": alert_id, "user": user})
+    return web.json_response({"ok": True, "alert": alert_id, "user": user, "reason": reason})
+
+
+async def _shoe_answer(request, runner, reply):
+    """The shoe's own accepted/error event for the command just sent (its
+    counter is in the bridge's reply), or None within ANSWER_S."""
+    parts = reply.split()
+    if not reply.startswith("ok sent") or not parts[-1].isdigit():
+        return None
+    broadcast = request.app[STATE]["broadcast"]
+    key = (runner.name, int(parts[-1]))
+    if key in broadcast.early:
+        return broadcast.early.pop(key)
+    fut = asyncio.get_running_loop().create_future()
+    broadcast.answers[key] = fut
+    try:
+        return await asyncio.wait_for(fut, ANSWER_S)
+    except asyncio.TimeoutError:
+        return None
+    finally:
+        broadcast.answers.pop(key, None)
 
 
 async def command(request):
     runner = _runner(request)
-    user, role = _who(request)
     data = await _body(request)
     name, args = data.get("command"), data.get("args") or {}
+    user, role = _need(request, roles.COMMANDERS, "a command", "command", str(name)[:100])
     if not isinstance(name, str) or not isinstance(args, dict):
         return _json_error(400, "give \"command\": NAME and optionally \"args\": {name: value}")
     if name in ("new_shoe", "shoe") and "designation" not in args:
@@ -418,13 +719,16 @@ async def command(request):
         return _json_error(400, str(e))
     if cmd == "state":
         return _json_error(400, "state is not a command; GET /api/tables/%s" % runner.name)
-    if cmd in GAME_CHANGING:
-        if role != "supervisor":
-            audit(request.app, user, role, runner.name, "command", line, "refused: not a supervisor")
-            return _json_error(403, "%s changes the game: the supervisor role is needed" % name)
-        if data.get("confirm") is not True:
-            return _json_error(400, "%s changes the game: send it again with \"confirm\": true" % name)
+    if cmd in GAME_CHANGING and data.get("confirm") is not True:
+        return _json_error(400, "%s changes the game: send it again with \"confirm\": true" % name)
     reply = await asyncio.wrap_future(runner.command(cmd, pairs))
-    audit(request.app, user, role, runner.name, "command", line, reply)
-    return web.json_response({"ok": reply.startswith("ok"), "reply": reply},
-                             status=200 if reply.startswith("ok") else 409)
+    answer = await _shoe_answer(request, runner, reply)
+    if answer is None:
+        verdict = "no answer from the shoe within %.0f s" % ANSWER_S if reply.startswith("ok") else "not sent"
+    elif answer["type"] == "accepted":
+        verdict = "accepted by the shoe"
+    else:
+        verdict = "rejected by the shoe: %s %s" % (answer.get("reason"), answer.get("message") or "")
+    audit(request, user, role, runner.name, "command", line, "%s; %s" % (reply, verdict.strip()))
+    ok = reply.startswith("ok") and (answer is None or answer["type"] == "accepted")
+    return web.json_response({"ok": ok, "reply": reply, "shoe": verdict.strip()}, status=200 if ok else 409)

@@ -51,6 +51,14 @@ KINDS = {
                        "(filed under the registered table)"),
     # The pit's own monitors.
     "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
+    # The table itself: what stops or puts in doubt what is recorded
+    # (acknowledged by a supervisor only, host_tools/pit/roles.py).
+    "recording_stopped": ("alert", CRITICAL, "the table's loop died: nothing was recorded until it restarted"),
+    "cold_deck": ("alert", CRITICAL, "the shoe stopped the game: the cards leave in deck order (Ch 5A); "
+                  "clear_stop after inspection"),
+    "shuffle": ("alert", WARNING, "the shoe's shuffle score says the shuffle was weak (p below its level)"),
+    "firmware_mismatch": ("alert", CRITICAL, "the shoe runs firmware other than the deployed manifest's"),
+    "service_mode": ("alert", CRITICAL, "the shoe was put in service mode (door open, keys at hand)"),
 }
 
 # A verdict of the one chain acceptance -> the alert kind it raises (None: no alert).

@@ -57,6 +57,7 @@ import struct
 import time
 
 from host_tools import exits
+from host_tools.store import audit
 from link import auth as _auth  # the firmware's own
 
 GENESIS = bytes(32)
@@ -184,7 +185,7 @@ class Store:
             raise StoreError("cannot use %s as a store: %s" % (self.path, e))
 
     def _create(self):
-        self.db.executescript(SCHEMA)
+        self.db.executescript(SCHEMA + audit.SCHEMA)
         self.db.execute("PRAGMA user_version = %d" % FORMAT)
 
     def _check_format(self):
@@ -478,11 +479,14 @@ class Store:
                 store.db.execute(
                     "UPDATE alerts SET count = count + ?, last_time = MAX(last_time, ?),"
                     " detail = ? WHERE id = ?", (count, last_time, detail, row[0]))
+                audit.log_alert(store.db, row[0])
                 return row[0]
-            return store.db.execute(
+            rid = store.db.execute(
                 "INSERT INTO alerts (shoe_id, time, severity, kind, detail, count,"
                 " first_time, last_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (shoe_id, now, severity, kind, detail, count, first_time, last_time)).lastrowid
+            audit.log_alert(store.db, rid)  # the alerts' chained history (audit.py)
+            return rid
         return write
 
     def alerts(self, shoe_id=None, severity=None):

@@ -25,10 +25,10 @@ from support.pitrig import PASSWORD, running_pit
 class Stream:
     """An /api/events client: (arrival time, message) of every SSE message."""
 
-    def __init__(self, port):
+    def __init__(self, port, token=None):
         self.messages = []
         self.con = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.con.request("GET", "/api/events")
+        self.con.request("GET", "/api/events", headers={"Authorization": "Bearer " + token} if token else {})
         self.resp = self.con.getresponse()
         assert self.resp.getheader("Content-Type").startswith("text/event-stream")
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -82,7 +82,7 @@ def _wait(pred, timeout=10, what="condition"):
 
 
 def _tables(server):
-    return {t["name"]: t for t in server.request("GET", "/api/tables")[1]["tables"]}
+    return {t["name"]: t for t in server.request("GET", "/api/tables", token=server.staff)[1]["tables"]}
 
 
 def test_both_tables_are_listed_recording(pit):
@@ -92,13 +92,13 @@ def test_both_tables_are_listed_recording(pit):
     for name, shoe in (("T1", "PIT1"), ("T2", "PIT2")):
         assert tables[name]["line"].startswith("RECORDING: shoe %s" % shoe), tables[name]
         assert tables[name]["alerts"] == []
-    status, page = server.request("GET", "/")
+    status, page = server.request("GET", "/", token=server.staff)
     assert status == 200 and "T1" in page and "T2" in page and "RECORDING" in page
 
 
 def test_a_dealt_card_is_pushed_within_a_second_and_the_table_shows_the_round(pit):
     server, _service, emus, _cfg = pit
-    stream = Stream(server.port)
+    stream = Stream(server.port, server.staff)
     try:
         for line in ("shoe decks=8", "AS", "2C", "bets"):
             emus["T1"].deal(line)
@@ -113,7 +113,7 @@ def test_a_dealt_card_is_pushed_within_a_second_and_the_table_shows_the_round(pi
         stream.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "result")
     finally:
         stream.close()
-    status, t1 = server.request("GET", "/api/tables/T1")
+    status, t1 = server.request("GET", "/api/tables/T1", token=server.staff)
     assert status == 200
     assert t1["current"] == {"round": 1, "cards": [["P1", "9H"], ["B1", "8D"], ["P2", "KS"], ["B2", "2S"]],
                              "status": "result", "simulated": False}
@@ -158,10 +158,11 @@ def test_a_supervisors_ack_is_audited_and_the_alert_leaves_the_overview(pit):
     assert [a["id"] for a in _tables(server)["T2"]["alerts"]] == [alert_id]
     assert _tables(server)["T1"]["alerts"] == []
     assert server.request("POST", "/api/tables/T2/ack-alert", {"alert": alert_id})[0] == 401
-    stream = Stream(server.port)
+    stream = Stream(server.port, server.staff)
     try:
         sam = server.login("sam")
-        status, body = server.request("POST", "/api/tables/T2/ack-alert", {"alert": alert_id}, token=sam)
+        status, body = server.request("POST", "/api/tables/T2/ack-alert", {"alert": alert_id, "reason": "seen"},
+                                      token=sam)
         assert status == 200, body
         stream.wait(lambda m: m["type"] == "ack" and m["alert"] == alert_id and m["table"] == "T2")
     finally:
@@ -170,8 +171,8 @@ def test_a_supervisors_ack_is_audited_and_the_alert_leaves_the_overview(pit):
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, role, tbl, action, target, outcome FROM audit_log"
                                      " WHERE action = 'ack'"))
-    assert rows == [("sam", "supervisor", "T2", "ack", str(alert_id), "ok")]
-    status, _ = server.request("POST", "/api/tables/T2/ack-alert", {"alert": alert_id}, token=sam)
+    assert rows == [("sam", "supervisor", "T2", "ack", str(alert_id), "ok: seen")]
+    status, _ = server.request("POST", "/api/tables/T2/ack-alert", {"alert": alert_id, "reason": "again"}, token=sam)
     assert status == 404  # acknowledged once
     # the audit table sits beside the shoes' chains and does not disturb them
     r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--db", cfg.store],
@@ -186,7 +187,7 @@ def test_a_killed_table_loop_restarts_and_the_other_table_keeps_recording(pit):
     t1, t2 = service.runners["T1"], service.runners["T2"]
     t2_thread, restarts = t2.thread, t1.restarts
     before = _tables(server)["T1"]
-    stream = Stream(server.port)
+    stream = Stream(server.port, server.staff)
     try:
         t1.kill("killed by the test")
         stream.wait(lambda m: m["type"] == "state" and m["table"] == "T1" and "died" in m["line"])
@@ -259,4 +260,4 @@ def test_adduser_stores_an_argon2_hash_in_a_private_file(tmp_path):
     assert users_mod.check(users, "bob", PASSWORD) is None
     r = _pit_cli("adduser", "ann", "--role", "supervisor", "--password-stdin",
                  "--config", str(tmp_path / "pit.toml"), stdin="short\n")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "8 characters" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "12 characters" in r.stderr

@@ -40,3 +40,23 @@ def open_page(browser, base_url, path, user=None, password=None, width=1280):
         page.wait_for_selector("[data-user=%s]" % user, timeout=WAIT_MS)
     page.errors = errors
     return context, page
+
+
+# Whatever on the page sticks out of the viewport (not inside a scrolling box).
+OVERFLOW_JS = """() => {
+  const vw = document.documentElement.clientWidth, bad = [];
+  for (const e of document.querySelectorAll("body *")) {
+    let p = e.parentElement, clipped = false;
+    while (p && p !== document.body) {
+      const o = getComputedStyle(p).overflowX;
+      if (o === "auto" || o === "hidden" || o === "scroll") { clipped = true; break; }
+      p = p.parentElement;
+    }
+    if (clipped) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (r.right > vw + 1 || r.left < -1)
+      bad.push(e.tagName + "." + e.className + " " + Math.round(r.left) + ".." + Math.round(r.right));
+  }
+  return { vw, scroll: document.documentElement.scrollWidth, bad: bad.slice(0, 8) };
+}"""

@@ -8,6 +8,7 @@ import contextlib
 import http.client
 import json
 import socket
+import ssl
 import threading
 import time
 
@@ -15,6 +16,7 @@ from aiohttp import web
 
 from host_tools.sim.emulate import Emulator
 from host_tools.pit import config as config_mod
+from host_tools.pit import serving
 from host_tools.pit import users as users_mod
 from host_tools.pit.service import Pit
 from host_tools.pit.web import make_app
@@ -31,16 +33,20 @@ def _free_port():
 class Server:
     """The pit's aiohttp app on a thread of its own with its own loop."""
 
-    def __init__(self, pit, users_path):
-        self.port = _free_port()
+    def __init__(self, pit, users_path, ssl_context=None, connections=None, streams=None, port=None):
+        self.port = port or _free_port()
+        self.tls = ssl_context is not None
         self.loop = asyncio.new_event_loop()
-        self.runner = web.AppRunner(make_app(pit, users_path))
+        self.app = make_app(pit, users_path, tls=ssl_context is not None, streams=streams)
+        self.runner = web.AppRunner(self.app)
         started = threading.Event()
 
         def main():
             asyncio.set_event_loop(self.loop)
             self.loop.run_until_complete(self.runner.setup())
-            self.loop.run_until_complete(web.TCPSite(self.runner, "127.0.0.1", self.port).start())
+            # as `shoe pit` listens: behind the connection caps (host_tools/pit/serving.py)
+            self.server, _port, self.limited = self.loop.run_until_complete(
+                serving.listen(self.runner, "127.0.0.1", self.port, ssl_context, connections))
             started.set()
             self.loop.run_forever()
 
@@ -49,8 +55,15 @@ class Server:
         assert started.wait(10)
 
     def request(self, method, path, body=None, token=None):
-        con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        headers = {"Content-Type": "application/json"}
+        if self.tls:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # the tests' own self-signed pair
+            con = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=10, context=ctx)
+        else:
+            con = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        # A state-changing request carries the pit's own Origin, as the page's fetch() does.
+        headers = {"Content-Type": "application/json",
+                   "Origin": "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)}
         if token:
             headers["Authorization"] = "Bearer " + token
         con.request(method, path, None if body is None else json.dumps(body), headers)
@@ -66,17 +79,22 @@ class Server:
         return body["token"]
 
     def close(self):
+        if self.thread is None:
+            return  # closed already (a test that restarts the page server)
+        self.loop.call_soon_threadsafe(self.server.close)
         asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+        self.thread = None
 
 
 @contextlib.contextmanager
-def running_pit(tmp, shoes):
+def running_pit(tmp, shoes, **server_kw):
     """A pit in ``tmp`` with one emulated shoe per table, ``shoes`` being
-    {table name: shoe id}; users sam (supervisor) and vic (viewer), both with
-    PASSWORD. Yields (server, service, emulators by table, config) once
-    every table records; everything is stopped on the way out."""
+    {table name: shoe id}; users sam (supervisor), vic (viewer) and sue
+    (surveillance), all with PASSWORD; ``server_kw``: Server's keywords (TLS,
+    caps). Yields (server, service, emulators by table, config) once every
+    table records; everything is stopped on the way out."""
     emus = {name: Emulator(str(tmp / ("flash%d" % i)), shoe)
             for i, (name, shoe) in enumerate(shoes.items(), 1)}
     for e in emus.values():
@@ -85,18 +103,20 @@ def running_pit(tmp, shoes):
     try:
         toml = tmp / "pit.toml"
         toml.write_text('store = "pit.db"\n' + "".join(
-            '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\n'
+            '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\nlimits = "25 - 5,000"\n'
             % (name, e.host_path, e.key_path) for name, e in emus.items()))
         cfg = config_mod.load(str(toml))
         users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)
         users_mod.add(cfg.users, "vic", "viewer", PASSWORD)
+        users_mod.add(cfg.users, "sue", "surveillance", PASSWORD)
         service = Pit(cfg)
         service.start()
-        server = Server(service, cfg.users)
+        server = Server(service, cfg.users, **server_kw)
         end = time.monotonic() + 30
-        while not all(t["recording"] for t in server.request("GET", "/api/tables")[1]["tables"]):
+        while not all(r.recording for r in service.runners.values()):
             assert time.monotonic() < end, "the emulated tables did not start recording"
             time.sleep(0.02)
+        server.staff = server.login("sue")  # a surveillance login: sees everything a test reads
         yield server, service, emus, cfg
     finally:
         if server is not None:

@@ -68,7 +68,14 @@ export function drawBoard(box, scoreboard, scroll = true) {
     parts.push(el("div", { class: "roadlabel" }, label), el("div", { class: "roadwrap" }, grid));
   }
   fill(box, parts);
-  if (scroll) for (const wrap of box.querySelectorAll(".roadwrap")) wrap.scrollLeft = wrap.scrollWidth;
+  // Scroll a road only as far as its newest drawn column needs (plus one
+  // empty column): scrolling to the grid's end hid the first columns of a
+  // short road behind empty ones when the frame clips (the table display).
+  if (scroll) for (const [i, wrap] of [...box.querySelectorAll(".roadwrap")].entries()) {
+    const grid = wrap.firstChild, data = scoreboard[ROADS[i][0]];
+    const cell = grid.getBoundingClientRect().width / Number(grid.style.getPropertyValue("--cols"));
+    wrap.scrollLeft = Math.max(0, (data.cols + 1) * cell - wrap.clientWidth);
+  }
 }
 
 // The ask road: the mark each derived road would add after a Banker or a

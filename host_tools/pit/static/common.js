@@ -65,8 +65,8 @@ export function coalesce(task) {
 // while disconnected stays missing.
 export const PUSHED = ["event", "alert", "state", "ack", "restart"];
 
-export function subscribe(onMessage, onOpen) {
-  const source = new EventSource("/api/events");
+export function subscribe(onMessage, onOpen, path = "/api/events") {
+  const source = new EventSource(path);
   for (const type of PUSHED) {
     source.addEventListener(type, (ev) => {
       let message;
@@ -75,7 +75,12 @@ export function subscribe(onMessage, onOpen) {
     });
   }
   source.addEventListener("open", () => { document.body.dataset.live = "yes"; onOpen(); });
-  source.addEventListener("error", () => { document.body.dataset.live = "no"; });
+  source.addEventListener("error", () => {
+    document.body.dataset.live = "no";
+    // The browser retries by itself unless the server answered with an
+    // error (a restart, a cap): then this page starts a new stream itself.
+    if (source.readyState === EventSource.CLOSED) setTimeout(() => subscribe(onMessage, onOpen, path), 3000);
+  });
   return source;
 }
 

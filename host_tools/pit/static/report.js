@@ -2,7 +2,7 @@
 // irregularities, alerts with who acknowledged them, and the chain's anchor
 // (`shoe verify --anchor` checks it against the store later). The print
 // stylesheet is the @media print part of style.css.
-import { api, el, fill, when } from "/static/common.js";
+import { api, el, fill, loadSession, loginBar, when } from "/static/common.js";
 import { drawBoard } from "/static/board.js";
 import { drawShuffle } from "/static/shufflescore.js";
 
@@ -20,7 +20,10 @@ async function main() {
   const [t, rep] = await Promise.all([api("/api/tables/" + encodeURIComponent(name)),
                                       api("/api/tables/" + encodeURIComponent(name) + "/report")]);
   if (!t.ok || !rep.ok) {
-    fill($("summary"), (rep.data && rep.data.error) || (t.data && t.data.error) || "not available");
+    fill($("summary"), el("p", { class: "bad", id: "report-refused" }, rep.status === 401
+                          ? "The end-of-shoe report is for surveillance: log in."
+                          : (rep.data && rep.data.error) || (t.data && t.data.error) || "not available"));
+    document.body.dataset.loaded = "yes";
     return;
   }
   const s = t.data, r = rep.data, c = s.roads.counts;
@@ -41,7 +44,8 @@ async function main() {
     r.irregularities.map((i) => [i.seq, i.round, i.section, i.rule, i.card, i.action, i.detail]), "irregularity-list"));
   fill($("alerts"), table(["Time", "Severity", "Kind", "Detail", "Count", "Acknowledged"],
     r.alerts.map((a) => [when(a.time), a.severity, a.kind, a.detail, a.count,
-                         a.ack ? a.ack.user + ", " + when(a.ack.time) : "open"]), "alert-list"));
+                         a.ack ? a.ack.user + ", " + when(a.ack.time) + (a.ack.reason ? ": " + a.ack.reason : "")
+                               : "open"]), "alert-list"));
   const ch = r.chain;
   fill($("chain"), el("table", { class: "list" }, el("tbody", {}, [
     ["Last stored seq", ch.last_seq],
@@ -53,4 +57,6 @@ async function main() {
 }
 
 $("print").addEventListener("click", () => window.print());
+await loadSession();
+loginBar($("session"), () => location.reload());  // the report is surveillance's (roles.py)
 main();

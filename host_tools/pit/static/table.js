@@ -69,17 +69,28 @@ function drawStats(t) {
   fill($("stats"), parts);
 }
 
+// Who may acknowledge what is the server's rule (roles.py); the page only
+// mirrors it so a button a role may not use is shown disabled, with why.
+function mayAck(kind) {
+  if (vocabulary.critical_ack.includes(kind)) return session.role === "supervisor";
+  return session.role === "supervisor" || session.role === "surveillance";
+}
+
 function drawAlerts(t) {
+  if (!t.alerts) return;
   if (!t.alerts.length) { fill($("alerts"), el("p", { class: "muted", id: "no-alerts" }, "None open.")); return; }
-  fill($("alerts"), t.alerts.map((a) => el("div", { class: "alert " + a.severity, dataset: { alert: a.id } },
+  fill($("alerts"), t.alerts.map((a) => el("div", { class: "alert " + a.severity, dataset: { alert: a.id, kind: a.kind } },
     el("span", { class: "what" }, el("b", {}, a.kind), " ", a.detail, a.count > 1 ? " (\u00d7" + a.count + ")" : "",
        el("div", { class: "muted" }, a.severity + " \u00b7 " + when(a.last_time))),
-    el("button", { type: "button", class: "ack", disabled: !session.user,
-                   title: session.user ? "acknowledge" : "log in to acknowledge",
-                   onclick: () => ack(a.id) }, "Acknowledge"))));
+    el("button", { type: "button", class: "ack", disabled: !mayAck(a.kind),
+                   title: mayAck(a.kind) ? "acknowledge, with a reason" :
+                          (vocabulary.critical_ack.includes(a.kind) ? "a supervisor acknowledges this kind" :
+                           "a supervisor or surveillance acknowledges"),
+                   onclick: () => ack(a.id, a.kind) }, "Acknowledge"))));
 }
 
 function drawRecall(t) {
+  if (!t.recall) return;
   const rows = t.recall.slice().reverse().map((r) => {
     const what = r.status === "void" ? "void (" + (r.void && r.void.rule) + ")" :
                  (r.simulated ? "simulated " : "") + (WINNER[r.winner] || r.status);
@@ -96,12 +107,12 @@ function drawRecall(t) {
 }
 
 function drawCommands() {
-  const allowed = (game) => session.user && (!game || session.role === "supervisor");
+  const allowed = session.role === "supervisor";
   fill($("commands"), COMMANDS.map(([cmd, label, game]) =>
-    el("button", { type: "button", dataset: { command: cmd }, disabled: !allowed(game),
-                   title: allowed(game) ? "" : (game ? "needs a supervisor's login" : "needs a login"),
+    el("button", { type: "button", dataset: { command: cmd }, disabled: !allowed,
+                   title: allowed ? "" : "needs a supervisor's login",
                    onclick: () => send(cmd, label, game) }, label)),
-    session.user ? null : el("span", { class: "muted" }, " Log in to send commands."));
+    allowed ? null : el("span", { class: "muted" }, " Commands need a supervisor's login."));
 }
 
 function confirmDialog(text) {
@@ -124,36 +135,68 @@ async function send(cmd, label, game) {
   reload();
 }
 
-async function ack(id) {
-  const r = await api("/api/tables/" + encodeURIComponent(name) + "/ack-alert", { alert: id });
+function reasonDialog(text) {
+  const dialog = $("ack-dialog");
+  $("ack-text").textContent = text;
+  $("ack-reason").value = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes" ? $("ack-reason").value.trim() : ""),
+                            { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+  });
+}
+
+async function ack(id, kind) {
+  const reason = await reasonDialog("Acknowledge " + kind + " alert " + id + " at table " + name + ": why?");
+  if (!reason) { $("reply").textContent = "not acknowledged: a reason is needed"; return; }
+  const r = await api("/api/tables/" + encodeURIComponent(name) + "/ack-alert", { alert: id, reason });
   if (!r.ok) $("reply").textContent = r.data.error || String(r.status);
   reload();
 }
 
 function drawLine(t) {
   const state = $("state");
+  if (t.line === undefined) { state.hidden = true; return; }
   state.className = "status " + (t.recording ? "ok" : "bad");
   state.dataset.recording = t.recording ? "yes" : "no";
   state.textContent = t.line;
 }
 
 function drawFacts(t) {
+  if (t.role === "public") {
+    fill($("facts"), el("span", {}, "Limits ", el("b", { id: "limits" }, t.limits || "-")),
+         el("span", {}, "Rounds ", el("b", { id: "round-no" }, t.round === null ? "-" : t.round)));
+    return;
+  }
   fill($("facts"),
        el("span", {}, "Shoe ", el("b", {}, t.shoe || "-")),
        el("span", {}, "Designation ", el("b", {}, t.designation)),
+       el("span", {}, "Limits ", el("b", { id: "limits" }, t.limits || "-")),
        el("span", {}, "Round ", el("b", { id: "round-no" }, t.round === null ? "-" : t.round)),
        el("span", {}, t.next_card ? "Next card " : "Next ", el("b", { id: "next" }, t.next || "-")),
        el("span", {}, "Cards left ", el("b", { id: "left" }, t.cards_left === null ? "-" : t.cards_left)),
        t.restarts ? el("span", { class: "bad" }, "Restarts ", el("b", {}, t.restarts)) : null);
 }
 
+// What a role is not sent is not drawn: its panels are hidden (roles.py).
+function showPanels(t) {
+  const staff = t.role !== "public";
+  for (const id of ["round-panel", "alerts-panel", "commands-panel", "recall-panel", "report-link"]) $(id).hidden = !staff;
+  $("report-link").hidden = t.role !== "surveillance";
+  $("audit-link").hidden = t.role !== "surveillance" || t.read_only === true;  // the central view has neither
+  $("display-link").hidden = t.read_only === true;
+  document.body.dataset.role = t.role;
+}
+
 function draw(t) {
   last = t;
+  showPanels(t);
   document.title = "Table " + t.name;
   $("title").textContent = "Table " + t.name;
   drawLine(t);
   drawFacts(t);
-  drawRound(t);
+  if (t.role !== "public") drawRound(t);
   drawAlerts(t);
   drawCommands();
   drawBoard($("board"), t.scoreboard);
@@ -172,15 +215,16 @@ const reload = coalesce(async () => {
 });
 
 $("report-link").href = "/table/" + encodeURIComponent(name) + "/report";
+$("display-link").href = "/display/" + encodeURIComponent(name);
 const vocabulary = await loadVocabulary();
 await loadSession();
-loginBar($("session"), () => { if (last) { drawCommands(); drawAlerts(last); } });
+loginBar($("session"), () => location.reload());  // what the page may show has changed
 // A push about this table: its live state is drawn in place when that is all
 // that changed; otherwise (a finished round or shoe, an alert, a restart) the
 // table is read again.
 function pushed(m) {
   if (m.table !== name) return;
-  if (!last) { reload(); return; }
+  if (!last || last.role === "public") { reload(); return; }
   if (m.type === "state") { last.recording = m.recording; last.line = m.line; drawLine(last); return; }
   const live = m.live;
   const done = (r) => (r ? r.round : null);

@@ -5,7 +5,9 @@ whose shoes are light stand-ins (host_tools/sim/standin.py: the
 firmware's own shoe session, game and link core under CPython, one per
 table over a real pty, dealt seeded shoes at a dealer's pace of one card
 every 0.5 s), and 8 page clients (another process) stay connected to its
-/api/events, as the pit's screens are. Three processes, so the pit's own
+/api/events, as the pit's screens are: over HTTPS (a self-signed pair, as
+`shoe pit selfsigned` makes) and logged in as surveillance, the role that
+is sent every card. Three processes, so the pit's own
 cost is what the figures show; the CPU each one used is printed with them
 (the pit's includes its store writer, a child process).
 
@@ -49,16 +51,35 @@ DRAIN_S = 2.0
 
 # -- the page clients (their own process) ----------------------------------------
 
+BENCH_USER = "bench"
+
+
 def clients_main(argv):
-    """``URL N OUT``: keep N SSE clients on URL until SIGTERM, then write what
-    arrived to OUT: the commit stamp of every card message, and per client
-    when each card arrived."""
-    url, n, out = argv[0], int(argv[1]), argv[2]
-    return asyncio.run(_clients(url, n, out))
+    """``URL N OUT RUNDIR``: log in (the password and certificate in RUNDIR),
+    keep N SSE clients on URL until SIGTERM, then write what arrived to OUT:
+    the commit stamp of every card message, and per client when each card
+    arrived."""
+    url, n, out, rundir = argv[0], int(argv[1]), argv[2], argv[3]
+    return asyncio.run(_clients(url, n, out, rundir))
 
 
-async def _clients(url, n, out):
+async def _login(session, url, rundir, ssl_context):
+    with open(os.path.join(rundir, "bench.password")) as f:
+        password = f.read().strip()
+    base = url.rsplit("/api/", 1)[0]
+    async with session.post(base + "/api/login", json={"user": BENCH_USER, "password": password},
+                            headers={"Origin": base}, ssl=ssl_context) as resp:
+        if resp.status != 200:
+            raise RuntimeError("bench login: %s %s" % (resp.status, await resp.text()))
+        return (await resp.json())["token"]
+
+
+async def _clients(url, n, out, rundir):
+    import ssl
+
     import aiohttp
+
+    ssl_context = ssl.create_default_context(cafile=os.path.join(rundir, "tls", "pit.crt"))
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -69,8 +90,9 @@ async def _clients(url, n, out):
     ended = []
     ready = []
 
-    async def one(i, session):
-        async with session.get(url, timeout=aiohttp.ClientTimeout(total=None)) as resp:
+    async def one(i, session, token):
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=None), ssl=ssl_context,
+                               headers={"Authorization": "Bearer " + token}) as resp:
             seen = arrivals[i]
             while True:
                 line = await resp.content.readline()
@@ -93,7 +115,8 @@ async def _clients(url, n, out):
                 commits[key] = message["time"]
 
     async with aiohttp.ClientSession() as session:
-        tasks = [asyncio.create_task(one(i, session)) for i in range(n)]
+        token = await _login(session, url, rundir, ssl_context)
+        tasks = [asyncio.create_task(one(i, session, token)) for i in range(n)]
         await stop.wait()
         for t in tasks:
             t.cancel()
@@ -148,10 +171,24 @@ def _py_spy():
 
 
 def write_pit(rundir, tables, port):
-    """pit.toml for the stand-ins, with their keys in 0600 files."""
+    """pit.toml for the stand-ins, with their keys in 0600 files, a TLS pair
+    and a surveillance login for the page clients (its password 0600 too)."""
+    import secrets
+
+    from host_tools.pit import tls
+    from host_tools.pit import users as users_mod
+
     keys = os.path.join(rundir, "keys")
     os.makedirs(keys, mode=0o700)
-    lines = ['store = "pit.db"', "[web]", 'host = "127.0.0.1"', "port = %d" % port]
+    cert, tls_key = os.path.join(rundir, "tls", "pit.crt"), os.path.join(rundir, "tls", "pit.key")
+    tls.selfsigned(cert, tls_key, ["127.0.0.1"])
+    password = secrets.token_urlsafe(18)
+    fd = os.open(os.path.join(rundir, "bench.password"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(password)
+    users_mod.add(os.path.join(rundir, "users.json"), BENCH_USER, "surveillance", password)
+    lines = ['store = "pit.db"', "[web]", 'host = "127.0.0.1"', "port = %d" % port,
+             'cert = "%s"' % cert, 'key = "%s"' % tls_key]
     for i, t in enumerate(tables):
         key_file = os.path.join(keys, "%s.key" % t.shoe_id)
         fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -207,7 +244,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         out = os.path.join(rundir, "clients.json")
         clients = subprocess.Popen(
             [sys.executable, "-c", "import sys; from host_tools.qa.bench.pit import clients_main; "
-             "sys.exit(clients_main(sys.argv[1:]))", url, str(nclients), out],
+             "sys.exit(clients_main(sys.argv[1:]))", url, str(nclients), out, rundir],
             stdout=subprocess.PIPE, stderr=err, text=True, cwd=vm.ROOT)
         _line(clients, 30, "the page clients")
         _wait(floor.all_up, 30 + n / 4, "every stand-in's hello to be acked", (pit,))

@@ -1,0 +1,222 @@
+"""The pit's web server against an attacker on the casino LAN (issue 20):
+TLS and the cookie, forged writes (Origin, content type), the Host header,
+the headers a browser needs, Bearer logout, session expiry, the login
+throttle and the password policy. Each test sends the attacker's exact
+request with http.client (tests/pitclient.py) to a real pit recording real
+emulated shoes (tests/pitrig.py)."""
+
+import os
+import ssl
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from host_tools.pit import config as config_mod
+from host_tools.pit import tls
+from host_tools.pit import users as users_mod
+from host_tools.store import db
+from support.pitclient import call, connect, same_origin
+from support.pitrig import PASSWORD, running_pit
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tls")
+    cert, key = str(d / "pit.crt"), str(d / "pit.key")
+    tls.selfsigned(cert, key, ["127.0.0.1", "localhost"])
+    return cert, key
+
+
+@pytest.fixture(scope="module")
+def pit(tmp_path_factory, pair):
+    ctx = tls.context(*pair)
+    with running_pit(tmp_path_factory.mktemp("sec"), {"T1": "SEC1"}, ssl_context=ctx) as rig:
+        yield rig
+
+
+def _login(port, user="sam", password=PASSWORD, source=None, headers=None):
+    con = connect(port, tls=True)
+    if source:
+        con.source_address = (source, 0)
+    con.request("POST", "/api/login", '{"user": "%s", "password": "%s"}' % (user, password),
+                headers or same_origin(port, tls=True))
+    r = con.getresponse()
+    body = r.read()
+    hdrs = {k.lower(): v for k, v in r.getheaders()}
+    con.close()
+    return r.status, hdrs, body
+
+
+def test_https_with_a_secure_httponly_strict_cookie_and_hsts(pit, pair):
+    server, _s, _e, _c = pit
+    ctx = ssl.create_default_context(cafile=pair[0])  # the pair's own certificate verifies
+    import http.client
+    con = http.client.HTTPSConnection("127.0.0.1", server.port, context=ctx, timeout=10)
+    con.request("GET", "/")
+    r = con.getresponse()
+    r.read()
+    assert r.status == 200 and r.getheader("Strict-Transport-Security", "").startswith("max-age=")
+    con.close()
+    status, hdrs, _b = _login(server.port)
+    assert status == 200
+    cookie = hdrs["set-cookie"].lower()
+    for flag in ("secure", "httponly", "samesite=strict"):
+        assert flag in cookie, cookie
+    # plain HTTP to the HTTPS port gets nothing a browser would use
+    with pytest.raises(Exception):
+        status, _h, _b = call(server.port, "GET", "/api/tables")
+        assert status != 200
+
+
+def test_plain_http_is_refused_for_a_lan_address_in_one_line(tmp_path):
+    (tmp_path / "pit.toml").write_text('store = "p.db"\n[web]\nhost = "10.1.2.3"\n'
+                                       '[[table]]\nname = "T1"\nport = "/dev/x"\nkey_file = "k"\n')
+    with pytest.raises(config_mod.ConfigError) as e:
+        config_mod.load(str(tmp_path / "pit.toml"))
+    assert "web.host" in str(e.value) and "HTTPS" in str(e.value)
+
+
+def test_selfsigned_writes_a_private_key_and_refuses_to_overwrite(tmp_path):
+    (tmp_path / "pit.toml").write_text('store = "p.db"\n[[table]]\nname = "T1"\nport = "/dev/x"\nkey_file = "k"\n')
+    run = lambda: subprocess.run([sys.executable, "-m", "host_tools.cli", "pit", "selfsigned", "--config",
+                                  str(tmp_path / "pit.toml"), "--name", "pit1.casino.lan"],
+                                 capture_output=True, text=True, timeout=60)
+    r = run()
+    assert r.returncode == 0, r.stderr
+    key = tmp_path / "tls" / "pit.key"
+    assert stat.S_IMODE(os.stat(key).st_mode) == 0o600
+    assert tls.context(str(tmp_path / "tls" / "pit.crt"), str(key)) is not None
+    r = run()
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "exists" in r.stderr
+    key.chmod(0o644)
+    with pytest.raises(tls.TLSError) as e:
+        tls.context(str(tmp_path / "tls" / "pit.crt"), str(key))
+    assert "chmod 600" in str(e.value)
+
+
+@pytest.mark.parametrize("headers, why", [
+    ({"Content-Type": "text/plain", "Origin": "https://127.0.0.1:{port}"}, "application/json"),
+    ({"Content-Type": "application/json", "Origin": "https://evil.example"}, "Origin"),
+    ({"Content-Type": "application/json"}, "Origin or Referer"),
+    ({"Content-Type": "application/json", "Referer": "https://evil.example/https://127.0.0.1:{port}/"},
+     "Origin or Referer"),
+])
+def test_a_forged_write_is_refused_and_logged(pit, headers, why):
+    server, _s, _e, cfg = pit
+    token = server.login("sam")
+    h = {k: v.format(port=server.port) for k, v in headers.items()}
+    h["Authorization"] = "Bearer " + token
+    status, _h, body = call(server.port, "POST", "/api/tables/T1/command", tls=True,
+                            raw_body='{"command": "status"}', headers=h)
+    assert status == 403 and why in body["error"], body
+    status, _h, body = call(server.port, "POST", "/api/login", tls=True,
+                            raw_body='{"user": "sam", "password": "%s"}' % PASSWORD,
+                            headers={k: v for k, v in h.items() if k != "Authorization"})
+    assert status == 403, body
+    with db.Store(cfg.store) as store:
+        rows = list(store.db.execute("SELECT action, outcome, client FROM audit_log WHERE action = 'refused'"))
+    assert rows and all(r[2] == "127.0.0.1" for r in rows) and any(why in r[1] for r in rows)
+    # the page's own write, with the Referer alone, is taken
+    h = {"Content-Type": "application/json", "Referer": "https://127.0.0.1:%d/table/T1" % server.port,
+         "Authorization": "Bearer " + token}
+    assert call(server.port, "POST", "/api/tables/T1/command", {"command": "status"}, h, tls=True)[0] == 200
+
+
+def test_a_foreign_host_header_is_refused(pit):
+    server, _s, _e, _c = pit
+    for host in ("evil.example", "evil.example:%d" % server.port, "127.0.0.1.evil.example"):
+        status, _h, _b = call(server.port, "GET", "/api/tables", headers={"Host": host}, tls=True)
+        assert status == 421, host
+    assert call(server.port, "GET", "/api/tables", headers={"Host": "localhost:%d" % server.port}, tls=True)[0] == 200
+
+
+def test_every_page_has_the_headers_and_no_inline_script(pit):
+    server, _s, _e, _c = pit
+    for path in ("/", "/table/T1", "/table/T1/report", "/audit", "/display/T1", "/api/tables",
+                 "/static/common.js"):
+        status, h, body = call(server.port, "GET", path, tls=True)
+        assert status == 200, path
+        csp = h["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "unsafe-eval" not in csp, csp
+        assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"]
+        if path.startswith("/display/"):
+            assert "frame-ancestors 'self'" in csp
+        else:
+            assert "frame-ancestors 'none'" in csp and h["x-frame-options"] == "DENY"
+        if path.endswith(".html") or h["content-type"].startswith("text/html"):
+            low = body.lower()
+            assert low.count("<script") == low.count('<script type="module" src="/static/'), path
+            assert "style=" not in low and " on" + "click=" not in low, path
+
+
+def test_logout_ends_a_bearer_session_and_sessions_expire(pit):
+    server, _s, _e, _c = pit
+    token = server.login("sam")
+    assert call(server.port, "GET", "/api/me", headers={"Authorization": "Bearer " + token}, tls=True)[2]["user"] == "sam"
+    status, _h, _b = call(server.port, "POST", "/api/logout", {}, same_origin(server.port, True, token), tls=True)
+    assert status == 200
+    assert call(server.port, "GET", "/api/me", headers={"Authorization": "Bearer " + token}, tls=True)[2]["user"] is None
+    status, _h, _b = call(server.port, "POST", "/api/tables/T1/command", {"command": "status"},
+                          same_origin(server.port, True, token), tls=True)
+    assert status == 401
+    # a session left idle past its time, and one past its shift, are gone
+    from host_tools.pit import web as pit_web
+    sessions = server.app[pit_web.STATE]["sessions"]
+    idle, shift = server.login("sam"), server.login("vic")
+    sessions[idle]["seen"] -= pit_web.IDLE_S + 1
+    sessions[shift]["expires"] = time.time() - 1
+    for t in (idle, shift):
+        assert call(server.port, "GET", "/api/me", headers={"Authorization": "Bearer " + t}, tls=True)[2]["user"] is None
+
+
+def test_logins_are_throttled_per_address_and_per_user_and_logged(pit):
+    server, _s, _e, cfg = pit
+    port = server.port
+    # ten wrong passwords for vic, from ten addresses: then vic is locked even with the right one
+    for i in range(10):
+        assert _login(port, "vic", "wrong password!", source="127.0.0.%d" % (10 + i))[0] == 401
+    status, h, _b = _login(port, "vic", PASSWORD, source="127.0.0.30")
+    assert status == 429 and int(h["retry-after"]) >= 1
+    # ten wrong names from one address: that address is locked, for anyone
+    for i in range(10):
+        assert _login(port, "nobody%d" % i, "wrong password!", source="127.0.0.40")[0] == 401
+    status, h, _b = _login(port, "sam", PASSWORD, source="127.0.0.40")
+    assert status == 429 and int(h["retry-after"]) >= 1
+    assert _login(port, "sam", PASSWORD, source="127.0.0.41")[0] == 200  # elsewhere, sam still logs in
+    with db.Store(cfg.store) as store:
+        rows = list(store.db.execute("SELECT user, action, target, outcome, client FROM audit_log"
+                                     " WHERE action IN ('login', 'lock')"))
+    assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 10
+    assert ("vic", "lock", "user vic") in [r[:3] for r in rows]
+    assert any(r[1] == "lock" and r[2] == "address 127.0.0.40" for r in rows)
+    assert any(r[0] == "vic" and r[3].startswith("refused") and r[4] == "127.0.0.30" for r in rows)
+
+
+def test_a_short_password_is_refused(tmp_path):
+    with pytest.raises(users_mod.UsersError) as e:
+        users_mod.add(str(tmp_path / "u.json"), "ann", "supervisor", "elevenchars")
+    assert "12 characters" in str(e.value)
+
+
+def test_a_staff_stream_ends_with_its_session(pit):
+    """A stream opened as surveillance must not go on carrying burn cards
+    after a logout, or after the session expired (the next keepalive ends it)."""
+    from support.pitclient import Stream
+    from host_tools.pit import web as pit_web
+    server, _s, _e, _c = pit
+    port = server.port
+    for end_it in ("logout", "expiry"):
+        token = server.login("sue")
+        stream = Stream(port, token, tls=True)
+        try:
+            if end_it == "logout":
+                assert call(port, "POST", "/api/logout", {}, same_origin(port, True, token), tls=True)[0] == 200
+            else:
+                server.app[pit_web.STATE]["sessions"][token]["expires"] = time.time() - 1
+            stream.thread.join(pit_web.KEEPALIVE_S + 5)
+            assert not stream.thread.is_alive(), "the %s left the stream open" % end_it
+        finally:
+            stream.close()
