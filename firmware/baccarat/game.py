@@ -279,7 +279,7 @@ class Game:
         current run of one suit in rank sequence reaches ``limit`` cards, once
         per run (a test or the benchmark may weaken the limit; the shoe uses
         RUN). Three small ints of state, nothing allocated; the benchmark
-        (host_tools/qa/coldeck_bench.py) cross-checks this very method."""
+        (host_tools/qa/bench/coldeck.py) cross-checks this very method."""
         r = self.run
         d = c - r[RUN_PREV]
         if d == STEP or d == -STEP:  # NO_CARD is 255: never 4 from a card

@@ -349,6 +349,8 @@ def test_a_held_event_that_fails_the_schema_is_refused_when_its_turn_comes(tmp_p
         return central.Msg(casino, "P1", "T1", "H1", seq, mac, db.ZERO_HEX if seq == 1 else None,
                            time.time(), body)
 
+    register(dsn, keydir, casino)  # central refuses a device the registry does not hold (issue 21)
+
     async def main():
         conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
         async with conn.transaction():

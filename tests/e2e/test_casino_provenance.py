@@ -215,13 +215,12 @@ def test_a_junk_flood_leaves_a_handful_of_merged_alerts(rig):
 
 
 def test_pit_alerts_and_audit_rows_reach_central_and_its_view(rig, tmp_path):
-    from host_tools.pit import service
     from host_tools.central import view
+    from host_tools.store import audit
     path = str(tmp_path / "p2-log.db")
     with db.Store(path) as st:
-        st.db.executescript(service.AUDIT_SCHEMA)
-        st.db.execute("INSERT INTO audit_log (time, user, role, tbl, action, target, outcome)"
-                      " VALUES (?, 'sam', 'supervisor', 'T1', 'ack-alert', '7', 'ok')", (time.time(),))
+        audit.ensure(st.db)
+        audit.record(st.db, "sam", "supervisor", "127.0.0.1", "T1", "ack-alert", "7", "ok")
         st.alert(rig.shoes["P2"][0], "critical", "reader_fault", "the reader stopped answering")
         st.db.commit()
     publish.drain(path, rig.leaves["P2"].url, CASINO, "P2", {}, domain=rig.domain("P2"),

@@ -1,4 +1,4 @@
-"""`shoe bench coldeck` (host_tools/qa/coldeck_bench.py) on a small sample:
+"""`shoe bench coldeck` (host_tools/qa/bench/coldeck.py) on a small sample:
 its array code finds the runs an independent loop over ranks and suits
 finds, it passes the shoe's threshold and fails a deliberately weakened one,
 and its Poisson limits are the textbook ones."""
@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from host_tools.qa import coldeck_bench as bench
+from host_tools.qa.bench import coldeck as bench
 
 from baccarat import cards  # noqa: E402
 

@@ -18,7 +18,7 @@ from support.pitrig import PASSWORD, running_pit
 from support.browser import ARGS, CHROMIUM, OVERFLOW_JS, WAIT_MS
 from support.outcomes import Dealer
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOTS = os.path.join(ROOT, "test-output", "pages")
 WIDTHS = (1280, 1920)
 ROLES = (None, "vic", "sam", "sue")   # anonymous, viewer, supervisor, surveillance

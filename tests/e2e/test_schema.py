@@ -225,6 +225,12 @@ def game_events():
     g.alert("reader_fault", -1, "PN532: no ACK")
     g.deck_of = 3  # a card read through the card set names its deck (link/session.py)
     g.card(cards.parse("7H"), True)
+    # An unshuffled run stops the game (cold_deck, Ch 5A); the supervisor's clear_stop lifts it.
+    cold = game.Game(lambda buf, n: emitted.append(bytes(buf[:n])))
+    cold.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
+    for name in ("KH", "QH", "JH", "TH", "9H", "8H", "7H"):
+        cold.card(cards.parse(name), False)
+    cold.clear_stop()
     return [json.loads(e) for e in out + emitted]
 
 
