@@ -315,7 +315,8 @@ def test_central_demo_tables_show_cards_roads_and_rounds_in_chromium():
             out.append(line)
             if "dealing for" in line:
                 break
-        dsn = next(line for line in out if line.startswith("casino demo:")).split("PostgreSQL ", 1)[1].strip()
+        # the read-only role's DSN the demo prints for psql (its password in a passfile, never printed)
+        dsn = next(line for line in out if line.startswith("  look: psql")).split('"')[1]
         # Until every table's shoe has 20 completed rounds (an 8-deck shoe
         # is about 550 events: at 20 a second, half a minute more of it).
         deadline = time.monotonic() + 90
@@ -374,7 +375,7 @@ PAGES = os.path.join(ROOT, "test-output", "pages")
 def test_central_pages_fit_1280_and_1920_and_metrics_scrape(tmp_path, hub, dsn, casino):
     from playwright.sync_api import sync_playwright
     keydir, _sims = make_pits(tmp_path)
-    consume(hub.url, dsn, keydir, casino, publish_pits(tmp_path, hub.url, casino))
+    consume(hub.url, dsn, keydir, casino, publish_pits(tmp_path, hub.url, casino), where=WHERE)
     import psycopg
     with psycopg.connect(dsn, autocommit=True) as c:  # an open alert, as ingest would raise one
         c.execute("INSERT INTO alerts (shoe_id, time, severity, kind, detail) VALUES"

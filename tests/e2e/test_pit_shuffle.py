@@ -49,13 +49,14 @@ def test_a_cold_deck_stops_the_table_and_only_a_confirmed_supervisor_clears_it(p
                  what="the cold_deck irregularity")[0]
     assert stop["cards"] == ["AS", "2S", "3S", "4S", "5S", "6S", "7S"]
     # The page: a critical alert naming the cards, no card due, the score weak.
+    # Read as surveillance: the alerts and the score are staff's, the score surveillance's.
     table = _wait(lambda: (lambda t: t if any(a["kind"] == "cold_deck" for a in t["alerts"]) else None)(
-        server.request("GET", "/api/tables/T1")[1]), what="the cold_deck alert")
+        server.request("GET", "/api/tables/T1", token=server.staff)[1]), what="the cold_deck alert")
     alert = [a for a in table["alerts"] if a["kind"] == "cold_deck"][0]
     assert alert["severity"] == "critical" and "2S 3S 4S 5S 6S 7S" in alert["detail"]
     assert table["next_card"] is None
     assert table["shuffle"]["weak"] and table["shuffle"]["stats"]["factory_adjacency"]["observed"] == 6
-    status, report = server.request("GET", "/api/tables/T1/report")
+    status, report = server.request("GET", "/api/tables/T1/report", token=server.staff)
     assert status == 200 and report["shuffle"]["weak"]
     # A viewer may not clear it; a supervisor must confirm.
     viewer = server.login("vic")

@@ -33,21 +33,24 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     for line in ["shoe decks=8", "KH up", "QH", "JH", "TH", "9H", "8H", "7H"]:
         emus["T1"].deal(line)
     _wait(lambda: any(e.get("rule") == "cold_deck" for e in _events(cfg)), what="the stop")
+    # Surveillance sees the score and the stop's alert; a supervisor clears it.
+    watch_ctx, watch = _open(chromium, server, "/table/T1", user="sue")
+    watch.wait_for_selector("#shuffle-verdict[data-weak=yes]", timeout=WAIT_MS)
+    watch.wait_for_selector(".alert.critical >> text=cold_deck", timeout=WAIT_MS)
+    assert "KH QH JH TH 9H 8H 7H" in watch.inner_text("#alerts")
+    assert watch.inner_text("#shuffle-stats")
     context, page = _open(chromium, server, "/table/T1", user="sam")
-    page.wait_for_selector("#shuffle-verdict[data-weak=yes]", timeout=WAIT_MS)
     page.wait_for_selector(".alert.critical >> text=cold_deck", timeout=WAIT_MS)
-    assert "KH QH JH TH 9H 8H 7H" in page.inner_text("#alerts")
-    assert page.inner_text("#shuffle-stats")
     page.click("button[data-command=clear_stop]")
     page.click("#confirm-yes")
-    page.wait_for_function("document.getElementById('reply').textContent.startsWith('ok sent clear_stop')",
-                           timeout=WAIT_MS)
+    page.wait_for_selector("#reply:has-text('ok sent clear_stop')", timeout=WAIT_MS)  # no eval: the CSP forbids it
     _wait(lambda: any(e["type"] == "stop_cleared" for e in _events(cfg)), what="stop_cleared")
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, role, target, outcome FROM audit_log WHERE target = 'clear_stop'"))
     assert rows and rows[0][:3] == ("sam", "supervisor", "clear_stop") and rows[0][3].startswith("ok")
-    report_ctx, report = _open(chromium, server, "/table/T1/report")
+    report_ctx, report = _open(chromium, server, "/table/T1/report", user="sue")
     report.wait_for_selector("#shuffle-verdict[data-weak=yes]", timeout=WAIT_MS)
-    assert not page.errors and not report.errors
+    assert not page.errors and not report.errors and not watch.errors
+    watch_ctx.close()
     context.close()
     report_ctx.close()
