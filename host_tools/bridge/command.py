@@ -22,10 +22,12 @@ been committed and acknowledged, so it can never delay an ack. The bridge
 logs (stdlib logging, timestamped) to ``PATH.log`` beside the store.
 """
 
+import getpass
 import json
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -34,7 +36,7 @@ from host_tools.bridge.console import TableView
 from host_tools.bridge.session import Bridge
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
-from host_tools.store import db
+from host_tools.store import audit, db
 
 from link import events_schema, schema  # noqa: E402
 from link.proto import Rejected  # noqa: E402
@@ -154,10 +156,25 @@ class Runner:
         if name == "state":
             return "ok " + json.dumps(self.bridge.status(), sort_keys=True)
         reply = self.bridge.command(name, args)
+        self._audit(name, reply)
         if name == "status":
             # what the supervisor asks "status" for: is this table recorded?
             reply += "; " + self.bridge.recording_line()
         return reply
+
+    def _audit(self, name, reply):
+        """A command from this console (or its control socket) is a row of
+        the store's chained audit log, as one from the pit page is
+        (host_tools/store/audit.py): who sent what, and the bridge's reply.
+        The person at the console is the pit PC's logged-in user."""
+        user = getpass.getuser()
+        table = self.table or self.bridge.shoe_id or "-"
+        try:
+            self.bridge.store.write(lambda store: audit.record(
+                store.db, user, "console", "console on %s" % socket.gethostname(), table, "command",
+                name, shown(reply, 160)))
+        except db.StoreError as e:
+            log.error("the audit row of %s could not be written: %s", name, e)
 
     def key(self, ch):
         """One console keypress; False to quit. Game-changing keys ask

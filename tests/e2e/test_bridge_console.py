@@ -1,13 +1,17 @@
 """The live console's view: table state, next due card, recent rounds and
 the alerts a supervisor must see (irregularities, link loss, tilt)."""
 
+import getpass
 import io
+import os
+import tempfile
 
 from rich.console import Console
 
 from host_tools.sim import dealer
 from host_tools import replay
 from host_tools.bridge.console import TableView
+from host_tools.store import audit, db
 
 
 def _text(view):
@@ -54,8 +58,6 @@ def test_a_restarted_bridge_shows_the_stored_table_not_an_empty_one(tmp_path):
 
     from host_tools.bridge.command import Runner
     from host_tools.bridge.session import Bridge
-    from host_tools.store import db
-
     lines = dealer.script(5)
     events = replay.replay_bytes(("\n".join(lines[:200]) + "\n").encode()).splitlines()
     path = tmp_path / "s.db"
@@ -147,6 +149,8 @@ class _StubBridge:
         self.shoe_id = None
         self.hello = None
         self.state = "up"
+        # a real store: the console writes each command it sends to the audit log
+        self.store = db.Store(os.path.join(tempfile.mkdtemp(prefix="stub-bridge-"), "s.db"))
 
     def command(self, name, args=None):
         self.sent.append(name)
@@ -201,7 +205,7 @@ def test_the_console_clears_the_stop_with_c_after_a_yes():
     from host_tools.bridge.command import Runner
     from host_tools.bridge.console import TableView
     bridge = _StubBridge()
-    runner = Runner(bridge, TableView("T3"))
+    runner = Runner(bridge, TableView("T3"), table="T3")
     runner.key("c")
     assert bridge.sent == [] and "CLEAR the cold-deck STOP" in _screen(runner.view, width=120)
     runner.key("n")  # anything but y cancels
@@ -209,3 +213,8 @@ def test_the_console_clears_the_stop_with_c_after_a_yes():
     runner.key("c")
     runner.key("y")
     assert bridge.sent == ["clear_stop"] and "ok sent clear_stop" in runner.view.notice
+    # ... and the clearing is in the store's chained audit log, with who sent it
+    rows = bridge.store.db.execute("SELECT user, role, tbl, action, target, outcome FROM audit_log").fetchall()
+    assert rows == [(getpass.getuser(), "console", "T3", "command", "clear_stop",
+                     '"ok sent clear_stop as command 1"')]
+    assert audit.check_audit(bridge.store.db)[2] is None  # the chain holds
