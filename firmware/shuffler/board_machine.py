@@ -41,6 +41,14 @@ class Hw:
 
 
 class Board(_mb.MachineBoard):
+    def sealing_key(self):
+        """The seam for the secure element's sealing key (shuffler/vault.py):
+        the ATECC608B driver has no KDF/ECDH command yet, and a key in a
+        file here would sit on the flash it must stay off. None: a released
+        order is kept in RAM only and a power cut while it is in the shoe
+        loses its reveal (custody.lost; docs/shuffler.md)."""
+        return None
+
     def __init__(self, config):
         self.journal_path = _mb.JOURNAL_FILE
         self.cardset_path = _mb.CARDSET_FILE

@@ -88,7 +88,7 @@ class Device:
         if restored:
             with open(self.state_path) as f:
                 saved = json.load(f)
-            self._send(self.machine.power_up(saved))
+            self._send(self.machine.power_up(saved, self._sealing_key()))
         if fault is not None:
             self._send(self.machine.entropy_fault(fault))
         try:
@@ -103,9 +103,15 @@ class Device:
     def _save(self):
         tmp = self.state_path + ".tmp"
         with open(tmp, "w") as f:
-            f.write(json.dumps(self.machine.snapshot()))
+            f.write(json.dumps(self.machine.snapshot(self._sealing_key())))
             f.flush()
         os.rename(tmp, self.state_path)
+
+    def _sealing_key(self):
+        """The key the vault seals a released order under (shuffler/vault.py):
+        the board's, never a file on this flash; None when the board has none."""
+        get = getattr(self.board, "sealing_key", None)
+        return get() if get is not None else None
 
     def _send(self, events):
         changed = False
