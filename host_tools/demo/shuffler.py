@@ -146,7 +146,7 @@ def run(args, out=print):
         since = rig.mark()
         emu.feed(back_b)
         emu.press("load B")
-        rig.wait(lambda e: e.get("type") == "returned" and e.get("batch") == "B", "batch B returned", 600, since)
+        rig.wait(lambda e: e.get("type") == "returned_commit" and e.get("batch") == "B", "batch B read back", 600, since)
         timed("batch B back at the intake: B-1 revealed")
         time.sleep(0.5)  # the last events reach the store
     except Exception as exc:  # noqa: BLE001 - the demo reports what stopped it

@@ -261,6 +261,28 @@ def audit(store, doc, shoe_id, registry):
         raise Irregular("the order holds %d cards, batch %s holds %d"
                         % (len(order), bid[0], registry.decks(letter) * 52))
     lines.append("the %d revealed names match their card-set records" % len(order))
+    rc = doc.get("returned_check")
+    if rc is not None:
+        if rc["published"] is None:
+            raise Irregular("the returned read-back of batch %s was revealed but never committed" % bid)
+        try:
+            opened = commit.opens(bytes.fromhex(rc["published"]), bytes.fromhex(rc["salt"] or ""),
+                                  bid + commit.RETURNED_SUFFIX, rc["records"])
+        except ValueError:
+            opened = False
+        if not opened:
+            raise Irregular("the returned read-back of batch %s does not open its commitment" % bid)
+    if doc.get("returned_pending"):
+        names = [c for _seq, c in dealt]
+        offset, diff = compare(order, dealt, order_rest(order, names))
+        if diff:
+            raise Irregular(diff)
+        lines.append("shoe %s (from event seq %d) read %d cards, burn included, from position %d of the "
+                     "order: dealt as committed" % (shoe_id, seq0, len(dealt), offset + 1))
+        lines.append("not checked yet: the %d cards not dealt (the returned read-back of %s is committed "
+                     "and revealed at the batch's next load)" % (len(order) - len(dealt), bid))
+        lines.extend(NOT_CHECKED)
+        return lines
     offset, diff = compare(order, dealt, doc["returned"])
     if diff:
         raise Irregular(diff)
@@ -269,6 +291,19 @@ def audit(store, doc, shoe_id, registry):
                  % (shoe_id, seq0, len(dealt), offset + 1, len(doc["returned"])))
     lines.extend(NOT_CHECKED)
     return lines
+
+
+def order_rest(order, names):
+    """The rest of the rotation after the dealt run, as if returned: used only
+    while the real read-back is not revealed yet, so compare() checks the
+    dealt run alone (an empty dealt run stays an irregularity there)."""
+    if not names:
+        return []
+    n = len(order)
+    for r in range(n):
+        if all(order[(r + k) % n] == names[k] for k in range(min(len(names), n))):
+            return [order[(r + len(names) + j) % n] for j in range(max(0, n - len(names)))]
+    return []
 
 
 # -- the reveal from the store alone -------------------------------------------
@@ -284,6 +319,7 @@ def reveal_from(events, batch_id):
     remainder first (fed first, in the order it left the shoe), then the
     discards; ``returned_for`` cuts it to the remainder."""
     parts, back = {}, {}
+    committed = None
     for e in events:
         if e.get("source") != SOURCE or e.get("id") != batch_id:
             continue
@@ -291,6 +327,8 @@ def reveal_from(events, batch_id):
             parts[e.get("part")] = e
         elif e.get("type") == "returned":
             back[e.get("part")] = e
+        elif e.get("type") == "returned_commit":
+            committed = e
     if not parts or len(parts) != next(iter(parts.values())).get("parts"):
         return None
     recs, order = [], []
@@ -302,8 +340,18 @@ def reveal_from(events, batch_id):
     doc = {"batch_id": batch_id, "records": recs, "order": order, "salt": first["salt"],
            "commitment": first["commitment"], "returned": []}
     if back and len(back) == next(iter(back.values())).get("parts"):
+        rrecs = []
         for k in sorted(back):
             doc["returned"] += back[k]["cards"]
+            text = back[k].get("records", "")
+            rrecs += [int(text[i:i + 4], 16) for i in range(0, len(text), 4)]
+        b0 = back[min(back)]
+        doc["returned_check"] = {"salt": b0.get("salt"), "records": rrecs,
+                                 "published": committed.get("commit") if committed else None}
+    else:
+        # Committed when read, revealed at the batch's next load (the order
+        # it fed must be out first): not yet.
+        doc["returned_pending"] = committed is not None or not back
     return doc
 
 
