@@ -41,6 +41,7 @@ STATE_FILE = "custody.json"
 # Event sizes (the fields are in shuffler/schema.py, which only the host loads).
 REVEAL_PART = 48      # records per reveal event (4 hex digits and a name each): well inside a frame
 RETURNED_PART = 48    # card names and records per returned event
+READ_SLACK = 32       # reads kept beyond the batch's size in a check pass
 
 
 def _exists(path):
@@ -64,7 +65,11 @@ class Device:
         # batch's read-back is the order its next shuffle pass feeds, so it
         # is only committed when read (returned_commit) and kept here until
         # that batch's next load, when it is revealed (_send_returned).
-        self.read_orders = [None, array("H", bytes(2 * (max_cards * 2))), array("H", bytes(2 * (max_cards * 2)))]
+        # Room for the batch and READ_SLACK more reads (foreign or extra cards;
+        # beyond those a batch is rejected anyway and further reads are not
+        # kept): two of these fit the heap where two of twice the batch did not.
+        size = 2 * (max_cards + READ_SLACK)
+        self.read_orders = [None, array("H", bytes(size)), array("H", bytes(size))]
         self.read_order = self.read_orders[1]
         self.reads = 0
         self.pending = [False, False, False]          # a committed read-back not yet revealed
