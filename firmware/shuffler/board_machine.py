@@ -98,8 +98,8 @@ class Board(_mb.MachineBoard):
         if se is None:
             return entropy.BoardSource()
         # Both sources, each health-tested on its own, conditioned together.
-        from shuffler import health
-        return health.Mixed(entropy.BoardSource(), entropy.ChipSource(se))
+        from shuffler import mix
+        return mix.Mixed(entropy.BoardSource(), mix.ChipSource(se))
 
     def operator_line(self):
         return None  # the operator panel's buttons: wired on a later board revision

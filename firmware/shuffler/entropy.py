@@ -80,24 +80,3 @@ class StuckSource:
             buf[i] = self.value
         return buf
 
-
-class ChipSource:
-    """The secure element's random number generator (ATECC608B Random
-    command, 32 bytes a call; drivers/atecc608.py). An unlocked chip returns
-    a fixed test pattern (FF FF 00 00 ...): its health test fails at once,
-    which is the point of testing each source on its own (health.Mixed)."""
-
-    def __init__(self, chip):
-        self.chip = chip
-        self._out = bytearray(32)
-
-    def read(self, buf):
-        i = 0
-        while i < len(buf):
-            self.chip.random(self._out)
-            k = 0
-            while k < 32 and i < len(buf):
-                buf[i] = self._out[k]
-                i += 1
-                k += 1
-        return buf
