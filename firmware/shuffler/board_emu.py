@@ -103,6 +103,10 @@ class Board:
         self.state_path = here + "/custody.json"
         self._key_path = here + "/shoe_key.bin"
         self._key = b""
+        # The secure element's sealing key stands outside the flash directory
+        # (shuffler/vault.py): a dump of the flash never holds it.
+        self._sealing_path = getattr(config, "SEALING_KEY", None)
+        self._sealing = None
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
         self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
@@ -143,6 +147,12 @@ class Board:
 
     def entropy(self):
         return self._entropy
+
+    def sealing_key(self):
+        if self._sealing is None and self._sealing_path:
+            with open(self._sealing_path, "rb") as f:
+                self._sealing = f.read()
+        return self._sealing
 
     # -- the operator channel -------------------------------------------------
 

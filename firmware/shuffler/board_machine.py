@@ -41,6 +41,14 @@ class Hw:
 
 
 class Board(_mb.MachineBoard):
+    def sealing_key(self):
+        """The seam for the secure element's sealing key (shuffler/vault.py):
+        the ATECC608B driver has no KDF/ECDH command yet, and a key in a
+        file here would sit on the flash it must stay off. None: a released
+        order is kept in RAM only and a power cut while it is in the shoe
+        loses its reveal (custody.lost; docs/shuffler.md)."""
+        return None
+
     def __init__(self, config):
         self.journal_path = _mb.JOURNAL_FILE
         self.cardset_path = _mb.CARDSET_FILE
@@ -69,6 +77,12 @@ class Board(_mb.MachineBoard):
         hw.reader = self._make_reader(config.READER)
         hw.sensor = self._make_sensor(config.SENSOR) if config.SENSOR else None
         self.hw = hw
+        # The secure element under the shoe's board key (config.SECURE, as
+        # machine_board.MachineBoard reads it): its random source is mixed
+        # with the MCU's (entropy()). boards.toml renders SECURE_ELEMENT
+        # (kind "atecc608b"), which neither board reads yet: docs/shuffler.md.
+        secure = getattr(config, "SECURE", None)
+        self.secure_element = self._make_secure(secure) if secure else None
         self.door = _door.Door(Active(i["door"]), Pin(o["lock"], Pin.OUT, value=0))
         self._leds = [Pin(config.SHUFFLER_LEDS[k], Pin.OUT, value=0) for k in ("ready", "sealed", "fault")]
         self._port = config.PORT
@@ -80,7 +94,12 @@ class Board(_mb.MachineBoard):
                 network.WLAN(network.STA_IF).active(True)  # esp_random() is a TRNG only with RF on
             except Exception:
                 pass
-        return entropy.BoardSource()
+        se = getattr(self, "secure_element", None)
+        if se is None:
+            return entropy.BoardSource()
+        # Both sources, each health-tested on its own, conditioned together.
+        from shuffler import mix
+        return mix.Mixed(entropy.BoardSource(), mix.ChipSource(se))
 
     def operator_line(self):
         return None  # the operator panel's buttons: wired on a later board revision

@@ -35,6 +35,10 @@ TAG = b"baccarat shuffler commit v1\x00"
 SALT_BYTES = const(16)
 MAX_ID_LEN = const(32)
 DIGEST_BYTES = const(32)
+# A returned batch's read-back (the cards as read back at the intake) is
+# committed with this layout too, under the batch id plus this suffix
+# ("A-1/returned"), so that it can never open a seal's commitment.
+RETURNED_SUFFIX = "/returned"
 
 
 class CommitError(ValueError):

@@ -89,6 +89,7 @@ class Shuffler:
         self.salt = [None, bytearray(_commit.SALT_BYTES), bytearray(_commit.SALT_BYTES)]
         self.commitment = [None, None, None]
         self.revealable = [False, False, False]
+        self.lost = [False, False, False]   # released, but the order did not survive a power cut
         self.tilt = None
         self.in_play = 0
 
@@ -186,22 +187,59 @@ class Shuffler:
         self.decider = decider
         return [{"type": "tilt_cleared"}]
 
-    def snapshot(self):
-        """What the journal keeps across a power cut (a dict for now)."""
+    def snapshot(self, key=None):
+        """What the journal keeps across a power cut (a plain dict): states,
+        ids, sizes and the published commitments in clear, never a salt or an
+        order (docs/shuffler.md, "Nothing of the order at rest"). A sealed
+        batch needs neither (a power cut breaks its seal); a batch released
+        to the shoe, or back and revealable, keeps its salt and records only
+        sealed by shuffler/vault.py under ``key``, the board's sealing key,
+        which the flash does not hold. Without a key they are not kept: that
+        batch's reveal is lost with the power (``vault`` None)."""
         return {"state": list(self.state[1:]), "serial": list(self.serial[1:]),
                 "id": list(self.batch_id[1:]), "in_play": self.in_play,
                 "commit": [_commit.hexlify(c) if c else None for c in self.commitment[1:]],
-                "salt": [_commit.hexlify(self.salt[b]) for b in (A, B)],
                 "size": list(self.size[1:]),
                 "revealable": list(self.revealable[1:]),
-                "records": [list(self.records[b][:self.size[b]])
-                            if self.revealable[b] or self.state[b] == RELEASED else None
-                            for b in (A, B)]}
+                "vault": [self._sealed(b, key) for b in (A, B)]}
 
-    def power_up(self, saved):
+    def _sealed(self, b, key):
+        if key is None or self.commitment[b] is None or not (self.revealable[b] or self.state[b] == RELEASED):
+            return None
+        from shuffler import vault
+        n = self.size[b]
+        plain = bytearray(_commit.SALT_BYTES + 2 * n)
+        plain[:_commit.SALT_BYTES] = self.salt[b]
+        recs = self.records[b]
+        for i in range(n):
+            plain[_commit.SALT_BYTES + 2 * i] = recs[i] >> 8
+            plain[_commit.SALT_BYTES + 2 * i + 1] = recs[i] & 0xFF
+        return _commit.hexlify(vault.seal(key, self.commitment[b], plain))
+
+    def _unseal(self, b, text, key):
+        """Salt and records of batch b back from the vault; False when they
+        cannot be (no key, another key, an altered file)."""
+        if text is None or key is None or self.commitment[b] is None:
+            return False
+        from shuffler import vault
+        plain = vault.open_(key, self.commitment[b], _unhex(text, bytearray(len(text) // 2)))
+        n = self.size[b]
+        if plain is None or len(plain) != _commit.SALT_BYTES + 2 * n:
+            return False
+        self.salt[b][:] = plain[:_commit.SALT_BYTES]
+        for i in range(n):
+            self.records[b][i] = (plain[_commit.SALT_BYTES + 2 * i] << 8) | plain[_commit.SALT_BYTES + 2 * i + 1]
+        return True
+
+    def power_up(self, saved, key=None):
         """After a power cut: restore the journaled states. Every batch that
         was inside the machine is broken (nothing watched the door or the
-        mechanism while the power was off); a released batch stays in play."""
+        mechanism while the power was off); a released batch stays in play,
+        and its order comes back from the vault under ``key``. When it
+        cannot (no key, a wrong one, an altered file), the batch stays in
+        play but its order is lost: ``lost[b]`` is set, no reveal will ever
+        be made, and the audit names that batch as not verifiable."""
+        vaults = saved.get("vault") or [None, None]
         for b in BOTH:
             self.state[b] = saved["state"][b - 1]
             self.serial[b] = saved["serial"][b - 1]
@@ -209,12 +247,11 @@ class Shuffler:
             self.size[b] = saved["size"][b - 1]
             c = saved["commit"][b - 1]
             self.commitment[b] = bytes(_unhex(c, bytearray(len(c) // 2))) if c else None
-            _unhex(saved["salt"][b - 1], self.salt[b])
-            recs = saved["records"][b - 1]
             self.revealable[b] = saved["revealable"][b - 1]
-            if recs is not None:
-                for i in range(len(recs)):
-                    self.records[b][i] = recs[i]
+            if self.revealable[b] or self.state[b] == RELEASED:
+                if not self._unseal(b, vaults[b - 1], key):
+                    self.revealable[b] = False
+                    self.lost[b] = True
         self.in_play = saved["in_play"]
         return self._break("power_up", "power")
 
@@ -271,7 +308,8 @@ def _load(m, b, _arg):
         # The shoe ended and the batch came back: its order may now be
         # revealed (the returned cards are read at the intake now).
         m.in_play = 0
-        m.revealable[b] = True
+        m.revealable[b] = not m.lost[b]
+    m.lost[b] = False
     return [m._move(b, "load", LOADING)]
 
 

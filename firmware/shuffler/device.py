@@ -40,7 +40,8 @@ SHUFFLE = 2
 STATE_FILE = "custody.json"
 # Event sizes (the fields are in shuffler/schema.py, which only the host loads).
 REVEAL_PART = 48      # records per reveal event (4 hex digits and a name each): well inside a frame
-RETURNED_PART = 100   # card names per returned event
+RETURNED_PART = 48    # card names and records per returned event
+READ_SLACK = 32       # reads kept beyond the batch's size in a check pass
 
 
 def _exists(path):
@@ -60,8 +61,22 @@ class Device:
         self.door = board.door
         self.state_path = board.state_path
         self.tag = bytearray(32)
-        self.read_order = array("H", bytes(2 * (max_cards * 2)))  # records as read in the check pass
+        # Records as read in the check pass, one buffer per batch: a returned
+        # batch's read-back is the order its next shuffle pass feeds, so it
+        # is only committed when read (returned_commit) and kept here until
+        # that batch's next load, when it is revealed (_send_returned).
+        # Room for the batch and READ_SLACK more reads (foreign or extra cards;
+        # beyond those a batch is rejected anyway and further reads are not
+        # kept): two of these fit the heap where two of twice the batch did not.
+        size = 2 * (max_cards + READ_SLACK)
+        self.read_orders = [None, array("H", bytes(size)), array("H", bytes(size))]
+        self.read_order = self.read_orders[1]
         self.reads = 0
+        self.pending = [False, False, False]          # a committed read-back not yet revealed
+        self.ret_n = [0, 0, 0]
+        self.ret_id = [None, None, None]
+        self.ret_salt = [None, bytearray(_commit.SALT_BYTES), bytearray(_commit.SALT_BYTES)]
+        self.ret_commit = [None, None, None]
         self.returning = 0   # the batch being checked came back from the shoe
         self.phase = IDLE
         self.batch = 0
@@ -88,7 +103,7 @@ class Device:
         if restored:
             with open(self.state_path) as f:
                 saved = json.load(f)
-            self._send(self.machine.power_up(saved))
+            self._send(self.machine.power_up(saved, self._sealing_key()))
         if fault is not None:
             self._send(self.machine.entropy_fault(fault))
         try:
@@ -103,9 +118,15 @@ class Device:
     def _save(self):
         tmp = self.state_path + ".tmp"
         with open(tmp, "w") as f:
-            f.write(json.dumps(self.machine.snapshot()))
+            f.write(json.dumps(self.machine.snapshot(self._sealing_key())))
             f.flush()
         os.rename(tmp, self.state_path)
+
+    def _sealing_key(self):
+        """The key the vault seals a released order under (shuffler/vault.py):
+        the board's, never a file on this flash; None when the board has none."""
+        get = getattr(self.board, "sealing_key", None)
+        return get() if get is not None else None
 
     def _send(self, events):
         changed = False
@@ -161,6 +182,11 @@ class Device:
             return
         if was == custody.RELEASED:
             self._reveal(b)
+        if self.pending[b]:
+            # The order the last read-back fed has been revealed (or was
+            # broken, rejected: void), so the read-back may be too.
+            self._send_returned(b)
+            self.pending[b] = False
         if m.state[other] == custody.SEALED:
             # The stored batch goes to the shoe as this one comes back.
             self.release(other)
@@ -171,6 +197,7 @@ class Device:
         self.phase = CHECK
         self.i = 0
         self.reads = 0
+        self.read_order = self.read_orders[b]
         self._to_gap(0, 0)
 
     def release(self, b=0):
@@ -230,19 +257,44 @@ class Device:
         reg = self.registry
         return _cards.name(reg.card(r)) if r < reg.count and reg.card(r) < 52 else "??"
 
-    def _send_returned(self, b):
-        """The order the returned cards were read in, once the batch is judged,
-        one part at a time."""
+    def _commit_returned(self, b):
+        """The returned batch's read-back, committed at once (salt from the
+        DRBG, commit.py's layout over the read records, id "A-1/returned")
+        and kept for the reveal at the batch's next load: read now, it is
+        the exact order the next shuffle pass feeds."""
+        m = self.machine
+        try:
+            m.decider.drbg.generate_into(self.ret_salt[b])
+        except Exception as e:  # health.EntropyFault: tilt, as custody does for a salt
+            self._send(m.entropy_fault(e))
+            return
+        bid = m.batch_id[b]
         n = self.reads
+        self.ret_n[b] = n
+        self.ret_id[b] = bid
+        self.ret_commit[b] = _commit.hexlify(_commit.digest(self.ret_salt[b], bid + _commit.RETURNED_SUFFIX,
+                                                            self.read_orders[b], n))
+        self.pending[b] = True
+        self.session.send({"type": "returned_commit", "batch": custody._name(b), "id": bid, "n": n,
+                           "commit": self.ret_commit[b]})
+
+    def _send_returned(self, b):
+        """The order the returned cards were read in, with the salt that
+        opens its returned_commit, one part at a time."""
+        n = self.ret_n[b]
+        reads = self.read_orders[b]
         part = RETURNED_PART
         parts = max(1, (n + part - 1) // part)
-        bid = self.machine.batch_id[b]
+        bid = self.ret_id[b]
+        salt = _commit.hexlify(self.ret_salt[b])
         for k in range(parts):
             lo = k * part
             hi = min(n, lo + part)
             self.session.send({"type": "returned", "batch": custody._name(b), "id": bid, "part": k + 1,
-                               "parts": parts, "from": lo, "n": n,
-                               "cards": [self._name(self.read_order[i]) for i in range(lo, hi)]})
+                               "parts": parts, "from": lo, "n": n, "salt": salt,
+                               "commit": self.ret_commit[b],
+                               "records": "".join(["%04x" % reads[i] for i in range(lo, hi)]),
+                               "cards": [self._name(reads[i]) for i in range(lo, hi)]})
 
     # -- the loop ---------------------------------------------------------------
 
@@ -300,7 +352,7 @@ class Device:
         mech = self.mech
         if not mech.cards_waiting():
             if self.returning:
-                self._send_returned(b)
+                self._commit_returned(b)
             events = self._send(m.end(b))
             if self._moved(events, custody.CHECKED):
                 self.n = m.size[b]

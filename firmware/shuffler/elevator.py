@@ -64,12 +64,28 @@ class Elevator:
         hw.delay_us(G.SETTLE_US)
 
     def to_gap(self, i, g):
-        """Bring gap g of the i-card stack to the slot and check it is there."""
+        """Bring gap g of the i-card stack to the slot and check it is there,
+        in a time that depends on i only (docs/shuffler.md, "Motion and
+        timing that carry no order").
+
+        The move from the last card's gap to this one is at most i gaps
+        (|g_i - g_(i-1) - 1| <= i), so the elevator always waits out a slot
+        of i gaps of travel plus the settle: a short move idles the rest.
+        Without that the cycle time of card i spells the length of its move
+        and, with the public feed order, its gap."""
         hw = self.hw
         d = G.gap_height(i, g) - self.lift.position
         if d:
             self.lift.move(d)
-            hw.delay_us(G.SETTLE_US)
+        idle = i * G.PITCH - (d if d >= 0 else -d)
+        if idle > 0:
+            # In pieces of at most 100 ms so that no single wait is long.
+            idle_us = idle * G.ELEVATOR_US
+            while idle_us > 100000:
+                hw.delay_us(100000)
+                idle_us -= 100000
+            hw.delay_us(idle_us)
+        hw.delay_us(G.SETTLE_US)
         if not hw.gap.value():
             raise MechFault(GAP_LOST)
         return True

@@ -79,3 +79,4 @@ class StuckSource:
         for i in range(len(buf)):
             buf[i] = self.value
         return buf
+

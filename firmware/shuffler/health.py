@@ -145,3 +145,4 @@ class Tested:
         self.raw.read(buf)
         self.health.feed(buf)
         return buf
+

@@ -2,7 +2,11 @@
 polling loop, like the shoe's main.py (and under firmware/shuffler/, so the
 shoe's image never carries it).
 
-Boot order: the known-answer self-test (SHA-256, HMAC-SHA256, HMAC-DRBG)
+Boot order: the file system against the manifest first, as the shoe
+(manifest.boot_check; docs/security.md, "The code"): a listed file missing
+or altered, a file nobody deployed (moved into quarantine/ before anything
+can import it) or a missing manifest leaves the shuffler halted, saying why
+in its hello and doing nothing else. Then the known-answer self-test (SHA-256, HMAC-SHA256, HMAC-DRBG)
 before anything is sent; the card set; the session (the journal replay
 rebuilds the link's state); then the device (entropy start-up test, the
 custody state restored after a power cut, the elevator homed). A failed
@@ -14,7 +18,62 @@ door and feeds at most one card.
 import binascii
 import gc
 import hashlib
+import os
 import sys
+
+MANIFEST = "manifest.json"
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def _root():
+    """The directory this main runs from, and whether it is a deployed image:
+    ``shoe deploy --device shuffler`` installs this file as the image's
+    main.py at its root, beside manifest.json. Run as ``-m shuffler.main``
+    (the emulator, the heap probes) the code is the suite's compiled tree,
+    not an image: there is nothing deployed to check."""
+    path = globals().get("__file__", "main.py")
+    cut = path.rfind("/")
+    root = path[:cut] if cut > 0 else "."
+    name = path[cut + 1:] if cut >= 0 else path
+    deployed = name in ("main.py", "main.mpy") and not root.endswith("shuffler")
+    return root, deployed
+
+
+def _check_files():
+    """(halt, tilt, manifest digest): manifest.boot_check before any
+    other firmware module is imported, as firmware/main.py runs it for the
+    shoe (the same steps: a manifest.py beside manifest.mpy would be
+    imported in its place, so it goes to quarantine/ first)."""
+    root, deployed = _root()
+    if not deployed:
+        return None, None, ""
+    moved = []
+    if _exists(root + "/manifest.py") and _exists(root + "/manifest.mpy"):
+        if not _exists(root + "/quarantine"):
+            os.mkdir(root + "/quarantine")
+        os.rename(root + "/manifest.py", root + "/quarantine/manifest.py")
+        moved.append("manifest.py")
+    import manifest
+    halt, tilt, digest = manifest.boot_check(root, moved)
+    from lazy import unload
+    unload("manifest")  # boot-only: its heap goes back before the shuffler loads
+    return halt, tilt, digest
+
+
+def _halt(reason):
+    """A listed file is missing or altered: none of its code may run, so
+    nothing is imported and nothing is sent, as the shoe halts."""
+    sys.stderr.write(reason + "\n")
+    import time
+    while True:  # no watchdog runs yet: halted until reflashed
+        time.sleep(1)
 
 
 def _known_answers():
@@ -63,12 +122,19 @@ def boot_stages():
     (host_tools/qa/shuffler_heap.py) collects garbage only between its
     top-level steps, so it runs one stage a step, as a board would collect
     during the boot; boot() runs them all."""
+    try:
+        halt, files, digest = _check_files()
+    except Exception as e:  # a check that crashes has failed, and proves nothing
+        halt, files, digest = "self-test: %s" % e, None, ""
+    if halt is not None:
+        _halt(halt)
     import board_config
     from link.outbox import Outbox
     outbox = Outbox()
     room = bytearray(ROOM)
     mod = board_config.MODULE
     board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
+    board.manifest = digest
     board.feed()
     yield None
     from cardset import registry
@@ -78,7 +144,9 @@ def boot_stages():
     from shuffler.device import Device
     from shuffler.link import ShufflerSession
     yield None
-    problem = _self_test()
+    # Files nobody deployed were quarantined: the shuffler stays halted
+    # (hellos saying why) until it is looked at and reflashed.
+    problem = files if files is not None else _self_test()
     room = None
     gc.collect()
     yield None
@@ -88,7 +156,15 @@ def boot_stages():
     device = Device(board, session, reg)
     if problem is None and session.tilt is None:
         device.start()
+    # The boot-only functions leave the heap: their bytecode is held only by
+    # these names (about 2 KiB in the 32-bit VM, docs/shuffler.md "Footprint").
+    g = globals()
+    for name in BOOT_ONLY:
+        g.pop(name, None)
     yield board, session, device
+
+
+BOOT_ONLY = ("_check_files", "_root", "_known_answers", "_self_test")
 
 
 def boot():

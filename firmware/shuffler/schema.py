@@ -20,6 +20,7 @@ EVENTS = (
     ("mech_fault", "reason:str batch:str|null card:int"),
     ("door", "shut:bool locked:bool"),
     ("reveal", "batch:str id:str part:int parts:int from:int n:int salt:str commitment:str records:str cards:strs"),
-    ("returned", "batch:str id:str part:int parts:int from:int n:int cards:strs"),
+    ("returned_commit", "batch:str id:str n:int commit:str"),
+    ("returned", "batch:str id:str part:int parts:int from:int n:int salt:str commit:str records:str cards:strs"),
     ("shuffler_boot", "decks:int restored:bool"),
 )

@@ -146,7 +146,7 @@ def run(args, out=print):
         since = rig.mark()
         emu.feed(back_b)
         emu.press("load B")
-        rig.wait(lambda e: e.get("type") == "returned" and e.get("batch") == "B", "batch B returned", 600, since)
+        rig.wait(lambda e: e.get("type") == "returned_commit" and e.get("batch") == "B", "batch B read back", 600, since)
         timed("batch B back at the intake: B-1 revealed")
         time.sleep(0.5)  # the last events reach the store
     except Exception as exc:  # noqa: BLE001 - the demo reports what stopped it
@@ -158,16 +158,18 @@ def run(args, out=print):
     if failure:
         out("demo stopped: %s" % failure)
         return 1
-    out("shoe shuffler audit --db %s" % path)
+    cardset = os.path.join(emu.dir, "cardset.bin")
+    out("shoe shuffler audit --db %s --cardset %s" % (path, cardset))
+    from cardset import registry as _registry
     with db.Store(path) as store:
         lines = []
-        status = _audit(store, lines)
+        status = _audit(store, lines, _registry.load(cardset))
     for line in lines:
         out("  " + line)
     return status
 
 
-def _audit(store, lines):
+def _audit(store, lines, registry):
     """audit.run_store's verdicts, collected (it prints; here they are lines)."""
     import contextlib
     import io
@@ -175,6 +177,6 @@ def _audit(store, lines):
     from host_tools.shuffler import audit
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        status = audit.run_store(None, store, None)
+        status = audit.run_store(None, store, registry)
     lines.extend(buf.getvalue().splitlines())
     return status

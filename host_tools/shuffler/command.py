@@ -76,7 +76,8 @@ def add_arguments(parser):
     audit.add_argument("--reveal", help="a reveal file (JSON), or - for stdin; default: every batch the "
                                         "shuffler revealed on the link, from the store alone")
     audit.add_argument("--shoe", help="shoe id in the store (else the reveal file's \"shoe\", else the only one)")
-    audit.add_argument("--cardset", help="the card-set file: also check the revealed names against their records")
+    audit.add_argument("--cardset", help="the card-set file (required): the revealed names are checked "
+                                          "against their records")
     emulate = sub.add_parser(
         "emulate", help="run the shuffler firmware in the MicroPython VM on a pty, on the mechanism model",
         description="Run the shuffler's firmware (firmware/shuffler/main.py) in the MicroPython VM with "

@@ -32,6 +32,7 @@ from host_tools.boards import config as board_config
 DEFAULT_ID = "SHUF1"
 KEY_FILE = "shoe_key.bin"      # the name the firmware's board reads (one key file per device)
 CARDSET_FILE = "cardset.bin"
+SEALING_FILE = "sealing_key.bin"   # in DIR.se/, the stand-in for the secure element, never on the flash
 HEAP = "320k"                  # see docs/shuffler.md "Footprint": the model and simulators ride along
 
 
@@ -115,6 +116,12 @@ class ShufflerEmulator:
         if not os.path.exists(self.key_path):
             keys.write_key(self.key_path, key or secrets.token_bytes(keys.KEY_BYTES))
         self.key = keys.read_key(self.key_path)
+        # The secure element's key for the vault: beside the flash, not in it.
+        self.secure_dir = self.dir.rstrip("/") + ".se"
+        keys.private_dir(self.secure_dir)
+        self.sealing_path = os.path.join(self.secure_dir, SEALING_FILE)
+        if not os.path.exists(self.sealing_path):
+            keys.write_key(self.sealing_path, secrets.token_bytes(keys.KEY_BYTES))
         self.cards = TwoBatchSet(decks)
         set_path = os.path.join(self.dir, CARDSET_FILE)
         if not os.path.exists(set_path):
@@ -143,6 +150,7 @@ class ShufflerEmulator:
             "LINK": {"device": dev_path, "baud": 115200},
             "OPERATOR": {"device": self.operator_path},
             "SEED": seed,
+            "SEALING_KEY": self.sealing_path,
             "WDT_MS": wdt_ms,
         }
         if journal_compact is not None:

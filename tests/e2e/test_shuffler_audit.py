@@ -71,21 +71,29 @@ def honest(tmp_path_factory):
     order = [cards.name(REG.card(r)) for r in rv["records"]]
     cut = 137
     script = deal(order, cut)
-    events = store_events(tmp / "s.db", script)
+    seal = dict(seal, source="shuffler")
+    events = store_events(tmp / "s.db", script, extra=[json.dumps(seal)])
+    events = [e for e in events if e.get("source") != "shuffler"]
     dealt = sum(1 for e in events if e["type"] == "card")
     returned = [order[(cut + dealt + j) % len(order)] for j in range(len(order) - dealt)]
     doc = {"batch_id": rv["id"], "order": order, "records": rv["records"], "salt": rv["salt"],
            "commitment": rv["commitment"], "returned": returned, "shoe": "SHOE-1"}
     assert doc["commitment"] == seal["commit"]
     (tmp / "reveal.json").write_text(json.dumps(doc))
+    doc = dict(doc, seal=seal)  # for tests that build their own store (not part of a reveal file)
     cs = tmp / "set.cards"
     cs.write_bytes(SET_BYTES)
     return tmp, doc, script, events, cut
 
 
-def run_audit(db_path, doc, tmp, *more):
+def run_audit(db_path, doc, tmp, *more, cardset=True):
+    """The audit on a reveal file; the card set is given unless ``cardset`` is False."""
+    doc = {k: v for k, v in doc.items() if k != "seal"}
     path = tmp / ("r%d.json" % abs(hash(json.dumps(doc))))
     path.write_text(json.dumps(doc))
+    if cardset and "--cardset" not in more:
+        (tmp / "set.cards").write_bytes(SET_BYTES)
+        more = more + ("--cardset", str(tmp / "set.cards"))
     r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(db_path), "--reveal", str(path)] + list(more),
                        capture_output=True, text=True, timeout=60)
     assert "Traceback" not in r.stderr
@@ -99,6 +107,8 @@ def test_audit_passes_an_honest_shoe(honest):
     dealt = sum(1 for e in events if e["type"] == "card")
     assert "commitment opens" in r.stdout
     assert "the 416 revealed names match" in r.stdout
+    assert "not checked: a card switched for a same-named card of another deck" in r.stdout
+    assert "not checked here: the link tags" in r.stdout
     assert "read %d cards, burn included, from position %d" % (dealt, cut + 1) in r.stdout
     assert 300 < dealt < 416
 
@@ -113,7 +123,7 @@ def test_audit_catches_a_card_switched_between_shuffler_and_shoe(honest, tmp_pat
     new = "AS" if was != "AS" else "KD"
     switched = list(script)
     switched[i] = new + script[i][2:]
-    evs = store_events(tmp_path / "s.db", switched)
+    evs = store_events(tmp_path / "s.db", switched, extra=[json.dumps(doc["seal"])])
     seq = [k for k, e in enumerate(evs, 1) if e["type"] == "card"][39]
     r = run_audit(tmp_path / "s.db", doc, tmp_path)
     assert r.returncode == 1
@@ -124,7 +134,7 @@ def test_audit_catches_a_card_switched_between_shuffler_and_shoe(honest, tmp_pat
 def test_audit_catches_a_cold_deck(honest, tmp_path):
     tmp, doc, script, _events, _cut = honest
     cold = [line for line in dealer.script(99, decks=8)]
-    store_events(tmp_path / "s.db", cold)
+    store_events(tmp_path / "s.db", cold, extra=[json.dumps(doc["seal"])])
     r = run_audit(tmp_path / "s.db", doc, tmp_path)
     assert r.returncode == 1 and "IRREGULARITY in batch A-1" in r.stdout
     assert "card the shoe read" in r.stdout
@@ -165,6 +175,7 @@ def test_audit_refuses_an_order_or_salt_that_does_not_open(honest):
 def test_audit_prefers_the_published_commitment_in_the_store(honest, tmp_path):
     tmp, doc, script, *_ = honest
     m, seal = sealed_batch(seed=12)  # another seal of "A-1", published on the link
+    seal = dict(seal, source="shuffler")
     store_events(tmp_path / "s.db", script, extra=[json.dumps(seal)])
     r = run_audit(tmp_path / "s.db", doc, tmp_path)
     assert r.returncode == 1 and "not the one published at the seal" in r.stdout
@@ -184,15 +195,18 @@ def test_bad_reveal_files_and_stores_get_one_line(honest, tmp_path):
     for text, code, words in cases:
         p = tmp_path / "bad.json"
         p.write_text(text)
-        r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(tmp / "s.db"), "--reveal", str(p)],
+        r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(tmp / "s.db"), "--reveal", str(p),
+                            "--cardset", str(tmp / "set.cards")],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == code and words in r.stderr and "Traceback" not in r.stderr, (text[:40], r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1
     r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(tmp_path / "none.db"),
-                        "--reveal", str(tmp / "reveal.json")], capture_output=True, text=True, timeout=60)
+                        "--reveal", str(tmp / "reveal.json"), "--cardset", str(tmp / "set.cards")],
+                       capture_output=True, text=True, timeout=60)
     assert r.returncode == 5 and "no store" in r.stderr
     r = subprocess.run([SHOE, "shuffler", "audit", "--db", str(tmp / "s.db"),
-                        "--reveal", str(tmp_path / "missing.json")], capture_output=True, text=True, timeout=60)
+                        "--reveal", str(tmp_path / "missing.json"), "--cardset", str(tmp / "set.cards")],
+                       capture_output=True, text=True, timeout=60)
     assert r.returncode == 3 and "Traceback" not in r.stderr
     # batch B was never dealt in this store
     r = run_audit(tmp / "s.db", dict(doc, batch_id="B-1"), tmp_path)
@@ -201,9 +215,47 @@ def test_bad_reveal_files_and_stores_get_one_line(honest, tmp_path):
 
 def test_two_shoes_of_one_batch_need_shoe_seq(honest, tmp_path):
     tmp, doc, script, *_ = honest
-    evs = store_events(tmp_path / "s.db", script + script)
+    evs = store_events(tmp_path / "s.db", script + script, extra=[json.dumps(doc["seal"])])
     r = run_audit(tmp_path / "s.db", doc, tmp_path)
     assert r.returncode == 2 and "dealt batch A 2 times" in r.stderr
     second = [k for k, e in enumerate(evs, 1) if e["type"] == "shoe"][1]
     r = run_audit(tmp_path / "s.db", dict(doc, shoe_seq=second), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_audit_refuses_a_reveal_whose_names_were_edited_to_hide_a_switch(honest, tmp_path):
+    """The attacker switches the 40th card in the shoe and edits that one
+    name in the reveal file so the dealt run matches; records, salt and
+    commitment untouched, so the commitment still opens. No flag is given:
+    the audit binds names to records by itself (the card set is required)."""
+    tmp, doc, script, events, cut = honest
+    card_lines = [i for i, line in enumerate(script) if line[:2] in doc["order"]]
+    i = card_lines[39]
+    was = script[i][:2]
+    new = "AS" if was != "AS" else "KD"
+    switched = list(script)
+    switched[i] = new + script[i][2:]
+    store_events(tmp_path / "s.db", switched, extra=[json.dumps(doc["seal"])])
+    pos = (cut + 39) % len(doc["order"])
+    assert doc["order"][pos] == was
+    edited = dict(doc, order=list(doc["order"]))
+    edited["order"][pos] = new
+    r = run_audit(tmp_path / "s.db", edited, tmp_path, "--cardset", str(tmp / "set.cards"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "position %d of the order names %s but its record" % (pos + 1, new) in r.stdout
+    # without --cardset the audit does not run at all: one line, exit 2
+    r = run_audit(tmp_path / "s.db", edited, tmp_path, cardset=False)
+    assert r.returncode == 2 and "--cardset" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_audit_takes_the_commitment_only_from_the_shuffler_seal_in_the_store(honest, tmp_path):
+    """A store with no seal event: the reveal file's own commitment is not
+    taken (whoever wrote the file would choose it)."""
+    tmp, doc, script, *_ = honest
+    store_events(tmp_path / "s.db", script)
+    r = run_audit(tmp_path / "s.db", doc, tmp_path, "--cardset", str(tmp / "set.cards"))
+    assert r.returncode == 1 and "no seal event of the shuffler for batch A-1" in r.stdout
+    # a seal event a shoe wrote (not source shuffler) is not the shuffler's
+    store_events(tmp_path / "t.db", script, extra=[json.dumps(dict(doc["seal"], source="shoe"))])
+    r = run_audit(tmp_path / "t.db", doc, tmp_path, "--cardset", str(tmp / "set.cards"))
+    assert r.returncode == 1 and "no seal event of the shuffler" in r.stdout

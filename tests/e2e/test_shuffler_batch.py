@@ -182,15 +182,39 @@ def test_power_cut_mid_shuffle_breaks_the_batch():
     assert m2.release(A)[0]["to"] == custody.RELEASED
 
 
+KEY = bytes(range(32))
+
+
 def test_power_cut_keeps_a_released_batch_in_play_and_revealable_later():
     m = machine()
     seal = prepare(m, A)
     m.release(A)
+    saved = json.loads(json.dumps(m.snapshot(KEY)))
+    assert "salt" not in saved and "records" not in saved  # only the vault's ciphertext
     m2 = machine(seed=7)
-    assert m2.power_up(json.loads(json.dumps(m.snapshot()))) == []
+    assert m2.power_up(saved, KEY) == []
     assert m2.state[A] == custody.RELEASED and m2.reveal(A) is None
     m2.load(A)
-    assert m2.reveal(A)["commitment"] == seal["commit"]
+    r = m2.reveal(A)
+    assert r["commitment"] == seal["commit"]
+    assert r["records"] == list(m.records[A][:52]) and r["salt"] == commit.hexlify(m.salt[A])
+
+
+def test_a_released_order_does_not_come_back_without_the_sealing_key():
+    """The flash alone (another key, no key, an altered vault) gives no
+    order: the batch stays in play, its reveal is lost and said to be."""
+    m = machine()
+    prepare(m, A)
+    m.release(A)
+    saved = json.loads(json.dumps(m.snapshot(KEY)))
+    for key, vault in ((bytes(32), saved["vault"]), (None, saved["vault"]),
+                       (KEY, [saved["vault"][0][:-2] + ("00" if saved["vault"][0][-2:] != "00" else "01"), None])):
+        m2 = machine(seed=7)
+        m2.power_up(dict(saved, vault=vault), key)
+        assert m2.state[A] == custody.RELEASED and m2.lost[A]
+        m2.load(A)
+        assert m2.reveal(A) is None
+    assert machine().snapshot()["vault"] == [None, None]
 
 
 def test_mechanism_fault_breaks_a_batch_inside():
@@ -292,7 +316,7 @@ r = m.reveal(1)
 print(commit.opens(bytes(int(r["commitment"][i:i+2], 16) for i in range(0, 64, 2)),
                    bytes(int(r["salt"][i:i+2], 16) for i in range(0, 32, 2)), r["id"], r["records"]))
 m2 = custody.Shuffler(reg, shuffle.Decider(entropy.SeededSource(6), max_cards=52), max_cards=52)
-print([(e["batch"], e["from"], e["to"]) for e in m2.power_up(m.snapshot())], m2.reveal(1)["commitment"] == r["commitment"])
+print([(e["batch"], e["from"], e["to"]) for e in m2.power_up(m.snapshot(b"k" * 32), b"k" * 32)], m2.reveal(1)["commitment"] == r["commitment"])
 """
 
 

@@ -18,9 +18,10 @@ def test_two_shoes_both_batches_audit_passes(tmp_path):
     db = str(tmp_path / "shoe.db")
     run = shoe("demo", "--shuffler", "--decks", "1", "--pace", "0", "--db", db, "--seed", "3")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.count("dealt exactly as committed") == 2
+    assert run.stdout.count("dealt as committed") == 2  # the read-backs wait for the next reveal
+    assert run.stdout.count("not checked yet: the") == 2
     assert "batch A-1: the commitment opens" in run.stdout and "batch B-1: the commitment opens" in run.stdout
-    audit = shoe("shuffler", "audit", "--db", db)
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert re.search(r"shoe DEMO1 \(from event seq \d+\) read \d+ cards", audit.stdout)
 
@@ -32,7 +33,7 @@ def test_a_switched_card_is_named_by_the_audit(tmp_path):
     assert run.returncode == 1, run.stdout + run.stderr
     switched = re.search(r"switches the 12-th card (\w\w) for (\w\w)", run.stdout)
     real, fake = switched.groups()
-    audit = shoe("shuffler", "audit", "--db", db)
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin")
     assert audit.returncode == 1, audit.stdout + audit.stderr
     assert ("IRREGULARITY in batch A-1: the 12th card the shoe read" in audit.stdout
             and "is %s where the committed order has %s" % (fake, real) in audit.stdout), audit.stdout
@@ -60,11 +61,15 @@ def test_emulate_runs_until_terminated(tmp_path):
 
 
 def test_audit_of_a_store_without_a_reveal_is_one_line(tmp_path):
+    from host_tools.sim.shuffler_emulate import TwoBatchSet
     from host_tools.store import db
     path = str(tmp_path / "s.db")
     with db.Store(path) as store:
         store.append("SHOE-1", 1, '{"type":"shoe","decks":8}')
     r = shoe("shuffler", "audit", "--db", path)
+    assert r.returncode == 2 and r.stdout == "" and "--cardset FILE is required" in r.stderr
+    (tmp_path / "set.cards").write_bytes(TwoBatchSet(1).encode())
+    r = shoe("shuffler", "audit", "--db", path, "--cardset", str(tmp_path / "set.cards"))
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "no complete reveal" in r.stderr
     r = shoe("shuffler", "emulate", "--decks", "9")

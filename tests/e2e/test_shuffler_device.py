@@ -56,10 +56,28 @@ def test_load_check_shuffle_seal_release_return_reveal(rig):
     assert commit.opens(bytes.fromhex(sealed["commit"]), bytes.fromhex(doc["salt"]), "A-1", doc["records"])
     reg = rig.emu.cards.registry.Registry(rig.emu.cards.encode())
     assert [cards.name(reg.card(r)) for r in doc["records"]] == names([u for u, _c in stack])
-    assert doc["returned"] == names([u for u, _c in stack])
-    # The second seal of A has a new id and a new commitment.
+    # The read-back is the order the next shuffle pass feeds: committed at
+    # once, not published (nothing lists it before A-2 is revealed).
     second = rig.custody("A", "sealed", since=since)
     assert second["id"] == "A-2" and second["commit"] != sealed["commit"]
+    committed = rig.wait(lambda e: e.get("type") == "returned_commit" and e.get("id") == "A-1", "returned_commit")
+    assert committed["n"] == 52 and len(committed["commit"]) == 64 and "cards" not in committed
+    assert not [e for e in rig.events if e.get("type") == "returned"]
+    assert doc["returned"] == [] and doc["returned_pending"]
+    # A-2 goes to the shoe and comes back: now A-1's read-back is revealed
+    # with A-2's order, and it opens its commitment.
+    rig.emu.press("release")
+    rig.custody("A", "released", since=since)
+    stack2 = rig.emu.take()
+    since = rig.load("A", [u for u, _c in stack2])
+    rig.custody("A", "checked", since=since)
+    back = reveal_from(rig.events, "A-1")
+    assert back["returned"] == names([u for u, _c in stack])
+    rc = back["returned_check"]
+    assert rc["published"] == committed["commit"]
+    assert commit.opens(bytes.fromhex(rc["published"]), bytes.fromhex(rc["salt"]), "A-1" + commit.RETURNED_SUFFIX,
+                        rc["records"])
+    assert reveal_from(rig.events, "A-2")["order"] == names([u for u, _c in stack2])
 
 
 def test_jam_breaks_custody_and_a_new_feed_recovers(rig):
