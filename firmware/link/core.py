@@ -23,7 +23,9 @@ small holes, and a large block or a code load then may fail.
 """
 
 from baccarat.jsonout import JsonOut
-from link import auth, commands, dispatch, frame, proto, replay, reports, settings
+import hashlib
+
+from link import auth, commands, dispatch, frame, proto, replay, reports, settings, statement
 from link import journal as _journal
 from link.outbox import Outbox
 
@@ -138,6 +140,13 @@ class Link:
         self.forged = Limiter("bad_mac")
         self.foreign = Limiter("proto")
         self.limiters = (self.garbled, self.forged, self.foreign)
+        # The secure element signs checkpoints (docs/security.md); its
+        # buffers exist only on a device that has one.
+        self.se = getattr(board, "secure_element", None)
+        if self.se is not None:
+            self.id_bytes = self.shoe_id.encode()
+            self.statement = JsonOut(statement.SIZE)
+            self.sig = bytearray(64)
 
     # ------------------------------------------------------------- device hooks
 
@@ -251,14 +260,46 @@ class Link:
 
     def _checkpoint(self):
         """Every CHECKPOINT_EVERY events and at each shoe's end: an event
-        whose tag is an anchor to keep outside the store. The journal keeps
-        only its place (replay rebuilds its text), and it is made between
-        inputs, so replay puts it at the same seq."""
+        whose tag is an anchor to keep outside the store, signed by the
+        secure element when the device has one. The journal keeps an
+        unsigned one's place only (replay rebuilds its text) and a signed
+        one literally; it is made between inputs, so replay puts it at the
+        same seq."""
         through = self.seq
-        self.journal.number(_journal.CHECKPOINT, through)
-        reports.checkpoint(self.out, through)
+        if self.se is None:
+            self.journal.number(_journal.CHECKPOINT, through)
+            reports.checkpoint(self.out, through)
+        else:
+            self._sign_checkpoint(through)
+            self.journal.blob(_journal.SIGNED, self.out.buf, 0, self.out.n)
         self._emit(self.out.buf, self.out.n)
         self.last_checkpoint = through + 1
+
+    def _sign_checkpoint(self, through):
+        """The chip signs link/statement.py's statement for ``through``:
+        the chain head is the tag of event ``through``, so the events it
+        covers are tagged first. Any fault (the chip, its bus) leaves the
+        checkpoint unsigned and saying why: the record must go on."""
+        box = self.outbox
+        while self.signed < through and box.holds(self.signed + 1):
+            self._sign_next()
+        o = self.out
+        if self.signed != through or self.tag_stale:
+            reports.unsigned_checkpoint(o, through, -1, "the chain head is not in memory (events wait in the journal)")
+            return
+        manifest = getattr(self.board, "manifest", "") or ""
+        manifest = manifest.encode()
+        counter = -1
+        self.board.feed()  # a signature takes about 150 ms
+        try:
+            counter = self.se.counter(0, True)
+            n = statement.write(self.statement, self.id_bytes, through, self.chain_tag, counter, manifest)
+            digest = hashlib.sha256(memoryview(self.statement.buf)[:n]).digest()
+            self.se.sign(0, digest, self.sig)
+        except Exception as e:  # SecureElementFault or the bus's OSError; the driver is not imported here
+            reports.unsigned_checkpoint(o, through, counter, "secure element: %s" % e)
+            return
+        reports.signed_checkpoint(o, through, counter, self.chain_tag, manifest, self.sig)
 
     def acked_to(self, seq):
         if seq <= self.acked:

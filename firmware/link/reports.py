@@ -111,14 +111,62 @@ def tilt_cleared(s, lost_from):
     s.link_send()
 
 
+_CHECKPOINT = b'{"type":"checkpoint","source":"link","through":'
+NO_CHIP = "no secure element"
+_HEX = b"0123456789abcdef"
+
+
 def checkpoint(o, through):
-    """A checkpoint: its frame's tag is the anchor that `shoe verify --anchor`
-    checks a store against. Written into ``o`` only; never journaled as
+    """A checkpoint of a device without a secure element: its frame's tag is
+    the anchor that `shoe verify --anchor` checks a store against, and it
+    says that nothing signed it. Written into ``o`` only; never journaled as
     text (the journal keeps its seq, and replay rebuilds it)."""
+    unsigned_checkpoint(o, through, -1, NO_CHIP)
+
+
+def unsigned_checkpoint(o, through, counter, why):
+    """A checkpoint the chip did not sign, and why; ``counter`` is the chip
+    counter value spent on the attempt (-1: none), so the record shows the
+    gap it leaves (docs/security.md, "Signed checkpoints")."""
     o.reset()
-    o.raw(b'{"type":"checkpoint","source":"link","through":')
+    o.raw(_CHECKPOINT)
     o.int(through)
+    if counter >= 0:
+        o.raw(b',"counter":')
+        o.int(counter)
+    _text(o, b',"unsigned":', why)
     o.byte(0x7D)
+
+
+def signed_checkpoint(o, through, counter, head, manifest, sig):
+    """A checkpoint signed by the secure element: the fields of the signed
+    statement (link/statement.py) and the signature R||S in hex."""
+    o.reset()
+    o.raw(_CHECKPOINT)
+    o.int(through)
+    o.raw(b',"counter":')
+    o.int(counter)
+    o.raw(b',"head":"')
+    o.raw(head)
+    o.raw(b'","manifest":"')
+    o.raw(manifest)
+    o.raw(b'","sig":"')
+    for i in range(len(sig)):
+        o.byte(_HEX[sig[i] >> 4])
+        o.byte(_HEX[sig[i] & 15])
+    o.raw(b'"}')
+
+
+def checkpoint_through(body, n):
+    """The ``through`` of a checkpoint event's JSON (journaled literally
+    when signed), read back at boot."""
+    v = 0
+    for i in range(len(_CHECKPOINT), n):
+        c = body[i]
+        if c < 0x30 or c > 0x39:
+            break
+        v = v * 10 + c - 0x30
+    return v
 
 
 # What a `status` event says of a device without a game: the link schema's
