@@ -15,8 +15,14 @@ files by hand:
    for a shoe that was actually set up;
 4. copy everything with ``mpremote`` (with ``manifest.json``, which main.py's
    boot self-test checks every file against), read every file back as a
-   SHA-256 computed on the device, compare with the staged manifest, and
-   reset.
+   SHA-256 computed on the device, compare with the staged manifest;
+5. provision the board's secure element (drivers/atecc608_setup.py's
+   ``provision``, run on the device: configuration written and locked, the
+   key pair generated inside the chip, which never gives the private key
+   out) and register its serial number and public key beside the MAC key
+   (``<SHOE_ID>.pub``, PEM, 0644) and print both; then reset. The deploy
+   record ``<SHOE_ID>.manifest.json`` is the staged manifest.json byte for
+   byte, so its SHA-256 is what the shoe's hello and signed checkpoints name.
 
 ``--dry-run OUTDIR`` stops after staging: OUTDIR is the device's file tree
 (so ``MICROPYPATH=OUTDIR micropython`` runs it) plus ``manifest.json``.
@@ -119,12 +125,15 @@ def run(args):
             manifest = staging(stage_dir, require_main=True)
             print("flashing %s on %s: hold NEW SHOE while powering the board if it is in play"
                   % (args.board, args.port))
-            flash_keeping_key(stage_dir, manifest, args.port, pit_key, key)
-        # The deploy record: which firmware, by hash, this shoe now runs.
-        pit_key.with_suffix(".manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+            chip = flash_keeping_key(stage_dir, manifest, args.port, pit_key, key)
+            # The deploy record: which firmware, by hash, this shoe now runs
+            # (the very bytes the device's boot check hashes for its hello).
+            pit_key.with_suffix(".manifest.json").write_bytes((pathlib.Path(stage_dir) / MANIFEST).read_bytes())
         print("shoe %s flashed and verified (%d files, firmware %s); pit key in %s (sha256 %s...)"
               % (shoe_id, len(manifest["files"]), manifest["firmware_version"], pit_key,
                  hashlib.sha256(key).hexdigest()[:16]))
+        for line in register_chip(pit_key, chip):
+            print(line)
         return 0
     except (DeployError, boards.BoardError, keys.KeyFileError) as exc:
         print("shoe deploy: %s" % exc, file=sys.stderr)
@@ -162,7 +171,7 @@ def flash_keeping_key(stage_dir, manifest, port, pit_key, key, run=None):
     existed = pit_key.exists()
     keys.write_key(pit_key, key)
     try:
-        flash(stage_dir, manifest, port, run)
+        return flash(stage_dir, manifest, port, run)
     except BaseException:
         if not existed:
             pit_key.unlink(missing_ok=True)
@@ -435,4 +444,71 @@ def flash(stage_dir, manifest, port, run=None):
     if problems:
         raise DeployError("verification failed, the board was not reset:\n  "
                           + "\n  ".join(problems))
+    chip = parse_provision(run(cmds[-1][:-1] + ["exec", provision_script()]))
     run(cmds[-1])
+    return chip
+
+
+# -- the secure element ------------------------------------------------------
+
+def provision_script():
+    """MicroPython run on the device after the hash check: the board's
+    secure element from board_config (as its bring-up builds it), then
+    drivers/atecc608_setup.py's own source (it is not part of the image: a
+    shoe in play never provisions) and its ``provision``. Prints the chip's
+    serial and public key, or that the board has no secure element."""
+    setup = (FIRMWARE / "drivers" / "atecc608_setup.py").read_text()
+    return setup + """
+import board_config
+import binascii
+_c = getattr(board_config, "SECURE_ELEMENT", None)
+if not _c:
+    print("secure-element none")
+else:
+    from machine import I2C, Pin
+    from drivers.atecc608 import ATECC608
+    _se = ATECC608(I2C(_c["id"], scl=Pin(_c["scl"]), sda=Pin(_c["sda"]), freq=min(_c.get("freq", 100000), 100000)),
+                   _c.get("address", 0x60))
+    _p = bytearray(64)
+    _n = bytearray(9)
+    _made = provision(_se, _p)
+    serial(_se, _n)
+    print("secure-element %s %s %s" % (binascii.hexlify(_n).decode(), binascii.hexlify(_p).decode(),
+                                        "made" if _made else "kept"))
+"""
+
+
+def parse_provision(output):
+    """(serial hex, public key X||Y bytes, made now) from the provisioning
+    script's output, or None for a board without a secure element."""
+    for line in output.splitlines():
+        words = line.split()
+        if words[:1] != ["secure-element"]:
+            continue
+        if words[1:] == ["none"]:
+            return None
+        if len(words) == 4 and len(words[1]) == 18 and len(words[2]) == 128 and words[3] in ("made", "kept"):
+            try:
+                return words[1], bytes.fromhex(words[2]), words[3] == "made"
+            except ValueError:
+                break
+        break
+    raise DeployError("the board's secure element did not report a serial and public key: %s"
+                      % output.strip()[-200:])
+
+
+def register_chip(pit_key, chip):
+    """Write the chip's public key beside the MAC key (``<SHOE_ID>.pub``,
+    PEM, 0644) for `shoe verify` and the casino's records; return the lines
+    to print (serial and key, for the records)."""
+    from host_tools.protocol import checkpoints
+    if chip is None:
+        return ["no secure element on this board: its checkpoints will be unsigned"]
+    serial_hex, public, made = chip
+    pem = checkpoints.public_key_pem(public)
+    path = pathlib.Path(pit_key).with_suffix(".pub")
+    keys.write_public_key(path, pem)
+    return ["secure element ATECC608B serial %s: key pair %s inside the chip, configuration locked"
+            % (serial_hex, "generated" if made else "already there (slot locked), kept"),
+            "public key (X||Y) %s" % public.hex(),
+            "public key registered in %s (sha256 %s...)" % (path, hashlib.sha256(public).hexdigest()[:16])]

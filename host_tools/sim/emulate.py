@@ -73,7 +73,7 @@ class Emulator:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
         self.secure = None
         if secure:
-            values["SECURE"] = dict(values.get("SECURE") or {}, **self._start_secure())
+            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure())
         self.heap = values["HEAP"]
         self._write_config(values)
         self.proc = None
@@ -110,12 +110,31 @@ class Emulator:
         from host_tools.sim import atecc608, i2cbus
 
         self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json")
-        self._se_m, self._se_s, se_path = ptys.open_raw()
         bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
+        self.chip_lines = self._provision(bus)
+        self._se_m, self._se_s, se_path = ptys.open_raw()
         self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set),
                                     daemon=True)
         self._se.start()
-        return {"kind": "atecc608", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
+        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
+
+    def _provision(self, bus):
+        """What `shoe deploy` does to a board's chip, done to the simulated
+        one with the firmware's own provisioning (drivers/atecc608_setup.py)
+        before the VM starts: configuration locked, key pair made inside
+        the chip, its public key registered beside the flash directory
+        (``<dir>.pub``; the key pair is kept on later power-ons)."""
+        from drivers.atecc608 import ATECC608
+        from drivers import atecc608_setup
+        from host_tools.sim.i2cbus import DirectI2C
+
+        se = ATECC608(DirectI2C(bus))
+        public, serial = bytearray(64), bytearray(9)
+        made = atecc608_setup.provision(se, public)
+        atecc608_setup.serial(se, serial)
+        self.public_key = bytes(public)
+        self.pub_path = self.dir.rstrip("/") + ".pub"
+        return deploy.register_chip(pathlib.Path(self.dir.rstrip("/") + ".key"), (serial.hex(), self.public_key, made))
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""
@@ -252,6 +271,8 @@ def run(args):
     emu.wait_booted()
     print("# shoe %s, flash %s, key %s, VM log %s" % (emu.shoe_id, emu.dir, emu.key_path, emu.stderr_path),
           flush=True)
+    for line in getattr(emu, "chip_lines", ()):
+        print("# " + line, flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

@@ -229,7 +229,7 @@ print("COUNT", se.counter(0, True))
 
 def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     """The emulator's own wiring: host_tools.sim.emulate starts the chip in the
-    host process and names its pty in board_config.SECURE; the VM's
+    host process and names its pty in board_config.SECURE_ELEMENT; the VM's
     emulator board builds the firmware driver on that bus."""
     import threading
 
@@ -244,7 +244,7 @@ def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     server.start()
     (tmp_path / "board_config.py").write_text(
         "MODULE = 'emulator'\nWDT_MS = 5000\nLINK = {'device': %r}\nREADER = {}\nSENSOR = None\n"
-        "SECURE = {'kind': 'atecc608', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
+        "SECURE_ELEMENT = {'kind': 'atecc608b', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
     program = tmp_path / "board_se.py"
     program.write_text(BOARD_PROGRAM)
     try:
@@ -268,12 +268,31 @@ def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
 
     from support.emuhost import started
     from host_tools.sim.emulate import Emulator
+    from host_tools.protocol import checkpoints
     emu = Emulator(str(tmp_path / "flash"), "EMU1", secure=True)
-    assert emu.secure is not None and not emu.secure.config_locked
+    # Provisioned as `shoe deploy` does a board: locked, key made inside, public key registered.
+    assert emu.secure is not None and emu.secure.config_locked and emu.secure.data_locked
+    pem = (tmp_path / "flash.pub").read_bytes()
+    assert oct((tmp_path / "flash.pub").stat().st_mode & 0o777) == "0o644"
+    assert any(("serial %s" % bytes(emu.secure.serial).hex()) in line for line in emu.chip_lines)
     with started(emu) as host:
         host.connect()
         hello = host.hellos()[-1]
+        # A shoe's end: the checkpoint is signed by the chip, in the MicroPython VM.
+        for line in ["shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C", "empty"]:
+            emu.deal(line)
+        end, _ = host.wait_event(type="shoe_end")
+        seq, cp = host.wait_event(type="checkpoint")
+        host.pump(0.3)
     assert hello["tilt"] is None
+    assert cp["through"] == end and cp["counter"] == emu.secure.counters[0] and "unsigned" not in cp
+    tag = host.tags[end]
+    assert cp["head"] == (tag.decode() if isinstance(tag, bytes) else tag)
+    assert cp["manifest"] == hello["manifest"] and len(cp["manifest"]) == 64
+    message = checkpoints.statement_bytes("EMU1", end, cp["head"], cp["counter"], cp["manifest"])
+    assert checkpoints.signature_ok(checkpoints.load_public_key(pem), message, cp["sig"])
+    assert not checkpoints.signature_ok(checkpoints.load_public_key(pem), message.replace(b"EMU1", b"EMU2"),
+                                        cp["sig"])
     assert not any(p.name.endswith(".json") and p.name != "manifest.json"
                    for p in (tmp_path / "flash").iterdir())
     manifest = _json.loads((tmp_path / "flash" / "manifest.json").read_text())
