@@ -307,14 +307,11 @@ def _public_key_path(args, shoe_id):
 
 def _deployed_manifest(args, shoe_id):
     """The SHA-256 of the manifest `shoe deploy` recorded beside the key, or None."""
+    from host_tools.protocol.keys import deployed_manifest
     path = _public_key_path(args, shoe_id)
     if path is None or args.pubkey:
         return None
-    record = path.with_suffix(".manifest.json")
-    try:
-        return hashlib.sha256(record.read_bytes()).hexdigest()
-    except OSError:
-        return None
+    return deployed_manifest(path)
 
 
 def _check_signed(store, shoe_id, args):

@@ -191,6 +191,10 @@ class Board:
     def idle(self):
         time.sleep_ms(1)
 
+    def leave_service(self):
+        """Service mode refused (link/core.py): play mode after all."""
+        self.service = False
+
     def feed(self):
         now = time.ticks_ms()
         gap = time.ticks_diff(now, self._fed)

@@ -76,6 +76,7 @@ class MachineBoard:
         # USB REPL; in play neither is possible without opening the shoe.
         self.service = self._inputs[_NEW_SHOE].value() == 0
         self._wdt = None
+        self.wdt_ms = config.WDT_MS
         if not self.service:
             self._wdt = WDT(timeout=self.watchdog_ms(config.WDT_MS))
         self._key = b""
@@ -220,6 +221,17 @@ class MachineBoard:
     def gate(self, open):
         if self._gate is not None:
             self._gate.value(0 if open else 1)
+
+    def leave_service(self):
+        """Service mode refused (link/core.py: a shoe is in play): the
+        watchdog starts and Ctrl-C on the USB link stops working, as in a
+        power-on without NEW SHOE held."""
+        if not self.service:
+            return
+        self.service = False
+        self._wdt = WDT(timeout=self.watchdog_ms(self.wdt_ms))
+        if self._poll is not None:
+            micropython.kbd_intr(-1)
 
     def feed(self):
         if self._wdt is not None:

@@ -161,6 +161,21 @@ class Link:
         """Checked between inputs: every CHECKPOINT_EVERY events."""
         return self.seq - self.last_checkpoint >= proto.CHECKPOINT_EVERY
 
+    def in_play(self):
+        """True while the journal shows the device in the middle of its work
+        (the shoe: a shoe in play); service mode is refused then."""
+        return False
+
+    def _refuse_service(self):
+        """NEW SHOE held at power-on asks for service mode (no watchdog, a
+        live REPL). With a shoe in play that would open the record's device
+        mid-shoe, so the board stays in play mode and the record says why;
+        the hello then says ``service: false``."""
+        b = self.board
+        if getattr(b, "service", False) and self.in_play():
+            b.leave_service()
+            reports.service_refused(self, "a shoe is in play (the journal holds it): end the shoe first")
+
     def reset_device(self):
         """clear_tilt: the device's own state starts over (the link's is kept)."""
 
@@ -195,6 +210,7 @@ class Link:
         else:
             j.open(good)
             reports.boot(self, status == _journal.TORN)
+            self._refuse_service()
         self._hello()
 
     def settings_digest(self):

@@ -57,6 +57,7 @@ LINK_EVENTS = (
                "settings:str seq:int acked:int counter:int tilt:str|null t:int?"),
     ("time", "t:int"),
     ("tilt", "reason:str"),
+    ("service_refused", "reason:str"),
     ("tilt_cleared", "counter:int lost_from:int"),
     ("checkpoint", "through:int counter:int? head:hex32? manifest:str? sig:hex128? unsigned:str?"),
 )

@@ -46,6 +46,12 @@ def tilt(s, reason):
     s.link_send()
 
 
+def service_refused(s, reason):
+    o = begin(s, b"service_refused")
+    _text(o, b',"reason":', reason)
+    s.link_send()
+
+
 def _one_int(s, kind, key, value):
     o = begin(s, kind)
     o.raw(key)

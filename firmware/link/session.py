@@ -119,6 +119,9 @@ class Session(core.Link):
     def round_now(self):
         return self.game.round
 
+    def in_play(self):
+        return self.game.phase != _game.NO_SHOE
+
     def checkpoint_due(self):
         """Every CHECKPOINT_EVERY events, and at each shoe's end."""
         has_shoe = self.game.phase != _game.NO_SHOE

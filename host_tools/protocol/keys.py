@@ -114,3 +114,16 @@ def write_public_key(path, pem):
         f.write(pem)
         f.flush()
         os.fsync(fd)
+
+
+def deployed_manifest(key_path):
+    """The SHA-256 (hex) of the deploy record `shoe deploy` wrote beside the
+    key (``<SHOE_ID>.manifest.json``, the device's manifest.json byte for
+    byte): what the shoe's hello and signed checkpoints must name. None
+    when there is no record."""
+    record = os.path.splitext(os.fspath(key_path))[0] + ".manifest.json"
+    try:
+        with open(record, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None

@@ -563,3 +563,46 @@ def test_a_bridge_with_the_wrong_key_records_nothing_and_says_why(tmp_path):
         shoe.close()
     with db.Store(tmp_path / "b.db") as s:
         assert s.shoe_ids() == [] and [a["kind"] for a in s.alerts()] == ["forged_hello"]
+
+
+# ------------------------------------------------------------ deployed firmware, service mode
+
+DEPLOYED = "5e" * 32
+
+
+def _bridge_with_deploy_record(shoe, tmp_path, deployed=DEPLOYED):
+    return ThreadedBridge(str(tmp_path / "b.db"), shoe.path, KEY, deployed=deployed)
+
+
+def test_a_hello_naming_other_firmware_than_deployed_is_a_critical_alert(shoe, tmp_path):
+    """`shoe deploy` recorded the manifest beside the key; a shoe whose hello
+    names another (altered code that kept the link key) is alerted at once."""
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    try:
+        shoe.connect(manifest="77" * 32, service=False)
+        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "firmware_mismatch"])
+    finally:
+        bridge.close()
+    assert got[0]["severity"] == "critical"
+    assert ("77" * 32)[:16] in got[0]["detail"] and DEPLOYED[:16] in got[0]["detail"]
+
+
+def test_the_deployed_firmware_and_no_service_mode_raise_nothing(shoe, tmp_path):
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    try:
+        shoe.connect(manifest=DEPLOYED, service=False)
+        shoe.event(1)
+        shoe.pump(lambda f: shoe.acked() == 1)
+    finally:
+        bridge.close()
+    assert [a["kind"] for a in _alerts(tmp_path / "b.db")] == []
+
+
+def test_a_hello_in_service_mode_is_a_critical_alert(shoe, tmp_path):
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    try:
+        shoe.connect(manifest=DEPLOYED, service=True)
+        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "service_mode"])
+    finally:
+        bridge.close()
+    assert got[0]["severity"] == "critical" and "service mode" in got[0]["detail"]
