@@ -25,7 +25,7 @@ small holes, and a large block or a code load then may fail.
 from baccarat.jsonout import JsonOut
 import hashlib
 
-from link import auth, commands, dispatch, frame, proto, replay, reports, settings, statement
+from link import auth, commands, dispatch, frame, proto, replay, reports, settings
 from link import journal as _journal
 from link.outbox import Outbox
 
@@ -125,6 +125,7 @@ class Link:
         self.mute = False
         self.capture = False    # journal the next emission as a literal event
         self.last_checkpoint = 0
+        self.had_shoe = False   # the device was mid-work when the journal was replayed (the shoe's)
         self.next_send = 1
         self.up = False
         self.ever_up = False
@@ -145,7 +146,7 @@ class Link:
         self.se = getattr(board, "secure_element", None)
         if self.se is not None:
             self.id_bytes = self.shoe_id.encode()
-            self.statement = JsonOut(statement.SIZE)
+            self.statement = JsonOut(reports.STATEMENT_SIZE)
             self.sig = bytearray(64)
 
     # ------------------------------------------------------------- device hooks
@@ -161,20 +162,16 @@ class Link:
         """Checked between inputs: every CHECKPOINT_EVERY events."""
         return self.seq - self.last_checkpoint >= proto.CHECKPOINT_EVERY
 
-    def in_play(self):
-        """True while the journal shows the device in the middle of its work
-        (the shoe: a shoe in play); service mode is refused then."""
-        return False
-
     def _refuse_service(self):
         """NEW SHOE held at power-on asks for service mode (no watchdog, a
-        live REPL). With a shoe in play that would open the record's device
-        mid-shoe, so the board stays in play mode and the record says why;
-        the hello then says ``service: false``."""
+        live REPL). With a shoe in play (``had_shoe``, set by the shoe's
+        ``recovered``) that would open the record's device mid-shoe, so the
+        board stays in play mode and the record says why; the hello then
+        says ``service: false``."""
         b = self.board
-        if getattr(b, "service", False) and self.in_play():
+        if self.had_shoe and getattr(b, "service", False):
             b.leave_service()
-            reports.service_refused(self, "a shoe is in play (the journal holds it): end the shoe first")
+            reports.tilt(self, "a shoe is in play (the journal holds it): end the shoe first", b"service_refused")
 
     def reset_device(self):
         """clear_tilt: the device's own state starts over (the link's is kept)."""
@@ -292,7 +289,7 @@ class Link:
         self.last_checkpoint = through + 1
 
     def _sign_checkpoint(self, through):
-        """The chip signs link/statement.py's statement for ``through``:
+        """The chip signs reports.statement for ``through``:
         the chain head is the tag of event ``through``, so the events it
         covers are tagged first. Any fault (the chip, its bus) leaves the
         checkpoint unsigned and saying why: the record must go on."""
@@ -301,7 +298,7 @@ class Link:
             self._sign_next()
         o = self.out
         if self.signed != through or self.tag_stale:
-            reports.unsigned_checkpoint(o, through, -1, "the chain head is not in memory (events wait in the journal)")
+            reports.checkpoint(o, through, -1, "the chain head is not in memory (events wait in the journal)")
             return
         manifest = getattr(self.board, "manifest", "") or ""
         manifest = manifest.encode()
@@ -309,13 +306,13 @@ class Link:
         self.board.feed()  # a signature takes about 150 ms
         try:
             counter = self.se.counter(0, True)
-            n = statement.write(self.statement, self.id_bytes, through, self.chain_tag, counter, manifest)
+            n = reports.statement(self.statement, self.id_bytes, through, self.chain_tag, counter, manifest)
             digest = hashlib.sha256(memoryview(self.statement.buf)[:n]).digest()
             self.se.sign(0, digest, self.sig)
         except Exception as e:  # SecureElementFault or the bus's OSError; the driver is not imported here
-            reports.unsigned_checkpoint(o, through, counter, "secure element: %s" % e)
+            reports.checkpoint(o, through, counter, "secure element: %s" % e)
             return
-        reports.signed_checkpoint(o, through, counter, self.chain_tag, manifest, self.sig)
+        reports.checkpoint(o, through, counter, None, self.chain_tag, manifest, self.sig)
 
     def acked_to(self, seq):
         if seq <= self.acked:

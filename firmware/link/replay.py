@@ -47,7 +47,7 @@ class Replay:
         elif kind == _journal.SIGNED:
             self.emit(body, blen)
             if self.boot:
-                s.last_checkpoint = reports.checkpoint_through(body, blen) + 1
+                s.last_checkpoint = s.seq  # the checkpoint's own seq: through + 1
         elif kind == _journal.CHECKPOINT:
             through = get_u32(body, 0)
             reports.checkpoint(s.out, through)

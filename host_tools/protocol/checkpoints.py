@@ -1,6 +1,6 @@
 """Checking a shoe's signed checkpoints (docs/security.md, "Signed
-checkpoints"): the statement each one carries (link/statement.py, the
-firmware's own writer), the secure element's ECDSA P-256 signature over it
+checkpoints"): the statement each one carries (link/reports.py's ``statement``,
+the firmware's own writer), the secure element's ECDSA P-256 signature over it
 with the public key registered at deploy, the chain head it names against
 the stored tag of that event, the chip's counter, and the manifest.
 
@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from baccarat.jsonout import JsonOut
-from link import events_schema, statement
+from link import events_schema, reports
 
 FIELDS = events_schema.require("checkpoint", "through", "counter", "head", "manifest", "sig", "unsigned",
                                source="link")
@@ -46,8 +46,8 @@ def load_public_key(pem):
 
 
 def statement_bytes(shoe_id, through, head, counter, manifest):
-    o = JsonOut(statement.SIZE + len(shoe_id))
-    n = statement.write(o, shoe_id.encode(), through, head.encode(), counter, manifest.encode())
+    o = JsonOut(reports.STATEMENT_SIZE + len(shoe_id))
+    n = reports.statement(o, shoe_id.encode(), through, head.encode(), counter, manifest.encode())
     return bytes(o.buf[:n])
 
 
