@@ -497,6 +497,24 @@ def parse_provision(output):
                       % output.strip()[-200:])
 
 
+def link_key_pair(chip_link_public):
+    """(peer, key): the technician's half of the link key (docs/security.md,
+    "The key at rest"). A throw-away P-256 key pair is made here; ``peer``
+    (its public half, 64 bytes X||Y) goes to the device's flash as
+    link_peer.bin, ``key`` = SHA-256(LINK_LABEL || ECDH) is the pit's copy,
+    and the private half is dropped. The device derives the same key at
+    every boot with the chip's slot-2 key (drivers/atecc608.link_key), so
+    no key is ever written to its flash or sent to it."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from drivers.atecc608 import LINK_LABEL
+    chip = ec.EllipticCurvePublicNumbers(int.from_bytes(chip_link_public[:32], "big"),
+                                         int.from_bytes(chip_link_public[32:], "big"), ec.SECP256R1()).public_key()
+    host = ec.generate_private_key(ec.SECP256R1())
+    n = host.public_key().public_numbers()
+    peer = n.x.to_bytes(32, "big") + n.y.to_bytes(32, "big")
+    return peer, hashlib.sha256(LINK_LABEL + host.exchange(ec.ECDH(), chip)).digest()
+
+
 def register_chip(pit_key, chip):
     """Write the chip's public key beside the MAC key (``<SHOE_ID>.pub``,
     PEM, 0644) for `shoe verify` and the casino's records; return the lines

@@ -84,6 +84,7 @@ class Board:
         self.journal_path = here + "/journal.bin"
         self.cardset_path = here + "/cardset.bin"
         self._key_path = here + "/shoe_key.bin"
+        self._here = here
         self._key = b""
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
@@ -205,7 +206,20 @@ class Board:
         self._fed = now
 
     def key(self):
+        """The link key: derived by the secure element when the flash holds
+        its peer's public key (docs/security.md, "The key at rest"), else
+        read from shoe_key.bin."""
         if not self._key:
+            if self.secure_element is not None:
+                from drivers.atecc608 import PEER_FILE, link_key
+                try:
+                    with open(self._here + "/" + PEER_FILE, "rb") as f:
+                        peer = f.read()
+                except OSError:
+                    peer = None
+                if peer is not None:
+                    self._key = link_key(self.secure_element, peer)
+                    return self._key
             with open(self._key_path, "rb") as f:
                 self._key = f.read()
         return self._key

@@ -238,7 +238,18 @@ class MachineBoard:
             self._wdt.feed()
 
     def key(self):
-        """The per-shoe HMAC key that `shoe deploy` wrote to shoe_key.bin."""
+        """The per-shoe link key: derived by the secure element when the
+        flash holds its peer's public key (link_peer.bin; docs/security.md,
+        "The key at rest"), else the one `shoe deploy` wrote to shoe_key.bin."""
+        if not self._key and self.secure_element is not None:
+            from drivers.atecc608 import PEER_FILE, link_key
+            try:
+                with open(PEER_FILE, "rb") as f:
+                    peer = f.read()
+            except OSError:
+                peer = None
+            if peer is not None:
+                self._key = link_key(self.secure_element, peer)
         if not self._key:
             try:
                 with open(KEY_FILE, "rb") as f:

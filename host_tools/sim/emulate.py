@@ -33,6 +33,7 @@ import time
 
 from host_tools import deploy, vm
 from host_tools.sim import ptys, vmcode
+from host_tools.protocol import keys
 from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
@@ -129,12 +130,37 @@ class Emulator:
         from host_tools.sim.i2cbus import DirectI2C
 
         se = ATECC608(DirectI2C(bus))
-        public, serial = bytearray(64), bytearray(9)
-        made = atecc608_setup.provision(se, public)
+        public, link, serial = bytearray(64), bytearray(64), bytearray(9)
+        made = atecc608_setup.provision(se, public, link)
         atecc608_setup.serial(se, serial)
         self.public_key = bytes(public)
         self.pub_path = self.dir.rstrip("/") + ".pub"
-        return deploy.register_chip(pathlib.Path(self.dir.rstrip("/") + ".key"), (serial.hex(), self.public_key, made))
+        pit_key = pathlib.Path(self.dir.rstrip("/") + ".key")
+        self._key_at_rest(link, pit_key)
+        return deploy.register_chip(pit_key, (serial.hex(), self.public_key, made))
+
+    def _key_at_rest(self, link, pit_key):
+        """The link key as `shoe deploy` keeps it for a shoe with the chip:
+        the pit's copy beside the flash (0600), the peer's public half on
+        the flash, no key file there (docs/security.md, "The key at rest")."""
+        from drivers.atecc608 import PEER_FILE
+        peer_path = os.path.join(self.dir, PEER_FILE)
+        if not os.path.exists(peer_path):
+            peer, key = deploy.link_key_pair(bytes(link))
+            keys.write_key(pit_key, key)
+            with open(peer_path, "wb") as f:
+                f.write(peer)
+            manifest_path = os.path.join(self.dir, deploy.MANIFEST)
+            with open(manifest_path) as f:
+                manifest = json.load(f)
+            manifest["files"].pop(KEY_FILE, None)
+            manifest["files"][PEER_FILE] = deploy.fw_manifest.file_sha256(peer_path)
+            with open(manifest_path, "w") as f:
+                f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+            if os.path.exists(self.key_path):
+                os.remove(self.key_path)
+        self.key_path = str(pit_key)
+        self.key = keys.read_key(pit_key)
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""
