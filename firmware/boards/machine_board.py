@@ -241,7 +241,7 @@ class MachineBoard:
         """The per-shoe link key: derived by the secure element when the
         flash holds its peer's public key (link_peer.bin; docs/security.md,
         "The key at rest"), else the one `shoe deploy` wrote to shoe_key.bin."""
-        if not self._key and self.secure_element is not None:
+        if not self._key and getattr(self, "secure_element", None) is not None:
             from drivers.atecc608 import PEER_FILE, link_key
             try:
                 with open(PEER_FILE, "rb") as f:

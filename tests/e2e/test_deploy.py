@@ -303,8 +303,21 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
             "--key-dir", str(keys)]
     assert cli.main(argv) == 0
     key = (keys / "T07.key").read_bytes()
-    assert len(key) == 32 and (device / deploy.KEY_NAME).read_bytes() == key
-    assert oct((keys / "T07.key").stat().st_mode & 0o777) == "0o600"
+    assert len(key) == 32 and oct((keys / "T07.key").stat().st_mode & 0o777) == "0o600"
+    # The key at rest: no key on the board's flash, only the peer's public
+    # half; the board's chip derives the pit's key from it (checked here with
+    # the simulator's own slot-2 key and `cryptography`).
+    assert not (device / deploy.KEY_NAME).exists()
+    assert not any(key in f.read_bytes() for f in device.rglob("*") if f.is_file())
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from drivers.atecc608 import LINK_LABEL, LINK_SLOT, PEER_FILE
+    peer = (device / PEER_FILE).read_bytes()
+    assert (keys / "T07.peer").read_bytes() == peer
+    peer_key = ec.EllipticCurvePublicNumbers(int.from_bytes(peer[:32], "big"), int.from_bytes(peer[32:], "big"),
+                                             ec.SECP256R1()).public_key()
+    chip = deploy._run.chip
+    assert hashlib.sha256(LINK_LABEL + chip.keys[LINK_SLOT].exchange(ec.ECDH(), peer_key)).digest() == key
+    assert PEER_FILE in json.loads((device / deploy.MANIFEST).read_text())["files"]
     record = json.loads((keys / "T07.manifest.json").read_text())
     assert record["shoe_id"] == "T07" and record["board"] == "pico"
     # The record is the device's manifest.json byte for byte: its hash is the hello's.
@@ -312,7 +325,6 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     out = capsys.readouterr().out
     assert hashlib.sha256(key).hexdigest()[:16] in out
     # The secure element: key pair made inside the chip, configuration locked, public key registered.
-    chip = deploy._run.chip
     assert chip.config_locked and chip.data_locked
     pub = keys / "T07.pub"
     assert oct(pub.stat().st_mode & 0o777) == "0o644"
@@ -322,15 +334,16 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert (numbers.x, numbers.y) == (private.x, private.y)
     assert ("serial %s" % bytes(chip.serial).hex()) in out and "generated inside the chip" in out
     assert "public key (X||Y) %064x%064x" % (numbers.x, numbers.y) in out
-    # Nothing on the board's flash holds the private key.
-    d = chip.keys[0].private_numbers().private_value.to_bytes(32, "big")
-    assert not any(d in f.read_bytes() for f in device.rglob("*") if f.is_file())
+    # Nothing on the board's flash holds a private key.
+    for slot in (0, LINK_SLOT):
+        d = chip.keys[slot].private_numbers().private_value.to_bytes(32, "big")
+        assert not any(d in f.read_bytes() for f in device.rglob("*") if f.is_file())
     # A second deploy must not silently give the shoe a new key...
     assert cli.main(argv) == 1
     assert "already holds a different key for shoe T07" in capsys.readouterr().err
     # ...but keeps it when asked to.
     assert cli.main(argv + ["--key-file", str(keys / "T07.key")]) == 0
-    assert (device / deploy.KEY_NAME).read_bytes() == key
+    assert (keys / "T07.key").read_bytes() == key and (device / PEER_FILE).read_bytes() == peer
     # The chip kept its key (slot locked): the same public key is registered again.
     assert "already there (slot locked), kept" in capsys.readouterr().out
     assert serialization.load_pem_public_key(pub.read_bytes()).public_numbers() == numbers
@@ -377,6 +390,8 @@ def test_a_failed_flash_leaves_no_key_behind(tmp_path, monkeypatch, capsys, stag
     held = tmp_path / "held.key"
     held.write_bytes(b"\x05" * 32)
     os.chmod(held, 0o600)
+    held.with_suffix(".peer").write_bytes(b"\x04" * 64)   # the peer a board with the chip keeps it with
+    keys.mkdir(mode=0o700, exist_ok=True)   # a failed deploy of a board with the chip made none
     (keys / "T08.key").write_bytes(b"\x05" * 32)
     os.chmod(keys / "T08.key", 0o600)
     assert cli.main(argv + ["--key-file", str(held)]) == 1
