@@ -18,9 +18,12 @@ files by hand:
    SHA-256 computed on the device, compare with the staged manifest;
 5. provision the board's secure element (drivers/atecc608_setup.py's
    ``provision``, run on the device: configuration written and locked, the
-   key pair generated inside the chip, which never gives the private key
+   key pairs generated inside the chip, which never gives a private key
    out) and register its serial number and public key beside the MAC key
-   (``<SHOE_ID>.pub``, PEM, 0644) and print both; then reset. The deploy
+   (``<SHOE_ID>.pub``, PEM, 0644) and print both; then reset. On such a
+   board step 3 changes: no key is staged; the link key is derived from the
+   chip's ECDH key and a throw-away key pair made here, whose public half
+   goes to the board as link_peer.bin (``_deploy_secure``). The deploy
    record ``<SHOE_ID>.manifest.json`` is the staged manifest.json byte for
    byte, so its SHA-256 is what the shoe's hello and signed checkpoints name.
 
