@@ -15,8 +15,17 @@ files by hand:
    for a shoe that was actually set up;
 4. copy everything with ``mpremote`` (with ``manifest.json``, which main.py's
    boot self-test checks every file against), read every file back as a
-   SHA-256 computed on the device, compare with the staged manifest, and
-   reset.
+   SHA-256 computed on the device, compare with the staged manifest;
+5. provision the board's secure element (drivers/atecc608_setup.py's
+   ``provision``, run on the device: configuration written and locked, the
+   key pairs generated inside the chip, which never gives a private key
+   out) and register its serial number and public key beside the MAC key
+   (``<SHOE_ID>.pub``, PEM, 0644) and print both; then reset. On such a
+   board step 3 changes: no key is staged; the link key is derived from the
+   chip's ECDH key and a throw-away key pair made here, whose public half
+   goes to the board as link_peer.bin (``_deploy_secure``). The deploy
+   record ``<SHOE_ID>.manifest.json`` is the staged manifest.json byte for
+   byte, so its SHA-256 is what the shoe's hello and signed checkpoints name.
 
 ``--dry-run OUTDIR`` stops after staging: OUTDIR is the device's file tree
 (so ``MICROPYPATH=OUTDIR micropython`` runs it) plus ``manifest.json``.
@@ -114,17 +123,23 @@ def run(args):
             print("dry run: no shoe was provisioned; its key is only in %s"
                   % os.path.join(args.dry_run, KEY_NAME))
             return 0
+        secure = not shuffler and bool(config.constants(args.board, shoe_id).get("SECURE_ELEMENT"))
+        if secure:
+            return _deploy_secure(args, shoe_id, staging)
         pit_key = pit_key_path(args.key_dir, shoe_id, key)
         with tempfile.TemporaryDirectory() as stage_dir:
             manifest = staging(stage_dir, require_main=True)
             print("flashing %s on %s: hold NEW SHOE while powering the board if it is in play"
                   % (args.board, args.port))
-            flash_keeping_key(stage_dir, manifest, args.port, pit_key, key)
-        # The deploy record: which firmware, by hash, this shoe now runs.
-        pit_key.with_suffix(".manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+            chip = flash_keeping_key(stage_dir, manifest, args.port, pit_key, key)
+            # The deploy record: which firmware, by hash, this shoe now runs
+            # (the very bytes the device's boot check hashes for its hello).
+            pit_key.with_suffix(".manifest.json").write_bytes((pathlib.Path(stage_dir) / MANIFEST).read_bytes())
         print("shoe %s flashed and verified (%d files, firmware %s); pit key in %s (sha256 %s...)"
               % (shoe_id, len(manifest["files"]), manifest["firmware_version"], pit_key,
                  hashlib.sha256(key).hexdigest()[:16]))
+        for line in register_chip(pit_key, chip):
+            print(line)
         return 0
     except (DeployError, boards.BoardError, keys.KeyFileError) as exc:
         print("shoe deploy: %s" % exc, file=sys.stderr)
@@ -136,6 +151,57 @@ def run(args):
 
 
 # -- key provisioning --------------------------------------------------------
+
+def _deploy_secure(args, shoe_id, staging):
+    """A board with the secure element: no key on its flash. The image is
+    staged without shoe_key.bin; after the copy and the hash check the chip
+    is provisioned, the technician's side makes the link key with the chip's
+    ECDH key (link_key_pair) or, with --key-file, keeps the key and the peer
+    it was made with (``<SHOE_ID>.peer`` beside it), and link_peer.bin joins
+    the device's files and manifest. The pit's files are written only once
+    the board is verified: a failed flash leaves none behind."""
+    pit = pathlib.Path(args.key_dir).expanduser() / ("%s.key" % config.check_shoe_id(shoe_id))
+    kept = None
+    if args.key_file:
+        peer_path = pathlib.Path(args.key_file).with_suffix(".peer")
+        try:
+            kept = (keys.read_key(args.key_file), peer_path.read_bytes())
+        except OSError:
+            raise DeployError("%s has no %s beside it: a key for a board with the secure element is "
+                              "kept with the peer it was made with" % (args.key_file, peer_path.name))
+        if len(kept[1]) != 64:
+            raise DeployError("%s is not a 64-byte public key" % peer_path)
+    elif pit.exists():
+        raise DeployError(
+            "the pit PC already holds a different key for shoe %s in %s; pass --key-file %s "
+            "to keep it, or remove it to give the shoe a new key" % (shoe_id, pit, pit))
+    made = {}
+
+    def link_peer(chip):
+        if kept is not None:
+            made["key"], made["peer"] = kept
+        else:
+            made["peer"], made["key"] = link_key_pair(chip[3])
+        return made["peer"]
+
+    with tempfile.TemporaryDirectory() as stage_dir:
+        manifest = staging(stage_dir, require_main=True)
+        print("flashing %s on %s: hold NEW SHOE while powering the board if it is in play"
+              % (args.board, args.port))
+        chip = flash(stage_dir, manifest, args.port, link_peer=link_peer)
+        if chip is None:
+            raise DeployError("boards.toml gives %s a secure element, but the board reported none" % args.board)
+        keys.write_key(pit, made["key"])
+        keys.write_public_key(pit.with_suffix(".peer"), made["peer"])
+        pit.with_suffix(".manifest.json").write_bytes((pathlib.Path(stage_dir) / MANIFEST).read_bytes())
+    print("shoe %s flashed and verified (%d files, firmware %s); link key derived by the secure element "
+          "at every boot, none on the board's flash; pit copy in %s (sha256 %s...)"
+          % (shoe_id, len(manifest["files"]), manifest["firmware_version"], pit,
+             hashlib.sha256(made["key"]).hexdigest()[:16]))
+    for line in register_chip(pit, chip):
+        print(line)
+    return 0
+
 
 
 def pit_key_path(key_dir, shoe_id, key):
@@ -162,7 +228,7 @@ def flash_keeping_key(stage_dir, manifest, port, pit_key, key, run=None):
     existed = pit_key.exists()
     keys.write_key(pit_key, key)
     try:
-        flash(stage_dir, manifest, port, run)
+        return flash(stage_dir, manifest, port, run)
     except BaseException:
         if not existed:
             pit_key.unlink(missing_ok=True)
@@ -301,7 +367,8 @@ def _write_image(outdir, sources, source_name, values, key, cardset, head):
     generated.write_text(config.render(values))
     compile_mpy(generated, out / "board_config.mpy", "board_config.py")
     generated.unlink()
-    keys.write_key(out / KEY_NAME, key)
+    if key is not None:   # None: a board whose link key the secure element derives
+        keys.write_key(out / KEY_NAME, key)
     if cardset is not None:
         check_cardset(cardset)
         shutil.copyfile(cardset, out / CARDSET)
@@ -419,8 +486,11 @@ def _run(argv):
     return proc.stdout
 
 
-def flash(stage_dir, manifest, port, run=None):
-    """Copy, verify by hash, reset. run(argv) -> stdout runs mpremote (tests pass a stand-in)."""
+def flash(stage_dir, manifest, port, run=None, link_peer=None):
+    """Copy, verify by hash, provision the secure element, reset. run(argv)
+    -> stdout runs mpremote (tests pass a stand-in). ``link_peer(chip)``,
+    for a board whose link key the chip derives: the peer's public key to
+    install as link_peer.bin (added to the manifest and verified too)."""
     run = run or _run
     # The manifest goes too: main.py's boot self-test hashes every file it lists.
     files = dict(manifest["files"])
@@ -435,4 +505,114 @@ def flash(stage_dir, manifest, port, run=None):
     if problems:
         raise DeployError("verification failed, the board was not reset:\n  "
                           + "\n  ".join(problems))
+    connect = cmds[-1][:-1]
+    chip = parse_provision(run(connect + ["exec", provision_script()]))
+    if chip is not None and link_peer is not None:
+        _install_peer(stage_dir, manifest, run, connect, link_peer(chip))
     run(cmds[-1])
+    return chip
+
+
+def _install_peer(stage_dir, manifest, run, connect, peer):
+    """link_peer.bin into the image and its manifest, both copied and
+    verified by hash; a shoe_key.bin left by an earlier deploy is removed."""
+    from drivers.atecc608 import PEER_FILE
+    stage = pathlib.Path(stage_dir)
+    (stage / PEER_FILE).write_bytes(peer)
+    manifest["files"].pop(KEY_NAME, None)
+    manifest["files"][PEER_FILE] = fw_manifest.file_sha256(str(stage / PEER_FILE))
+    (stage / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    run(connect + ["exec", "import os\ntry:\n    os.remove(%r)\nexcept OSError:\n    pass\n" % KEY_NAME])
+    run(connect + ["fs", "cp", str(stage / PEER_FILE), ":" + PEER_FILE, "+",
+                   "fs", "cp", str(stage / MANIFEST), ":" + MANIFEST])
+    files = {PEER_FILE: manifest["files"][PEER_FILE], MANIFEST: fw_manifest.file_sha256(str(stage / MANIFEST))}
+    problems = check_hashes(files, run(connect + ["exec", hash_script(files)]))
+    if problems:
+        raise DeployError("verification of the link key's peer failed, the board was not reset:\n  "
+                          + "\n  ".join(problems))
+
+
+# -- the secure element ------------------------------------------------------
+
+def provision_script():
+    """MicroPython run on the device after the hash check: the board's
+    secure element from board_config (as its bring-up builds it), then
+    drivers/atecc608_setup.py's own source (it is not part of the image: a
+    shoe in play never provisions) and its ``provision``. Prints the chip's
+    serial and public key, or that the board has no secure element."""
+    setup = (FIRMWARE / "drivers" / "atecc608_setup.py").read_text()
+    return setup + """
+import board_config
+import binascii
+_c = getattr(board_config, "SECURE_ELEMENT", None)
+if not _c:
+    print("secure-element none")
+else:
+    from machine import I2C, Pin
+    from drivers.atecc608 import ATECC608
+    _se = ATECC608(I2C(_c["id"], scl=Pin(_c["scl"]), sda=Pin(_c["sda"]), freq=min(_c.get("freq", 100000), 100000)),
+                   _c.get("address", 0x60))
+    _p = bytearray(64)
+    _l = bytearray(64)
+    _n = bytearray(9)
+    _made = provision(_se, _p, _l)
+    serial(_se, _n)
+    print("secure-element %s %s %s %s" % (binascii.hexlify(_n).decode(), binascii.hexlify(_p).decode(),
+                                           "made" if _made else "kept", binascii.hexlify(_l).decode()))
+"""
+
+
+def parse_provision(output):
+    """(serial hex, signing public key X||Y, made now, link ECDH public key
+    X||Y) from the provisioning script's output, or None for a board
+    without a secure element."""
+    for line in output.splitlines():
+        words = line.split()
+        if words[:1] != ["secure-element"]:
+            continue
+        if words[1:] == ["none"]:
+            return None
+        if len(words) == 5 and len(words[1]) == 18 and len(words[2]) == 128 and words[3] in ("made", "kept") \
+                and len(words[4]) == 128:
+            try:
+                return words[1], bytes.fromhex(words[2]), words[3] == "made", bytes.fromhex(words[4])
+            except ValueError:
+                break
+        break
+    raise DeployError("the board's secure element did not report a serial and public key: %s"
+                      % output.strip()[-200:])
+
+
+def link_key_pair(chip_link_public):
+    """(peer, key): the technician's half of the link key (docs/security.md,
+    "The key at rest"). A throw-away P-256 key pair is made here; ``peer``
+    (its public half, 64 bytes X||Y) goes to the device's flash as
+    link_peer.bin, ``key`` = SHA-256(LINK_LABEL || ECDH) is the pit's copy,
+    and the private half is dropped. The device derives the same key at
+    every boot with the chip's slot-2 key (drivers/atecc608.link_key), so
+    no key is ever written to its flash or sent to it."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from drivers.atecc608 import LINK_LABEL
+    chip = ec.EllipticCurvePublicNumbers(int.from_bytes(chip_link_public[:32], "big"),
+                                         int.from_bytes(chip_link_public[32:], "big"), ec.SECP256R1()).public_key()
+    host = ec.generate_private_key(ec.SECP256R1())
+    n = host.public_key().public_numbers()
+    peer = n.x.to_bytes(32, "big") + n.y.to_bytes(32, "big")
+    return peer, hashlib.sha256(LINK_LABEL + host.exchange(ec.ECDH(), chip)).digest()
+
+
+def register_chip(pit_key, chip):
+    """Write the chip's public key beside the MAC key (``<SHOE_ID>.pub``,
+    PEM, 0644) for `shoe verify` and the casino's records; return the lines
+    to print (serial and key, for the records)."""
+    from host_tools.protocol import checkpoints
+    if chip is None:
+        return ["no secure element on this board: its checkpoints will be unsigned"]
+    serial_hex, public, made = chip[:3]
+    pem = checkpoints.public_key_pem(public)
+    path = pathlib.Path(pit_key).with_suffix(".pub")
+    keys.write_public_key(path, pem)
+    return ["secure element ATECC608B serial %s: key pair %s inside the chip, configuration locked"
+            % (serial_hex, "generated" if made else "already there (slot locked), kept"),
+            "public key (X||Y) %s" % public.hex(),
+            "public key registered in %s (sha256 %s...)" % (path, hashlib.sha256(public).hexdigest()[:16])]

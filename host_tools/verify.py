@@ -17,6 +17,13 @@ Two levels of proof:
   contract): every stored event came from the key holder, in order, none
   missing, from ``first_prev`` on, with chain restarts only where the
   protocol allows one. A store edited and re-chained without the key fails.
+- With the shoe's public key (``SHOE-ID.pub`` beside ``--key-file``, in
+  ``--key-dir``, ``--pubkey``, or the central device registry) it checks
+  every signed checkpoint (host_tools/protocol/checkpoints.py): the chip's
+  signature, the chain head it names, the counter, the manifest. That is
+  the proof an insider holding the MAC key cannot forge; without a public
+  key verify says so and fails, unless ``--mac-only`` asks for the MAC
+  chain alone.
 - ``--anchor SHOE:SEQ:MAC`` (a checkpoint tag printed earlier by this
   command, or kept elsewhere) proves the store still reaches SEQ with the
   very event the shoe signed there: a truncated tail, re-chained or not,
@@ -49,6 +56,10 @@ def add_arguments(parser):
     parser.add_argument("--key-file", help="the shoe key (32 bytes): also check every event's tag")
     parser.add_argument("--anchor", action="append", default=[], metavar="SHOE:SEQ:MAC",
                         help="a checkpoint tag kept outside the store; may be repeated")
+    parser.add_argument("--pubkey", help="the shoe's public key (PEM, SHOE-ID.pub from `shoe deploy`); "
+                        "default: the .pub beside --key-file, or in --key-dir")
+    parser.add_argument("--mac-only", action="store_true",
+                        help="check the MAC chain only, without the signed checkpoints")
 
 
 def parse_anchor(text):
@@ -241,15 +252,26 @@ def run(args):
             if hasattr(store, "anchors") and shoe_key is not None:
                 kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
             fault = check_shoe(store, shoe_id, shoe_key, kept)
+            signed = None
             if fault:
                 print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
                 bad += 1
-            else:
+            elif not args.mac_only and (shoe_key is not None or args.pubkey):
+                signed = _check_signed(store, shoe_id, args)
+                if signed is None or signed.fault:
+                    bad += 1
+            if not fault and (signed is None or not signed.fault) and \
+                    (signed is not None or args.mac_only or (shoe_key is None and not args.pubkey)):
                 print("OK   shoe %s: %d events, seq %s..%s, head %s, %s" % (
                     shoe_id, store.count(shoe_id), info["first_seq"], info["last_seq"],
                     (info["head_hash"] or info.get("last_mac") or "-")[:16],
                     "tags verified under key %s" % key_id if shoe_key is not None else
                     "SHA-256 chain only: the shoe's tags were not checked (no --key-file)"))
+                if signed is not None:
+                    _print_signed(shoe_id, signed)
+                elif args.mac_only:
+                    print("note shoe %s: signed checkpoints not checked (--mac-only): the MAC key's "
+                          "holders could have written this record" % shoe_id)
                 if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
                     print("note shoe %s: the bridge recorded key %s, this key is %s" % (
                         shoe_id, info["key_id"], key_id))
@@ -270,6 +292,72 @@ def run(args):
         if not args.central:
             bad += _check_logs(store)
     return 1 if bad else 0
+
+
+def _public_key_path(args, shoe_id):
+    import pathlib
+    if args.pubkey:
+        return pathlib.Path(args.pubkey)
+    if args.key_file:
+        return pathlib.Path(args.key_file).with_suffix(".pub")
+    if args.key_dir:
+        return pathlib.Path(args.key_dir) / ("%s.pub" % shoe_id)
+    return None
+
+
+def _deployed_manifest(args, shoe_id):
+    """The SHA-256 of the manifest `shoe deploy` recorded beside the key, or None."""
+    from host_tools.protocol.keys import deployed_manifest
+    path = _public_key_path(args, shoe_id)
+    if path is None or args.pubkey:
+        return None
+    return deployed_manifest(path)
+
+
+def _check_signed(store, shoe_id, args):
+    """The shoe's signed checkpoints (protocol/checkpoints.py): a Result,
+    or None after printing the one line that says no public key is at hand."""
+    from host_tools.protocol import checkpoints
+    pem = None
+    if args.central and not args.pubkey and hasattr(store, "public_key"):
+        pem = store.public_key(shoe_id)
+        where = "the central device registry"
+    else:
+        path = _public_key_path(args, shoe_id)
+        where = str(path)
+        try:
+            pem = path.read_bytes()
+        except OSError:
+            pem = None
+    if not pem:
+        print("FAIL shoe %s: no public key (%s): its signed checkpoints cannot be checked; "
+              "--mac-only checks the MAC chain alone" % (shoe_id, where))
+        return None
+    try:
+        key = checkpoints.load_public_key(pem)
+    except ValueError as e:
+        print("FAIL shoe %s: public key %s: %s" % (shoe_id, where, e))
+        return None
+    rows = ((row["seq"], row["event"], row["mac"]) for row in store.rows(shoe_id))
+    result = checkpoints.check(shoe_id, rows, key, _deployed_manifest(args, shoe_id))
+    if result.fault:
+        print("FAIL shoe %s: checkpoint seq %d: %s" % (shoe_id, result.fault[0], result.fault[1]))
+    return result
+
+
+def _print_signed(shoe_id, r):
+    if r.signed:
+        print("OK   shoe %s: %d signed checkpoints verified under its public key, counters %d..%d" % (
+            shoe_id, r.signed, r.counters[0], r.counters[1]))
+    else:
+        print("note shoe %s: no signed checkpoint in the record" % shoe_id)
+    for seq, why in r.unsigned:
+        print("note shoe %s: checkpoint seq %d is unsigned: %s" % (shoe_id, seq, why))
+    start = (r.last_signed or 0) + 1
+    if r.last_seq is not None and start <= r.last_seq:
+        print("note shoe %s: events %d..%d come after the last signed checkpoint%s: only their MACs "
+              "vouch for them" % (shoe_id, start, r.last_seq,
+                                  " (seq %d)" % r.last_signed if r.last_signed else ""))
 
 
 def _check_logs(store):

@@ -30,7 +30,7 @@ The dealer's lights and the gate keep the state main.py last drove; a
 ``gpio LIGHTS GATE``: the light mask and 1 for an open gate, what a
 technician looking at the shoe would see (`shoe acceptance`'s tests).
 
-``SECURE["device"]`` puts the secure element on the board's I2C bus: an
+``SECURE_ELEMENT["device"]`` puts the secure element on the board's I2C bus: an
 ATECC608B simulated in the host process (it signs with a library no VM
 has), the bus's transactions carried over that pty (``boards.ptyi2c``), and
 the firmware's own driver on top, as on a board. ``secure_element`` is the
@@ -84,6 +84,7 @@ class Board:
         self.journal_path = here + "/journal.bin"
         self.cardset_path = here + "/cardset.bin"
         self._key_path = here + "/shoe_key.bin"
+        self._here = here
         self._key = b""
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
@@ -110,7 +111,7 @@ class Board:
         # button, so board_config says whether it was held.
         self.service = bool(getattr(config, "HELD_AT_POWER_ON", False))
         self.secure_element = None
-        secure = getattr(config, "SECURE", None)
+        secure = getattr(config, "SECURE_ELEMENT", None)
         if secure and secure.get("device"):
             from boards.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
@@ -191,6 +192,10 @@ class Board:
     def idle(self):
         time.sleep_ms(1)
 
+    def leave_service(self):
+        """Service mode refused (link/core.py): play mode after all."""
+        self.service = False
+
     def feed(self):
         now = time.ticks_ms()
         gap = time.ticks_diff(now, self._fed)
@@ -201,7 +206,20 @@ class Board:
         self._fed = now
 
     def key(self):
+        """The link key: derived by the secure element when the flash holds
+        its peer's public key (docs/security.md, "The key at rest"), else
+        read from shoe_key.bin."""
         if not self._key:
+            if self.secure_element is not None:
+                from drivers.atecc608 import PEER_FILE, link_key
+                try:
+                    with open(self._here + "/" + PEER_FILE, "rb") as f:
+                        peer = f.read()
+                except OSError:
+                    peer = None
+                if peer is not None:
+                    self._key = link_key(self.secure_element, peer)
+                    return self._key
             with open(self._key_path, "rb") as f:
                 self._key = f.read()
         return self._key

@@ -76,6 +76,7 @@ class MachineBoard:
         # USB REPL; in play neither is possible without opening the shoe.
         self.service = self._inputs[_NEW_SHOE].value() == 0
         self._wdt = None
+        self.wdt_ms = config.WDT_MS
         if not self.service:
             self._wdt = WDT(timeout=self.watchdog_ms(config.WDT_MS))
         self._key = b""
@@ -86,7 +87,7 @@ class MachineBoard:
         if config.SENSOR:
             self.back_sensor = self._make_sensor(config.SENSOR)
         self.secure_element = None
-        secure = getattr(config, "SECURE", None)
+        secure = getattr(config, "SECURE_ELEMENT", None)
         if secure:
             self.secure_element = self._make_secure(secure)
 
@@ -133,7 +134,7 @@ class MachineBoard:
         return TCS34725(self._i2c(cfg), cfg.get("calibration"))
 
     def _make_secure(self, cfg):
-        if cfg["kind"] != "atecc608" or cfg["bus"] != "i2c":
+        if cfg["kind"] not in ("atecc608b", "atecc608") or cfg["bus"] != "i2c":
             raise ConfigError("no driver for a %s secure element on %s" % (cfg["kind"], cfg["bus"]))
         from drivers.atecc608 import ATECC608
         # 100 kHz at most, so the address byte 0x00 holds SDA low past tWLO
@@ -221,12 +222,34 @@ class MachineBoard:
         if self._gate is not None:
             self._gate.value(0 if open else 1)
 
+    def leave_service(self):
+        """Service mode refused (link/core.py: a shoe is in play): the
+        watchdog starts and Ctrl-C on the USB link stops working, as in a
+        power-on without NEW SHOE held."""
+        if not self.service:
+            return
+        self.service = False
+        self._wdt = WDT(timeout=self.watchdog_ms(self.wdt_ms))
+        if self._poll is not None:
+            micropython.kbd_intr(-1)
+
     def feed(self):
         if self._wdt is not None:
             self._wdt.feed()
 
     def key(self):
-        """The per-shoe HMAC key that `shoe deploy` wrote to shoe_key.bin."""
+        """The per-shoe link key: derived by the secure element when the
+        flash holds its peer's public key (link_peer.bin; docs/security.md,
+        "The key at rest"), else the one `shoe deploy` wrote to shoe_key.bin."""
+        if not self._key and getattr(self, "secure_element", None) is not None:
+            from drivers.atecc608 import PEER_FILE, link_key
+            try:
+                with open(PEER_FILE, "rb") as f:
+                    peer = f.read()
+            except OSError:
+                peer = None
+            if peer is not None:
+                self._key = link_key(self.secure_element, peer)
         if not self._key:
             try:
                 with open(KEY_FILE, "rb") as f:

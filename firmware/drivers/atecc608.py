@@ -19,7 +19,8 @@ code, or silence raises SecureElementFault saying which. The opcodes, status
 codes, times and the CRC are defined here once; the host's simulator
 (host_tools/sim/atecc608.py) imports them.
 
-This module is what stays resident in play (Random, Nonce, Sign, Counter);
+This module is what stays resident in play (Random, Nonce, Sign, Counter,
+and ECDH for the link key at boot);
 making the key pair, reading and locking the zones are provisioning, in
 drivers/atecc608_setup.py, loaded only for that.
 """
@@ -49,6 +50,7 @@ class SecureElementFault(Exception):
 ADDRESS = const(0x60)
 
 OP_COUNTER = const(0x24)
+OP_ECDH = const(0x43)
 OP_GENKEY = const(0x40)
 OP_INFO = const(0x30)
 OP_LOCK = const(0x17)
@@ -72,7 +74,7 @@ STATUS_NAMES = {MISCOMPARE: "miscompare", PARSE_ERROR: "parse error", ECC_FAULT:
                 WATCHDOG_SOON: "watchdog about to expire", CRC_ERROR: "CRC or bus error"}
 
 # Maximum execution time of each command, ms, at ChipMode clock divider 0.
-EXEC_MS = {OP_COUNTER: 25, OP_GENKEY: 115, OP_INFO: 5, OP_LOCK: 35, OP_NONCE: 20,
+EXEC_MS = {OP_COUNTER: 25, OP_ECDH: 58, OP_GENKEY: 115, OP_INFO: 5, OP_LOCK: 35, OP_NONCE: 20,
            OP_RANDOM: 23, OP_READ: 5, OP_SIGN: 115, OP_WRITE: 45}
 
 T_WHI_MS = const(2)          # tWHI 1.5 ms: wake to first transaction
@@ -80,9 +82,12 @@ COUNTER_MAX = 2097151        # the counters stop here
 ZONE_CONFIG = const(0)
 ZONE_OTP = const(1)
 ZONE_DATA = const(2)
-KEY_SLOT = const(0)          # the device key pair's slot
+KEY_SLOT = const(0)          # the device key pair's slot (signs checkpoints)
+LINK_SLOT = const(2)         # the link key's ECDH key pair (docs/security.md, "The key at rest")
+LINK_LABEL = b"shoe-link-key/1"
+PEER_FILE = "link_peer.bin"  # on the flash: the public half `shoe deploy` kept the link key with
 _MARGIN_MS = const(50)       # bus and host time on top of the chip's own (only a silent chip waits it out)
-_CMD_MAX = const(8 + 32)     # the longest command sent: Nonce or Write with 32 bytes
+_CMD_MAX = const(8 + 64)     # the longest command sent: ECDH with a 64-byte public key
 _RSP_MAX = const(3 + 64)     # the longest answer: a public key or a signature
 
 
@@ -115,7 +120,7 @@ class ATECC608:
         for n in (3, 6, 34, 66):
             self._views[n] = memoryview(self._rsp)[1:1 + n]
         self._cmd_views = {}
-        for n in (0, 4, 32):
+        for n in (0, 4, 32, 64):
             self._cmd_views[n] = memoryview(self._cmd)[:8 + n]
         self.last_exec_ms = 0
         self._data_len = 0
@@ -171,7 +176,7 @@ class ATECC608:
         cmd[7 + n] = crc >> 8
         view = self._cmd_views.get(n)
         if view is None:
-            raise ValueError("command data is 0, 4 or 32 bytes")
+            raise ValueError("command data is 0, 4, 32 or 64 bytes")
         start = ticks_ms()
         deadline = ticks_add(start, 5 + self._margin)
         while True:
@@ -264,6 +269,13 @@ class ATECC608:
             except SecureElementFault:
                 pass
 
+    def ecdh(self, slot, public, out):
+        """ECDH of the private key in ``slot`` with ``public`` (X||Y, 64
+        bytes): the shared secret's X into ``out`` (32 bytes), in clear, as
+        the slot's configuration allows (mode 0x0C: key from the slot,
+        result to the output buffer)."""
+        self._run(OP_ECDH, 0x0C, slot, public, "ECDH", out, 32)
+
     def counter(self, which, increment):
         """Counter[which] (0 or 1), incremented first when ``increment``."""
         self._run(OP_COUNTER, 0x01 if increment else 0x00, which, None, "Counter", None, 0)
@@ -272,3 +284,17 @@ class ATECC608:
             raise SecureElementFault("Counter answer has %d bytes, not 4" % self._data_len)
         return r[1] | (r[2] << 8) | (r[3] << 16) | (r[4] << 24)
 
+
+
+def link_key(se, peer):
+    """The link's MAC key, derived at boot and held only in RAM:
+    SHA-256(LINK_LABEL || ECDH(chip's LINK_SLOT key, ``peer``)), ``peer``
+    the public half of the key pair `shoe deploy` made and then dropped
+    (link_peer.bin on the flash). The pit's copy is the same value, made on
+    the technician's side from the other half (docs/security.md)."""
+    import hashlib
+    shared = bytearray(32)
+    se.ecdh(LINK_SLOT, peer, shared)
+    h = hashlib.sha256(LINK_LABEL)
+    h.update(shared)
+    return h.digest()

@@ -6,17 +6,19 @@ signs with; this module is loaded by `shoe deploy` (or a boot that finds the
 chip blank) and unloaded again.
 """
 
-from drivers.atecc608 import (ADDRESS, KEY_SLOT, OP_GENKEY, OP_INFO, OP_LOCK, OP_READ, OP_WRITE,
-                              ZONE_CONFIG, SecureElementFault, crc16)
+from drivers.atecc608 import (ADDRESS, KEY_SLOT, LINK_SLOT, OP_GENKEY, OP_INFO, OP_LOCK, OP_READ,
+                              OP_WRITE, ZONE_CONFIG, SecureElementFault, crc16)
 
 # The shoe's configuration, bytes 16-127 as the chip's zone lays them out:
 # I2C address 0xC0 (0x60 << 1); slot 0 a P-256 private key that signs only
 # external messages, is secret and is never written (SlotConfig 0x2083,
-# KeyConfig 0x0033: private, P-256, public info, lockable); every other slot
-# plain data. Bytes 84-87 (UserExtra, LockValue, LockConfig) are not written
-# with Write.
-SLOT_CONFIG = (0x2083,) + (0x0000,) * 15
-KEY_CONFIG = (0x0033,) + (0x003C,) * 15
+# KeyConfig 0x0033: private, P-256, public info, lockable); slot 2 a P-256
+# private key for ECDH only, its result given out in clear (SlotConfig
+# 0x2084: secret, ECDH permitted, no signing; the link key is derived from
+# it at boot); every other slot plain data. Bytes 84-87 (UserExtra,
+# LockValue, LockConfig) are not written with Write.
+SLOT_CONFIG = (0x2083, 0x0000, 0x2084) + (0x0000,) * 13
+KEY_CONFIG = (0x0033, 0x003C, 0x0033) + (0x003C,) * 13
 
 
 def shoe_config(config):
@@ -93,14 +95,15 @@ def locked(se):
     return four[3] != 0x55, four[2] != 0x55
 
 
-def provision(se, public_out):
+def provision(se, public_out, link_out=None):
     """Turn a fresh chip into the shoe's: write and lock the configuration
     (checked against its CRC), lock the data zone (unchecked: the secret
     slot cannot be read to sum it), make the key pair in slot 0 and lock
     that slot so the key can never be replaced. Returns True when it made a
     key now, False when the chip already held the shoe's locked key (then
-    ``public_out`` gets that key's public half). The private key never
-    leaves the chip: no command here could read it."""
+    ``public_out`` gets that key's public half). ``link_out``: the same
+    for slot 2, the link key's ECDH key pair. The private keys never leave
+    the chip: no command here could read them."""
     config_locked, data_locked = locked(se)
     if not config_locked:
         config = bytearray(128)
@@ -114,11 +117,20 @@ def provision(se, public_out):
         lock(se, 0x00, crc16(config, 0, 128))
     if not data_locked:
         lock(se, 0x81)
+    made = _key_pair(se, KEY_SLOT, public_out)
+    if link_out is not None:
+        _key_pair(se, LINK_SLOT, link_out)
+    return made
+
+
+def _key_pair(se, slot, public_out):
+    """Make ``slot``'s key pair and lock the slot, or (already locked) read
+    its public half; True when made now."""
     four = bytearray(4)
     read(se, ZONE_CONFIG, 22, four, 4)   # bytes 88-89: SlotLocked, bit clear = locked
-    if not four[0] & (1 << KEY_SLOT):
-        public_key(se, KEY_SLOT, public_out)
+    if not four[0] & (1 << slot):
+        public_key(se, slot, public_out)
         return False
-    genkey(se, KEY_SLOT, public_out)
-    lock(se, 0x02 | (KEY_SLOT << 2))
+    genkey(se, slot, public_out)
+    lock(se, 0x02 | (slot << 2))
     return True

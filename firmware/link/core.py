@@ -23,6 +23,8 @@ small holes, and a large block or a code load then may fail.
 """
 
 from baccarat.jsonout import JsonOut
+import hashlib
+
 from link import auth, commands, dispatch, frame, proto, replay, reports, settings
 from link import journal as _journal
 from link.outbox import Outbox
@@ -123,6 +125,7 @@ class Link:
         self.mute = False
         self.capture = False    # journal the next emission as a literal event
         self.last_checkpoint = 0
+        self.had_shoe = False   # the device was mid-work when the journal was replayed (the shoe's)
         self.next_send = 1
         self.up = False
         self.ever_up = False
@@ -138,6 +141,13 @@ class Link:
         self.forged = Limiter("bad_mac")
         self.foreign = Limiter("proto")
         self.limiters = (self.garbled, self.forged, self.foreign)
+        # The secure element signs checkpoints (docs/security.md); its
+        # buffers exist only on a device that has one.
+        self.se = getattr(board, "secure_element", None)
+        if self.se is not None:
+            self.id_bytes = self.shoe_id.encode()
+            self.statement = JsonOut(reports.STATEMENT_SIZE)
+            self.sig = bytearray(64)
 
     # ------------------------------------------------------------- device hooks
 
@@ -151,6 +161,17 @@ class Link:
     def checkpoint_due(self):
         """Checked between inputs: every CHECKPOINT_EVERY events."""
         return self.seq - self.last_checkpoint >= proto.CHECKPOINT_EVERY
+
+    def _refuse_service(self):
+        """NEW SHOE held at power-on asks for service mode (no watchdog, a
+        live REPL). With a shoe in play (``had_shoe``, set by the shoe's
+        ``recovered``) that would open the record's device mid-shoe, so the
+        board stays in play mode and the record says why; the hello then
+        says ``service: false``."""
+        b = self.board
+        if self.had_shoe and getattr(b, "service", False):
+            b.leave_service()
+            reports.tilt(self, "a shoe is in play (the journal holds it): end the shoe first", b"service_refused")
 
     def reset_device(self):
         """clear_tilt: the device's own state starts over (the link's is kept)."""
@@ -186,6 +207,7 @@ class Link:
         else:
             j.open(good)
             reports.boot(self, status == _journal.TORN)
+            self._refuse_service()
         self._hello()
 
     def settings_digest(self):
@@ -251,14 +273,46 @@ class Link:
 
     def _checkpoint(self):
         """Every CHECKPOINT_EVERY events and at each shoe's end: an event
-        whose tag is an anchor to keep outside the store. The journal keeps
-        only its place (replay rebuilds its text), and it is made between
-        inputs, so replay puts it at the same seq."""
+        whose tag is an anchor to keep outside the store, signed by the
+        secure element when the device has one. The journal keeps an
+        unsigned one's place only (replay rebuilds its text) and a signed
+        one literally; it is made between inputs, so replay puts it at the
+        same seq."""
         through = self.seq
-        self.journal.number(_journal.CHECKPOINT, through)
-        reports.checkpoint(self.out, through)
+        if self.se is None:
+            self.journal.number(_journal.CHECKPOINT, through)
+            reports.checkpoint(self.out, through)
+        else:
+            self._sign_checkpoint(through)
+            self.journal.blob(_journal.SIGNED, self.out.buf, 0, self.out.n)
         self._emit(self.out.buf, self.out.n)
         self.last_checkpoint = through + 1
+
+    def _sign_checkpoint(self, through):
+        """The chip signs reports.statement for ``through``:
+        the chain head is the tag of event ``through``, so the events it
+        covers are tagged first. Any fault (the chip, its bus) leaves the
+        checkpoint unsigned and saying why: the record must go on."""
+        box = self.outbox
+        while self.signed < through and box.holds(self.signed + 1):
+            self._sign_next()
+        o = self.out
+        if self.signed != through or self.tag_stale:
+            reports.checkpoint(o, through, -1, "the chain head is not in memory (events wait in the journal)")
+            return
+        manifest = getattr(self.board, "manifest", "") or ""
+        manifest = manifest.encode()
+        counter = -1
+        self.board.feed()  # a signature takes about 150 ms
+        try:
+            counter = self.se.counter(0, True)
+            n = reports.statement(self.statement, self.id_bytes, through, self.chain_tag, counter, manifest)
+            digest = hashlib.sha256(memoryview(self.statement.buf)[:n]).digest()
+            self.se.sign(0, digest, self.sig)
+        except Exception as e:  # SecureElementFault or the bus's OSError; the driver is not imported here
+            reports.checkpoint(o, through, counter, "secure element: %s" % e)
+            return
+        reports.checkpoint(o, through, counter, None, self.chain_tag, manifest, self.sig)
 
     def acked_to(self, seq):
         if seq <= self.acked:

@@ -11,7 +11,7 @@ A table row is ``type`` and its fields as ``name:kind`` words. ``kind|null``
 may be null; a trailing ``?`` marks a field that may be absent. Kinds:
 int, str, bool, card (e.g. "TD"), pos (P1 ... HELD), cards and strs (lists),
 ranks ({"A": n, ...}) and tally ({"9H": n, ...}), designation, exposed, batch,
-winner, reason, command, hex16 and hex32 (lower-case hex digits).
+winner, reason, command, hex16, hex32 and hex128 (lower-case hex digits).
 Events from the game core carry no "source"; link events carry
 "source":"link" (not listed as a field).
 """
@@ -57,8 +57,9 @@ LINK_EVENTS = (
                "settings:str seq:int acked:int counter:int tilt:str|null t:int?"),
     ("time", "t:int"),
     ("tilt", "reason:str"),
+    ("service_refused", "reason:str"),
     ("tilt_cleared", "counter:int lost_from:int"),
-    ("checkpoint", "through:int"),
+    ("checkpoint", "through:int counter:int? head:hex32? manifest:str? sig:hex128? unsigned:str?"),
 )
 
 # The JSON of the shoe's `H` and `B` frames (docs/protocol.md 3, 7).
@@ -171,6 +172,8 @@ def _ok(kind, v):
         return _is_hex(v, 16)
     if kind == "hex32":
         return _is_hex(v, 32)
+    if kind == "hex128":
+        return _is_hex(v, 128)
     raise ValueError("schema: unknown field kind %r" % kind)
 
 

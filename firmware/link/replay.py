@@ -44,6 +44,10 @@ class Replay:
             return
         if kind == _journal.EVENT:
             self.emit(body, blen)
+        elif kind == _journal.SIGNED:
+            self.emit(body, blen)
+            if self.boot:
+                s.last_checkpoint = s.seq  # the checkpoint's own seq: through + 1
         elif kind == _journal.CHECKPOINT:
             through = get_u32(body, 0)
             reports.checkpoint(s.out, through)

@@ -40,8 +40,10 @@ def boot(s, torn):
     s.link_send()
 
 
-def tilt(s, reason):
-    o = begin(s, b"tilt")
+def tilt(s, reason, kind=b"tilt"):
+    """A `tilt`, or (``kind``) another event whose one field is a reason:
+    `service_refused`."""
+    o = begin(s, kind)
     _text(o, b',"reason":', reason)
     s.link_send()
 
@@ -111,14 +113,67 @@ def tilt_cleared(s, lost_from):
     s.link_send()
 
 
-def checkpoint(o, through):
-    """A checkpoint: its frame's tag is the anchor that `shoe verify --anchor`
-    checks a store against. Written into ``o`` only; never journaled as
-    text (the journal keeps its seq, and replay rebuilds it)."""
+_CHECKPOINT = b'{"type":"checkpoint","source":"link","through":'
+NO_CHIP = "no secure element"
+_HEX = b"0123456789abcdef"
+
+
+def checkpoint(o, through, counter=-1, why=NO_CHIP, head=None, manifest=None, sig=None):
+    """A checkpoint: its frame's tag is the anchor that `shoe verify
+    --anchor` checks a store against. Signed (``sig``), it carries the
+    fields of the statement the secure element signed (``statement``);
+    unsigned, ``why`` says why not and ``counter`` is the chip counter value
+    spent on a failed attempt (-1: none), so the record shows the gap
+    (docs/security.md, "Signed checkpoints"). Written into ``o`` only: an
+    unsigned one without a chip is journaled by its seq (replay rebuilds
+    it), a signed one literally."""
     o.reset()
-    o.raw(b'{"type":"checkpoint","source":"link","through":')
+    o.raw(_CHECKPOINT)
     o.int(through)
-    o.byte(0x7D)
+    if counter >= 0:
+        o.raw(b',"counter":')
+        o.int(counter)
+    if sig is None:
+        _text(o, b',"unsigned":', why)
+        o.byte(0x7D)
+        return
+    o.raw(b',"head":"')
+    o.raw(head)
+    o.raw(b'","manifest":"')
+    o.raw(manifest)
+    o.raw(b'","sig":"')
+    for i in range(len(sig)):
+        o.byte(_HEX[sig[i] >> 4])
+        o.byte(_HEX[sig[i] & 15])
+    o.raw(b'"}')
+
+
+# What the chip signs at a checkpoint, one ASCII line an auditor can
+# rebuild by hand (`shoe verify` rebuilds it from the event's fields):
+#   shoe-checkpoint/1 <device id> <through> <head> <counter> <manifest>
+# ``head`` is the tag of event ``through`` (it chains every event before it),
+# ``counter`` the chip's monotonic counter, incremented for this signature
+# alone, ``manifest`` the SHA-256 of the manifest the boot check read ("-"
+# when there was none).
+STATEMENT = b"shoe-checkpoint/1 "
+STATEMENT_SIZE = 256
+
+
+def statement(o, shoe_id, through, head, counter, manifest):
+    """The statement into JsonOut ``o``; ``shoe_id``, ``head`` and
+    ``manifest`` as bytes; returns its length."""
+    o.reset()
+    o.raw(STATEMENT)
+    o.raw(shoe_id)
+    o.byte(0x20)
+    o.int(through)
+    o.byte(0x20)
+    o.raw(head)
+    o.byte(0x20)
+    o.int(counter)
+    o.byte(0x20)
+    o.raw(manifest if manifest else b"-")
+    return o.n
 
 
 # What a `status` event says of a device without a game: the link schema's

@@ -109,7 +109,6 @@ class Session(core.Link):
         # the journal records which physical card left, so that a duplicate
         # is still caught after a power cut.
         self.intake = None
-        self.had_shoe = False
 
     # ------------------------------------------------------------- link hooks
 
@@ -118,6 +117,7 @@ class Session(core.Link):
 
     def round_now(self):
         return self.game.round
+
 
     def checkpoint_due(self):
         """Every CHECKPOINT_EVERY events, and at each shoe's end."""

@@ -323,7 +323,9 @@ def run(args):
     handler = _log_to(args.db + ".log")
     log.info("bridge started: pid %d, port %s, store %s, key %s", os.getpid(), args.port, args.db,
              key_id(key) if key is not None else "none")
-    bridge = Bridge(store, args.port, key)
+    from host_tools.protocol.keys import deployed_manifest
+    # `shoe deploy`'s record beside the key: the firmware the hello must name.
+    bridge = Bridge(store, args.port, key, deployed=deployed_manifest(args.key_file) if args.key_file else None)
     try:
         bridge._open()
         if bridge.busy:

@@ -30,7 +30,7 @@ class Bridge:
     the port and its speed."""
 
     def __init__(self, store, port, key=None, on_event=None, on_link=None, baud=115200,
-                 shoe_id=None, on_alert=None):
+                 shoe_id=None, on_alert=None, deployed=None):
         self.port_path = port
         self.baud = baud
         self.ser = None
@@ -38,7 +38,7 @@ class Bridge:
         self.lease = None      # (shoe id, fd) of this bridge's lock on the shoe in this store
         self.link = HostLink(store, key, name=port, shoe_id=shoe_id, send=self._write,
                              claim=self._take_lease, on_event=on_event, on_link=on_link,
-                             on_alert=on_alert)
+                             on_alert=on_alert, deployed=deployed)
 
     def __getattr__(self, name):
         # The link's state and methods, read through the bridge (``bridge.hello``,

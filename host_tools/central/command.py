@@ -40,6 +40,8 @@ def add_arguments(parser):
     parser.add_argument("--pit", help="register: the device's pit")
     parser.add_argument("--table", help="register: the device's table")
     parser.add_argument("--kind", choices=("shoe", "shuffler"), default="shoe", help="register")
+    parser.add_argument("--pubkey", metavar="FILE",
+                        help="register: the device's public key (SHOE-ID.pub from `shoe deploy`)")
     parser.add_argument("--writer", help="setup: the PostgreSQL role of `shoe central`")
     parser.add_argument("--reader", help="setup: the read-only role of the view and verify")
     parser.add_argument("--dsn", help="PostgreSQL connection string of the central record")
@@ -143,9 +145,22 @@ def _admin(args):
                     print("central register: %s %r is missing or not a valid name" % (opt, value),
                           file=sys.stderr)
                     return 2
-            setup.register(args.dsn, [(args.device, args.casino, args.pit, args.table, args.kind)])
-            print("central register: %s %s at %s/%s/%s" % (args.kind, args.device, args.casino,
-                                                           args.pit, args.table))
+            pem = None
+            if args.pubkey:
+                from host_tools.protocol import checkpoints
+                try:
+                    with open(args.pubkey, "rb") as f:
+                        pem = f.read(8192)
+                    checkpoints.load_public_key(pem)
+                except (OSError, ValueError) as e:
+                    print("central register: --pubkey %s: %s" % (args.pubkey, getattr(e, "strerror", None) or e),
+                          file=sys.stderr)
+                    return 2
+                pem = pem.decode("ascii")
+            setup.register(args.dsn, [(args.device, args.casino, args.pit, args.table, args.kind, pem)])
+            print("central register: %s %s at %s/%s/%s%s" % (args.kind, args.device, args.casino,
+                                                             args.pit, args.table,
+                                                             ", public key registered" if pem else ""))
             return 0
         setup.db_setup(args.dsn, args.writer, args.reader)
         if args.nats:

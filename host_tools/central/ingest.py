@@ -113,8 +113,8 @@ ALTER TABLE alerts ADD COLUMN IF NOT EXISTS merge_key TEXT UNIQUE;
 -- The device registry (`shoe central register`): which casino, pit and
 -- table a shoe or shuffler belongs to. Central files an event under the
 -- table named here, whatever the message's subject or headers say.
--- public_key stays NULL until the root-of-trust work gives each device a
--- key pair in its secure element.
+-- public_key: the PEM of the device's secure-element key (`shoe central
+-- register --pubkey SHOE-ID.pub`), for `shoe verify --central`.
 CREATE TABLE IF NOT EXISTS devices (
     device_id  TEXT PRIMARY KEY,
     kind       TEXT NOT NULL DEFAULT 'shoe' CHECK (kind IN ('shoe', 'shuffler')),
@@ -158,13 +158,17 @@ def grant(conn, writer, reader):
             sql.Identifier(writer)))
 
 
-def register(conn, device_id, casino, pit, table, kind="shoe"):
-    """Add or move a device in the registry (admin's connection)."""
-    conn.execute("INSERT INTO devices (device_id, kind, casino, pit, tbl, registered)"
-                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (device_id) DO UPDATE SET"
+def register(conn, device_id, casino, pit, table, kind="shoe", public_key=None):
+    """Add or move a device in the registry (admin's connection).
+    ``public_key``: the PEM of its secure element's key (`shoe deploy`'s
+    SHOE-ID.pub), which `shoe verify --central` checks signed checkpoints
+    with; a registration without one keeps the key already registered."""
+    conn.execute("INSERT INTO devices (device_id, kind, casino, pit, tbl, public_key, registered)"
+                 " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (device_id) DO UPDATE SET"
                  " kind = excluded.kind, casino = excluded.casino, pit = excluded.pit,"
-                 " tbl = excluded.tbl, registered = excluded.registered",
-                 (device_id, kind, casino, pit, table, time.time()))
+                 " tbl = excluded.tbl, registered = excluded.registered,"
+                 " public_key = COALESCE(excluded.public_key, devices.public_key)",
+                 (device_id, kind, casino, pit, table, public_key, time.time()))
 
 
 def start_prev(seq):

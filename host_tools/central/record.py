@@ -83,6 +83,11 @@ class CentralRecord:
         return [tuple(r) for r in self.conn.execute(
             "SELECT seq, mac FROM anchors WHERE shoe_id = %s ORDER BY seq", (shoe_id,))]
 
+    def public_key(self, shoe_id):
+        """The PEM the device registry holds for the shoe, or None."""
+        row = self.conn.execute("SELECT public_key FROM devices WHERE device_id = %s", (shoe_id,)).fetchone()
+        return row[0].encode("ascii") if row and row[0] else None
+
     def latest_checkpoint(self, shoe_id):
         got = self.anchors(shoe_id)
         return got[-1] if got else None

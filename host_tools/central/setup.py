@@ -45,12 +45,12 @@ def db_setup(admin_dsn, writer=None, reader=None):
 
 
 def register(admin_dsn, devices):
-    """Register (device_id, casino, pit, table, kind) tuples."""
+    """Register (device_id, casino, pit, table, kind[, public key PEM]) tuples."""
     import psycopg
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         with conn.transaction():
-            for device_id, casino, pit, table, kind in devices:
-                ingest.register(conn, device_id, casino, pit, table, kind)
+            for device in devices:
+                ingest.register(conn, *device)
 
 
 def run_nats(url, auth, casino, sources=()):

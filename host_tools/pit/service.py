@@ -36,7 +36,7 @@ import time
 from host_tools.bridge.session import Bridge
 from host_tools.protocol import alerts
 from host_tools.protocol.hostlink import HEARTBEAT_S
-from host_tools.protocol.keys import read_key
+from host_tools.protocol.keys import deployed_manifest, read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.pit.tablefold import TableFold
 from host_tools.store import audit, db
@@ -151,7 +151,8 @@ class TableRunner:
         bridge = None
         try:
             bridge = Bridge(store, self.table.port, self.key, shoe_id=self.table.shoe,
-                            on_event=self._on_event, on_alert=self._on_alert)
+                            on_event=self._on_event, on_alert=self._on_alert,
+                            deployed=deployed_manifest(self.table.key_file))
             if self.table.shoe:
                 self._prime(store, self.table.shoe)
             while not self.stop.is_set():

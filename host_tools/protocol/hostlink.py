@@ -128,13 +128,16 @@ class HostLink:
     """
 
     def __init__(self, store, key=None, name="", shoe_id=None, send=None, claim=None,
-                 on_event=None, on_link=None, on_alert=None):
+                 on_event=None, on_link=None, on_alert=None, deployed=None):
         """``store`` is the record (host_tools/store/db.Store's methods);
         ``send(data) -> bool`` writes frames to the shoe (False: it failed);
         ``claim(shoe_id) -> None | why`` takes this link's exclusive right to
         record the shoe (the transport's lease); ``name`` names the line in
-        messages (the port)."""
+        messages (the port); ``deployed``: the SHA-256 (hex) of the manifest
+        `shoe deploy` recorded for the shoe (keys.deployed_manifest), which
+        its hello's ``manifest`` must match."""
         self.store = store
+        self.deployed = deployed
         self.port_path = name
         self.key = key
         self.fkey = auth.frames_key(key) if key is not None else None
@@ -449,6 +452,7 @@ class HostLink:
         self.progress_at = time.monotonic()
         self.store.register_shoe(shoe_id, key_id(self.key),
                                  {k: hello.get(k) for k in ("proto", "fw", "board", "settings", "manifest", "service")})
+        self._check_firmware(shoe_id, hello)
         head = self.store.shoe(shoe_id)
         stored = self.last_stored = head["last_seq"] if head else None
         held = self.store.max_counter(shoe_id)
@@ -484,6 +488,19 @@ class HostLink:
         # sends any event.
         self.ack_due = True
         self._ack()
+
+    def _check_firmware(self, shoe_id, hello):
+        """The hello's manifest against the deploy record, and service
+        mode: each a critical alert (merged while it lasts), never a reason
+        to drop the record (what the shoe sends is still evidence)."""
+        manifest = hello.get("manifest")
+        if self.deployed is not None and manifest != self.deployed:
+            self._critical("firmware_mismatch", "shoe %s's hello names manifest %s, but `shoe deploy` "
+                           "recorded %s for it: the code on the shoe is not what was deployed"
+                           % (shoe_id, shown(str(manifest or "none"), 16), self.deployed[:16]))
+        if hello.get("service") is True:
+            self._critical("service_mode", "shoe %s was powered on in service mode (NEW SHOE held): no "
+                           "watchdog, a live REPL on its USB port" % shoe_id)
 
     def _stored(self):
         self.last_stored = None if self.shoe_id is None else self.store.last_seq(self.shoe_id)

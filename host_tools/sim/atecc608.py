@@ -33,8 +33,9 @@ What the host sees is what the chip's datasheet describes:
   would hold).
 - Commands: Info (revision), Random, Nonce (random and pass-through), GenKey
   (create a private key in a slot, or compute its public key), Sign
-  (external message in TempKey, ECDSA P-256 by `cryptography`), Counter,
-  Read, Write, Lock. Anything else is a parse error.
+  (external message in TempKey, ECDSA P-256 by `cryptography`), ECDH (a
+  slot's private key with a given public key, the shared X out in clear),
+  Counter, Read, Write, Lock. Anything else is a parse error.
 
 Choices where the datasheets leave room or are not public (the full
 ATECC608B datasheet is under NDA): Info returns revision 00 00 60 03; GenKey
@@ -60,8 +61,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, decode_ds
 # The chip's facts (opcodes, status codes, execution times, CRC) are defined
 # once, beside the firmware's driver.
 from drivers.atecc608 import (  # noqa: E402
-    ADDRESS, AFTER_WAKE, COUNTER_MAX, CRC_ERROR, EXEC_MS, EXECUTION_ERROR, MISCOMPARE,
-    OP_COUNTER, OP_GENKEY, OP_INFO, OP_LOCK, OP_NONCE, OP_RANDOM, OP_READ, OP_SIGN, OP_WRITE,
+    ADDRESS, AFTER_WAKE, COUNTER_MAX, CRC_ERROR, ECC_FAULT, EXEC_MS, EXECUTION_ERROR, MISCOMPARE,
+    OP_COUNTER, OP_ECDH, OP_GENKEY, OP_INFO, OP_LOCK, OP_NONCE, OP_RANDOM, OP_READ, OP_SIGN, OP_WRITE,
     PARSE_ERROR, SUCCESS)
 from drivers.atecc608 import crc16 as _crc16  # noqa: E402
 
@@ -253,7 +254,8 @@ class Chip:
         data = bytes(packet[5:-2])
         handler = {OP_INFO: self._info, OP_RANDOM: self._random, OP_NONCE: self._nonce,
                    OP_GENKEY: self._genkey, OP_SIGN: self._sign, OP_COUNTER: self._counter,
-                   OP_READ: self._read, OP_WRITE: self._write, OP_LOCK: self._lock}.get(opcode)
+                   OP_READ: self._read, OP_WRITE: self._write, OP_LOCK: self._lock,
+                   OP_ECDH: self._ecdh}.get(opcode)
         if handler is None:
             self.log("opcode 0x%02x not simulated: parse error" % opcode)
             result = bytes([PARSE_ERROR])
@@ -341,6 +343,25 @@ class Chip:
         der = self.keys[slot].sign(digest, ec.ECDSA(Prehashed(hashes.SHA256())))
         r, s = decode_dss_signature(der)
         return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+    def _ecdh(self, mode, p2, data):
+        """ECDH with the private key in a slot (mode 0x00/0x0C: key from the
+        slot, result to the output buffer), permitted by SlotConfig bit 2;
+        only the clear output is modelled (bit 3 set: execution error)."""
+        slot = p2
+        if mode not in (0x00, 0x0C) or slot > 15 or len(data) != 64:
+            return bytes([PARSE_ERROR])
+        if not (self.config_locked and self.data_locked) or slot not in self.keys:
+            return bytes([EXECUTION_ERROR])
+        sc = self._slot_config(slot)
+        if not self._is_ecc_private(slot) or not sc & 0x04 or sc & 0x08:
+            return bytes([EXECUTION_ERROR])
+        try:
+            peer = ec.EllipticCurvePublicNumbers(int.from_bytes(data[:32], "big"), int.from_bytes(data[32:], "big"),
+                                                 ec.SECP256R1()).public_key()
+        except ValueError:
+            return bytes([ECC_FAULT])   # not a point on the curve
+        return self.keys[slot].exchange(ec.ECDH(), peer)
 
     def _counter(self, mode, p2, data):
         if mode not in (0x00, 0x01) or p2 not in (0, 1) or data:

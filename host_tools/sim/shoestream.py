@@ -89,8 +89,10 @@ class Board:
     the CPython stand-in of firmware/clock.py, the host link a non-blocking
     fd (or nothing: frames go nowhere), the journal a file in ``workdir``."""
 
-    def __init__(self, key, workdir, fd=None):
+    def __init__(self, key, workdir, fd=None, secure=None, manifest=""):
         self._key = key
+        self.secure_element = secure   # drivers.atecc608.ATECC608 or None, as a board has
+        self.manifest = manifest       # what main.py's boot check would set
         self.journal_path = os.path.join(workdir, "journal.bin")
         self.fd = fd
         self.pending = bytearray()   # bytes the pty did not take yet
@@ -187,11 +189,14 @@ class ShoeStream:
     simulated dealer from ``seed``, shoe after shoe, never ending)."""
 
     def __init__(self, shoe_id, key=None, seed=0, decks=8, irregularities=0.0, lines=None, fd=None,
-                 workdir=None, on_event=None, on_frame=None):
+                 workdir=None, on_event=None, on_frame=None, secure=None, manifest="", journal_from=None):
         self.shoe_id = shoe_id
         self.key = key if key is not None else secrets.token_bytes(32)
         self.dir = tempfile.mkdtemp(prefix="shoestream-%s-" % shoe_id, dir=workdir)
-        self.board = Board(self.key, self.dir, fd)
+        self.board = Board(self.key, self.dir, fd, secure, manifest)
+        if journal_from is not None:  # a journal restored from a copy (tests of rollback)
+            for name in os.listdir(journal_from):
+                shutil.copy(os.path.join(journal_from, name), self.dir)
         self.lines = iter(lines) if lines is not None else dealer_lines(seed, decks, irregularities)
         self.session = _Session(self.board, Config(shoe_id), journal.Journal(self.board.journal_path))
         self.session.signer = HostSigner(self.key, shoe_id)

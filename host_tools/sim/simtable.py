@@ -25,10 +25,12 @@ class SimShoe:
     shoes from ``seed``; ``workdir``: where the shoe's journal lives (a
     temporary directory by default; ``close`` removes it)."""
 
-    def __init__(self, shoe_id, key, seed=0, decks=8, irregularities=0.0, lines=None, workdir=None):
+    def __init__(self, shoe_id, key, seed=0, decks=8, irregularities=0.0, lines=None, workdir=None,
+                 **board):
         self.shoe_id = shoe_id
+        # ``board``: the stream's secure element, manifest, restored journal (ShoeStream)
         self.stream = ShoeStream(shoe_id, key, seed=seed, decks=decks, irregularities=irregularities,
-                                 lines=lines, workdir=workdir)
+                                 lines=lines, workdir=workdir, **board)
 
     @property
     def seq(self):

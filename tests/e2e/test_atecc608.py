@@ -81,6 +81,38 @@ def test_provision_sign_counter_and_the_key_stays_put(tmp_path):
     _check(public, digest, signature)
 
 
+def test_the_link_key_is_an_ecdh_with_a_key_that_never_leaves_the_chip(tmp_path):
+    """Slot 2's key pair is made inside the chip; the firmware's link_key
+    (ECDH in the chip, then SHA-256) equals what the technician's side
+    computes with `cryptography` from its own half; the slot can neither
+    be read nor sign, and a point off the curve is refused."""
+    from cryptography.hazmat.primitives.asymmetric import ec as _ec
+    from drivers.atecc608 import LINK_LABEL, LINK_SLOT, link_key
+    chip = Chip(str(tmp_path / "chip.json"), timing=0.05)
+    se = _driver(chip)
+    public, link = bytearray(64), bytearray(64)
+    assert provision(se, public, link) is True and public != link
+    host = _ec.generate_private_key(_ec.SECP256R1())
+    n = host.public_key().public_numbers()
+    peer = n.x.to_bytes(32, "big") + n.y.to_bytes(32, "big")
+    chip_pub = _ec.EllipticCurvePublicNumbers(int.from_bytes(link[:32], "big"), int.from_bytes(link[32:], "big"),
+                                              _ec.SECP256R1()).public_key()
+    expected = _digest(LINK_LABEL + host.exchange(_ec.ECDH(), chip_pub))
+    assert link_key(se, peer) == expected
+    with pytest.raises(SecureElementFault):
+        setup.read(se, 2, LINK_SLOT << 3, bytearray(32), 32)
+    with pytest.raises(SecureElementFault):
+        se.sign(LINK_SLOT, expected, bytearray(64))      # ECDH only: it may not sign
+    with pytest.raises(SecureElementFault) as fault:
+        se.ecdh(LINK_SLOT, bytes(63) + b"\x01", bytearray(32))
+    assert fault.value.status == 0x05
+    with pytest.raises(SecureElementFault):
+        se.ecdh(0, peer, bytearray(32))                   # the signing key may not do ECDH
+    # Provisioning again keeps both keys.
+    again = bytearray(64)
+    assert provision(se, bytearray(64), again) is False and again == link
+
+
 def test_counter_stops_at_its_maximum():
     chip = Chip(timing=0.05)
     se = _driver(chip)
@@ -229,7 +261,7 @@ print("COUNT", se.counter(0, True))
 
 def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     """The emulator's own wiring: host_tools.sim.emulate starts the chip in the
-    host process and names its pty in board_config.SECURE; the VM's
+    host process and names its pty in board_config.SECURE_ELEMENT; the VM's
     emulator board builds the firmware driver on that bus."""
     import threading
 
@@ -244,7 +276,7 @@ def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     server.start()
     (tmp_path / "board_config.py").write_text(
         "MODULE = 'emulator'\nWDT_MS = 5000\nLINK = {'device': %r}\nREADER = {}\nSENSOR = None\n"
-        "SECURE = {'kind': 'atecc608', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
+        "SECURE_ELEMENT = {'kind': 'atecc608b', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
     program = tmp_path / "board_se.py"
     program.write_text(BOARD_PROGRAM)
     try:
@@ -268,16 +300,61 @@ def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
 
     from support.emuhost import started
     from host_tools.sim.emulate import Emulator
+    from host_tools.protocol import checkpoints
     emu = Emulator(str(tmp_path / "flash"), "EMU1", secure=True)
-    assert emu.secure is not None and not emu.secure.config_locked
+    # Provisioned as `shoe deploy` does a board: locked, key made inside, public key registered.
+    assert emu.secure is not None and emu.secure.config_locked and emu.secure.data_locked
+    pem = (tmp_path / "flash.pub").read_bytes()
+    assert oct((tmp_path / "flash.pub").stat().st_mode & 0o777) == "0o644"
+    assert any(("serial %s" % bytes(emu.secure.serial).hex()) in line for line in emu.chip_lines)
     with started(emu) as host:
         host.connect()
         hello = host.hellos()[-1]
+        # A shoe's end: the checkpoint is signed by the chip, in the MicroPython VM.
+        for line in ["shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C", "empty"]:
+            emu.deal(line)
+        end, _ = host.wait_event(type="shoe_end")
+        seq, cp = host.wait_event(type="checkpoint")
+        host.pump(0.3)
     assert hello["tilt"] is None
+    assert cp["through"] == end and cp["counter"] == emu.secure.counters[0] and "unsigned" not in cp
+    tag = host.tags[end]
+    assert cp["head"] == (tag.decode() if isinstance(tag, bytes) else tag)
+    assert cp["manifest"] == hello["manifest"] and len(cp["manifest"]) == 64
+    message = checkpoints.statement_bytes("EMU1", end, cp["head"], cp["counter"], cp["manifest"])
+    assert checkpoints.signature_ok(checkpoints.load_public_key(pem), message, cp["sig"])
+    assert not checkpoints.signature_ok(checkpoints.load_public_key(pem), message.replace(b"EMU1", b"EMU2"),
+                                        cp["sig"])
     assert not any(p.name.endswith(".json") and p.name != "manifest.json"
                    for p in (tmp_path / "flash").iterdir())
     manifest = _json.loads((tmp_path / "flash" / "manifest.json").read_text())
     assert "boards/ptyi2c.mpy" in manifest["files"] and "drivers/atecc608.mpy" in manifest["files"]
+
+
+def test_a_flash_dump_of_a_shoe_with_the_chip_holds_no_link_key(tmp_path):
+    """The MAC key at rest (issue 19): with the secure element the key is
+    derived at every boot by the chip (ECDH with a key that never leaves
+    it), so the flash holds no key: every byte of the flash directory,
+    after a boot and a dealt round, is searched for it, and for the frames
+    key made from it. The shoe still speaks with the pit's copy."""
+    from support.emuhost import started
+    from host_tools.sim.emulate import Emulator
+    from link import auth
+    emu = Emulator(str(tmp_path / "flash"), "EMU1", secure=True)
+    with started(emu) as host:
+        host.connect()
+        for line in ["shoe decks=8", "2C", "4S"]:
+            emu.deal(line)
+        host.wait_event(type="card", card="4S")
+        host.pump(0.3)
+        assert host.bad_tags == [] and host.hellos()[-1]["tilt"] is None
+    secrets_ = (emu.key, auth.frames_key(emu.key))
+    dump = b"".join(p.read_bytes() for p in (tmp_path / "flash").rglob("*") if p.is_file())
+    assert not any(k in dump or k.hex().encode() in dump for k in secrets_)
+    assert not (tmp_path / "flash" / "shoe_key.bin").exists()
+    # The pit's copy is 0600 beside the flash, as `shoe deploy` keeps it beside the public key.
+    assert oct(os.stat(emu.key_path).st_mode & 0o777) == "0o600"
+    assert not emu.key_path.startswith(str(tmp_path / "flash") + os.sep)
 
 
 @pytest.mark.parametrize("args,message", [

@@ -83,6 +83,29 @@ def test_service_mode_is_announced(staged, tmp_path):
     assert hello["service"] is True
 
 
+def test_service_mode_is_refused_while_a_shoe_is_in_play(staged, tmp_path):
+    """NEW SHOE held at power-on while the journal shows a shoe in play: no
+    service mode (the watchdog would be off and the REPL open mid-shoe);
+    the hello says so and the record says why."""
+    emu, host = _boot(staged, tmp_path)
+    for line in ("shoe decks=8", "2C", "4S", "5S", "bets", "9H"):
+        emu.deal(line)
+    host.wait(lambda: host.find(type="card", card="9H"), what="the last card")
+    emu.close()
+    host.close()
+    emu, host = _boot(staged, tmp_path, service=True)
+    try:
+        seq, event = host.wait_event(type="service_refused")
+        hello = host.hellos()[-1]
+    finally:
+        emu.close()
+        host.close()
+    assert hello["service"] is False
+    assert event["source"] == "link" and "a shoe is in play" in event["reason"]
+    from link import events_schema
+    assert events_schema.check_event(event) is None
+
+
 def test_a_py_shadowing_the_deployed_mpy_tilts_and_never_runs(staged, tmp_path):
     flash = tmp_path / "flash"
     emu, host = _boot(staged, tmp_path, lambda f: (f / "link" / "reports.py").write_text(STEAL))

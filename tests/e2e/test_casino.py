@@ -198,7 +198,12 @@ def test_verify_central_passes_a_good_record_and_fails_an_edited_row(tmp_path, h
     make_store(path, keydir, ["V1", "V2"], 120)
     publish.drain(path, hub.url, casino, "P1")
     consume(hub.url, dsn, keydir, casino, 240)
-    assert cli.main(["verify", "--central", dsn, "--key-dir", keydir]) == 0
+    # These shoes have no secure element: no public key is registered, so
+    # verify says so and fails unless asked for the MAC chain alone.
+    assert cli.main(["verify", "--central", dsn, "--key-dir", keydir]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL shoe V1: no public key (the central device registry)" in out
+    assert cli.main(["verify", "--central", dsn, "--key-dir", keydir, "--mac-only"]) == 0
     out = capsys.readouterr().out
     anchor = seqs_of(path, "V1", "checkpoint")[-1]
     assert "OK   shoe V1: 120 events" in out and "anchor V1:%d:" % anchor in out
@@ -206,7 +211,7 @@ def test_verify_central_passes_a_good_record_and_fails_an_edited_row(tmp_path, h
     with psycopg.connect(dsn) as c:
         c.execute("UPDATE events SET event = replace(event, '\"card\":\"', '\"card\":\"X') "
                   "WHERE shoe_id = 'V2' AND seq = %s", (card,))
-    assert cli.main(["verify", "--central", dsn, "--key-dir", keydir]) == 1
+    assert cli.main(["verify", "--central", dsn, "--key-dir", keydir, "--mac-only"]) == 1
     out = capsys.readouterr().out
     assert "OK   shoe V1" in out
     assert "FAIL shoe V2: seq %d: tag does not verify" % card in out
@@ -366,3 +371,68 @@ def test_a_held_event_that_fails_the_schema_is_refused_when_its_turn_comes(tmp_p
     assert central_rows(dsn) == rows
     with psycopg.connect(dsn) as c:
         assert c.execute("SELECT seq FROM held").fetchall() == [(12,)]
+
+
+def test_verify_central_checks_signed_checkpoints_with_the_registered_public_key(tmp_path, hub, dsn, casino,
+                                                                               capsys):
+    """The forged-record test on the central record: a database
+    administrator who also holds the consumer's MAC keys changes one result
+    and recomputes every later tag (and the shoe's head and anchors); the
+    MAC chain holds, the public key registered from `shoe deploy`'s
+    SHOE-ID.pub does not."""
+    import json
+
+    from drivers.atecc608 import ATECC608
+    from drivers.atecc608_setup import provision
+    from host_tools.protocol import checkpoints
+    from host_tools.sim.atecc608 import ADDRESS, Chip
+    from host_tools.sim.i2cbus import Bus, DirectI2C
+    from link import auth, host_frames, proto
+
+    path, keydir = str(tmp_path / "pit.db"), tmp_path / "keys"
+    keys = simtable.make_keys(str(keydir), ["SIG1"])
+    se = ATECC608(DirectI2C(Bus({ADDRESS: Chip(str(tmp_path / "chip.json"), timing=0.02)})))
+    public = bytearray(64)
+    provision(se, public)
+    (keydir / "SIG1.pub").write_bytes(checkpoints.public_key_pem(public))
+    sim = simtable.SimShoe("SIG1", keys["SIG1"], seed=5, decks=1, workdir=str(tmp_path), secure=se,
+                           manifest="cd" * 32)
+    with db.Store(path) as st:
+        sim.deal(st, 160)
+    sim.close()
+    publish.drain(path, hub.url, casino, "P1")
+    consume(hub.url, dsn, str(keydir), casino, 160)
+    assert cli.main(["central", "register", "SIG1", "--dsn", dsn, "--casino", casino, "--pit", "P1",
+                     "--table", "T1", "--pubkey", str(keydir / "SIG1.pub")]) == 0
+    assert "public key registered" in capsys.readouterr().out
+    argv = ["verify", "--central", dsn, "--key-dir", str(keydir), "--shoe", "SIG1"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "OK   shoe SIG1: 160 events" in out and "signed checkpoints verified" in out, out
+    # The administrator's forgery.
+    fkey = auth.frames_key(keys["SIG1"])
+    with psycopg.connect(dsn) as c:
+        rows = c.execute("SELECT seq, event, mac FROM events WHERE shoe_id = 'SIG1' ORDER BY seq").fetchall()
+        changed = None
+        prev = None
+        for seq, text, mac in rows:
+            event = json.loads(text)
+            if changed is None and event["type"] == "result" and event["winner"] in ("banker", "player"):
+                event["winner"] = "player" if event["winner"] == "banker" else "banker"
+                text = json.dumps(event, separators=(",", ":"))
+                changed = seq
+            if changed is not None:
+                mac = host_frames.frame_mac(fkey, "SIG1", proto.EVENT, seq, prev.encode(), text.encode())
+                mac = mac.decode() if isinstance(mac, bytes) else mac
+                c.execute("UPDATE events SET event = %s, mac = %s WHERE shoe_id = 'SIG1' AND seq = %s",
+                          (text, mac, seq))
+                c.execute("UPDATE anchors SET mac = %s WHERE shoe_id = 'SIG1' AND seq = %s", (mac, seq))
+            prev = mac
+        c.execute("UPDATE shoes SET last_mac = %s WHERE shoe_id = 'SIG1'", (prev,))
+    assert changed is not None
+    assert cli.main(argv + ["--mac-only"]) == 0      # the MAC chain alone is fooled
+    capsys.readouterr()
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    first_cp = [s for s, t, _m in rows if s > changed and '"checkpoint"' in t][0]
+    assert "FAIL shoe SIG1: checkpoint seq %d: the chain head the shoe signed" % first_cp in out, out

@@ -178,12 +178,36 @@ def test_deploy_refuses_bad_inputs_precisely(tmp_path, capsys):
 class StandInDevice:
     """Plays mpremote against a directory standing in for the board's
     filesystem: `exec` runs the script in the real MicroPython VM there,
-    `fs cp` copies (and, like mpremote, fails when the directory is missing)."""
+    `fs cp` copies (and, like mpremote, fails when the directory is missing).
+    The board's secure element is the ATECC608B simulator on a pty I2C bus;
+    the VM reaches it through a `machine` module whose I2C is that pty
+    (firmware/boards/ptyi2c.py), kept outside the board's file system."""
 
     def __init__(self, root, corrupt=None):
         self.root = pathlib.Path(root)
         self.corrupt = corrupt
         self.calls = []
+        self.chip = None
+
+    def _machine(self):
+        import tempfile
+        import threading
+
+        from host_tools.sim import atecc608, i2cbus, ptys
+        if self.chip is None:
+            self.shim = pathlib.Path(tempfile.mkdtemp(prefix="standin-machine-"))
+            self.chip = atecc608.Chip(str(self.shim / "chip.json"), timing=0.05)
+            master, self._slave, path = ptys.open_raw()
+            bus = i2cbus.Bus({atecc608.ADDRESS: self.chip})
+            threading.Thread(target=i2cbus.serve, args=(bus, master), daemon=True).start()
+            for name in ("ptyi2c.py", "ptyuart.py"):   # flat here: the board's own boards/ is first on the path
+                text = (deploy.FIRMWARE / "boards" / name).read_text()
+                (self.shim / name).write_text(text.replace("from boards.ptyuart import", "from ptyuart import"))
+            (self.shim / "machine.py").write_text(
+                "from ptyi2c import PtyI2C\n"
+                "def Pin(n):\n    return n\n"
+                "def I2C(bus_id, scl=None, sda=None, freq=0):\n    return PtyI2C(%r)\n" % path)
+        return "%s:%s" % (self.root, self.shim)
 
     def __call__(self, argv):
         assert argv[:3] == deploy.MPREMOTE and argv[3] == "connect"
@@ -196,10 +220,11 @@ class StandInDevice:
                 continue
             self.calls.append((port, cmd[0] if cmd[0] != "fs" else "fs " + cmd[1]))
             if cmd[0] == "exec":
-                proc = subprocess.run([MICROPYTHON, "-c", cmd[1]], cwd=self.root,
+                env = dict(os.environ, MICROPYPATH=self._machine()) if "SECURE_ELEMENT" in cmd[1] else None
+                proc = subprocess.run([MICROPYTHON, "-c", cmd[1]], cwd=self.root, env=env,
                                       capture_output=True, text=True, timeout=60)
                 if proc.returncode:
-                    raise deploy.DeployError(proc.stderr)
+                    raise deploy.DeployError(proc.stderr + proc.stdout)
                 out.append(proc.stdout)
             elif cmd[:2] == ["fs", "cp"]:
                 assert cmd[3].startswith(":")
@@ -278,17 +303,50 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
             "--key-dir", str(keys)]
     assert cli.main(argv) == 0
     key = (keys / "T07.key").read_bytes()
-    assert len(key) == 32 and (device / deploy.KEY_NAME).read_bytes() == key
-    assert oct((keys / "T07.key").stat().st_mode & 0o777) == "0o600"
+    assert len(key) == 32 and oct((keys / "T07.key").stat().st_mode & 0o777) == "0o600"
+    # The key at rest: no key on the board's flash, only the peer's public
+    # half; the board's chip derives the pit's key from it (checked here with
+    # the simulator's own slot-2 key and `cryptography`).
+    assert not (device / deploy.KEY_NAME).exists()
+    assert not any(key in f.read_bytes() for f in device.rglob("*") if f.is_file())
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from drivers.atecc608 import LINK_LABEL, LINK_SLOT, PEER_FILE
+    peer = (device / PEER_FILE).read_bytes()
+    assert (keys / "T07.peer").read_bytes() == peer
+    peer_key = ec.EllipticCurvePublicNumbers(int.from_bytes(peer[:32], "big"), int.from_bytes(peer[32:], "big"),
+                                             ec.SECP256R1()).public_key()
+    chip = deploy._run.chip
+    assert hashlib.sha256(LINK_LABEL + chip.keys[LINK_SLOT].exchange(ec.ECDH(), peer_key)).digest() == key
+    assert PEER_FILE in json.loads((device / deploy.MANIFEST).read_text())["files"]
     record = json.loads((keys / "T07.manifest.json").read_text())
     assert record["shoe_id"] == "T07" and record["board"] == "pico"
-    assert hashlib.sha256(key).hexdigest()[:16] in capsys.readouterr().out
+    # The record is the device's manifest.json byte for byte: its hash is the hello's.
+    assert (keys / "T07.manifest.json").read_bytes() == (device / deploy.MANIFEST).read_bytes()
+    out = capsys.readouterr().out
+    assert hashlib.sha256(key).hexdigest()[:16] in out
+    # The secure element: key pair made inside the chip, configuration locked, public key registered.
+    assert chip.config_locked and chip.data_locked
+    pub = keys / "T07.pub"
+    assert oct(pub.stat().st_mode & 0o777) == "0o644"
+    from cryptography.hazmat.primitives import serialization
+    numbers = serialization.load_pem_public_key(pub.read_bytes()).public_numbers()
+    private = chip.keys[0].private_numbers().public_numbers   # the simulator's own, for the check only
+    assert (numbers.x, numbers.y) == (private.x, private.y)
+    assert ("serial %s" % bytes(chip.serial).hex()) in out and "generated inside the chip" in out
+    assert "public key (X||Y) %064x%064x" % (numbers.x, numbers.y) in out
+    # Nothing on the board's flash holds a private key.
+    for slot in (0, LINK_SLOT):
+        d = chip.keys[slot].private_numbers().private_value.to_bytes(32, "big")
+        assert not any(d in f.read_bytes() for f in device.rglob("*") if f.is_file())
     # A second deploy must not silently give the shoe a new key...
     assert cli.main(argv) == 1
     assert "already holds a different key for shoe T07" in capsys.readouterr().err
     # ...but keeps it when asked to.
     assert cli.main(argv + ["--key-file", str(keys / "T07.key")]) == 0
-    assert (device / deploy.KEY_NAME).read_bytes() == key
+    assert (keys / "T07.key").read_bytes() == key and (device / PEER_FILE).read_bytes() == peer
+    # The chip kept its key (slot locked): the same public key is registered again.
+    assert "already there (slot locked), kept" in capsys.readouterr().out
+    assert serialization.load_pem_public_key(pub.read_bytes()).public_numbers() == numbers
 
 
 # --- keys are private (issue 11) ---------------------------------------------
@@ -332,6 +390,8 @@ def test_a_failed_flash_leaves_no_key_behind(tmp_path, monkeypatch, capsys, stag
     held = tmp_path / "held.key"
     held.write_bytes(b"\x05" * 32)
     os.chmod(held, 0o600)
+    held.with_suffix(".peer").write_bytes(b"\x04" * 64)   # the peer a board with the chip keeps it with
+    keys.mkdir(mode=0o700, exist_ok=True)   # a failed deploy of a board with the chip made none
     (keys / "T08.key").write_bytes(b"\x05" * 32)
     os.chmod(keys / "T08.key", 0o600)
     assert cli.main(argv + ["--key-file", str(held)]) == 1

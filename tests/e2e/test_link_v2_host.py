@@ -247,7 +247,7 @@ def test_a_new_store_starts_at_acked_plus_one_with_the_hello_chain(shoe, bridge,
     with db.Store(tmp_path / "b.db") as s:
         assert s.shoe(SHOE)["first_prev"] == shoe.tags[3].decode()
     bridge.close()
-    r = _shoe("verify", "--db", str(tmp_path / "b.db"), "--key-file", _key_file(tmp_path))
+    r = _shoe("verify", "--mac-only", "--db", str(tmp_path / "b.db"), "--key-file", _key_file(tmp_path))
     assert r.returncode == 0, r.stdout  # a forged-event alert is a warning, not a failure
     assert "OK   shoe T9: 2 events, seq 4..5" in r.stdout and "starts at seq 4" in r.stdout
     assert "note shoe T9: warning alert forged_event x1" in r.stdout
@@ -286,7 +286,7 @@ def test_rollback_hello_raises_a_critical_alert_and_overwrites_nothing(shoe, bri
     alert = [a for a in _alerts(path) if a["kind"] == "rollback"][0]
     assert alert["severity"] == "critical" and "last seq is 2" in alert["detail"] and "command 4" in alert["detail"]
     bridge.close()
-    r = _shoe("verify", "--db", str(path), "--key-file", _key_file(tmp_path))
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", _key_file(tmp_path))
     assert r.returncode == 1 and "critical alert rollback" in r.stdout
 
 
@@ -314,7 +314,7 @@ def test_a_tilted_rollback_is_acked_and_continues_after_the_record(shoe, bridge,
     assert [s for s, _t, _m in _rows(path)] == [1, 2, 3, 4, 5, 6]
     bridge.close()
     assert [a["kind"] for a in _alerts(path, severity="critical")] == ["rollback"]
-    r = _shoe("verify", "--db", str(path), "--key-file", _key_file(tmp_path))
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", _key_file(tmp_path))
     assert "OK   shoe T9: 6 events" in r.stdout and r.returncode == 1  # the rollback stays on record
 
 
@@ -394,11 +394,11 @@ def _rechain(path, shoe_id=SHOE):
 def test_untouched_store_passes_verify_with_the_key_and_prints_its_anchor(tmp_path):
     path = tmp_path / "s.db"
     tags = _signed_store(path, checkpoint_at=(10, 18))
-    r = _shoe("verify", "--db", str(path), "--key-file", _key_file(tmp_path))
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", _key_file(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OK   shoe T9: 20 events, seq 1..20" in r.stdout and "tags verified" in r.stdout
     assert "anchor T9:18:%s" % tags[18] in r.stdout.splitlines()
-    r = _shoe("verify", "--db", str(path))
+    r = _shoe("verify", "--mac-only", "--db", str(path))
     assert r.returncode == 0 and "tags were not checked" in r.stdout
 
 
@@ -418,15 +418,15 @@ def test_an_edited_and_rechained_store_fails_verify_with_the_key(tmp_path, edit)
     con.commit()
     con.close()
     _rechain(path)
-    assert _shoe("verify", "--db", str(path)).returncode == 0  # the SHA chain alone is fooled
-    r = _shoe("verify", "--db", str(path), "--key-file", _key_file(tmp_path))
+    assert _shoe("verify", "--mac-only", "--db", str(path)).returncode == 0  # the SHA chain alone is fooled
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", _key_file(tmp_path))
     assert r.returncode == 1 and "FAIL shoe T9: seq 7: tag does not verify" in r.stdout, r.stdout
 
 
 def test_the_wrong_key_fails_at_the_first_event(tmp_path):
     path = tmp_path / "s.db"
     _signed_store(path)
-    r = _shoe("verify", "--db", str(path), "--key-file", _key_file(tmp_path, OTHER_KEY))
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", _key_file(tmp_path, OTHER_KEY))
     assert r.returncode == 1 and "FAIL shoe T9: seq 1: tag does not verify" in r.stdout
 
 
@@ -435,20 +435,20 @@ def test_anchor_catches_a_truncated_tail(tmp_path):
     tags = _signed_store(path, checkpoint_at=(18,))
     anchor = "T9:18:%s" % tags[18]
     key = _key_file(tmp_path)
-    r = _shoe("verify", "--db", str(path), "--key-file", key, "--anchor", anchor)
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", key, "--anchor", anchor)
     assert r.returncode == 0 and "OK   anchor " + anchor in r.stdout, r.stdout
     con = sqlite3.connect(str(path))
     con.execute("DELETE FROM events WHERE seq > 15")
     con.commit()
     con.close()
     _rechain(path)
-    r = _shoe("verify", "--db", str(path), "--key-file", key)
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", key)
     assert r.returncode == 0  # without the anchor, a clean cut looks whole
-    r = _shoe("verify", "--db", str(path), "--key-file", key, "--anchor", anchor)
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", key, "--anchor", anchor)
     assert r.returncode == 1 and "FAIL shoe T9: seq 18: anchor seq 18 is not in the store" in r.stdout
-    r = _shoe("verify", "--db", str(path), "--key-file", key, "--anchor", "T9:12:" + "ab" * 16)
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", key, "--anchor", "T9:12:" + "ab" * 16)
     assert r.returncode == 1 and "anchor tag" in r.stdout
-    r = _shoe("verify", "--db", str(path), "--key-file", key, "--anchor", "T7:1:" + "ab" * 16)
+    r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", key, "--anchor", "T7:1:" + "ab" * 16)
     assert r.returncode == 1 and "FAIL shoe T7: not in the store" in r.stdout
 
 
@@ -462,14 +462,14 @@ def test_verify_argument_errors_are_one_line(tmp_path, argv, words):
     path = tmp_path / "s.db"
     _signed_store(path, n=2)
     argv = [_key_file(tmp_path) if a == "KEY" else a for a in argv]
-    r = _shoe("verify", "--db", str(path), *argv)
+    r = _shoe("verify", "--mac-only", "--db", str(path), *argv)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_chain_restarts_only_where_the_protocol_allows(tmp_path):
     ok = tmp_path / "ok.db"
     _signed_store(ok, restart_at=(9,))
-    assert _shoe("verify", "--db", str(ok), "--key-file", _key_file(tmp_path)).returncode == 0
+    assert _shoe("verify", "--mac-only", "--db", str(ok), "--key-file", _key_file(tmp_path)).returncode == 0
     bad = tmp_path / "bad.db"
     _signed_store(bad)
     # Restart the chain at an ordinary event: re-sign 9.. from zeros (as only
@@ -481,7 +481,7 @@ def test_chain_restarts_only_where_the_protocol_allows(tmp_path):
         con.execute("UPDATE events SET mac = ? WHERE seq = ?", (prev.decode(), seq))
     con.commit()
     con.close()
-    r = _shoe("verify", "--db", str(bad), "--key-file", _key_file(tmp_path))
+    r = _shoe("verify", "--mac-only", "--db", str(bad), "--key-file", _key_file(tmp_path))
     assert r.returncode == 1 and "FAIL shoe T9: seq 9: tag does not verify" in r.stdout
 
 
@@ -491,7 +491,7 @@ def test_verify_opens_the_store_read_only_and_changes_no_byte(tmp_path):
     before = path.read_bytes()
     os.chmod(path, 0o444)
     try:
-        r = _shoe("verify", "--db", str(path), "--key-file", _key_file(tmp_path))
+        r = _shoe("verify", "--mac-only", "--db", str(path), "--key-file", _key_file(tmp_path))
         assert r.returncode == 0, r.stdout + r.stderr
         assert path.read_bytes() == before
         with pytest.raises(db.StoreError, match="read-only"):
@@ -563,3 +563,46 @@ def test_a_bridge_with_the_wrong_key_records_nothing_and_says_why(tmp_path):
         shoe.close()
     with db.Store(tmp_path / "b.db") as s:
         assert s.shoe_ids() == [] and [a["kind"] for a in s.alerts()] == ["forged_hello"]
+
+
+# ------------------------------------------------------------ deployed firmware, service mode
+
+DEPLOYED = "5e" * 32
+
+
+def _bridge_with_deploy_record(shoe, tmp_path, deployed=DEPLOYED):
+    return ThreadedBridge(str(tmp_path / "b.db"), shoe.path, KEY, deployed=deployed)
+
+
+def test_a_hello_naming_other_firmware_than_deployed_is_a_critical_alert(shoe, tmp_path):
+    """`shoe deploy` recorded the manifest beside the key; a shoe whose hello
+    names another (altered code that kept the link key) is alerted at once."""
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    try:
+        shoe.connect(manifest="77" * 32, service=False)
+        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "firmware_mismatch"])
+    finally:
+        bridge.close()
+    assert got[0]["severity"] == "critical"
+    assert ("77" * 32)[:16] in got[0]["detail"] and DEPLOYED[:16] in got[0]["detail"]
+
+
+def test_the_deployed_firmware_and_no_service_mode_raise_nothing(shoe, tmp_path):
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    try:
+        shoe.connect(manifest=DEPLOYED, service=False)
+        shoe.event(1)
+        shoe.pump(lambda f: shoe.acked() == 1)
+    finally:
+        bridge.close()
+    assert [a["kind"] for a in _alerts(tmp_path / "b.db")] == []
+
+
+def test_a_hello_in_service_mode_is_a_critical_alert(shoe, tmp_path):
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    try:
+        shoe.connect(manifest=DEPLOYED, service=True)
+        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "service_mode"])
+    finally:
+        bridge.close()
+    assert got[0]["severity"] == "critical" and "service mode" in got[0]["detail"]

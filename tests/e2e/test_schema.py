@@ -296,8 +296,10 @@ def test_every_link_event_validates(link_wire):
         for beat in wire.json("B"):
             assert events_schema.check_beat(beat) is None, beat
     link_types = {t for s, t in seen if s == "link"}
-    # checkpoint is v2's and emitted by the lead's session once it lands.
-    assert set(events_schema.table("link")) - link_types <= {"checkpoint"}, link_types
+    # checkpoint is v2's and emitted by the lead's session once it lands;
+    # service_refused needs a power-on with NEW SHOE held mid-shoe, which
+    # tests/e2e/test_boot_manifest.py makes and checks against the schema.
+    assert set(events_schema.table("link")) - link_types <= {"checkpoint", "service_refused"}, link_types
     reasons = {e["reason"] for w in link_wire for e in w.json("E") if e["type"] == "error"
                and e.get("source") == "link"}
     assert {"malformed", "wrong_state", "bad_mac"} <= reasons
@@ -359,7 +361,8 @@ def test_require_names_fields_or_fails():
     assert events_schema.require("result", "winner", "announce") == ("winner", "announce")
     with pytest.raises(ValueError, match="result has no field 'winer'"):
         events_schema.require("result", "winer")
-    assert events_schema.fields("checkpoint", "link") == ("through",)
+    assert events_schema.fields("checkpoint", "link") == ("through", "counter", "head", "manifest", "sig",
+                                                          "unsigned")
 
 
 def test_host_readers_name_only_schema_types():

@@ -208,7 +208,11 @@ def emulate_cli(flash, *options):
         class Emu:
             host_path = path
             shoe_id = "EMU1"
-        with open(flash / "shoe_key.bin", "rb") as f:
+        # With --secure-element the flash holds no key: the pit's copy is beside it.
+        key_path = flash / "shoe_key.bin"
+        if not key_path.exists():
+            key_path = flash.parent / (flash.name + ".key")
+        with open(key_path, "rb") as f:
             host = Host(Emu, key=f.read())
         try:
             host.hello()

@@ -6,7 +6,8 @@ I2C bus carried over a pty to `shoe sim atecc608`, which holds each command
 for its datasheet maximum execution time (``--timing`` scales it). Per
 signature: Nonce (pass-through, the 32-byte digest into TempKey) and Sign,
 within one wake, as the driver's ``sign`` does, plus a Counter increment,
-the pair a signed checkpoint needs. Printed: the driver's resident heap,
+the pair a signed checkpoint needs; then whole signed checkpoints as
+link/core.py makes them. Printed: the driver's resident heap,
 whether a signature allocates (it runs under heap_lock), and the median and
 spread of the wall time per signature and per counter increment, against
 the sum of the datasheet maxima it waits for.
@@ -50,6 +51,21 @@ for k in range(n):
     se.counter(0, True)
     print("COUNT", time.ticks_diff(time.ticks_us(), t))
 print("ALLOC", alloc)
+# A whole signed checkpoint as link/core.py makes it: the counter
+# incremented, the statement written (link/reports.py), its SHA-256, the
+# chip's signature.
+import hashlib
+from baccarat.jsonout import JsonOut
+from link import reports
+o = JsonOut(reports.STATEMENT_SIZE)
+head = b"0" * 32
+manifest = b"ab" * 32
+for k in range(n):
+    t = time.ticks_us()
+    counter = se.counter(0, True)
+    m = reports.statement(o, b"BENCH", 256 * (k + 1), head, counter, manifest)
+    se.sign(0, hashlib.sha256(memoryview(o.buf)[:m]).digest(), sig)
+    print("CHECKPOINT", time.ticks_diff(time.ticks_us(), t))
 """
 
 
@@ -69,7 +85,7 @@ def run_once(signatures, timing):
         raise RuntimeError("VM exited %d: %s" % (rc, err.decode() or out.decode()))
     lines = [line.split() for line in out.decode().splitlines()]
     pick = lambda tag: [int(x[1]) for x in lines if x[0] == tag]  # noqa: E731
-    return pick("HEAP")[0], pick("SIGN"), pick("COUNT"), pick("ALLOC")[0]
+    return pick("HEAP")[0], pick("SIGN"), pick("COUNT"), pick("ALLOC")[0], pick("CHECKPOINT")
 
 
 def main(argv=()):
@@ -96,6 +112,11 @@ def main(argv=()):
              (EXEC_MS[OP_NONCE] + EXEC_MS[OP_SIGN]) * args.timing))
     print("  counter increment      median %.1f ms  (chip maximum %d ms)"
           % (statistics.median(count), EXEC_MS[OP_COUNTER] * args.timing))
+    cps = [us / 1000 for r in results for us in r[4]]
+    print("  signed checkpoint      median %.1f ms  p90 %.1f ms  (Counter + statement + SHA-256 + Nonce + Sign; "
+          "chip maxima %d ms)" % (statistics.median(cps), statistics.quantiles(cps, n=10)[-1] if len(cps) > 1
+                                  else cps[0], (EXEC_MS[OP_COUNTER] + EXEC_MS[OP_NONCE] + EXEC_MS[OP_SIGN])
+                                  * args.timing))
     print("  signatures that allocated under heap_lock: %d of %d"
           % (sum(r[3] for r in results), args.runs * args.signatures))
     return 0

@@ -79,7 +79,7 @@ def _source(text):
 def run_verify(store_path, key_path, timeout=300):
     """`shoe verify --db STORE --key-file KEY` in its own process: (exit code, output)."""
     proc = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--db", str(store_path),
-                           "--key-file", str(key_path)], capture_output=True, text=True,
+                           "--key-file", str(key_path), "--mac-only"], capture_output=True, text=True,
                           timeout=timeout, cwd=vm.ROOT)
     return proc.returncode, (proc.stdout + proc.stderr).strip()
 

@@ -64,7 +64,7 @@ class ThreadedBridge:
     thread); counts the dealer lines taken and times each commit, for the
     events committed while it runs."""
 
-    def __init__(self, db_path, port, key):
+    def __init__(self, db_path, port, key, deployed=None):
         self.taken = 0
         self.boot_count = 0
         self.end = None
@@ -73,6 +73,7 @@ class ThreadedBridge:
         self.stop = threading.Event()
         self.ready = threading.Event()
         self.bridge = None
+        self.deployed = deployed
         self.thread = threading.Thread(target=self._main, args=(db_path, port, key), daemon=True)
         self.thread.start()
         if not self.ready.wait(10):
@@ -90,7 +91,7 @@ class ThreadedBridge:
 
     def _main(self, db_path, port, key):
         with db.Store(db_path) as store:
-            self.bridge = Bridge(store, port, key, on_event=self._on_event)
+            self.bridge = Bridge(store, port, key, on_event=self._on_event, deployed=self.deployed)
             self.ready.set()
             self.bridge.run(self.stop)
 
