@@ -15,16 +15,13 @@ primed from the store too (its shoe and card events; no result is priced).
 """
 
 import logging
-import queue
-import threading
 
 from host_tools.bridge.command import edge_monitor_factory
 from host_tools.pit import report
-from host_tools.store import db
+from host_tools.pit.worker import Worker
 
 log = logging.getLogger("shoe.pit.edges")
 
-QUEUE = 10000
 WATCHED = ("shoe", "card", "result")  # the events that change a monitor
 
 
@@ -35,52 +32,25 @@ class _Table:
         self.shoe, self.monitor, self.seq = shoe, None, 0
 
 
-class EdgeWatch:
+class EdgeWatch(Worker):
     """``listener`` goes into ``Pit.listeners``; ``start``/``close`` run the worker."""
 
+    NAME = "pit-edges"
+
     def __init__(self, pit, store_path, factory=None):
-        self.pit = pit
-        self.store_path = store_path
+        Worker.__init__(self, pit, store_path)
         self.factory = factory or edge_monitor_factory()
-        self.queue = queue.Queue(QUEUE)
         self.tables = {}
         self.lost = set()  # tables whose events were dropped: re-read from the store
-        self.thread = None
 
-    def listener(self, message):  # runs on a table thread
+    def wants(self, message):
         if message.get("type") != "event" or self.factory is None:
-            return
+            return False
         event = message.get("event") or {}
-        if event.get("source") is not None or event.get("type") not in WATCHED:
-            return
-        try:
-            self.queue.put_nowait(message)
-        except queue.Full:
-            self.lost.add(message.get("table"))
+        return event.get("source") is None and event.get("type") in WATCHED
 
-    def start(self):
-        self.thread = threading.Thread(target=self._main, name="pit-edges", daemon=True)
-        self.thread.start()
-
-    def close(self):
-        if self.thread is not None:
-            self.queue.put(None)
-            self.thread.join(5)
-            self.thread = None
-
-    def _main(self):
-        store = db.Store(self.store_path)
-        try:
-            while True:
-                message = self.queue.get()
-                if message is None:
-                    return
-                try:
-                    self.handle(store, message)
-                except Exception:  # advisory: a fault here never stops the pit
-                    log.exception("edge monitor failed on %s", message.get("table"))
-        finally:
-            store.close()
+    def dropped(self, message):
+        self.lost.add(message.get("table"))
 
     def handle(self, store, message):
         """One committed event of one table into its monitor; raise what it says."""

@@ -19,16 +19,13 @@ raises the alerts on a worker thread of its own, as the edge monitor does
 
 import json
 import logging
-import queue
-import threading
 
 from host_tools.analysis import shuffle_score as Q
-from host_tools.store import db
+from host_tools.pit.worker import Worker
 from link import events_schema as E  # importable once shuffle_score set the firmware path
 
 log = logging.getLogger("shoe.pit.shuffle")
 
-QUEUE = 1000
 SHOES_BACK = 3  # card sets read: the current one and enough before it to find its batch's previous
 
 
@@ -89,52 +86,19 @@ def summary(result):
         worst[1]["expected"], worst[1]["sd"])
 
 
-class ShuffleWatch:
+class ShuffleWatch(Worker):
     """``listener`` goes into ``Pit.listeners``; ``start``/``close`` run the worker."""
 
-    def __init__(self, pit, store_path):
-        self.pit = pit
-        self.store_path = store_path
-        self.queue = queue.Queue(QUEUE)
-        self.thread = None
+    NAME = "pit-shuffle"
 
-    def listener(self, message):  # runs on a table thread: only queue
+    def wants(self, message):
         if message.get("type") != "event":
-            return
+            return False
         event = message.get("event") or {}
         if event.get("source") is not None:
-            return
-        if event.get("type") == "shoe_end" or (event.get("type") == "irregularity"
-                                               and event.get("rule") == E.COLD_DECK and "cards" in event):
-            try:
-                self.queue.put_nowait(message)
-            except queue.Full:
-                log.warning("shuffle watch queue full: %s seq %s not scored", message.get("table"),
-                            message.get("seq"))
-
-    def start(self):
-        self.thread = threading.Thread(target=self._main, name="pit-shuffle", daemon=True)
-        self.thread.start()
-
-    def close(self):
-        if self.thread is not None:
-            self.queue.put(None)
-            self.thread.join(5)
-            self.thread = None
-
-    def _main(self):
-        store = db.Store(self.store_path)
-        try:
-            while True:
-                message = self.queue.get()
-                if message is None:
-                    return
-                try:
-                    self.handle(store, message)
-                except Exception:  # advisory: a fault here never stops the pit
-                    log.exception("shuffle watch failed on %s", message.get("table"))
-        finally:
-            store.close()
+            return False
+        return event.get("type") == "shoe_end" or (event.get("type") == "irregularity"
+                                                  and event.get("rule") == E.COLD_DECK and "cards" in event)
 
     def handle(self, store, message):
         """One committed shoe_end or cold_deck event: the alert it calls for."""
