@@ -190,6 +190,14 @@ def run():
     session.boot(problem)
     if set_problem is not None:
         session.error(set_problem)
+    # The secure element's state for `secure` (probes.py), then the heap
+    # that is left for play, for `status` (a technician's acceptance reads both).
+    board.feed()
+    import probes
+    probes.survey(session.secure, board)
+    board.feed()
+    gc.collect()
+    session.heap_free = gc.mem_free() if hasattr(gc, "mem_free") else -1
     dealer = getattr(board, "dealer_line", None)
     idle = getattr(board, "idle", None)
     line = bytearray(LINE_MAX)

@@ -134,6 +134,7 @@ class Link:
         self.ack_written = now
         self.time_t = -1
         self.time_ticks = 0
+        self.heap_free = -1     # free heap after boot (main.py measures it), for `status`
         self.garbled = Limiter("bad_frame")
         self.forged = Limiter("bad_mac")
         self.foreign = Limiter("proto")

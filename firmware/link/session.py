@@ -23,6 +23,7 @@ from baccarat import game as _game
 from baccarat.events import write_hand
 from link import core, dispatch, proto, recovery, reports, schema, settings
 from link import journal as _journal
+import probes
 
 try:
     from micropython import const
@@ -58,6 +59,7 @@ def _clear_stop(s, args):
 
 
 ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
+ACTIONS.update(probes.ACTIONS)   # the bench's questions: sensor, secure, sign (firmware/probes.py)
 ACTIONS.update(dispatch.LINK_ACTIONS)
 
 
@@ -110,6 +112,8 @@ class Session(core.Link):
         # is still caught after a power cut.
         self.intake = None
         self.had_shoe = False
+        # The secure element as the boot found it (probes.survey, main.py).
+        self.secure = probes.Secure()
 
     # ------------------------------------------------------------- link hooks
 

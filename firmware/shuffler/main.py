@@ -101,6 +101,9 @@ def boot():
 
 def run():
     board, session, device = boot()
+    gc.collect()
+    if hasattr(gc, "mem_free"):
+        session.heap_free = gc.mem_free()   # what is left after boot, for `status`
     import board_config
     from shuffler.link import COMPACT_BYTES
     compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)

@@ -1,0 +1,173 @@
+"""What a technician's acceptance (`shoe acceptance`) asks a shoe on the
+bench, answered as signed link events: what the back sensor sees now
+(`sensor`), the secure element as the boot found it (`secure`), and a
+report digest signed by that chip (`sign` -> `signature`).
+
+Each answer is a command's event, not a side channel, so it is tagged and
+chained like every other and lands in the table's record: a report signed
+for a board can be matched with the acceptance's own events in the store.
+The commands are rare and human-paced: they may allocate (hex text), but
+nothing here is loaded on demand (a command may come mid-shoe, when the
+heap has no room for new code), and the per-card path never touches it.
+
+The chip is surveyed once at boot (``survey``), with the provisioning
+module loaded for that moment and let go (lazy.unload): its public key,
+serial number and lock state are what the pit compares with the key
+registered at deploy.
+
+What the chip signs is never the host's digest itself: it is
+SHA-256(REPORT_DOMAIN || shoe id || 0x00 || digest). Whoever holds the
+link key may ask for signatures, so a signature made here must be useless
+as anything but "this shoe's chip signed an acceptance report with this
+digest" (a signed checkpoint, when one exists, takes another domain).
+"""
+
+import binascii
+import hashlib
+
+from link import reports
+
+# The statement the secure element signs for `sign` (docs/protocol.md 5):
+# defined here once; the host's check (host_tools/acceptance.py) imports it.
+REPORT_DOMAIN = b"baccarat shoe acceptance report v1\x00"
+DIGEST_HEX = 64
+KEY_SLOT = 0   # drivers/atecc608.py KEY_SLOT: not imported, a shoe without the chip need not load it
+
+# What a `sensor` event's "seen" may say; the first three are
+# drivers/tcs34725.py's FACE, BACK_A, BACK_B in that order.
+SEEN = ("face", "back_a", "back_b", "none")
+
+
+class Secure:
+    """The secure element as the boot found it."""
+
+    def __init__(self):
+        self.present = False
+        self.locked = False
+        self.message = "not surveyed"
+        self.serial = bytearray(9)
+        self.public = bytearray(64)
+
+
+def survey(s, board):
+    """Fill ``s`` (a Secure) from the board's chip: present, every zone and
+    the key slot locked, serial number, public key of the device key."""
+    se = getattr(board, "secure_element", None)
+    if se is None:
+        s.message = "no secure element in this board's configuration (SECURE in board_config)"
+        return
+    try:
+        import drivers.atecc608_setup as setup
+    except ImportError as e:
+        s.message = "the provisioning module is missing: %s" % e
+        return
+    try:
+        setup.serial(se, s.serial)
+        s.present = True
+        config_locked, data_locked = setup.locked(se)
+        four = bytearray(4)
+        setup.read(se, 0, 22, four, 4)   # bytes 88-89: SlotLocked, a clear bit is a locked slot
+        slot_locked = not four[0] & (1 << KEY_SLOT)
+        s.locked = config_locked and data_locked and slot_locked
+        if not config_locked:
+            s.message = "the configuration zone is not locked: the chip was never provisioned"
+        elif not data_locked:
+            s.message = "the data zone is not locked: provisioning did not finish"
+        elif not slot_locked:
+            s.message = "slot %d (the device key) is not locked: its key could be replaced" % KEY_SLOT
+        else:
+            s.message = ""
+        if config_locked:
+            setup.public_key(se, KEY_SLOT, s.public)
+    except Exception as e:   # a fault on the bus or a refusal: the report says which
+        s.message = "ATECC608B: %s" % e
+    finally:
+        from lazy import unload
+        unload("drivers.atecc608_setup")
+
+
+def _hex(o, key, data):
+    o.raw(key)
+    o.byte(0x22)
+    o.raw(binascii.hexlify(data))
+    o.byte(0x22)
+
+
+def secure(sess, args):
+    """The `secure` command's event."""
+    s = sess.secure
+    o = reports.begin(sess, b"secure")
+    o.raw(b',"present":')
+    o.bool(s.present)
+    o.raw(b',"locked":')
+    o.bool(s.locked)
+    _hex(o, b',"serial":', s.serial if s.present else b"")
+    _hex(o, b',"public":', s.public if s.present and s.locked else b"")
+    if s.message:
+        o.raw(b',"message":')
+        o.text(s.message)
+    sess.link_send()
+
+
+def sensor(sess, args):
+    """The `sensor` command's event: what the back sensor sees now."""
+    o = reports.begin(sess, b"sensor")
+    bs = getattr(sess.board, "back_sensor", None)
+    seen = 3
+    message = "no back sensor on this board"
+    if bs is not None:
+        try:
+            seen = bs.classify()
+            message = None
+        except Exception as e:   # ReaderFault: too dark, saturated, no colour near a reference
+            message = str(e)
+    o.raw(b',"seen":')
+    o.text(SEEN[seen])
+    for key, attr in ((b',"clear":', "clear"), (b',"red":', "red"), (b',"green":', "green"),
+                      (b',"blue":', "blue")):
+        o.raw(key)
+        o.int(getattr(bs, attr, 0))
+    if message is not None:
+        o.raw(b',"message":')
+        o.text(message)
+    sess.link_send()
+
+
+def preimage(shoe_id, digest):
+    """What a `signature` is over, for a report ``digest`` (32 bytes): the
+    chip signs its SHA-256 (``statement``); a verifier hashes this."""
+    return REPORT_DOMAIN + shoe_id.encode() + b"\x00" + bytes(digest)
+
+
+def statement(shoe_id, digest):
+    """The 32 bytes the chip signs for a report ``digest``."""
+    return hashlib.sha256(preimage(shoe_id, digest)).digest()
+
+
+def sign(sess, args):
+    """The `sign` command's event: the chip's ECDSA P-256 signature (R||S)
+    over ``statement(shoe id, digest)``, or an empty ``sig`` and why."""
+    digest = binascii.unhexlify(args["digest"])
+    s = sess.secure
+    sig = bytearray(64)
+    message = None
+    se = getattr(sess.board, "secure_element", None)
+    if not s.present or se is None:
+        message = "no secure element: %s" % s.message
+    elif not s.locked:
+        message = "the secure element is not provisioned: %s" % s.message
+    else:
+        try:
+            se.sign(KEY_SLOT, statement(sess.shoe_id, digest), sig)
+        except Exception as e:
+            message = "ATECC608B: %s" % e
+    o = reports.begin(sess, b"signature")
+    _hex(o, b',"digest":', digest)
+    _hex(o, b',"sig":', sig if message is None else b"")
+    if message is not None:
+        o.raw(b',"message":')
+        o.text(message)
+    sess.link_send()
+
+
+ACTIONS = {"secure": secure, "sensor": sensor, "sign": sign}
