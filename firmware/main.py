@@ -192,12 +192,19 @@ def run():
         session.error(set_problem)
     # The secure element's state for `secure` (probes.py), then the heap
     # that is left for play, for `status` (a technician's acceptance reads both).
-    board.feed()
     import probes
-    probes.survey(session.secure, board)
-    board.feed()
+    probes.attach(session)
+    if getattr(board, "secure_element", None) is not None:
+        board.feed()
+        from drivers.atecc608_setup import survey
+        survey(probes.SECURE, board.secure_element)
+        survey = None
+        from lazy import unload
+        unload("drivers.atecc608_setup")
+        board.feed()
     gc.collect()
-    session.heap_free = gc.mem_free() if hasattr(gc, "mem_free") else -1
+    if hasattr(gc, "mem_free"):
+        type(session).heap_free = gc.mem_free()   # on the class: link/core.py says why
     dealer = getattr(board, "dealer_line", None)
     idle = getattr(board, "idle", None)
     line = bytearray(LINE_MAX)

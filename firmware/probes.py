@@ -10,10 +10,10 @@ The commands are rare and human-paced: they may allocate (hex text), but
 nothing here is loaded on demand (a command may come mid-shoe, when the
 heap has no room for new code), and the per-card path never touches it.
 
-The chip is surveyed once at boot (``survey``), with the provisioning
-module loaded for that moment and let go (lazy.unload): its public key,
-serial number and lock state are what the pit compares with the key
-registered at deploy.
+The chip is surveyed once at boot (drivers/atecc608_setup.py ``survey``,
+loaded for that moment and let go: lazy.unload): its public key, serial
+number and lock state are what the pit compares with the key registered
+at deploy. This module stays resident, so it is kept small.
 
 What the chip signs is never the host's digest itself: it is
 SHA-256(REPORT_DOMAIN || shoe id || 0x00 || digest). Whoever holds the
@@ -39,51 +39,23 @@ SEEN = ("face", "back_a", "back_b", "none")
 
 
 class Secure:
-    """The secure element as the boot found it."""
+    """The secure element as the boot found it (drivers/atecc608_setup.py
+    ``survey`` fills it, then leaves the heap)."""
 
     def __init__(self):
         self.present = False
         self.locked = False
-        self.message = "not surveyed"
+        self.message = "no secure element in this board's configuration"
         self.serial = bytearray(9)
         self.public = bytearray(64)
 
 
-def survey(s, board):
-    """Fill ``s`` (a Secure) from the board's chip: present, every zone and
-    the key slot locked, serial number, public key of the device key."""
-    se = getattr(board, "secure_element", None)
-    if se is None:
-        s.message = "no secure element in this board's configuration (SECURE in board_config)"
-        return
-    try:
-        import drivers.atecc608_setup as setup
-    except ImportError as e:
-        s.message = "the provisioning module is missing: %s" % e
-        return
-    try:
-        setup.serial(se, s.serial)
-        s.present = True
-        config_locked, data_locked = setup.locked(se)
-        four = bytearray(4)
-        setup.read(se, 0, 22, four, 4)   # bytes 88-89: SlotLocked, a clear bit is a locked slot
-        slot_locked = not four[0] & (1 << KEY_SLOT)
-        s.locked = config_locked and data_locked and slot_locked
-        if not config_locked:
-            s.message = "the configuration zone is not locked: the chip was never provisioned"
-        elif not data_locked:
-            s.message = "the data zone is not locked: provisioning did not finish"
-        elif not slot_locked:
-            s.message = "slot %d (the device key) is not locked: its key could be replaced" % KEY_SLOT
-        else:
-            s.message = ""
-        if config_locked:
-            setup.public_key(se, KEY_SLOT, s.public)
-    except Exception as e:   # a fault on the bus or a refusal: the report says which
-        s.message = "ATECC608B: %s" % e
-    finally:
-        from lazy import unload
-        unload("drivers.atecc608_setup")
+def attach(session):
+    """Fill in ``session``'s actions for these commands (link/session.py
+    holds their keys); main.py calls it once the session is made."""
+    actions = session.ACTIONS
+    for name in ACTIONS:
+        actions[name] = ACTIONS[name]
 
 
 def _hex(o, key, data):
@@ -93,9 +65,15 @@ def _hex(o, key, data):
     o.byte(0x22)
 
 
+def _message(o, message):
+    if message:
+        o.raw(b',"message":')
+        o.text(message)
+
+
 def secure(sess, args):
     """The `secure` command's event."""
-    s = sess.secure
+    s = SECURE
     o = reports.begin(sess, b"secure")
     o.raw(b',"present":')
     o.bool(s.present)
@@ -103,9 +81,7 @@ def secure(sess, args):
     o.bool(s.locked)
     _hex(o, b',"serial":', s.serial if s.present else b"")
     _hex(o, b',"public":', s.public if s.present and s.locked else b"")
-    if s.message:
-        o.raw(b',"message":')
-        o.text(s.message)
+    _message(o, s.message)
     sess.link_send()
 
 
@@ -123,13 +99,15 @@ def sensor(sess, args):
             message = str(e)
     o.raw(b',"seen":')
     o.text(SEEN[seen])
-    for key, attr in ((b',"clear":', "clear"), (b',"red":', "red"), (b',"green":', "green"),
-                      (b',"blue":', "blue")):
-        o.raw(key)
-        o.int(getattr(bs, attr, 0))
-    if message is not None:
-        o.raw(b',"message":')
-        o.text(message)
+    o.raw(b',"clear":')
+    o.int(bs.clear if bs else 0)
+    o.raw(b',"red":')
+    o.int(bs.red if bs else 0)
+    o.raw(b',"green":')
+    o.int(bs.green if bs else 0)
+    o.raw(b',"blue":')
+    o.int(bs.blue if bs else 0)
+    _message(o, message)
     sess.link_send()
 
 
@@ -148,26 +126,24 @@ def sign(sess, args):
     """The `sign` command's event: the chip's ECDSA P-256 signature (R||S)
     over ``statement(shoe id, digest)``, or an empty ``sig`` and why."""
     digest = binascii.unhexlify(args["digest"])
-    s = sess.secure
+    s = SECURE
     sig = bytearray(64)
     message = None
-    se = getattr(sess.board, "secure_element", None)
-    if not s.present or se is None:
-        message = "no secure element: %s" % s.message
-    elif not s.locked:
-        message = "the secure element is not provisioned: %s" % s.message
+    if not s.locked:
+        message = s.message   # absent, or not provisioned: the `secure` event's words
     else:
         try:
-            se.sign(KEY_SLOT, statement(sess.shoe_id, digest), sig)
+            sess.board.secure_element.sign(KEY_SLOT, statement(sess.shoe_id, digest), sig)
         except Exception as e:
             message = "ATECC608B: %s" % e
     o = reports.begin(sess, b"signature")
     _hex(o, b',"digest":', digest)
     _hex(o, b',"sig":', sig if message is None else b"")
-    if message is not None:
-        o.raw(b',"message":')
-        o.text(message)
+    _message(o, message)
     sess.link_send()
 
 
 ACTIONS = {"secure": secure, "sensor": sensor, "sign": sign}
+# The chip as the boot found it (main.py has drivers/atecc608_setup.py's
+# survey fill it in); made here, once, with the module.
+SECURE = Secure()

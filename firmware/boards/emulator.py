@@ -56,7 +56,10 @@ def _is(line, n, word):
     if n != len(word):
         return False
     for i in range(n):
-        if line[i] | 0x20 != word[i]:
+        c = line[i]
+        if 0x41 <= c <= 0x5A:
+            c |= 0x20   # letters in either case; "_" and digits as they are
+        if c != word[i]:
             return False
     return True
 

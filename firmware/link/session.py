@@ -23,7 +23,6 @@ from baccarat import game as _game
 from baccarat.events import write_hand
 from link import core, dispatch, proto, recovery, reports, schema, settings
 from link import journal as _journal
-import probes
 
 try:
     from micropython import const
@@ -59,8 +58,13 @@ def _clear_stop(s, args):
 
 
 ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
-ACTIONS.update(probes.ACTIONS)   # the bench's questions: sensor, secure, sign (firmware/probes.py)
 ACTIONS.update(dispatch.LINK_ACTIONS)
+# The bench's questions are firmware/probes.py's: main.py loads it once the
+# session is made (probes.attach fills these in), not while this module
+# loads with the session's room held. Until then they are refused. The keys
+# are here from the start so that filling them in never grows the dict in a
+# heap already cut into holes.
+ACTIONS.update({"sensor": None, "secure": None, "sign": None})
 
 
 def _game_status(o, s):
@@ -112,8 +116,6 @@ class Session(core.Link):
         # is still caught after a power cut.
         self.intake = None
         self.had_shoe = False
-        # The secure element as the boot found it (probes.survey, main.py).
-        self.secure = probes.Secure()
 
     # ------------------------------------------------------------- link hooks
 

@@ -103,7 +103,7 @@ def run():
     board, session, device = boot()
     gc.collect()
     if hasattr(gc, "mem_free"):
-        session.heap_free = gc.mem_free()   # what is left after boot, for `status`
+        type(session).heap_free = gc.mem_free()   # left after boot, for `status` (link/core.py)
     import board_config
     from shuffler.link import COMPACT_BYTES
     compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)
