@@ -190,18 +190,7 @@ def run():
     session.boot(problem)
     if set_problem is not None:
         session.error(set_problem)
-    # The secure element's state for `secure` (probes.py), then the heap
-    # that is left for play, for `status` (a technician's acceptance reads both).
-    import probes
-    probes.attach(session)
-    if getattr(board, "secure_element", None) is not None:
-        board.feed()
-        from drivers.atecc608_setup import survey
-        survey(probes.SECURE, board.secure_element)
-        survey = None
-        from lazy import unload
-        unload("drivers.atecc608_setup")
-        board.feed()
+    # The heap left for play, for `status` (a technician's acceptance reads it).
     gc.collect()
     if hasattr(gc, "mem_free"):
         type(session).heap_free = gc.mem_free()   # on the class: link/core.py says why

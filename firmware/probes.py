@@ -38,24 +38,30 @@ KEY_SLOT = 0   # drivers/atecc608.py KEY_SLOT: not imported, a shoe without the 
 SEEN = ("face", "back_a", "back_b", "none")
 
 
-class Secure:
-    """The secure element as the boot found it (drivers/atecc608_setup.py
-    ``survey`` fills it, then leaves the heap)."""
-
-    def __init__(self):
-        self.present = False
-        self.locked = False
-        self.message = "no secure element in this board's configuration"
-        self.serial = bytearray(9)
-        self.public = bytearray(64)
+# The chip as ``survey`` found it: drivers/atecc608_setup.py's survey sets
+# these on this module.
+surveyed = False
+present = False
+locked = False
+message = "no secure element in this board's configuration"
+serial = bytearray(9)
+public = bytearray(64)
 
 
-def attach(session):
-    """Fill in ``session``'s actions for these commands (link/session.py
-    holds their keys); main.py calls it once the session is made."""
-    actions = session.ACTIONS
-    for name in ACTIONS:
-        actions[name] = ACTIONS[name]
+def survey(board):
+    """The chip's state, read once (the first `secure` or `sign`), with the
+    provisioning module loaded for that moment and let go."""
+    global surveyed
+    if surveyed:
+        return
+    surveyed = True
+    se = getattr(board, "secure_element", None)
+    if se is not None:
+        from drivers.atecc608_setup import survey as read_chip
+        import sys
+        read_chip(sys.modules[__name__], se)
+        from lazy import unload
+        unload("drivers.atecc608_setup")
 
 
 def _hex(o, key, data):
@@ -65,23 +71,23 @@ def _hex(o, key, data):
     o.byte(0x22)
 
 
-def _message(o, message):
-    if message:
+def _message(o, text):
+    if text:
         o.raw(b',"message":')
-        o.text(message)
+        o.text(text)
 
 
 def secure(sess, args):
     """The `secure` command's event."""
-    s = SECURE
+    survey(sess.board)
     o = reports.begin(sess, b"secure")
     o.raw(b',"present":')
-    o.bool(s.present)
+    o.bool(present)
     o.raw(b',"locked":')
-    o.bool(s.locked)
-    _hex(o, b',"serial":', s.serial if s.present else b"")
-    _hex(o, b',"public":', s.public if s.present and s.locked else b"")
-    _message(o, s.message)
+    o.bool(locked)
+    _hex(o, b',"serial":', serial if present else b"")
+    _hex(o, b',"public":', public if locked else b"")
+    _message(o, message)
     sess.link_send()
 
 
@@ -90,13 +96,13 @@ def sensor(sess, args):
     o = reports.begin(sess, b"sensor")
     bs = getattr(sess.board, "back_sensor", None)
     seen = 3
-    message = "no back sensor on this board"
+    why = "no back sensor"
     if bs is not None:
         try:
             seen = bs.classify()
-            message = None
+            why = None
         except Exception as e:   # ReaderFault: too dark, saturated, no colour near a reference
-            message = str(e)
+            why = str(e)
     o.raw(b',"seen":')
     o.text(SEEN[seen])
     o.raw(b',"clear":')
@@ -107,43 +113,34 @@ def sensor(sess, args):
     o.int(bs.green if bs else 0)
     o.raw(b',"blue":')
     o.int(bs.blue if bs else 0)
-    _message(o, message)
+    _message(o, why)
     sess.link_send()
 
 
 def preimage(shoe_id, digest):
     """What a `signature` is over, for a report ``digest`` (32 bytes): the
-    chip signs its SHA-256 (``statement``); a verifier hashes this."""
+    chip signs its SHA-256; a verifier hashes this."""
     return REPORT_DOMAIN + shoe_id.encode() + b"\x00" + bytes(digest)
-
-
-def statement(shoe_id, digest):
-    """The 32 bytes the chip signs for a report ``digest``."""
-    return hashlib.sha256(preimage(shoe_id, digest)).digest()
 
 
 def sign(sess, args):
     """The `sign` command's event: the chip's ECDSA P-256 signature (R||S)
-    over ``statement(shoe id, digest)``, or an empty ``sig`` and why."""
+    over SHA-256(``preimage(shoe id, digest)``), or an empty ``sig`` and why."""
+    survey(sess.board)
     digest = binascii.unhexlify(args["digest"])
-    s = SECURE
     sig = bytearray(64)
-    message = None
-    if not s.locked:
-        message = s.message   # absent, or not provisioned: the `secure` event's words
-    else:
+    why = message   # absent, or not provisioned: the `secure` event's words
+    if locked:
         try:
-            sess.board.secure_element.sign(KEY_SLOT, statement(sess.shoe_id, digest), sig)
+            sess.board.secure_element.sign(KEY_SLOT, hashlib.sha256(preimage(sess.shoe_id, digest)).digest(), sig)
+            why = None
         except Exception as e:
-            message = "ATECC608B: %s" % e
+            why = "ATECC608B: %s" % e
     o = reports.begin(sess, b"signature")
     _hex(o, b',"digest":', digest)
-    _hex(o, b',"sig":', sig if message is None else b"")
-    _message(o, message)
+    _hex(o, b',"sig":', sig if why is None else b"")
+    _message(o, why)
     sess.link_send()
 
 
 ACTIONS = {"secure": secure, "sensor": sensor, "sign": sign}
-# The chip as the boot found it (main.py has drivers/atecc608_setup.py's
-# survey fill it in); made here, once, with the module.
-SECURE = Secure()

@@ -126,7 +126,7 @@ def provision(se, public_out):
 
 
 def survey(s, se):
-    """Fill ``s`` (probes.Secure) from the chip at boot: present, every zone
+    """Set ``s``'s present, locked, message, serial and public (firmware/probes.py) from the chip at boot: present, every zone
     and the device key's slot locked, serial number, the key's public half.
     Never raises: a fault or a refusal becomes ``s.message``."""
     try:

@@ -251,6 +251,10 @@ def link_wire(tmp_path_factory):
     wire = _Wire(s, board)
     s.boot()
     wire.hello()
+    # The bench's questions, before any shoe (a board without sensor or chip answers "none"):
+    wire.command("sensor")
+    wire.command("secure")
+    wire.command("sign", [("digest", "ab" * 32)])
     wire.command("shoe", [("decks", "6"), ("designation", "ez")])
     wire.command("time", [("t", "1763776000")])
     wire.command("status")
