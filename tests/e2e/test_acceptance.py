@@ -294,6 +294,23 @@ def test_the_chip_signs_only_under_the_report_domain(shoe, staged):
     key.verify(der, b"baccarat shoe acceptance report v1\x00ACC1\x00" + digest, ec.ECDSA(hashes.SHA256()))
 
 
+def test_the_first_bench_question_is_refused_while_a_shoe_is_in_play(shoe):
+    """It loads firmware/probes.py, and nothing is loaded mid-shoe
+    (docs/design.md): the shoe says so in a signed error, one line."""
+    from host_tools.store import db
+    emu, args = shoe
+    with db.Store(args.db) as store:
+        link = acceptance.Link(store, emu.host_path, emu.key)
+        try:
+            assert link.hello() is not None
+            emu.deal("new_shoe")
+            assert link.wait(lambda e: e.get("type") == "shoe", 10) is not None
+            got, reply = acceptance.ask(link, "sensor", "sensor")
+        finally:
+            link.close()
+    assert got is None and reply == "sensor: a bench question, taken only while no shoe is in play"
+
+
 @pytest.mark.parametrize("chip,registered,words", [
     ("none", None, ("no ATECC608B answers at I2C 0x60", "secure_element in wiring.md")),
     ("blank", None, ("is present but not locked", "the configuration zone is not locked", "provision it")),
