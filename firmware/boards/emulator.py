@@ -31,7 +31,7 @@ The dealer's lights and the gate keep the state main.py last drove; a
 ``gpio LIGHTS GATE``: the light mask and 1 for an open gate, what a
 technician looking at the shoe would see (`shoe acceptance`'s tests).
 
-``SECURE["device"]`` puts the secure element on the board's I2C bus: an
+``SECURE_ELEMENT["device"]`` puts the secure element on the board's I2C bus: an
 ATECC608B simulated in the host process (it signs with a library no VM
 has), the bus's transactions carried over that pty (``boards.ptyi2c``), and
 the firmware's own driver on top, as on a board. ``secure_element`` is the
@@ -115,7 +115,7 @@ class Board:
         # button, so board_config says whether it was held.
         self.service = bool(getattr(config, "HELD_AT_POWER_ON", False))
         self.secure_element = None
-        secure = getattr(config, "SECURE", None)
+        secure = getattr(config, "SECURE_ELEMENT", None)
         if secure and secure.get("device"):
             from boards.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608

@@ -86,7 +86,7 @@ class MachineBoard:
         if config.SENSOR:
             self.back_sensor = self._make_sensor(config.SENSOR)
         self.secure_element = None
-        secure = getattr(config, "SECURE", None)
+        secure = getattr(config, "SECURE_ELEMENT", None)   # boards.toml's secure_element
         if secure:
             self.secure_element = self._make_secure(secure)
 
@@ -133,7 +133,7 @@ class MachineBoard:
         return TCS34725(self._i2c(cfg), cfg.get("calibration"))
 
     def _make_secure(self, cfg):
-        if cfg["kind"] != "atecc608" or cfg["bus"] != "i2c":
+        if cfg["kind"] != "atecc608b" or cfg["bus"] != "i2c":
             raise ConfigError("no driver for a %s secure element on %s" % (cfg["kind"], cfg["bus"]))
         from drivers.atecc608 import ATECC608
         # 100 kHz at most, so the address byte 0x00 holds SDA low past tWLO

@@ -85,7 +85,7 @@ class Emulator:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
         self.secure = None
         if secure:
-            values["SECURE"] = dict(values.get("SECURE") or {}, **self._start_secure())
+            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure())
         self.heap = values["HEAP"] + HEAP_64 + (SECURE_HEAP_64 if secure else 0)
         self._write_config(values)
         self.proc = None
@@ -127,7 +127,7 @@ class Emulator:
         self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set),
                                     daemon=True)
         self._se.start()
-        return {"kind": "atecc608", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
+        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""

@@ -229,7 +229,7 @@ print("COUNT", se.counter(0, True))
 
 def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     """The emulator's own wiring: host_tools.sim.emulate starts the chip in the
-    host process and names its pty in board_config.SECURE; the VM's
+    host process and names its pty in board_config.SECURE_ELEMENT; the VM's
     emulator board builds the firmware driver on that bus."""
     import threading
 
@@ -244,7 +244,7 @@ def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     server.start()
     (tmp_path / "board_config.py").write_text(
         "MODULE = 'emulator'\nWDT_MS = 5000\nLINK = {'device': %r}\nREADER = {}\nSENSOR = None\n"
-        "SECURE = {'kind': 'atecc608', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
+        "SECURE_ELEMENT = {'kind': 'atecc608b', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
     program = tmp_path / "board_se.py"
     program.write_text(BOARD_PROGRAM)
     try:
