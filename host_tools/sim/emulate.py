@@ -41,9 +41,11 @@ KEY_FILE = deploy.KEY_NAME
 # emulator's own modules (pty UART and I2C shims, the sensor's register
 # model) ride along. The budget that governs is the 32-bit one (docs/design.md,
 # "Heap budgets": tests/e2e/test_boards_footprint.py); in 64 bits an emulated
-# shoe with a 9-deck card set had under 2 KiB to spare at the boards' 190 KiB,
-# and the bench's questions (firmware/probes.py, about 4 KiB there) took
-# that. So the emulator runs with HEAP_64 more than the board plans for, and
+# shoe with a 9-deck card set had under 2 KiB to spare at the boards' 190 KiB
+# (a power cut's replay failed its self-test with less), and the bench's
+# questions took it: their commands and dispatch stay resident, and the
+# first question loads firmware/probes.py (about 4 KiB there). So the
+# emulator runs with HEAP_64 more than the board plans for, and
 # with SECURE_HEAP_64 more again with the chip's driver and its I2C shim (a
 # shoe with its chip needed 204-210 KiB, 1 to 8 decks), as the shuffler's
 # emulator does (docs/shuffler.md, "Footprint").
