@@ -1,19 +1,21 @@
 """What a technician's acceptance (`shoe acceptance`) asks a shoe on the
 bench, answered as signed link events: what the back sensor sees now
-(`sensor`), the secure element as the boot found it (`secure`), and a
-report digest signed by that chip (`sign` -> `signature`).
+(`sensor`), the secure element (`secure`), and a report digest signed by
+that chip (`sign` -> `signature`).
 
 Each answer is a command's event, not a side channel, so it is tagged and
 chained like every other and lands in the table's record: a report signed
 for a board can be matched with the acceptance's own events in the store.
-The commands are rare and human-paced: they may allocate (hex text), but
-nothing here is loaded on demand (a command may come mid-shoe, when the
-heap has no room for new code), and the per-card path never touches it.
+The commands are rare and human-paced: they may allocate (hex text), and
+the per-card path never touches this module. It is not resident: the first
+bench question loads it (link/session.py), and only while no shoe is in
+play, since mid-shoe the heap may have no room for new code; then it stays.
+A shoe at a table never pays its heap (the 32-bit budget, docs/design.md).
 
-The chip is surveyed once at boot (drivers/atecc608_setup.py ``survey``,
-loaded for that moment and let go: lazy.unload): its public key, serial
-number and lock state are what the pit compares with the key registered
-at deploy. This module stays resident, so it is kept small.
+The chip is surveyed once, at the first `secure` or `sign`
+(drivers/atecc608_setup.py ``survey``, loaded for that moment and let go:
+lazy.unload): its public key, serial number and lock state are what the
+pit compares with the key registered at deploy.
 
 What the chip signs is never the host's digest itself: it is
 SHA-256(REPORT_DOMAIN || shoe id || 0x00 || digest). Whoever holds the
@@ -30,7 +32,6 @@ from link import reports
 # The statement the secure element signs for `sign` (docs/protocol.md 5):
 # defined here once; the host's check (host_tools/acceptance.py) imports it.
 REPORT_DOMAIN = b"baccarat shoe acceptance report v1\x00"
-DIGEST_HEX = 64
 KEY_SLOT = 0   # drivers/atecc608.py KEY_SLOT: not imported, a shoe without the chip need not load it
 
 # What a `sensor` event's "seen" may say; the first three are

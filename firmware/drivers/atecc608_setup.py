@@ -3,8 +3,8 @@ Info, GenKey, Read, Write, Lock, the serial number.
 
 Kept apart from drivers/atecc608.py so a shoe in play holds only what it
 signs with; this module is loaded by `shoe deploy` (or a boot that finds the
-chip blank), and by every boot for ``survey`` (what the `secure` command
-reports, firmware/probes.py), and unloaded again.
+chip blank), and by the first bench question for ``survey`` (what the
+`secure` command reports, firmware/probes.py), and unloaded again.
 """
 
 from drivers.atecc608 import (ADDRESS, KEY_SLOT, OP_GENKEY, OP_INFO, OP_LOCK, OP_READ, OP_WRITE,
@@ -126,7 +126,7 @@ def provision(se, public_out):
 
 
 def survey(s, se):
-    """Set ``s``'s present, locked, message, serial and public (firmware/probes.py) from the chip at boot: present, every zone
+    """Set ``s``'s present, locked, message, serial and public (firmware/probes.py) from the chip: present, every zone
     and the device key's slot locked, serial number, the key's public half.
     Never raises: a fault or a refusal becomes ``s.message``."""
     try:
@@ -146,6 +146,6 @@ def survey(s, se):
         else:
             s.message = ""
             public_key(se, KEY_SLOT, s.public)
-    except Exception as e:   # no answer, a wrong CRC, a refusal: said, never raised at boot
+    except Exception as e:   # no answer, a wrong CRC, a refusal: said, never raised
         s.locked = False
         s.message = "ATECC608B: %s" % e
