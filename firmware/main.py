@@ -190,6 +190,10 @@ def run():
     session.boot(problem)
     if set_problem is not None:
         session.error(set_problem)
+    # The heap left for play, for `status` (a technician's acceptance reads it).
+    gc.collect()
+    if hasattr(gc, "mem_free"):
+        type(session).heap_free = gc.mem_free()   # on the class: link/core.py says why
     dealer = getattr(board, "dealer_line", None)
     idle = getattr(board, "idle", None)
     line = bytearray(LINE_MAX)

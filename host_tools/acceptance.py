@@ -1,40 +1,60 @@
 """`shoe acceptance --port DEV --key-file KEY --db DB [--device shoe|shuffler]`:
-the checks a technician runs on a freshly built or repaired board.
+the checks a technician runs on a freshly built or repaired board, and
+`shoe acceptance --verify REPORT --public-key PUB`, the casino's check of a
+report it keeps.
 
 Each step prints one line, PASS or FAIL, and on FAIL what to check (the
 wiring key in hardware/<board>/wiring.md, the part, the setting). The run
-ends with a Markdown report for the casino's records.
+ends with a Markdown report for the casino's records, signed by the board's
+own secure element: the report's SHA-256 goes to the shoe in a signed
+`sign` command, and the ATECC608B's ECDSA P-256 signature comes back in a
+signed `signature` event (firmware/probes.py: the chip signs the digest
+under a domain of its own, never the bare digest). The signature is
+checked at once, and again by `--verify`, against the public key
+registered for the device at deploy (KEY with .pub, PEM:
+host_tools/protocol/pubkeys.py, the one reader of that file).
 
 Everything goes through the authenticated link and into the store given
 with --db, through the same Bridge the pit runs: the acceptance's own events
-(the test card, the button presses) are part of the device's record, so give
-the store the table's bridge will use, and the record has no gap.
+(the test card, the button presses, the sensor readings, the signature)
+are part of the device's record, so give the store the table's bridge will
+use, and the record has no gap. Pressing NEW SHOE starts a shoe in that
+record, as it would at the table.
 
 What a step needs from the technician comes through a `Technician`: the
 console one prints what to do and asks yes/no questions; tests pass one
 that acts on the emulator instead.
 
-Not available yet, and said so in FAIL lines rather than skipped: the
-secure element (no ATECC608B driver or simulator in this firmware yet, so
-the report is not signed by it), the back sensor's colours (the firmware
-reports a colour only inside a dealt card's event) and the free heap (the
-firmware does not report it on the link). A board can therefore not pass
-as a whole today; every other step can, and each says so.
+Not available yet, and said so in FAIL lines rather than skipped: on the
+shuffler, the secure element and its sensors' states (its firmware takes
+the link's commands only: status, time, clear_tilt), so a shuffler's report
+is not signed.
 """
 
+import hashlib
 import json
+import re
 import sys
 import time
 
 from host_tools import exits
 
+import probes  # noqa: E402  (the firmware's: what the chip signs, what the sensor may say)
+
 HELLO_S = 15.0
 ANSWER_S = 20.0
 QUIET_S = 2.0
 
-NOT_AVAILABLE_SE = ("not available: this firmware has no ATECC608B driver and the suite no simulator yet "
-                    "(issue: a hardware root of trust); check by hand that the chip is fitted at I2C 0x60 "
-                    "(secure_element in wiring.md); the report below is not signed by it")
+# Free heap after boot below this fails: the whole-shoe heap test
+# (tests/e2e/test_emulator_heap.py) plays a shoe in 4 KiB less heap than the
+# board's, so twice that is the least a built board may be left with; less
+# means the build or the card set outgrew the budget (docs/design.md, "Heap budgets").
+HEAP_FREE_MIN = 8192
+SIGNATURE_HEAD = "## Signature"
+
+NOT_AVAILABLE_SHUFFLER_SE = ("not available: the shuffler's firmware does not report its secure element on the "
+                             "link yet; check by hand that the ATECC608B is fitted at I2C 0x60 (secure_element "
+                             "in wiring.md); this report is not signed by it")
 
 
 class Step:
@@ -101,13 +121,43 @@ def _mentions(event, words):
     return any(w in text for w in words)
 
 
-def link_steps(link, manifest):
+def ask(link, command, kind):
+    """Send a signed command; the device's signed answer of type ``kind``, or
+    None (with the bridge's reply) when none came."""
+    since = len(link.events)
+    reply = link.bridge.command(command)
+    if not reply.startswith("ok"):
+        return None, reply
+    got = link.wait(lambda e: e.get("type") == kind or (e.get("type") == "error" and e.get("source") == "link"
+                                                        and e.get("command") == command.split()[0]),
+                    ANSWER_S, since)
+    if got is not None and got.get("type") == "error":
+        return None, got.get("message", "refused")
+    return got, reply
+
+
+class Run:
+    """What one acceptance found, beyond its steps: what the report and its
+    signature need."""
+
+    def __init__(self, device):
+        self.device = device
+        self.hello = None
+        self.status = None
+        self.secure = None       # the device's `secure` event
+        self.registered = None   # the registered public key (X||Y), or None
+        self.registered_problem = ""   # why there is none
+        self.steps = []
+
+
+def link_steps(link, manifest, run):
     """Link, firmware and the signed round trip: the same for both devices."""
     hello = link.hello()
     if hello is None:
         detail = link.bridge.link_detail or link.bridge.refuse or "no answer"
         return [Step("link", False, "no verified hello in %.0f s (%s): check the USB cable, that the board "
                      "is flashed (`shoe deploy`) and that --key-file is this device's key" % (HELLO_S, detail))]
+    run.hello = hello
     steps = [Step("link", True, "hello from %s (board %s) verified under its key" % (hello["shoe"], hello["board"]))]
     if manifest is None:
         steps.append(Step("firmware", False, "no deploy record to compare with: give --manifest "
@@ -118,29 +168,103 @@ def link_steps(link, manifest):
     else:
         steps.append(Step("firmware", True, "%s, as deployed (%d files in the manifest, each checked by the "
                           "board's boot self-test)" % (hello["fw"], len(manifest.get("files", {})))))
-    since = len(link.events)
-    reply = link.bridge.command("status")
-    status = link.wait(lambda e: e.get("type") == "status", ANSWER_S, since) if reply.startswith("ok") else None
+    status, reply = ask(link, "status", "status")
+    run.status = status
     if status is None:
         steps.append(Step("round trip", False, "a signed `status` got no signed answer (%s): check the link's "
                           "wiring and that no other program holds the port" % reply))
     else:
         steps.append(Step("round trip", True, "signed `status` answered, signed: seq %d, counter %d"
                           % (status["seq"], status["counter"])))
-    steps.append(Step("secure element", False, NOT_AVAILABLE_SE))
+    if run.device == "shoe":
+        steps.append(secure_step(link, run))
+    else:
+        steps.append(Step("secure element", False, NOT_AVAILABLE_SHUFFLER_SE))
     return steps
 
 
-BUTTONS = (("no_more_bets", "NO MORE BETS", ("no more bets",)), ("exposed", "EXPOSED CARD", ("exposed",)))
+def secure_step(link, run):
+    """Present, locked, and holding the key registered at deploy."""
+    got, reply = ask(link, "secure", "secure")
+    run.secure = got
+    where = "(secure_element in wiring.md: SDA, SCL, 3V3, its 100 nF)"
+    if got is None:
+        return Step("secure element", False, "the shoe did not answer `secure` (%s): firmware older than the "
+                    "deploy record? re-flash with `shoe deploy`" % reply)
+    if not got["present"]:
+        return Step("secure element", False, "no ATECC608B answers at I2C 0x60: %s; check the chip is fitted "
+                    "and its wiring %s" % (got.get("message", "absent"), where))
+    if not got["locked"]:
+        return Step("secure element", False, "ATECC608B serial %s is present but not locked (%s): provision it "
+                    "(`shoe deploy` locks it and registers its key), then run the acceptance again"
+                    % (got["serial"], got.get("message", "unlocked")))
+    if run.registered is None:
+        return Step("secure element", False, "ATECC608B serial %s is locked, but no public key is registered "
+                    "for this device to compare with (%s)" % (got["serial"], run.registered_problem))
+    if got["public"] != run.registered.hex():
+        return Step("secure element", False, "ATECC608B serial %s holds public key %s..., not the one "
+                    "registered at deploy (%s...): a replaced chip or board, or the wrong --public-key; "
+                    "do not put this board on a table until the pit knows why"
+                    % (got["serial"], got["public"][:16], run.registered.hex()[:16]))
+    return Step("secure element", True, "ATECC608B serial %s, locked, its device key is the one registered "
+                "at deploy (%s...)" % (got["serial"], got["public"][:16]))
 
 
-def shoe_steps(link, tech, test_card=None):
+BUTTONS = (("no_more_bets", "NO MORE BETS", ("no more bets",)), ("exposed", "EXPOSED CARD", ("exposed",)),
+           ("new_shoe", "NEW SHOE", ("new shoe",)))
+# What the technician holds under the back sensor, in order, and what it must read.
+SURFACES = (("back_a", "a card back of colour A (batch A)"), ("back_b", "a card back of colour B (batch B)"),
+            ("face", "a card face"))
+
+
+def _pressed(key, words):
+    if key == "new_shoe":
+        return lambda e: e.get("type") == "shoe" or (e.get("type") == "error" and _mentions(e, words))
+    return lambda e: e.get("type") == "error" and _mentions(e, words)
+
+
+def sensor_steps(link, tech):
+    steps = []
+    for surface, text in SURFACES:
+        tech.act("sensor:" + surface, "hold %s under the back sensor's window and keep it there" % text)
+        got, reply = ask(link, "sensor", "sensor")
+        name = "back sensor " + surface
+        if got is None:
+            steps.append(Step(name, False, "the shoe did not answer `sensor` (%s)" % reply))
+            continue
+        counts = "clear %d, R %d G %d B %d" % (got["clear"], got["red"], got["green"], got["blue"])
+        if got["seen"] == surface:
+            steps.append(Step(name, True, "reads %s (%s)" % (surface, counts)))
+        elif got["seen"] in probes.SEEN[:3]:
+            steps.append(Step(name, False, "shown %s, it reads %s (%s): a sensor stuck on one colour, a card "
+                              "jammed before its window or a dead LED; check the TCS34725 (sensor in "
+                              "wiring.md), its window and the calibration in boards.toml" % (surface, got["seen"],
+                                                                                            counts)))
+        else:
+            steps.append(Step(name, False, "shown %s, it reads nothing: %s; check the TCS34725 (sensor in "
+                              "wiring.md), its LED and 3V3" % (surface, got.get("message", "no reading"))))
+    return steps
+
+
+def heap_step(run):
+    heap = (run.status or {}).get("heap")
+    if heap is None:
+        return Step("heap", False, "the `status` event carries no free heap: firmware older than the deploy "
+                    "record? re-flash with `shoe deploy`")
+    if heap < HEAP_FREE_MIN:
+        return Step("heap", False, "%d bytes free after boot, less than %d: the build or the card set outgrew "
+                    "the board's heap; run `shoe bench footprint` and check the deployed card set"
+                    % (heap, HEAP_FREE_MIN))
+    return Step("heap", True, "%d bytes free after boot (at least %d needed)" % (heap, HEAP_FREE_MIN))
+
+
+def shoe_steps(link, tech, run, test_card=None):
     steps = []
     # Before anyone touches anything: a button that reads pressed is stuck.
     since = len(link.events)
     link.pump(QUIET_S)
     for key, label, words in BUTTONS:
-        if any(_mentions(e, words) for e in link.events[since:] if e.get("type") == "error"):
+        if any(_pressed(key, words)(e) for e in link.events[since:]):
             steps.append(Step("button " + key, False, "%s reads pressed while nobody touches it: a stuck "
                               "switch or its wire shorted to GND (buttons.%s in wiring.md)" % (label, key)))
     stuck = {s.name for s in steps}
@@ -161,28 +285,34 @@ def shoe_steps(link, tech, test_card=None):
                           "switches and its 3V3" % got.get("detail", "reader fault")))
     else:
         steps.append(Step("reader", True, "the test card was read: %s" % got.get("detail", "")))
-    steps.append(Step("back sensor", False, "not available: the firmware reports the back colour only inside a "
-                      "dealt card's event; show colour A, colour B and a face under the sensor by hand and check "
-                      "the TCS34725 wiring (sensor in wiring.md)"))
-    for key, label, words in BUTTONS:
-        if "button " + key in stuck:
-            continue
+    steps += sensor_steps(link, tech)
+
+    def press(key, label, words):
         since = len(link.events)
         tech.act("button:" + key, "press %s once" % label)
-        got = link.wait(lambda e: e.get("type") == "error" and _mentions(e, words), ANSWER_S, since)
+        got = link.wait(_pressed(key, words), ANSWER_S, since)
         steps.append(Step("button " + key, got is not None, "the press reached the shoe" if got else
                           "no press seen in %.0f s: check the switch and buttons.%s in wiring.md" % (ANSWER_S, key)))
+    for key, label, words in BUTTONS[:2]:
+        if "button " + key not in stuck:
+            press(key, label, words)
     for key, question in (("lights", "Is the STOP light lit, and PLAYER and BANKER dark?"),
-                          ("gate", "Does the gate block the slot (no card due)?")):
+                          ("gate shut", "Does the gate block the slot (no card due)?")):
         ok = tech.confirm(key, question)
         steps.append(Step(key, ok, "confirmed by the technician" if ok else
                           "the technician saw otherwise: check leds.* / gate.pin in wiring.md and power.md"))
-    steps.append(Step("heap", False, "not available: the firmware does not report its free heap on the link; "
-                      "`shoe bench footprint` measures the build"))
+    key, label, words = BUTTONS[2]
+    if "button " + key not in stuck:
+        press(key, label, words)
+        ok = tech.confirm("gate open", "NEW SHOE made the burn card due: is the gate open now?")
+        steps.append(Step("gate open", ok, "confirmed by the technician" if ok else
+                          "the gate stays shut with a card due: check the solenoid, its driver and gate.pin "
+                          "in wiring.md, and its supply in power.md"))
+    steps.append(heap_step(run))
     return steps
 
 
-def shuffler_steps(link, tech):
+def shuffler_steps(link, tech, run):
     steps = []
     boot = link.wait(lambda e: e.get("type") == "shuffler_boot", ANSWER_S)
     link.pump(QUIET_S)
@@ -201,45 +331,155 @@ def shuffler_steps(link, tech):
         got = link.wait(lambda e: e.get("type") == "door" and e.get("shut") is want, ANSWER_S, since)
         steps.append(Step("door " + state, got is not None, "the door switch reported it" if got else
                           "no door event in %.0f s: check the D4NS switch and inputs.door in wiring.md" % ANSWER_S))
+    steps.append(Step("sensors", False, "not available: the shuffler's firmware does not report its card-present, "
+                      "throat and gap sensors on the link yet; check each changes state by hand (inputs.* in "
+                      "wiring.md)"))
+    steps.append(heap_step(run))
     return steps
 
 
-def report(device, hello, steps, port):
+# -- the report and its signature ---------------------------------------------
+
+def report(run, port):
+    hello, steps = run.hello, run.steps
     passed = sum(s.ok for s in steps)
-    lines = ["# Acceptance: %s %s" % (device, hello["shoe"] if hello else "(no link)"), "",
+    secure = run.secure or {}
+    lines = ["# Acceptance: %s %s" % (run.device, hello["shoe"] if hello else "(no link)"), "",
              "| | |", "| --- | --- |",
              "| port | %s |" % port,
              "| board | %s |" % (hello["board"] if hello else "?"),
              "| firmware | %s |" % (hello["fw"] if hello else "?"),
+             "| manifest | %s |" % ((hello or {}).get("manifest") or "?"),
+             "| secure element | %s |" % ("ATECC608B serial %s" % secure["serial"] if secure.get("present")
+                                         else "none answered"),
+             "| device public key | %s |" % (secure.get("public") or "?"),
              "| time (UTC) | %s |" % time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
              "| result | %s (%d of %d steps pass) |" % ("PASS" if passed == len(steps) else "FAIL", passed,
                                                        len(steps)), "",
              "| step | result | detail |", "| --- | --- | --- |"]
     lines += ["| %s | %s | %s |" % (s.name, "PASS" if s.ok else "FAIL", s.detail.replace("|", "/")) for s in steps]
-    lines += ["", "Not signed: the secure element's signature is not available yet (see the secure element step)."]
     return "\n".join(lines) + "\n"
 
 
-def run_steps(device, port, key, store, tech, manifest=None, test_card=None):
+def signature_block(shoe, digest, sig):
+    return ("\n%s\n\nSigned by the secure element of %s: ECDSA P-256 (R||S) over SHA-256 of the bytes "
+            "\"baccarat shoe acceptance report v1\", 0x00, the shoe id, 0x00 and the SHA-256 of this file up "
+            "to the line before \"%s\" (firmware/probes.py). Check it with `shoe acceptance --verify "
+            "THIS-FILE --public-key SHOE.pub`.\n\n    shoe: %s\n    report-sha256: %s\n    signature: %s\n"
+            % (SIGNATURE_HEAD, shoe, SIGNATURE_HEAD, shoe, digest.hex(), sig.hex()))
+
+
+def sign_report(link, run, body):
+    """(text to write, Step): the body with the chip's signature, checked
+    against the registered key, or the body with why it is not signed."""
+    digest = hashlib.sha256(body.encode()).digest()
+    secure = run.secure or {}
+    if run.device != "shoe" or not secure.get("present") or not secure.get("locked"):
+        why = ("the shuffler's firmware cannot sign yet" if run.device != "shoe" else
+               "the secure element is missing or not locked (see its step)")
+        return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step("report signed", False, why)
+    got, reply = ask(link, "sign digest=" + digest.hex(), "signature")
+    if got is None or not got["sig"] or got["digest"] != digest.hex():
+        why = "the shoe did not sign the report (%s)" % (got.get("message") if got else reply)
+        return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step("report signed", False, why)
+    text = body + signature_block(run.hello["shoe"], digest, bytes.fromhex(got["sig"]))
+    ok, detail = verify_text(text, run.registered) if run.registered is not None else \
+        (False, "signed by the chip, but no registered public key to check it against")
+    return text, Step("report signed", ok, detail if not ok else "signed by ATECC608B serial %s; the signature "
+                      "verifies under the registered public key" % secure["serial"])
+
+
+_SIGNED = re.compile(r"\n    shoe: (\S+)\n    report-sha256: ([0-9a-f]{64})\n    signature: ([0-9a-f]{128})\n\Z")
+
+
+def verify_text(text, public):
+    """(ok, one line) for a signed report ``text`` under the public key ``public`` (X||Y)."""
+    at = text.rfind("\n" + SIGNATURE_HEAD + "\n")
+    if at < 0:
+        return False, "no %r section: this is not a signed acceptance report" % SIGNATURE_HEAD
+    body, tail = text[:at], text[at + 1:]   # the block's blank line is not part of the body
+    m = _SIGNED.search(tail)
+    if m is None:
+        why = tail.split("NOT SIGNED: ", 1)[1].strip() if "NOT SIGNED: " in tail else "its lines are not as written"
+        return False, "the report is not signed: %s" % why
+    shoe, claimed, sig = m.group(1), bytes.fromhex(m.group(2)), bytes.fromhex(m.group(3))
+    digest = hashlib.sha256(body.encode()).digest()
+    if not text.startswith("# Acceptance: shoe %s\n" % shoe):
+        return False, "the signature names shoe %s, the report another device: not this report's signature" % shoe
+    from host_tools.protocol import pubkeys
+    if not pubkeys.verify(public, probes.preimage(shoe, digest), sig):
+        if digest != claimed:
+            return False, ("the report was changed after it was signed (its SHA-256 is %s..., %s... was signed)"
+                           % (digest.hex()[:16], claimed.hex()[:16]))
+        return False, "the signature does not verify under this public key: another device's key, or forged"
+    return True, "signed by %s's secure element; the signature verifies under the registered public key" % shoe
+
+
+def run_steps(device, port, key, store, tech, manifest=None, test_card=None, registered=None,
+              registered_problem=""):
+    """(Run, report text) of one acceptance."""
+    run = Run(device)
+    run.registered, run.registered_problem = registered, registered_problem
     link = Link(store, port, key)
     try:
-        steps = link_steps(link, manifest)
-        if link.bridge.hello is not None:
-            steps += shoe_steps(link, tech, test_card) if device == "shoe" else shuffler_steps(link, tech)
-        return link.bridge.hello, steps
+        run.steps = link_steps(link, manifest, run)
+        if run.hello is not None:
+            run.steps += shoe_steps(link, tech, run, test_card) if device == "shoe" else \
+                shuffler_steps(link, tech, run)
+            body = report(run, port)
+            text, step = sign_report(link, run, body)
+            run.steps.append(step)   # printed; the signed text cannot hold its own signature's check
+        else:
+            text = report(run, port) + "\n%s\n\nNOT SIGNED: no link to the device.\n" % SIGNATURE_HEAD
+        return run, text
     finally:
         link.close()
 
 
 def add_arguments(parser):
-    parser.add_argument("--port", required=True, help="the device's serial port")
-    parser.add_argument("--key-file", required=True, help="the device's key (as `shoe deploy` wrote it)")
-    parser.add_argument("--db", required=True, help="the store the table's bridge will use")
+    parser.add_argument("--port", help="the device's serial port")
+    parser.add_argument("--key-file", help="the device's key (as `shoe deploy` wrote it)")
+    parser.add_argument("--db", help="the store the table's bridge will use")
     parser.add_argument("--device", choices=("shoe", "shuffler"), default="shoe")
     parser.add_argument("--manifest", help="the deploy record (default: KEY with .manifest.json)")
+    parser.add_argument("--public-key", help="the device key's registered public half (default: KEY with .pub)")
     parser.add_argument("--test-card", help="the test card's tag ID, hex (a tag in no card set)")
     parser.add_argument("--report", help="where to write the Markdown report (default ACCEPTANCE-ID.md)")
     parser.add_argument("--yes", action="store_true", help="answer yes to every question (unattended rigs)")
+    parser.add_argument("--verify", metavar="REPORT",
+                        help="check a signed report against --public-key (or KEY's .pub) and exit")
+
+
+def _registered(args):
+    """(X||Y or None, why not)."""
+    from host_tools.protocol import pubkeys
+    if args.public_key:
+        path = args.public_key
+    elif args.key_file:
+        path = pubkeys.pub_path(args.key_file)
+    else:
+        return None, "give --public-key or --key-file"
+    try:
+        return pubkeys.read_public(path), ""
+    except pubkeys.PublicKeyFileError as e:
+        return None, str(e)
+
+
+def verify(args):
+    import pathlib
+    registered, problem = _registered(args)
+    if registered is None:
+        print("shoe acceptance: %s" % problem, file=sys.stderr)
+        return exits.EXIT_USAGE
+    try:
+        text = pathlib.Path(args.verify).read_bytes().decode()
+    except (OSError, UnicodeError) as e:
+        print("shoe acceptance: cannot read %s: %s" % (args.verify, getattr(e, "strerror", None) or e),
+              file=sys.stderr)
+        return exits.EXIT_USAGE
+    ok, line = verify_text(text, registered)
+    print("%s: %s: %s" % ("PASS" if ok else "FAIL", args.verify, line))
+    return 0 if ok else exits.EXIT_FOUND
 
 
 def run(args, tech=None):
@@ -248,6 +488,13 @@ def run(args, tech=None):
     from host_tools.protocol.keys import read_key
     from host_tools.store import db
 
+    if args.verify:
+        return verify(args)
+    missing = [name for name in ("port", "key_file", "db") if not getattr(args, name)]
+    if missing:
+        print("shoe acceptance: %s required (or --verify REPORT)"
+              % ", ".join("--" + m.replace("_", "-") for m in missing), file=sys.stderr)
+        return exits.EXIT_USAGE
     try:
         key = read_key(args.key_file)
     except ValueError as e:
@@ -261,13 +508,17 @@ def run(args, tech=None):
         except ValueError as e:
             print("shoe acceptance: %s is not a deploy record: %s" % (path, e), file=sys.stderr)
             return exits.EXIT_USAGE
+    registered, problem = _registered(args)
     tech = tech or Technician(yes=args.yes)
     with db.Store(args.db) as store:
-        hello, steps = run_steps(args.device, args.port, key, store, tech, manifest, args.test_card)
+        result, text = run_steps(args.device, args.port, key, store, tech, manifest, args.test_card,
+                                 registered, problem)
+    steps = result.steps
     for s in steps:
         print(s.line())
+    hello = result.hello
     out = pathlib.Path(args.report or "ACCEPTANCE-%s.md" % (hello["shoe"] if hello else "unknown"))
-    out.write_text(report(args.device, hello, steps, args.port))
+    out.write_text(text)
     ok = all(s.ok for s in steps)
     print("%s: %d of %d steps pass; report in %s" % ("PASS" if ok else "FAIL", sum(s.ok for s in steps),
                                                     len(steps), out))

@@ -23,7 +23,8 @@ Cards arrive one of two ways, by ``READER["kind"]``:
 
 ``SENSOR["kind"] == "tcs34725"`` adds the back sensor, simulated at register
 level; the dealer channel's ``sensor face|back_a|back_b`` lines say what it
-sees next.
+sees next, and ``sensor stuck`` breaks it: it keeps seeing what it sees now.
+``new_shoe`` is the NEW SHOE button (``bets`` and ``exposed`` the others).
 
 The dealer's lights and the gate keep the state main.py last drove; a
 ``gpio`` line on the dealer channel is answered (after its ACK) with
@@ -45,6 +46,7 @@ from boards.ptyuart import PtyUART
 LINE_MAX = 128
 BUTTON_BETS = 1     # bits of buttons() (docs/design.md)
 BUTTON_EXPOSED = 2
+BUTTON_NEW_SHOE = 4
 
 
 def _is(line, n, word):
@@ -54,7 +56,10 @@ def _is(line, n, word):
     if n != len(word):
         return False
     for i in range(n):
-        if line[i] | 0x20 != word[i]:
+        c = line[i]
+        if 0x41 <= c <= 0x5A:
+            c |= 0x20   # letters in either case; "_" and digits as they are
+        if c != word[i]:
             return False
     return True
 
@@ -155,6 +160,9 @@ class Board:
                     return 0
                 if _is(line, n, b"exposed"):
                     self._pressed |= BUTTON_EXPOSED
+                    return 0
+                if _is(line, n, b"new_shoe"):
+                    self._pressed |= BUTTON_NEW_SHOE
                     return 0
                 if _is(line, n, b"empty"):
                     self._empty = True

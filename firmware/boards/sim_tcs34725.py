@@ -30,11 +30,17 @@ class SimTCS34725:
         self.regs[0x12] = chip_id
         self.fail = False          # set to make the bus NACK everything
         self.light = SURFACES["none"]
+        self.stuck = False
         self.writes = []           # (register, value) in order, for the tests
 
     def show(self, surface):
-        """Put a card surface (a SURFACES key or an (r, g, b) tuple) in view."""
-        self.light = SURFACES[surface] if isinstance(surface, str) else surface
+        """Put a card surface (a SURFACES key or an (r, g, b) tuple) in view;
+        "stuck" breaks the sensor: from then on it reports what it sees now
+        (a card jammed before its window, a dead LED channel)."""
+        if surface == "stuck":
+            self.stuck = True
+        if not self.stuck:
+            self.light = SURFACES[surface] if isinstance(surface, str) else surface
 
     def _check(self, addr, command):
         if self.fail or addr != self.address:

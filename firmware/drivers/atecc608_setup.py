@@ -3,7 +3,8 @@ Info, GenKey, Read, Write, Lock, the serial number.
 
 Kept apart from drivers/atecc608.py so a shoe in play holds only what it
 signs with; this module is loaded by `shoe deploy` (or a boot that finds the
-chip blank) and unloaded again.
+chip blank), and by the first bench question for ``survey`` (what the
+`secure` command reports, firmware/probes.py), and unloaded again.
 """
 
 from drivers.atecc608 import (ADDRESS, KEY_SLOT, LINK_SLOT, OP_GENKEY, OP_INFO, OP_LOCK, OP_READ,
@@ -134,3 +135,29 @@ def _key_pair(se, slot, public_out):
     genkey(se, slot, public_out)
     lock(se, 0x02 | (slot << 2))
     return True
+
+
+def survey(s, se):
+    """Set ``s``'s present, locked, message, serial and public (firmware/probes.py) from the chip: present, every zone
+    and the device key's slot locked, serial number, the key's public half.
+    Never raises: a fault or a refusal becomes ``s.message``."""
+    try:
+        serial(se, s.serial)
+        s.present = True
+        config_locked, data_locked = locked(se)
+        four = bytearray(4)
+        read(se, ZONE_CONFIG, 22, four, 4)   # bytes 88-89: SlotLocked, a clear bit is a locked slot
+        slot_locked = not four[0] & (1 << KEY_SLOT)
+        s.locked = config_locked and data_locked and slot_locked
+        if not config_locked:
+            s.message = "the configuration zone is not locked: the chip was never provisioned"
+        elif not data_locked:
+            s.message = "the data zone is not locked: provisioning did not finish"
+        elif not slot_locked:
+            s.message = "slot %d (the device key) is not locked: its key could be replaced" % KEY_SLOT
+        else:
+            s.message = ""
+            public_key(se, KEY_SLOT, s.public)
+    except Exception as e:   # no answer, a wrong CRC, a refusal: said, never raised
+        s.locked = False
+        s.message = "ATECC608B: %s" % e

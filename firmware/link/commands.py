@@ -17,7 +17,7 @@ from link.proto import Rejected
 INT = "int"        # decimal digits within (low, high)
 CHOICE = "choice"  # one of the names; the typed value is its index + first code
 WORD = "word"      # any value (1-32 of the characters below), kept as text
-HEX = "hex"        # hex digits, kept as text
+HEX = "hex"        # hex digits, kept as text; spec None (1-32 of them) or the exact count
 
 MAX_VALUE = 32
 _VALUE_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
@@ -75,7 +75,9 @@ def _typed(name, arg, text):
     if kind == HEX:
         for ch in text:
             if ch not in _HEX_CHARS:
-                raise _bad(name, "%s must be hex digits, got %r" % (key, text))
+                raise _bad(name, "%s must be hex digits, got %r" % (key, text[:MAX_VALUE]))
+        if spec and len(text) != spec:
+            raise _bad(name, "%s must be %d hex digits, got %d" % (key, spec, len(text)))
     return text
 
 
@@ -112,8 +114,9 @@ def parse(body, table):
                        % (w, ", ".join([a[0] for a in args]) or "none"))
         if key in given:
             raise _bad(name, "%s given twice" % key)
-        if not 1 <= len(value) <= MAX_VALUE or any(ch not in _VALUE_CHARS for ch in value):
-            raise _bad(name, "%s=%r must be 1-%d of A-Z a-z 0-9 . _ -" % (key, value, MAX_VALUE))
+        longest = arg[2] if arg[1] == HEX and arg[2] else MAX_VALUE
+        if not 1 <= len(value) <= longest or any(ch not in _VALUE_CHARS for ch in value):
+            raise _bad(name, "%s=%r must be 1-%d of A-Z a-z 0-9 . _ -" % (key, value, longest))
         given[key] = _typed(name, arg, value)
     for arg in args:
         key, default = arg[0], arg[3]
@@ -131,4 +134,6 @@ def _describe(arg):
         return "a whole number %d to %d" % spec
     if kind == CHOICE:
         return _or_list(spec[0])
+    if kind == HEX and spec:
+        return "%d hex digits" % spec
     return "1-%d characters" % MAX_VALUE

@@ -54,12 +54,16 @@ LINK_EVENTS = (
     ("accepted", "command:command counter:int"),
     ("error", "reason:reason command:str? counter:int? count:int? first_ms:int? last_ms:int? message:str"),
     ("status", "round:int phase:str next:pos|null player:cards banker:cards held:cards left:int "
-               "settings:str seq:int acked:int counter:int tilt:str|null t:int?"),
+               "settings:str seq:int acked:int counter:int tilt:str|null heap:int? t:int?"),
     ("time", "t:int"),
     ("tilt", "reason:str"),
     ("service_refused", "reason:str"),
     ("tilt_cleared", "counter:int lost_from:int"),
     ("checkpoint", "through:int counter:int? head:hex32? manifest:str? sig:hex128? unsigned:str?"),
+    # Answers to a technician's bench questions (firmware/probes.py).
+    ("sensor", "seen:str clear:int red:int green:int blue:int message:str?"),
+    ("secure", "present:bool locked:bool serial:str public:str message:str?"),
+    ("signature", "digest:str sig:str message:str?"),
 )
 
 # The JSON of the shoe's `H` and `B` frames (docs/protocol.md 3, 7).

@@ -203,6 +203,9 @@ def status(s, device):
         o.raw(b"null")
     else:
         o.text(s.tilt)
+    if s.heap_free >= 0:
+        o.raw(b',"heap":')
+        o.int(s.heap_free)
     if s.time_t >= 0:
         o.raw(b',"t":')
         o.int(s.time_t + s.board.ticks_diff(s.board.ticks_ms(), s.time_ticks) // 1000)

@@ -35,6 +35,11 @@ COMMANDS = (
     )),
     # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
     ("clear_stop", ()),
+    # A technician's bench questions (`shoe acceptance`, firmware/probes.py):
+    # what the back sensor sees, the secure element, a report digest signed by it.
+    ("sensor", ()),
+    ("secure", ()),
+    ("sign", (("digest", HEX, 64, REQUIRED),)),
 ) + LINK_COMMANDS
 NAMES = tuple(c[0] for c in COMMANDS)
 

@@ -57,8 +57,35 @@ def _clear_stop(s, args):
         s.game.clear_stop()
 
 
+def _bench(s, name, args):
+    """A technician's bench question (sensor, secure, sign): firmware/probes.py
+    answers it. That module is not resident: it is loaded by the first such
+    question, and only while no shoe is in play (mid-shoe nothing is loaded,
+    docs/design.md), then stays; a shoe at a table never pays its heap."""
+    import sys
+    if "probes" not in sys.modules and s.game.phase != _game.NO_SHOE:
+        s._error("wrong_state", "%s: a bench question, taken only while no shoe is in play" % name,
+                 name)
+        return
+    import probes
+    probes.ACTIONS[name](s, args)
+
+
+def _sensor(s, args):
+    _bench(s, "sensor", args)
+
+
+def _secure(s, args):
+    _bench(s, "secure", args)
+
+
+def _sign(s, args):
+    _bench(s, "sign", args)
+
+
 ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
 ACTIONS.update(dispatch.LINK_ACTIONS)
+ACTIONS.update({"sensor": _sensor, "secure": _secure, "sign": _sign})
 
 
 def _game_status(o, s):

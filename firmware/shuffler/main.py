@@ -177,6 +177,9 @@ def boot():
 
 def run():
     board, session, device = boot()
+    gc.collect()
+    if hasattr(gc, "mem_free"):
+        type(session).heap_free = gc.mem_free()   # left after boot, for `status` (link/core.py)
     import board_config
     from shuffler.link import COMPACT_BYTES
     compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)

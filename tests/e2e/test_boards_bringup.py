@@ -119,6 +119,7 @@ out["gate"] = gate
 out["key"] = len(b.key())
 out["reader"] = type(b.reader).__name__
 out["sensor"] = type(b.back_sensor).__name__
+out["secure"] = type(b.secure_element).__name__
 out["uarts"] = [u.args for u in machine.UARTS]
 out["spis"] = machine.SPIS
 buf = bytearray(64)
@@ -183,6 +184,7 @@ def test_esp32s3_bring_up_drives_the_dealer_io(tmp_path):
     assert out["gate"] == [0, 1, 0]                 # off at boot; energised = blocked
     assert out["key"] == 32
     assert (out["reader"], out["sensor"]) == ("GM65", "TCS34725")
+    assert out["secure"] == "ATECC608"              # boards.toml's secure_element, as config.py writes it
     assert out["uarts"] == [[1, 9600, 17, 18, 0]]   # the GM65 on UART1, pins from boards.toml
     assert out["link_in"] == "hello"                 # USB CDC: the VM's real stdin
     assert head == "EVENT"                           # link_write(buf, 5) wrote buf[:5]

@@ -124,8 +124,8 @@ def test_every_designation_and_exposed_mode_is_its_games_code():
 
 
 @pytest.mark.parametrize("body,reason,message", [
-    (b"shuffle", "unknown_command", "unknown command 'shuffle' (known: bets, exposed, shoe, clear_stop, status, "
-                                    "time, clear_tilt)"),
+    (b"shuffle", "unknown_command", "unknown command 'shuffle' (known: bets, exposed, shoe, clear_stop, sensor, "
+                                    "secure, sign, status, time, clear_tilt)"),
     (b"", "unknown_command", "unknown command ''"),
     (b"Bets", "unknown_command", "unknown command 'Bets'"),
     (b"\xffbets", "malformed", "the command is not UTF-8 text"),
@@ -257,6 +257,10 @@ def link_wire(tmp_path_factory):
     wire = _Wire(s, board)
     s.boot()
     wire.hello()
+    # The bench's questions, before any shoe (a board without sensor or chip answers "none"):
+    wire.command("sensor")
+    wire.command("secure")
+    wire.command("sign", [("digest", "ab" * 32)])
     wire.command("shoe", [("decks", "6"), ("designation", "ez")])
     wire.command("time", [("t", "1763776000")])
     wire.command("status")

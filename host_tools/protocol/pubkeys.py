@@ -1,0 +1,85 @@
+"""A device's registered public key: the one place that reads and writes it.
+
+The device key pair is made inside the device's ATECC608B (slot 0, never
+readable, firmware/drivers/atecc608_setup.py); what the pit PC keeps is its
+public half, registered when the device is deployed, in a file beside the
+device's link key: ``SHOE-xxxxxx.key`` -> ``SHOE-xxxxxx.pub`` (``pub_path``).
+
+The file is PEM SubjectPublicKeyInfo of a P-256 key ("-----BEGIN PUBLIC
+KEY-----"), so a casino can check a signed acceptance report with openssl
+alone, years later, without this code. It is public: written 0644, and
+nothing is refused for being readable. Everything else here (the chip's
+X||Y, signatures as R||S) is the chip's raw form.
+"""
+
+import os
+import pathlib
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+SUFFIX = ".pub"
+FILE_MODE = 0o644
+XY_BYTES = 64
+
+
+class PublicKeyFileError(ValueError):
+    """A public key file cannot be used; the message says why."""
+
+
+def pub_path(key_path):
+    """Where the public key registered with the link key ``key_path`` lives."""
+    return pathlib.Path(key_path).with_suffix(SUFFIX)
+
+
+def _key(xy):
+    if len(xy) != XY_BYTES:
+        raise ValueError("a P-256 public key is X||Y, %d bytes, not %d" % (XY_BYTES, len(xy)))
+    return ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), b"\x04" + bytes(xy))
+
+
+def pem(xy):
+    return _key(xy).public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def write_public(path, xy):
+    """Register the device key's public half ``xy`` (X||Y) at ``path``."""
+    data = pem(xy)
+    tmp = "%s.tmp" % path
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(fd)
+    os.replace(tmp, path)
+
+
+def read_public(path):
+    """X||Y (64 bytes) of the P-256 key in ``path``; PublicKeyFileError, one line, otherwise."""
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError as e:
+        raise PublicKeyFileError("cannot read public key file %s: %s" % (path, e.strerror or e)) from None
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError) as e:
+        raise PublicKeyFileError("%s is not a PEM public key (%s)" % (path, str(e).splitlines()[0])) from None
+    if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
+        raise PublicKeyFileError("%s holds a %s key, not the P-256 key of an ATECC608B"
+                                 % (path, getattr(getattr(key, "curve", None), "name", type(key).__name__)))
+    return key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)[1:]
+
+
+def verify(xy, message, rs):
+    """True when ``rs`` (R||S, 64 bytes) is the key's ECDSA P-256 signature
+    over SHA-256(``message``)."""
+    if len(rs) != 64:
+        return False
+    sig = encode_dss_signature(int.from_bytes(rs[:32], "big"), int.from_bytes(rs[32:], "big"))
+    try:
+        _key(xy).verify(sig, bytes(message), ec.ECDSA(hashes.SHA256()))
+        return True
+    except InvalidSignature:
+        return False
