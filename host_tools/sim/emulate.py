@@ -64,12 +64,15 @@ class Emulator:
     """
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False, service=False):
+                 secure=False, service=False, provision=True):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
         if not os.path.exists(os.path.join(self.dir, deploy.MANIFEST)):
             deploy.stage("emulator", self.dir, shoe_id, key or secrets.token_bytes(deploy.KEY_BYTES))
+        pit_key = self.dir.rstrip("/") + ".key"
+        if not os.path.exists(self.key_path) and os.path.exists(pit_key):
+            self.key_path = pit_key  # a shoe with the chip keeps no key on its flash (docs/security.md)
         with open(self.key_path, "rb") as f:
             self.key = f.read()
         self._shoe_m, self._shoe_s, shoe_path = ptys.open_raw(nonblocking=True)
@@ -88,7 +91,7 @@ class Emulator:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
         self.secure = None
         if secure:
-            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure())
+            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure(provision))
         self.heap = values["HEAP"] + HEAP_64 + (SECURE_HEAP_64 if secure else 0)
         self._write_config(values)
         self.proc = None
@@ -118,7 +121,7 @@ class Emulator:
         self._sim.start()
         return {"device": sim_path}
 
-    def _start_secure(self):
+    def _start_secure(self, provision=True):
         """The ATECC608B simulator in this process, its I2C bus on a pty. Its
         EEPROM (key, counters) is kept beside the flash directory, not in it:
         the chip is not the flash, and a flash dump must not hold its key."""
@@ -126,7 +129,9 @@ class Emulator:
 
         self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json")
         bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
-        self.chip_lines = self._provision(bus)
+        # ``provision`` False: a chip as it leaves the factory (a technician's
+        # acceptance must fail it), the link key left on the flash.
+        self.chip_lines = self._provision(bus) if provision else None
         self._se_m, self._se_s, se_path = ptys.open_raw()
         self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set),
                                     daemon=True)

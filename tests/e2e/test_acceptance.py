@@ -63,7 +63,10 @@ def staged(tmp_path_factory):
     try:
         public = bytearray(64)
         se = ATECC608(i2cbus.DirectI2C(i2cbus.Bus({atecc608.ADDRESS: emu.secure})))
-        assert atecc608_setup.provision(se, public)
+        # The emulator provisioned its chip at power-on, as `shoe deploy` does a
+        # board's; provisioning again makes nothing and hands back the key.
+        assert atecc608_setup.provision(se, public) is False
+        assert bytes(public) == emu.public_key
     finally:
         emu.close()
     return base, cardset, bytes(public)
@@ -168,12 +171,18 @@ def shoe_factory(staged, tmp_path):
 
     def make(chip="provisioned", registered=None):
         flash = tmp_path / "flash"
-        shutil.copytree(base, flash)
         if chip == "provisioned":
+            shutil.copytree(base, flash)
             shutil.copyfile(_chip_state(base), _chip_state(flash))
+            # the pit's copy of the link key the chip derives (none on the flash)
+            shutil.copyfile(str(base) + ".key", str(flash) + ".key")
+            os.chmod(str(flash) + ".key", 0o600)
+        # else a freshly staged shoe: no chip, or one never provisioned, its
+        # link key on its flash as before provisioning
         pub = tmp_path / "ACC1.pub"
         pubkeys.write_public(pub, registered or public)
-        emu = Emulator(str(flash), "ACC1", reader="pn532", cardset=cardset, secure=chip != "none")
+        emu = Emulator(str(flash), "ACC1", reader="pn532", cardset=cardset, secure=chip != "none",
+                       provision=False)
         made.append(emu)
         emu.start()
         emu.wait_booted()
