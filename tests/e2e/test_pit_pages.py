@@ -135,9 +135,12 @@ def test_an_anonymous_browser_is_sent_the_scoreboard_only(browser, floor):
             for hidden in ("rollback", "dragon7", "forged", "Cards left", "QD", "JC", "7H", "TD", "6C"):
                 assert hidden not in text, (path, hidden)
             assert page.locator("#ranks, [data-alert], #round [data-card]").count() == 0, path
+            if path == "/table/T1":  # the shuffle score is surveillance's: not even its empty panel
+                assert page.locator("#shuffle-panel").is_hidden()
             page.close()
         joined = "\n".join(bodies)
-        for hidden in ("ranks_left", "cards_left", '"alerts"', "rollback", "dragon7", '"current"', '"recall"'):
+        for hidden in ("ranks_left", "cards_left", '"alerts"', "rollback", "dragon7", '"current"', '"recall"',
+                       '"shuffle"'):
             assert hidden not in joined, hidden
         assert json.loads(bodies[-1])["roads"]["counts"]["tie"] == 2
     finally:

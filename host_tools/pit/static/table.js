@@ -202,7 +202,9 @@ function draw(t) {
   drawBoard($("board"), t.scoreboard);
   drawAsk($("ask"), t.roads.ask);
   drawStats(t);
-  drawShuffle($("shuffle-score"), t.shuffle);
+  // The score is surveillance's (the server sends it to no one else): the panel shows only with it.
+  $("shuffle-panel").hidden = !("shuffle" in t);
+  if ("shuffle" in t) drawShuffle($("shuffle-score"), t.shuffle);
   drawRecall(t);
   document.body.dataset.seq = t.seq === null ? "" : t.seq;
 }
