@@ -21,32 +21,13 @@ import pytest
 
 from host_tools.roads.board import grid
 from host_tools.store import db
-from support.browser import ARGS, CHROMIUM, WAIT_MS
+from support.browser import WAIT_MS, login_context
 from support.pitrig import PASSWORD, running_pit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOTS = os.path.join(ROOT, "test-output", "screenshots")
 
 from support.outcomes import LETTERS, SEQUENCE, Dealer  # noqa: E402,F401
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    """Playwright driving Debian's chromium; one line and a FAIL when absent."""
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("chromium is missing: %s not found (make test installs Debian's chromium package "
-                    "when run as root)" % CHROMIUM, pytrace=False)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as e:
-        pytest.fail("playwright is missing (%s): run make venv" % e, pytrace=False)
-    pw = sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    try:
-        yield browser
-    finally:
-        browser.close()
-        pw.stop()
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +41,10 @@ def _url(server, path):
 
 
 def _open(browser, server, path, user=None):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = login_context(browser, _url(server, ""), user, PASSWORD)
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    if user:  # logged in first: what a page shows depends on the role (host_tools/pit/roles.py)
-        r = context.request.post(_url(server, "/api/login"), data={"user": user, "password": PASSWORD},
-                                 headers={"Origin": _url(server, "")})
-        assert r.ok, r.text()
     page.goto(_url(server, path))
     page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
     if user:

@@ -15,7 +15,7 @@ import pytest
 
 from host_tools.store import db
 from support.pitrig import PASSWORD, running_pit
-from support.browser import ARGS, CHROMIUM, OVERFLOW_JS, WAIT_MS
+from support.browser import OVERFLOW_JS, WAIT_MS, login_context
 from support.outcomes import Dealer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -28,20 +28,6 @@ ROUNDS = ["B", "Pn", "T", "P", "Bp", "B", "Bn", "P", "P", "T"]
 
 # Elements wider than the viewport or past its edges, outside any box that
 # scrolls or clips them (a road scrolls inside its own frame by design).
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("chromium is missing: %s (make test installs it as root)" % CHROMIUM, pytrace=False)
-    from playwright.sync_api import sync_playwright
-    pw = sync_playwright().start()
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    try:
-        yield b
-    finally:
-        b.close()
-        pw.stop()
 
 
 @pytest.fixture(scope="module")
@@ -64,22 +50,16 @@ def floor(tmp_path_factory):
         yield rig
 
 
-def _context(browser, server, user, width):
-    ctx = browser.new_context(viewport={"width": width, "height": 1000})
-    if user:
-        r = ctx.request.post("http://127.0.0.1:%d/api/login" % server.port,
-                             data={"user": user, "password": PASSWORD},
-                             headers={"Origin": "http://127.0.0.1:%d" % server.port})
-        assert r.ok, r.text()
-    return ctx
+def _context(chromium, server, user, width):
+    return login_context(chromium, "http://127.0.0.1:%d" % server.port, user, PASSWORD, width, 1000)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("user", ROLES, ids=lambda u: u or "anonymous")
-def test_no_page_is_wider_than_the_viewport(browser, floor, user, width):
+def test_no_page_is_wider_than_the_viewport(chromium, floor, user, width):
     server, _service, _emus, _cfg = floor
     os.makedirs(SHOTS, exist_ok=True)
-    ctx = _context(browser, server, user, width)
+    ctx = _context(chromium, server, user, width)
     try:
         for path in PAGES:
             page = ctx.new_page()
@@ -101,9 +81,9 @@ def test_no_page_is_wider_than_the_viewport(browser, floor, user, width):
         ctx.close()
 
 
-def test_the_overviews_tie_is_a_result_not_a_road_slash(browser, floor):
+def test_the_overviews_tie_is_a_result_not_a_road_slash(chromium, floor):
     server, _s, _e, _c = floor
-    ctx = _context(browser, server, "vic", 1280)
+    ctx = _context(chromium, server, "vic", 1280)
     try:
         page = ctx.new_page()
         page.goto("http://127.0.0.1:%d/" % server.port)
@@ -116,9 +96,9 @@ def test_the_overviews_tie_is_a_result_not_a_road_slash(browser, floor):
         ctx.close()
 
 
-def test_an_anonymous_browser_is_sent_the_scoreboard_only(browser, floor):
+def test_an_anonymous_browser_is_sent_the_scoreboard_only(chromium, floor):
     server, _s, emus, _c = floor
-    ctx = _context(browser, server, None, 1280)
+    ctx = _context(chromium, server, None, 1280)
     bodies = []
     try:
         for path in ("/", "/table/T1", "/display/T1"):
@@ -147,7 +127,7 @@ def test_an_anonymous_browser_is_sent_the_scoreboard_only(browser, floor):
         ctx.close()
 
 
-def test_the_display_reconnects_by_itself_after_the_page_server_restarts(browser, tmp_path):
+def test_the_display_reconnects_by_itself_after_the_page_server_restarts(chromium, tmp_path):
     """The table's screen has no one to press reload: the page server goes
     away and comes back on the same port, and the next result is drawn."""
     from support.pitrig import Server
@@ -155,7 +135,7 @@ def test_the_display_reconnects_by_itself_after_the_page_server_restarts(browser
         dealer = Dealer(emus["T9"])
         dealer.new_shoe()
         dealer.round("P")
-        ctx = _context(browser, server, None, 1280)
+        ctx = _context(chromium, server, None, 1280)
         try:
             page = ctx.new_page()
             page.goto("http://127.0.0.1:%d/display/T9" % server.port)

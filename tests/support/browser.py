@@ -24,6 +24,18 @@ def launch():
     return pw, pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
 
 
+def login_context(browser, base_url, user=None, password=None, width=1280, height=900):
+    """A browser context of ``width`` pixels, logged in through the pit's
+    login API as ``user`` when given (what a page shows depends on the role,
+    host_tools/pit/roles.py), so the first page it loads is already that role's."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    if user:
+        r = context.request.post(base_url + "/api/login", data={"user": user, "password": password},
+                                 headers={"Origin": base_url})
+        assert r.ok, r.text()
+    return context
+
+
 def open_page(browser, base_url, path, user=None, password=None, width=1280):
     """(context, page) of ``path`` once it has loaded, logged in as ``user``
     when given; ``page.errors`` collects the page's script errors."""
