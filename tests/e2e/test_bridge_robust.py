@@ -18,6 +18,7 @@ import pytest
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.bridge.session import Bridge
 from host_tools.store import db
+from support.waits import until
 from support.fakeshoe import KEY, OTHER_KEY, SHOE, FakeShoe  # noqa: F401
 
 from link import auth, frame, host_frames, proto  # noqa: E402
@@ -28,16 +29,6 @@ def rig(shoe, tmp_path):
     r = ThreadedBridge(str(tmp_path / "b.db"), shoe.path, KEY)
     yield r
     r.close()
-
-
-def _wait(pred, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise AssertionError("timed out")
 
 
 def _seqs(path):
@@ -70,7 +61,7 @@ def test_a_signed_event_the_schema_rejects_is_skipped_and_the_bridge_stays_up(sh
     shoe.event(1)
     shoe.pump(lambda f: shoe.acked() == 1)
     shoe.event(2, bad)  # signed with the right key: only the schema can catch it
-    _wait(lambda: rig.bridge.stats["invalid"] >= 1)
+    until(lambda: rig.bridge.stats["invalid"] >= 1)
     _alive(rig)
     assert _seqs(tmp_path / "b.db") == [1] and shoe.acked() == 1
     ok, why = rig.bridge.recording()
@@ -98,7 +89,7 @@ def test_a_signed_hello_the_schema_rejects_is_not_believed(shoe, rig, extra, wor
     shoe.wait_challenge()
     n = len(shoe.challenges)
     shoe.hello(seq=1, **extra)
-    _wait(lambda: rig.bridge.refuse)
+    until(lambda: rig.bridge.refuse)
     _alive(rig)
     assert rig.bridge.hello is None and shoe.acks() == []
     assert "fails the link schema" in rig.bridge.refuse and words in rig.bridge.refuse
@@ -115,7 +106,7 @@ def test_a_signed_hello_the_schema_rejects_is_not_believed(shoe, rig, extra, wor
 def test_a_hello_whose_shoe_is_not_a_string_is_ignored(shoe, rig, value):
     shoe.wait_challenge()
     shoe.hello(seq=1, shoe=value)
-    _wait(lambda: rig.bridge.stats["bad_frames"] + sum(rig.bridge.tally.total.values()) > 0)
+    until(lambda: rig.bridge.stats["bad_frames"] + sum(rig.bridge.tally.total.values()) > 0)
     _alive(rig)
     assert rig.bridge.hello is None and rig.bridge.shoe_id is None
     shoe.connect(seq=1)
@@ -131,7 +122,7 @@ def test_a_signed_heartbeat_the_schema_rejects_is_ignored(shoe, rig, tmp_path, b
     data = json.dumps(body).encode()
     shoe.pump(lambda f: shoe.beat_challenges)  # signed over the bridge's heartbeat challenge
     shoe.send("B", 3, shoe.signed("B", 3, shoe.beat_challenges[-1], data))
-    _wait(lambda: rig.bridge.stats["invalid"] >= 1)
+    until(lambda: rig.bridge.stats["invalid"] >= 1)
     _alive(rig)
     shoe.event(2)
     shoe.pump(lambda f: shoe.acked() == 2)
@@ -433,7 +424,7 @@ def test_wrong_key_then_the_right_key_recovers_at_once(tmp_path):
         wrong = ThreadedBridge(path, shoe.path, OTHER_KEY)
         shoe.wait_challenge()
         shoe.hello(seq=1)
-        _wait(lambda: wrong.bridge.refuse)
+        until(lambda: wrong.bridge.refuse)
         ok, why = wrong.bridge.recording()
         assert not ok and "wrong --key-file" in why
         wrong.close()
@@ -482,7 +473,7 @@ def test_a_rolled_back_shoe_is_not_recording(shoe, rig):
     rig.bridge.ask_hello(force=True)
     shoe.wait_challenge(after=len(shoe.challenges))
     shoe.hello(seq=1, acked=0)
-    _wait(lambda: rig.bridge.refuse)
+    until(lambda: rig.bridge.refuse)
     ok, why = rig.bridge.recording()
     assert not ok and why.startswith("shoe T9 rolled back: its last seq is 1 but the store holds seq 3")
 
@@ -496,7 +487,7 @@ def test_one_bridge_per_shoe_in_a_store(tmp_path):
         first.connect(seq=1)
         second.wait_challenge()
         second.hello(seq=1)
-        _wait(lambda: b.bridge.refuse)
+        until(lambda: b.bridge.refuse)
         ok, why = b.bridge.recording()
         assert not ok and why == ("another bridge (pid %d on %s) records shoe T9 into this store: this "
                                   "one records nothing" % (os.getpid(), first.path))

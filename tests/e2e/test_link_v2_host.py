@@ -26,6 +26,7 @@ from host_tools.protocol.untrusted import shown
 from host_tools.store import db
 
 from link import auth, host_frames, proto  # noqa: E402
+from support.waits import until
 from support.fakeshoe import FKEY, KEY, OTHER_KEY, SHOE, FakeShoe  # noqa: F401
 
 
@@ -49,16 +50,6 @@ def _alerts(path, **kw):
 def _shoe(*argv):
     return subprocess.run([sys.executable, "-m", "host_tools.cli"] + list(argv),
                           capture_output=True, text=True, timeout=60)
-
-
-def _wait(pred, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise AssertionError("timed out")
 
 
 # ------------------------------------------------------------ the bridge
@@ -165,7 +156,7 @@ def test_forged_hellos_never_change_the_shoe(shoe, bridge, tmp_path):
         twin.master, twin.slave, twin.challenges = shoe.master, shoe.slave, shoe.challenges
         shoe.pump(lambda f: shoe.challenges and bridge.bridge.challenge_open)
         twin.hello(seq=50)
-        _wait(lambda: any(a["kind"] == "shoe_changed" for a in _alerts(tmp_path / "b.db")))
+        until(lambda: any(a["kind"] == "shoe_changed" for a in _alerts(tmp_path / "b.db")))
         assert bridge.bridge.shoe_id == SHOE and bridge.bridge.hello["shoe"] == SHOE
     finally:
         bridge.close()  # evil and twin share the shoe's fds, which the fixture closes
@@ -181,7 +172,7 @@ def test_forged_heartbeats_are_ignored_and_counted(shoe, bridge, tmp_path):
     shoe.pump(lambda f: shoe.beat_challenges)
     shoe.beat(0, 0)
     shoe.beat(0, 0, tag=b"f" * 32)
-    _wait(lambda: bridge.bridge.stats["bad_tags"] == 1)
+    until(lambda: bridge.bridge.stats["bad_tags"] == 1)
     bridge.close()
     assert [a["kind"] for a in _alerts(tmp_path / "b.db")] == ["forged_beat"]
 
@@ -198,7 +189,7 @@ def test_a_replayed_heartbeat_cannot_hide_withheld_events(shoe, bridge):
     shoe.pump(lambda f: shoe.beat_challenges)
     genuine = shoe.beat_payload(5, 5)   # the shoe's, fresh now
     shoe.send("B", 5, genuine)
-    _wait(lambda: bridge.bridge.recording()[0])
+    until(lambda: bridge.bridge.recording()[0])
     shoe.answer_beats = False           # from here the line is the attacker's
     for seq in range(6, 46):
         shoe.event_payload(seq)         # dealt by the shoe, withheld on the line
@@ -275,7 +266,7 @@ def test_rollback_hello_raises_a_critical_alert_and_overwrites_nothing(shoe, bri
     bridge.bridge.ask_hello(force=True)
     shoe.wait_challenge(after=len(shoe.challenges))
     shoe.hello(seq=2, acked=0, counter=0)
-    _wait(lambda: any(a["kind"] == "rollback" for a in _alerts(path)))
+    until(lambda: any(a["kind"] == "rollback" for a in _alerts(path)))
     for seq in (1, 2):
         shoe.event(seq, '{"type":"boot","source":"link","round":0}')
     shoe.event(7, prev=b"0" * 32)
@@ -555,7 +546,7 @@ def test_a_bridge_with_the_wrong_key_records_nothing_and_says_why(tmp_path):
         shoe.wait_challenge()
         shoe.hello(seq=1)
         shoe.event(1)
-        _wait(lambda: r.bridge.refuse)
+        until(lambda: r.bridge.refuse)
         assert "wrong --key-file" in r.bridge.refuse and r.bridge.shoe_id is None
         assert shoe.acks() == [] and not [f for f in shoe.frames if f[0] == "A"]
     finally:
@@ -580,7 +571,7 @@ def test_a_hello_naming_other_firmware_than_deployed_is_a_critical_alert(shoe, t
     bridge = _bridge_with_deploy_record(shoe, tmp_path)
     try:
         shoe.connect(manifest="77" * 32, service=False)
-        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "firmware_mismatch"])
+        got = until(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "firmware_mismatch"])
     finally:
         bridge.close()
     assert got[0]["severity"] == "critical"
@@ -602,7 +593,7 @@ def test_a_hello_in_service_mode_is_a_critical_alert(shoe, tmp_path):
     bridge = _bridge_with_deploy_record(shoe, tmp_path)
     try:
         shoe.connect(manifest=DEPLOYED, service=True)
-        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "service_mode"])
+        got = until(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "service_mode"])
     finally:
         bridge.close()
     assert got[0]["severity"] == "critical" and "service mode" in got[0]["detail"]

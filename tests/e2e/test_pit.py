@@ -19,6 +19,7 @@ import pytest
 
 from host_tools.pit import users as users_mod
 from host_tools.store import db
+from support.waits import until
 from support.pitrig import PASSWORD, running_pit
 
 
@@ -70,15 +71,6 @@ class Stream:
 def pit(tmp_path_factory):
     with running_pit(tmp_path_factory.mktemp("pit"), {"T1": "PIT1", "T2": "PIT2"}) as rig:
         yield rig
-
-
-def _wait(pred, timeout=10, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def _tables(server):
@@ -141,7 +133,7 @@ def test_commands_need_a_login_and_game_changes_a_confirmed_supervisor(pit):
     def events():
         with db.Store(cfg.store) as store:
             return [json.loads(t) for _s, _q, t, _p, _h in store.events("PIT2")]
-    _wait(lambda: any(e["type"] == "shoe" and e["decks"] == 6 and e["designation"] == "ez"
+    until(lambda: any(e["type"] == "shoe" and e["decks"] == 6 and e["designation"] == "ez"
                       for e in events()), what="the new shoe event")
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, role, tbl, action, target, outcome FROM audit_log"
@@ -194,7 +186,7 @@ def test_a_killed_table_loop_restarts_and_the_other_table_keeps_recording(pit):
         emus["T2"].deal("AS")  # T2 keeps recording while T1 is down
         stream.wait(lambda m: m["type"] == "event" and m["table"] == "T2")
         stream.wait(lambda m: m["type"] == "restart" and m["table"] == "T1")
-        _wait(lambda: _tables(server)["T1"]["recording"], 20, "T1 recording again")
+        until(lambda: _tables(server)["T1"]["recording"], 20, "T1 recording again")
         # the restarted table re-read its shoe's state from the store
         after = _tables(server)["T1"]
         assert (after["last_result"], after["round"]) == (before["last_result"], before["round"])

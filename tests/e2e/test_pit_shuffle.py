@@ -15,17 +15,8 @@ from host_tools.analysis import shuffle_score as Q
 from host_tools.pit import shuffle
 from host_tools.sim import shuffles as S
 from host_tools.store import db
+from support.waits import until
 from support.pitrig import running_pit
-
-
-def _wait(pred, timeout=15, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +36,12 @@ def test_a_cold_deck_stops_the_table_and_only_a_confirmed_supervisor_clears_it(p
     # Factory order, uncut: AS burns one, then 2S..7S make a run of 7.
     for line in ["shoe decks=8", "AS up", "2S", "bets", "3S", "4S", "5S", "6S", "7S"]:
         emu.deal(line)
-    stop = _wait(lambda: [e for e in _events(cfg) if e["type"] == "irregularity" and e["rule"] == "cold_deck"],
+    stop = until(lambda: [e for e in _events(cfg) if e["type"] == "irregularity" and e["rule"] == "cold_deck"],
                  what="the cold_deck irregularity")[0]
     assert stop["cards"] == ["AS", "2S", "3S", "4S", "5S", "6S", "7S"]
     # The page: a critical alert naming the cards, no card due, the score weak.
     # Read as surveillance: the alerts and the score are staff's, the score surveillance's.
-    table = _wait(lambda: (lambda t: t if any(a["kind"] == "cold_deck" for a in t["alerts"]) else None)(
+    table = until(lambda: (lambda t: t if any(a["kind"] == "cold_deck" for a in t["alerts"]) else None)(
         server.request("GET", "/api/tables/T1", token=server.staff)[1]), what="the cold_deck alert")
     alert = [a for a in table["alerts"] if a["kind"] == "cold_deck"][0]
     assert alert["severity"] == "critical" and "2S 3S 4S 5S 6S 7S" in alert["detail"]
@@ -70,7 +61,7 @@ def test_a_cold_deck_stops_the_table_and_only_a_confirmed_supervisor_clears_it(p
     status, body = server.request("POST", "/api/tables/T1/command", {"command": "clear_stop", "confirm": True},
                                   token=sam)
     assert status == 200 and body["reply"].startswith("ok sent clear_stop"), body
-    cleared = _wait(lambda: [e for e in _events(cfg) if e["type"] == "stop_cleared"], what="stop_cleared")
+    cleared = until(lambda: [e for e in _events(cfg) if e["type"] == "stop_cleared"], what="stop_cleared")
     assert cleared[0]["rule"] == "cold_deck"
     assert any(e.get("type") == "accepted" and e.get("command") == "clear_stop" for e in _events(cfg))
     with db.Store(cfg.store) as store:
@@ -81,7 +72,7 @@ def test_a_cold_deck_stops_the_table_and_only_a_confirmed_supervisor_clears_it(p
                for r in rows), rows
     # Play resumes: the held cards open the round once betting closes.
     emu.deal("bets")
-    _wait(lambda: [e for e in _events(cfg) if e["type"] == "result"], what="the next result")
+    until(lambda: [e for e in _events(cfg) if e["type"] == "result"], what="the next result")
 
 
 def _store_shoe(store, shoe_id, events, seq0=1):
