@@ -5,14 +5,11 @@ page's API is read here over real HTTP on 127.0.0.1 (the aiohttp app on its
 own thread and loop), the way a pit screen reads it.
 """
 
-import http.client
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -20,51 +17,8 @@ import pytest
 from host_tools.pit import users as users_mod
 from host_tools.store import db
 from support.waits import until
+from support.pitclient import Stream
 from support.pitrig import PASSWORD, running_pit
-
-
-class Stream:
-    """An /api/events client: (arrival time, message) of every SSE message."""
-
-    def __init__(self, port, token=None):
-        self.messages = []
-        self.con = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.con.request("GET", "/api/events", headers={"Authorization": "Bearer " + token} if token else {})
-        self.resp = self.con.getresponse()
-        assert self.resp.getheader("Content-Type").startswith("text/event-stream")
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        data = b""
-        try:
-            for line in self.resp:
-                if line.startswith(b"data: "):
-                    data = line[6:]
-                elif line == b"\n" and data:
-                    self.messages.append((time.monotonic(), json.loads(data)))
-                    data = b""
-        except (OSError, ValueError, AttributeError):
-            pass  # closed by close(): http.client drops its file under the reader
-
-    def wait(self, pred, timeout=10):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for t, m in list(self.messages):
-                if pred(m):
-                    return t, m
-            time.sleep(0.005)
-        raise AssertionError("no such message; last: %r" % [m for _t, m in self.messages[-5:]])
-
-    def close(self):
-        # Shut the socket first: closing the buffered file waits for the
-        # reader thread's blocking read, which only a keepalive would end.
-        try:
-            self.con.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.thread.join(5)
-        self.con.close()
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +51,7 @@ def test_a_dealt_card_is_pushed_within_a_second_and_the_table_shows_the_round(pi
         stream.wait(lambda m: m["type"] == "event" and m["event"]["type"] == "bets")
         sent = time.monotonic()
         emus["T1"].deal("9H")
-        got, message = stream.wait(lambda m: m["type"] == "event" and m["event"].get("card") == "9H")
+        got, message = stream.wait(lambda m: m["type"] == "event" and m["event"].get("card") == "9H", timed=True)
         assert message["table"] == "T1" and message["shoe"] == "PIT1"
         assert got - sent < 1.0, "the card took %.3f s to reach the page" % (got - sent)
         for line in ("8D", "KS", "2S"):

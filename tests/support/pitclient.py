@@ -45,11 +45,13 @@ def same_origin(port, tls=False, token=None):
 
 
 class Stream:
-    """An /api/events client keeping every raw byte and every message."""
+    """An /api/events client keeping every raw byte, every message and when
+    it arrived (``times``, monotonic seconds, one per message)."""
 
     def __init__(self, port, token=None, tls=False):
         self.raw = bytearray()
         self.messages = []
+        self.times = []
         self.con = connect(port, tls, timeout=30)
         self.con.request("GET", "/api/events", headers={"Authorization": "Bearer " + token} if token else {})
         self.resp = self.con.getresponse()
@@ -65,17 +67,20 @@ class Stream:
                 if line.startswith(b"data: "):
                     data = line[6:]
                 elif line == b"\n" and data:
+                    self.times.append(time.monotonic())
                     self.messages.append(json.loads(data))
                     data = b""
         except (OSError, ValueError, AttributeError):
             pass
 
-    def wait(self, pred, timeout=10):
+    def wait(self, pred, timeout=10, timed=False):
+        """The first message ``pred`` accepts ((arrival time, message) when
+        ``timed``), waiting for it at most ``timeout`` seconds."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            for m in list(self.messages):
+            for t, m in zip(list(self.times), list(self.messages)):
                 if pred(m):
-                    return m
+                    return (t, m) if timed else m
             time.sleep(0.005)
         raise AssertionError("no such message; last: %r" % self.messages[-5:])
 
