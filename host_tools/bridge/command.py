@@ -31,6 +31,7 @@ import socket
 import sys
 import time
 
+from host_tools import logfile
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView
 from host_tools.bridge.session import Bridge
@@ -320,7 +321,7 @@ def run(args):
         server_lock.close()
         print("bridge: %s" % e, file=sys.stderr)
         return EXIT_STORE
-    handler = _log_to(args.db + ".log")
+    handler = logfile.to_file(args.db + ".log")
     log.info("bridge started: pid %d, port %s, store %s, key %s", os.getpid(), args.port, args.db,
              key_id(key) if key is not None else "none")
     from host_tools.protocol.keys import deployed_manifest
@@ -358,16 +359,6 @@ def run(args):
         logging.getLogger("shoe").removeHandler(handler)
         handler.close()
     return EXIT_OK
-
-
-def _log_to(path):
-    """Timestamped lines of the ``shoe`` loggers into ``path`` (beside the store)."""
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("shoe")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    return handler
 
 
 def _client(args):

@@ -16,11 +16,11 @@ Exit codes: 0 ok; 2 a bad pit.toml, key file, user or password (one line);
 import asyncio
 import getpass
 import logging
-import logging.handlers
 import os
 import signal
 import sys
 
+from host_tools import logfile
 from host_tools.pit import config as config_mod
 from host_tools.pit import users as users_mod
 from host_tools.store import db
@@ -120,25 +120,11 @@ def _adduser(args, cfg):
     return EXIT_OK
 
 
-LOG_BYTES = 10 * 1024 * 1024  # the pit's log file is rotated at this size...
-LOG_KEEP = 5                  # ...keeping this many old ones
-
-
-def log_to_file(path):
-    """The "shoe" loggers to ``path``, rotated (a pit runs for months)."""
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_BYTES, backupCount=LOG_KEEP)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("shoe")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    return handler
-
-
 def _serve(cfg):
     from host_tools.pit import serving, tls
     from host_tools.pit.service import Pit
 
-    handler = log_to_file(cfg.store + ".pit.log")
+    handler = logfile.to_file(cfg.store + ".pit.log")
     try:
         users_mod.load(cfg.users)
         ssl_context = tls.context(cfg.cert, cfg.key) if cfg.cert else None
