@@ -62,7 +62,9 @@ BASE = const(0x53)      # S
 GEN = const(0x47)       # G: the journal's generation, its first record
 CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
 SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its signature is not replayable)
-KINDS = b"NCbxkyrEAMSnGKQ"
+CHIP = const(0x55)        # U: the secure element's signature counter is at this value
+INTENT = const(0x49)      # I: the counter is at this value and about to be incremented
+KINDS = b"NCbxkyrEAMSnGKQUI"
 
 # scan() outcomes.
 OK = const(0)
@@ -186,6 +188,11 @@ class Journal:
         self.size = 0       # its length, as the marker records it
         self.counter = 0    # the last command counter, as the marker records it
         self.found_gen = 0  # what scan() read from the GEN record
+        # The secure element's signature counter as the journal last recorded
+        # it (-1: never), and whether an increment was under way then
+        # (link/chipcount.py checks the chip against these at boot).
+        self.chip = -1
+        self.intent = False
         # Fixed records for the per-card path, so appending allocates nothing.
         self._card = bytearray(4 + OVERHEAD)
         self._card[2] = CARD
@@ -392,6 +399,14 @@ class Journal:
         if kind == COUNTER:
             self.counter = value
 
+    def chip_counter(self, value, intent=False):
+        """Record the chip's signature counter: before its Counter command
+        (``intent``: a power cut may fall before or after the increment),
+        and after it. Kept in memory too, for a compaction."""
+        self.number(INTENT if intent else CHIP, value)
+        self.chip = value
+        self.intent = intent
+
     def ack(self, seq, tag):
         """The host's ack, with the tag of the acked event (the link of the
         chain the shoe resumes from after a power cut)."""
@@ -440,6 +455,12 @@ class Journal:
             n = seal(rec, 12 + TAG_HEX)
             f.write(memoryview(rec)[:n])
             size += n
+            if self.chip >= 0:  # the chip's counter outlives the records that showed it
+                rec[2] = INTENT if self.intent else CHIP
+                put_u32(rec, HEAD, self.chip)
+                n = seal(rec, 4)
+                f.write(memoryview(rec)[:n])
+                size += n
             for buf, start, end in events:
                 rec[2] = EVENT
                 for i in range(end - start):
