@@ -104,16 +104,16 @@ def test_a_power_cut_on_either_side_of_the_increment_is_normal(tmp_path):
     spent = [json.loads(t) for _, t, _ in rows if '"unsigned"' in t]
     assert spent == [{"type": "checkpoint", "source": "link", "through": spent[0]["through"], "counter": 2,
                       "unsigned": chipcount.CUT}]
-    result = checkpoints.check("SHOE-1", rows, checkpoints.load_public_key(_pem(se)))
+    result = checkpoints.check("SHOE-1", rows, _public(se))
     assert result.fault is None and result.signed == 2 and result.counters == (1, 3)
 
 
-def _pem(se):
+def _public(se):
     from drivers.atecc608 import KEY_SLOT
     from drivers.atecc608_setup import public_key
     public = bytearray(64)
     public_key(se, KEY_SLOT, public)
-    return checkpoints.public_key_pem(bytes(public))
+    return bytes(public)
 
 
 def _copy_dir(src, tmp_path, name):
