@@ -12,6 +12,10 @@ the increment and its record). Anything else means the journal is not the
 one the shoe wrote last (restored from a copy) or the chip is not the one
 that signed (swapped): the shoe tilts with that reason.
 
+Counter 0 is the checkpoints' alone: code that increments it anywhere
+else must journal it the same way (``Journal.chip_counter``), or the next
+boot tilts.
+
 Boot-only (link/core.py imports it at boot and lets it go, lazy.py); the
 pit reads ``REASON`` to raise its `counter_mismatch` alert from the hello's
 tilt (host_tools/protocol/hostlink.py).

@@ -137,6 +137,20 @@ def test_a_restored_journal_a_swapped_chip_and_a_dead_chip_tilt(tmp_path):
         assert shoe.session.tilt == ("%s is 3, the journal's last is 1: journal restored from a copy, or chip "
                                      "swapped" % chipcount.REASON)
         assert (tmp_path / shoe.dir / "journal.bin.tilt").exists()
+        # Tilted, it survives a power cycle: the marker is checked first.
+        again = _boot(tmp_path, se, shoe.dir)
+        assert again.session.tilt == shoe.session.tilt
+        again.close()
+        # A supervisor's clear_tilt: the fresh journal starts from the chip's value.
+        shoe.session.clear_tilt(0)
+        assert shoe.session.tilt is None
+        assert chip_records(shoe.board.journal_path) == [("U", 3)]
+        cleared = _copy(shoe, tmp_path, "cleared")
+    finally:
+        shoe.close()
+    shoe = _boot(tmp_path, se, cleared)
+    try:
+        assert shoe.session.tilt is None
     finally:
         shoe.close()
     # An intent allows one step, not two.
