@@ -13,7 +13,8 @@ one the shoe wrote last (restored from a copy) or the chip is not the one
 that signed (swapped): the shoe tilts with that reason.
 
 Counter 0 is the checkpoints' alone: code that increments it anywhere
-else must journal it the same way (``Journal.chip_counter``), or the next
+else must journal it the same way (``Journal.number`` with ``CHIP`` and
+``INTENT``), or the next
 boot tilts.
 
 Boot-only (link/core.py imports it at boot and lets it go, lazy.py); the
@@ -69,7 +70,7 @@ def settle(s, chip):
     if chip < 0 or (chip == j.chip and not j.intent):
         return
     spent = j.intent and chip == j.chip + 1
-    j.chip_counter(chip)
+    j.number(_journal.CHIP, chip)
     if spent:
         o = s.out
         reports.checkpoint(o, s.seq, chip, CUT)

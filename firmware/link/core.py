@@ -320,12 +320,12 @@ class Link:
         j = self.journal
         try:
             if j.intent or j.chip < 0:  # an attempt failed before: where the chip is now is not known
-                j.chip_counter(self.se.counter(0, False))
+                j.number(_journal.CHIP, self.se.counter(0, False))
             # Journaled before the increment and after it (link/chipcount.py):
             # a power cut between them is told apart from a restored journal.
-            j.chip_counter(j.chip, True)
+            j.number(_journal.INTENT, j.chip)
             counter = self.se.counter(0, True)
-            j.chip_counter(counter)
+            j.number(_journal.CHIP, counter)
             n = reports.statement(self.statement, self.id_bytes, through, self.chain_tag, counter, manifest)
             digest = hashlib.sha256(memoryview(self.statement.buf)[:n]).digest()
             self.se.sign(0, digest, self.sig)

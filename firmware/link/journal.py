@@ -177,6 +177,13 @@ def _where(index, at):
 
 
 class Journal:
+    # The secure element's signature counter as the journal last recorded
+    # it (-1: never), and whether an increment was under way then
+    # (link/chipcount.py checks the chip against these at boot). On the
+    # class: a device without the chip never grows its instance by them.
+    chip = -1
+    intent = False
+
     def __init__(self, path):
         self.path = path
         self.tilt_path = path + ".tilt"
@@ -188,11 +195,6 @@ class Journal:
         self.size = 0       # its length, as the marker records it
         self.counter = 0    # the last command counter, as the marker records it
         self.found_gen = 0  # what scan() read from the GEN record
-        # The secure element's signature counter as the journal last recorded
-        # it (-1: never), and whether an increment was under way then
-        # (link/chipcount.py checks the chip against these at boot).
-        self.chip = -1
-        self.intent = False
         # Fixed records for the per-card path, so appending allocates nothing.
         self._card = bytearray(4 + OVERHEAD)
         self._card[2] = CARD
@@ -398,14 +400,12 @@ class Journal:
         self._write(rec, seal(rec, 4))
         if kind == COUNTER:
             self.counter = value
-
-    def chip_counter(self, value, intent=False):
-        """Record the chip's signature counter: before its Counter command
-        (``intent``: a power cut may fall before or after the increment),
-        and after it. Kept in memory too, for a compaction."""
-        self.number(INTENT if intent else CHIP, value)
-        self.chip = value
-        self.intent = intent
+        elif kind == CHIP or kind == INTENT:
+            # The chip's signature counter: before its Counter command (a
+            # power cut may fall before or after the increment) and after
+            # it (link/chipcount.py). Kept in memory too, for a compaction.
+            self.chip = value
+            self.intent = kind == INTENT
 
     def ack(self, seq, tag):
         """The host's ack, with the tag of the acked event (the link of the
