@@ -5,7 +5,7 @@ never wait, frames are sent a few per step), the watchdog is fed once per
 pass, and the same loop runs on the boards and in the unix VM.
 
 Nothing is sent before the boot self-test has run: the file system against
-the manifest first (manifest.boot_check; docs/security.md, "The code"),
+the manifest first (manifest.boot; docs/security.md, "The code"),
 then known answers, then the journal (Session.boot).
 """
 
@@ -43,10 +43,11 @@ def _exists(path):
 
 
 def _check_files():
-    """(halt, tilt, manifest digest): manifest.boot_check, run before any
-    other firmware module is imported. The one module imported before it
-    is manifest itself, so a .py beside manifest.mpy (it would be imported
-    in its place) is moved into quarantine/ here first."""
+    """(halt, tilt, manifest digest): manifest.boot, run before any other
+    firmware module is imported. The one module imported before it is
+    manifest itself, so a .py beside manifest.mpy (it would be imported in
+    its place) is moved into quarantine/ here first (as the shuffler's
+    main.py does: the one step that cannot be in a module)."""
     root = _dir(globals().get("__file__", "main.py"))
     moved = []
     if _exists(root + "/manifest.py") and _exists(root + "/manifest.mpy"):
@@ -55,10 +56,7 @@ def _check_files():
         os.rename(root + "/manifest.py", root + "/quarantine/manifest.py")
         moved.append("manifest.py")
     import manifest
-    result = manifest.boot_check(root, moved)
-    from lazy import unload
-    unload("manifest")  # boot-only: give its heap back before the shoe loads
-    return result
+    return manifest.boot(root, moved)  # boot-only: its heap goes back before the shoe loads
 
 
 def _check_manifest():

@@ -122,6 +122,23 @@ def quarantine(root, rel):
     os.rename(root + "/" + rel, root + "/" + QUARANTINE + "/" + rel)
 
 
+def boot(root, moved):
+    """The boot's check, one function for the shoe (firmware/main.py) and
+    the shuffler (firmware/shuffler/main.py): ``boot_check``, then this
+    module leaves the heap (lazy.py) before the device's own modules load.
+    Returns (halt, tilt, digest of manifest.json).
+
+    One step cannot be here: before this module is imported, a
+    manifest.py beside manifest.mpy (it would be imported, and run, in its
+    place) must be moved into quarantine/, so each main.py does that itself
+    (the one file MicroPython never takes from a .mpy) and passes it in
+    ``moved``."""
+    result = boot_check(root, moved)
+    from lazy import unload
+    unload("manifest")
+    return result
+
+
 def boot_check(root, moved):
     """The boot's check of the whole file system (firmware/main.py): returns
     (halt, tilt, digest of manifest.json). ``halt`` names a listed file that

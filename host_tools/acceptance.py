@@ -12,7 +12,7 @@ signed `signature` event (firmware/probes.py: the chip signs the digest
 under a domain of its own, never the bare digest). The signature is
 checked at once, and again by `--verify`, against the public key
 registered for the device at deploy (KEY with .pub, PEM:
-host_tools/protocol/pubkeys.py, the one reader of that file).
+host_tools/protocol/pubkeys.py, the one writer and reader of that file).
 
 Everything goes through the authenticated link and into the store given
 with --db, through the same Bridge the pit runs: the acceptance's own events

@@ -49,7 +49,7 @@ import sys
 import tempfile
 
 from host_tools import boards, exits
-from host_tools.protocol import keys
+from host_tools.protocol import keys, pubkeys
 from host_tools.boards import config
 
 import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one file hash)
@@ -192,7 +192,7 @@ def _deploy_secure(args, shoe_id, staging):
         if chip is None:
             raise DeployError("boards.toml gives %s a secure element, but the board reported none" % args.board)
         keys.write_key(pit, made["key"])
-        keys.write_public_key(pit.with_suffix(".peer"), made["peer"])
+        pubkeys.write_file(pit.with_suffix(".peer"), made["peer"])
         pit.with_suffix(".manifest.json").write_bytes((pathlib.Path(stage_dir) / MANIFEST).read_bytes())
     print("shoe %s flashed and verified (%d files, firmware %s); link key derived by the secure element "
           "at every boot, none on the board's flash; pit copy in %s (sha256 %s...)"
@@ -605,13 +605,11 @@ def register_chip(pit_key, chip):
     """Write the chip's public key beside the MAC key (``<SHOE_ID>.pub``,
     PEM, 0644) for `shoe verify` and the casino's records; return the lines
     to print (serial and key, for the records)."""
-    from host_tools.protocol import checkpoints
     if chip is None:
         return ["no secure element on this board: its checkpoints will be unsigned"]
     serial_hex, public, made = chip[:3]
-    pem = checkpoints.public_key_pem(public)
-    path = pathlib.Path(pit_key).with_suffix(".pub")
-    keys.write_public_key(path, pem)
+    path = pubkeys.pub_path(pit_key)
+    pubkeys.write_public(path, public)
     return ["secure element ATECC608B serial %s: key pair %s inside the chip, configuration locked"
             % (serial_hex, "generated" if made else "already there (slot locked), kept"),
             "public key (X||Y) %s" % public.hex(),

@@ -296,12 +296,13 @@ def run(args):
 
 def _public_key_path(args, shoe_id):
     import pathlib
+    from host_tools.protocol import pubkeys
     if args.pubkey:
         return pathlib.Path(args.pubkey)
     if args.key_file:
-        return pathlib.Path(args.key_file).with_suffix(".pub")
+        return pubkeys.pub_path(args.key_file)
     if args.key_dir:
-        return pathlib.Path(args.key_dir) / ("%s.pub" % shoe_id)
+        return pathlib.Path(args.key_dir) / (shoe_id + pubkeys.SUFFIX)
     return None
 
 
@@ -317,7 +318,7 @@ def _deployed_manifest(args, shoe_id):
 def _check_signed(store, shoe_id, args):
     """The shoe's signed checkpoints (protocol/checkpoints.py): a Result,
     or None after printing the one line that says no public key is at hand."""
-    from host_tools.protocol import checkpoints
+    from host_tools.protocol import checkpoints, pubkeys
     pem = None
     if args.central and not args.pubkey and hasattr(store, "public_key"):
         pem = store.public_key(shoe_id)
@@ -334,9 +335,9 @@ def _check_signed(store, shoe_id, args):
               "--mac-only checks the MAC chain alone" % (shoe_id, where))
         return None
     try:
-        key = checkpoints.load_public_key(pem)
-    except ValueError as e:
-        print("FAIL shoe %s: public key %s: %s" % (shoe_id, where, e))
+        key = pubkeys.from_pem(pem, where)
+    except pubkeys.PublicKeyFileError as e:
+        print("FAIL shoe %s: public key: %s" % (shoe_id, e))
         return None
     rows = ((row["seq"], row["event"], row["mac"]) for row in store.rows(shoe_id))
     result = checkpoints.check(shoe_id, rows, key, _deployed_manifest(args, shoe_id))

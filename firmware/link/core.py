@@ -203,6 +203,10 @@ class Link:
         if lost is not None and marker is None:
             marker = lost
             j.set_tilt(marker)
+        check = None
+        if self.se is not None:  # the chip's counter against the journal: boot-only code
+            from link import chipcount as check
+            marker, chip = check.boot(self, marker)
         self.next_send = self.acked + 1
         self.recovered()
         if marker is not None:
@@ -211,7 +215,12 @@ class Link:
         else:
             j.open(good)
             reports.boot(self, status == _journal.TORN)
+            if check is not None:
+                check.settle(self, chip)
             self._refuse_service()
+        if check is not None:
+            from lazy import unload
+            unload("link.chipcount")
         self._hello()
 
     def settings_digest(self):
@@ -308,8 +317,15 @@ class Link:
         manifest = manifest.encode()
         counter = -1
         self.board.feed()  # a signature takes about 150 ms
+        j = self.journal
         try:
+            if j.intent or j.chip < 0:  # an attempt failed before: where the chip is now is not known
+                j.number(_journal.CHIP, self.se.counter(0, False))
+            # Journaled before the increment and after it (link/chipcount.py):
+            # a power cut between them is told apart from a restored journal.
+            j.number(_journal.INTENT, j.chip)
             counter = self.se.counter(0, True)
+            j.number(_journal.CHIP, counter)
             n = reports.statement(self.statement, self.id_bytes, through, self.chain_tag, counter, manifest)
             digest = hashlib.sha256(memoryview(self.statement.buf)[:n]).digest()
             self.se.sign(0, digest, self.sig)

@@ -62,7 +62,9 @@ BASE = const(0x53)      # S
 GEN = const(0x47)       # G: the journal's generation, its first record
 CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
 SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its signature is not replayable)
-KINDS = b"NCbxkyrEAMSnGKQ"
+CHIP = const(0x55)        # U: the secure element's signature counter is at this value
+INTENT = const(0x49)      # I: the counter is at this value and about to be incremented
+KINDS = b"NCbxkyrEAMSnGKQUI"
 
 # scan() outcomes.
 OK = const(0)
@@ -175,6 +177,13 @@ def _where(index, at):
 
 
 class Journal:
+    # The secure element's signature counter as the journal last recorded
+    # it (-1: never), and whether an increment was under way then
+    # (link/chipcount.py checks the chip against these at boot). On the
+    # class: a device without the chip never grows its instance by them.
+    chip = -1
+    intent = False
+
     def __init__(self, path):
         self.path = path
         self.tilt_path = path + ".tilt"
@@ -391,6 +400,12 @@ class Journal:
         self._write(rec, seal(rec, 4))
         if kind == COUNTER:
             self.counter = value
+        elif kind == CHIP or kind == INTENT:
+            # The chip's signature counter: before its Counter command (a
+            # power cut may fall before or after the increment) and after
+            # it (link/chipcount.py). Kept in memory too, for a compaction.
+            self.chip = value
+            self.intent = kind == INTENT
 
     def ack(self, seq, tag):
         """The host's ack, with the tag of the acked event (the link of the
@@ -440,6 +455,12 @@ class Journal:
             n = seal(rec, 12 + TAG_HEX)
             f.write(memoryview(rec)[:n])
             size += n
+            if self.chip >= 0:  # the chip's counter outlives the records that showed it
+                rec[2] = INTENT if self.intent else CHIP
+                put_u32(rec, HEAD, self.chip)
+                n = seal(rec, 4)
+                f.write(memoryview(rec)[:n])
+                size += n
             for buf, start, end in events:
                 rec[2] = EVENT
                 for i in range(end - start):

@@ -70,6 +70,9 @@ class Replay:
                 self.on_ack(seq, body, 4)
         elif self.boot and kind == _journal.COUNTER:
             s.counter = get_u32(body, 0)
+        elif self.boot and (kind == _journal.CHIP or kind == _journal.INTENT):
+            s.journal.chip = get_u32(body, 0)
+            s.journal.intent = kind == _journal.INTENT
 
     def other(self, kind, body, blen):
         """A record of the device's own (an input): True when taken."""

@@ -3,7 +3,7 @@ polling loop, like the shoe's main.py (and under firmware/shuffler/, so the
 shoe's image never carries it).
 
 Boot order: the file system against the manifest first, as the shoe
-(manifest.boot_check; docs/security.md, "The code"): a listed file missing
+(manifest.boot; docs/security.md, "The code"): a listed file missing
 or altered, a file nobody deployed (moved into quarantine/ before anything
 can import it) or a missing manifest leaves the shuffler halted, saying why
 in its hello and doing nothing else. Then the known-answer self-test (SHA-256, HMAC-SHA256, HMAC-DRBG)
@@ -47,7 +47,7 @@ def _root():
 
 
 def _check_files():
-    """(halt, tilt, manifest digest): manifest.boot_check before any
+    """(halt, tilt, manifest digest): manifest.boot before any
     other firmware module is imported, as firmware/main.py runs it for the
     shoe (the same steps: a manifest.py beside manifest.mpy would be
     imported in its place, so it goes to quarantine/ first)."""
@@ -61,10 +61,7 @@ def _check_files():
         os.rename(root + "/manifest.py", root + "/quarantine/manifest.py")
         moved.append("manifest.py")
     import manifest
-    halt, tilt, digest = manifest.boot_check(root, moved)
-    from lazy import unload
-    unload("manifest")  # boot-only: its heap goes back before the shuffler loads
-    return halt, tilt, digest
+    return manifest.boot(root, moved)  # boot-only: its heap goes back before the shuffler loads
 
 
 def _halt(reason):

@@ -147,16 +147,12 @@ def _admin(args):
                     return 2
             pem = None
             if args.pubkey:
-                from host_tools.protocol import checkpoints
+                from host_tools.protocol import pubkeys
                 try:
-                    with open(args.pubkey, "rb") as f:
-                        pem = f.read(8192)
-                    checkpoints.load_public_key(pem)
-                except (OSError, ValueError) as e:
-                    print("central register: --pubkey %s: %s" % (args.pubkey, getattr(e, "strerror", None) or e),
-                          file=sys.stderr)
+                    pem = pubkeys.pem(pubkeys.read_public(args.pubkey)).decode("ascii")
+                except pubkeys.PublicKeyFileError as e:
+                    print("central register: --pubkey: %s" % e, file=sys.stderr)
                     return 2
-                pem = pem.decode("ascii")
             setup.register(args.dsn, [(args.device, args.casino, args.pit, args.table, args.kind, pem)])
             print("central register: %s %s at %s/%s/%s%s" % (args.kind, args.device, args.casino,
                                                              args.pit, args.table,

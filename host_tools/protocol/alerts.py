@@ -58,6 +58,8 @@ KINDS = {
                   "clear_stop after inspection"),
     "shuffle": ("alert", WARNING, "the shoe's shuffle score says the shuffle was weak (p below its level)"),
     "firmware_mismatch": ("alert", CRITICAL, "the shoe runs firmware other than the deployed manifest's"),
+    "counter_mismatch": ("alert", CRITICAL, "the shoe's secure element counter is not where its journal "
+                         "left it: the journal was restored from an earlier copy or the chip swapped (tilted)"),
     "service_mode": ("alert", CRITICAL, "the shoe was put in service mode (door open, keys at hand)"),
 }
 

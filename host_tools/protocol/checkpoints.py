@@ -15,34 +15,12 @@ unsigned checkpoint names) must follow the one before it by exactly one.
 
 import json
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-
 from baccarat.jsonout import JsonOut
+from host_tools.protocol import pubkeys
 from link import events_schema, reports
 
 FIELDS = events_schema.require("checkpoint", "through", "counter", "head", "manifest", "sig", "unsigned",
                                source="link")
-
-
-def public_key_pem(x_y):
-    """The PEM (SubjectPublicKeyInfo) of a chip's 64-byte public key X||Y."""
-    key = ec.EllipticCurvePublicNumbers(int.from_bytes(x_y[:32], "big"), int.from_bytes(x_y[32:], "big"),
-                                        ec.SECP256R1()).public_key()
-    return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-
-
-def load_public_key(pem):
-    """An EC P-256 public key from PEM bytes; ValueError saying why not."""
-    try:
-        key = serialization.load_pem_public_key(pem)
-    except (ValueError, TypeError) as e:
-        raise ValueError("not a PEM public key: %s" % e) from None
-    if not isinstance(key, ec.EllipticCurvePublicKey) or key.curve.name != "secp256r1":
-        raise ValueError("not an ECDSA P-256 public key")
-    return key
 
 
 def statement_bytes(shoe_id, through, head, counter, manifest):
@@ -52,13 +30,13 @@ def statement_bytes(shoe_id, through, head, counter, manifest):
 
 
 def signature_ok(key, message, sig_hex):
-    sig = bytes.fromhex(sig_hex)
-    der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
+    """``sig_hex`` (R||S as hex, the checkpoint's ``sig``) verifies under
+    the device key ``key`` (X||Y, pubkeys.read_public)."""
     try:
-        key.verify(der, message, ec.ECDSA(hashes.SHA256()))
-        return True
-    except InvalidSignature:
+        rs = bytes.fromhex(sig_hex)
+    except (TypeError, ValueError):
         return False
+    return pubkeys.verify(key, message, rs)
 
 
 class Result:
@@ -73,7 +51,7 @@ class Result:
 
 def check(shoe_id, rows, key, manifest=None):
     """``rows``: (seq, event text, mac) in seq order (the MAC chain already
-    checked). ``manifest``: the deployed manifest's SHA-256, or None when no
+    checked); ``key``: the device key's X||Y (pubkeys). ``manifest``: the deployed manifest's SHA-256, or None when no
     deploy record is at hand. Returns a Result."""
     r = Result()
     tags = {}

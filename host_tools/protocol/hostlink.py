@@ -49,7 +49,7 @@ from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import db
 
-from link import auth, frame, host_frames, proto, schema  # noqa: E402  (the firmware's own)
+from link import auth, chipcount, frame, host_frames, proto, schema  # noqa: E402  (the firmware's own)
 from link import events_schema  # noqa: E402
 
 log = logging.getLogger("shoe.bridge")
@@ -490,14 +490,18 @@ class HostLink:
         self._ack()
 
     def _check_firmware(self, shoe_id, hello):
-        """The hello's manifest against the deploy record, and service
-        mode: each a critical alert (merged while it lasts), never a reason
+        """The hello's manifest against the deploy record, the secure
+        element's counter against the shoe's journal (its tilt, link/chipcount.py),
+        and service mode: each a critical alert (merged while it lasts), never a reason
         to drop the record (what the shoe sends is still evidence)."""
         manifest = hello.get("manifest")
         if self.deployed is not None and manifest != self.deployed:
             self._critical("firmware_mismatch", "shoe %s's hello names manifest %s, but `shoe deploy` "
                            "recorded %s for it: the code on the shoe is not what was deployed"
                            % (shoe_id, shown(str(manifest or "none"), 16), self.deployed[:16]))
+        tilt = hello.get("tilt")
+        if isinstance(tilt, str) and tilt.startswith(chipcount.REASON):
+            self._critical("counter_mismatch", "shoe %s tilted at boot: %s" % (shoe_id, shown(tilt, 120)))
         if hello.get("service") is True:
             self._critical("service_mode", "shoe %s was powered on in service mode (NEW SHOE held): no "
                            "watchdog, a live REPL on its USB port" % shoe_id)

@@ -100,22 +100,6 @@ def write_key(path, key):
         os.fsync(fd)
 
 
-PUBLIC_MODE = 0o644
-
-
-def write_public_key(path, pem):
-    """A device's public key (PEM), 0644: anyone may read it, and the
-    casino's records and `shoe verify` need to. Beside the shoe's MAC key,
-    so the directory stays the private one that key requires."""
-    private_dir(os.path.dirname(os.path.abspath(os.fspath(path))))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), PUBLIC_MODE)
-    with os.fdopen(fd, "wb") as f:
-        os.fchmod(fd, PUBLIC_MODE)
-        f.write(pem)
-        f.flush()
-        os.fsync(fd)
-
-
 def deployed_manifest(key_path):
     """The SHA-256 (hex) of the deploy record `shoe deploy` wrote beside the
     key (``<SHOE_ID>.manifest.json``, the device's manifest.json byte for

@@ -184,7 +184,11 @@ def batch_live(which, decks=8, heap_kib=BATCH_HEAP_KIB):
             "kept_per_card": None if grown else int(kept) / max(1, int(span)), "state": state}
 
 
-BOOT_HEAP64_KIB = 214  # the 64-bit VM's smallest boot heap (tests/e2e/test_shuffler_heap.py); the 32-bit figure governs
+# The 64-bit VM's smallest boot heap (tests/e2e/test_shuffler_heap.py); the
+# 32-bit figure governs. 214 until the link core journaled the secure
+# element's counter (issue 19, link/journal.py and core.py, shared with the
+# shoe): +544 bytes held in 64 bits, 140 544 -> 141 104 in 32.
+BOOT_HEAP64_KIB = 215
 
 
 def table(decks=8):

@@ -300,7 +300,7 @@ def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
 
     from support.emuhost import started
     from host_tools.sim.emulate import Emulator
-    from host_tools.protocol import checkpoints
+    from host_tools.protocol import checkpoints, pubkeys
     emu = Emulator(str(tmp_path / "flash"), "EMU1", secure=True)
     # Provisioned as `shoe deploy` does a board: locked, key made inside, public key registered.
     assert emu.secure is not None and emu.secure.config_locked and emu.secure.data_locked
@@ -322,8 +322,10 @@ def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
     assert cp["head"] == (tag.decode() if isinstance(tag, bytes) else tag)
     assert cp["manifest"] == hello["manifest"] and len(cp["manifest"]) == 64
     message = checkpoints.statement_bytes("EMU1", end, cp["head"], cp["counter"], cp["manifest"])
-    assert checkpoints.signature_ok(checkpoints.load_public_key(pem), message, cp["sig"])
-    assert not checkpoints.signature_ok(checkpoints.load_public_key(pem), message.replace(b"EMU1", b"EMU2"),
+    public = pubkeys.read_public(tmp_path / "flash.pub")
+    assert public == emu.public_key
+    assert checkpoints.signature_ok(public, message, cp["sig"])
+    assert not checkpoints.signature_ok(public, message.replace(b"EMU1", b"EMU2"),
                                         cp["sig"])
     assert not any(p.name.endswith(".json") and p.name != "manifest.json"
                    for p in (tmp_path / "flash").iterdir())

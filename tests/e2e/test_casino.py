@@ -384,7 +384,7 @@ def test_verify_central_checks_signed_checkpoints_with_the_registered_public_key
 
     from drivers.atecc608 import ATECC608
     from drivers.atecc608_setup import provision
-    from host_tools.protocol import checkpoints
+    from host_tools.protocol import pubkeys
     from host_tools.sim.atecc608 import ADDRESS, Chip
     from host_tools.sim.i2cbus import Bus, DirectI2C
     from link import auth, host_frames, proto
@@ -394,7 +394,7 @@ def test_verify_central_checks_signed_checkpoints_with_the_registered_public_key
     se = ATECC608(DirectI2C(Bus({ADDRESS: Chip(str(tmp_path / "chip.json"), timing=0.02)})))
     public = bytearray(64)
     provision(se, public)
-    (keydir / "SIG1.pub").write_bytes(checkpoints.public_key_pem(public))
+    pubkeys.write_public(keydir / "SIG1.pub", public)
     sim = simtable.SimShoe("SIG1", keys["SIG1"], seed=5, decks=1, workdir=str(tmp_path), secure=se,
                            manifest="cd" * 32)
     with db.Store(path) as st:

@@ -597,3 +597,28 @@ def test_a_hello_in_service_mode_is_a_critical_alert(shoe, tmp_path):
     finally:
         bridge.close()
     assert got[0]["severity"] == "critical" and "service mode" in got[0]["detail"]
+
+
+def test_a_shoe_tilted_on_its_secure_element_counter_is_a_critical_alert(shoe, tmp_path):
+    """The shoe's boot check found its chip's counter ahead of its journal
+    (link/chipcount.py: a journal restored from a copy, or a swapped chip);
+    the pit says so with its own alert, not only as a tilt."""
+    from link import chipcount
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    reason = "%s is 2, the journal's last is 1: journal restored from a copy, or chip swapped" % chipcount.REASON
+    try:
+        shoe.connect(manifest=DEPLOYED, service=False, tilt=reason)
+        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "counter_mismatch"])
+    finally:
+        bridge.close()
+    assert got[0]["severity"] == "critical" and reason in got[0]["detail"]
+
+
+def test_another_tilt_is_not_a_counter_alert(shoe, tmp_path):
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    try:
+        shoe.connect(manifest=DEPLOYED, service=False, tilt="corrupt journal: record 3 at byte 40: crc 1234")
+        shoe.pump(lambda f: True)
+    finally:
+        bridge.close()
+    assert "counter_mismatch" not in [a["kind"] for a in _alerts(tmp_path / "b.db")]

@@ -199,12 +199,16 @@ def test_events_after_the_last_signed_checkpoint_are_reported_as_such(tmp_path):
 
 def test_a_journal_restored_from_an_earlier_copy_shows_in_the_counter(tmp_path):
     """The shoe's journal (and its marker) copied after the first checkpoint,
-    play goes on past the second, then the copy is put back and the shoe
-    deals on from there (an insider
-    wanting another history from that point would do the same). The restored shoe's record is whole
-    under the MAC key and every signature is the chip's, but the chip's
-    counter cannot go back: the counter value signed at the second checkpoint
-    is missing from that record."""
+    play goes on past the second, then the copy is put back. The shoe itself
+    sees it at boot (link/chipcount.py: its chip's counter is ahead of the
+    journal) and tilts. An insider who also edits the copy, appending a
+    counter record with the chip's value (the journal's records carry a
+    CRC, not a MAC), gets a shoe that deals on from there; its record is
+    whole under the MAC key and every signature is the chip's, but the
+    chip's counter cannot go back: the counter value signed at the second
+    checkpoint is missing from that record, and `shoe verify` says so."""
+    from support.journalfile import append_u32
+    from link import chipcount, journal
     se, pem = _chip(tmp_path)
     lines = _lines(3)
     path, shoe = _record(tmp_path, se, lines=lines, upto=300)
@@ -222,9 +226,16 @@ def test_a_journal_restored_from_an_earlier_copy_shows_in_the_counter(tmp_path):
     key = _key_files(tmp_path, pem)
     rc, out = _verify("--db", path, "--key-file", key)
     assert rc == 0, out
-    # The insider's history: the same first 300 events, then the restored shoe.
     restored = SimShoe(SHOE, KEY, lines=rest, secure=se, manifest=MANIFEST, workdir=str(tmp_path),
                        journal_from=str(copy))
+    tilt = restored.stream.session.tilt
+    restored.close()
+    assert tilt is not None and tilt.startswith(chipcount.REASON) and "restored" in tilt, tilt
+    # The insider's history: the same first 300 events, then the restored shoe, its journal edited.
+    append_u32(copy / "journal.bin", journal.CHIP, se.counter(0, False))
+    restored = SimShoe(SHOE, KEY, lines=rest, secure=se, manifest=MANIFEST, workdir=str(tmp_path),
+                       journal_from=str(copy))
+    assert restored.stream.session.tilt is None
     alt = tmp_path / "alt.db"
     store = db.Store(str(alt))
     first = _events(path)[:restored.stream.session.acked]

@@ -1,0 +1,78 @@
+"""The boot's check of the secure element's signature counter against the
+journal (docs/security.md, "Signed checkpoints").
+
+A journal put back from an earlier copy, with its marker, is a sound
+journal: nothing in the flash can show the loss. The chip's Counter 0 can:
+it is incremented for every signed checkpoint and never goes back, and the
+journal records it around each increment (link/core.py: an ``I`` record
+with the value before the Counter command, a ``U`` record with the value
+after). So at boot the chip must be where the journal last left it, or one
+ahead when the journal's last word was an intent (the power was cut between
+the increment and its record). Anything else means the journal is not the
+one the shoe wrote last (restored from a copy) or the chip is not the one
+that signed (swapped): the shoe tilts with that reason.
+
+Counter 0 is the checkpoints' alone: code that increments it anywhere
+else must journal it the same way (``Journal.number`` with ``CHIP`` and
+``INTENT``), or the next
+boot tilts.
+
+Boot-only (link/core.py imports it at boot and lets it go, lazy.py); the
+pit reads ``REASON`` to raise its `counter_mismatch` alert from the hello's
+tilt (host_tools/protocol/hostlink.py).
+"""
+
+from link import journal as _journal
+from link import reports
+
+# Every reason this check gives starts with this (the one place it is said).
+REASON = "secure element counter"
+CUT = "the power was cut while the chip signed"
+
+
+def check(se, j):
+    """(why the device must tilt or None, the chip's counter or -1). A
+    journal that never recorded the counter (a first boot, or one written
+    before this check) takes the chip's value as it is."""
+    try:
+        chip = se.counter(0, False)
+    except Exception as e:  # SecureElementFault or the bus's OSError
+        return "%s unreadable (%s): the journal cannot be checked" % (REASON, e), -1
+    last = j.chip
+    if last < 0 or chip == last or (j.intent and chip == last + 1):
+        return None, chip
+    # Within the hello's 120 characters (link/reports.py TEXT_MAX).
+    return ("%s is %d, the journal's last is %d%s: journal restored from a copy, or chip swapped"
+            % (REASON, chip, last, " (signing)" if j.intent else "")), chip
+
+
+def boot(s, marker):
+    """At boot, after the journal's replay: (the tilt reason, ``marker`` or
+    this check's, the chip's counter or -1)."""
+    j = s.journal
+    why, chip = check(s.se, j)
+    if marker is None and why is not None:
+        marker = why
+        j.set_tilt(marker)
+    if marker is not None and chip >= 0:
+        j.chip = chip      # where a cleared tilt's fresh journal starts counting
+        j.intent = False
+    return marker, chip
+
+
+def settle(s, chip):
+    """The journal opened and normal: record the chip's value when the
+    journal did not have it (a first boot, or a power cut within a
+    signature). A power cut after the increment spent a counter value on a
+    checkpoint that was never made: an unsigned checkpoint carries it, so
+    the record shows where it went (`shoe verify` counts it)."""
+    j = s.journal
+    if chip < 0 or (chip == j.chip and not j.intent):
+        return
+    spent = j.intent and chip == j.chip + 1
+    j.number(_journal.CHIP, chip)
+    if spent:
+        o = s.out
+        reports.checkpoint(o, s.seq, chip, CUT)
+        j.blob(_journal.SIGNED, o.buf, 0, o.n)
+        s._emit(o.buf, o.n)

@@ -1,0 +1,99 @@
+"""The shoe checks its own signature counter at boot (issue 19): a journal
+restored from an earlier copy is caught by the shoe itself, not only later
+by `shoe verify`, as an attacker with the shoe's flash tries it, in the
+MicroPython VM with the simulated ATECC608B on the emulated board's bus.
+
+The journal and its marker copied after the first signed checkpoint, one
+more shoe dealt and signed, then the copy put back: the journal and its
+marker agree with each other, so only the chip's monotonic counter, which
+no copy of the flash can take back, shows the restore. The shoe must tilt
+with that reason, record nothing as normal, and sign nothing."""
+
+import json
+import shutil
+
+from support.emuhost import Host
+from host_tools.sim.emulate import Emulator
+
+JOURNAL_FILES = ("journal.bin", "journal.bin.mark")
+ROUND = ["2C", "4S", "5S", "bets", "9H", "2C", "KS", "3D", "empty"]
+
+
+def _power_on(emu):
+    host = Host(emu)
+    emu.start()
+    emu.wait_booted()
+    host.connect()
+    return host
+
+
+def _signed_shoe(emu, host):
+    """One short shoe to its end: the chip signs the shoe-end checkpoint
+    (the events the shoe resends after a power cut are passed over)."""
+    host.pump(0.5)
+    before = max(host.events, default=0)
+    emu.deal("shoe decks=8")
+    for line in ROUND:
+        emu.deal(line)
+
+    def after(kind):
+        return lambda: next(((s, e) for s, e in ((s, json.loads(host.events[s])) for s in sorted(host.events))
+                             if s > before and e["type"] == kind), None)
+    host.wait(after("shoe_end"), timeout=20, what="the shoe's end")
+    _, cp = host.wait(after("checkpoint"), timeout=20, what="its signed checkpoint")
+    assert "sig" in cp, cp
+    return cp["counter"]
+
+
+def _off(emu, host):
+    host.pump(0.3)   # the last acks reach the shoe's journal
+    emu.power_cut()
+    host.close()
+
+
+def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path):
+    flash = tmp_path / "flash"
+    emu = Emulator(str(flash), "EMU1", secure=True)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    try:
+        host = _power_on(emu)
+        first = _signed_shoe(emu, host)
+        _off(emu, host)
+        for name in JOURNAL_FILES:
+            shutil.copy(flash / name, copy / name)
+        # A power cycle of the untouched journal is normal.
+        host = _power_on(emu)
+        host.wait_event(type="boot")
+        assert host.hellos()[-1]["tilt"] is None
+        second = _signed_shoe(emu, host)
+        _off(emu, host)
+        assert second == first + 1 == emu.secure.counters[0]
+        # The attack: the earlier copy put back, journal and marker together.
+        for name in JOURNAL_FILES:
+            shutil.copy(copy / name, flash / name)
+        host = _power_on(emu)
+        host.pump(1.0)
+        hello = host.hellos()[-1]
+        tilts = [json.loads(p) for k, _, p in host.frames if k == "E" and json.loads(p)["type"] == "tilt"]
+        kinds = {json.loads(p)["type"] for k, _, p in host.frames if k == "E"}
+        emu.deal("shoe decks=8")     # play is refused while tilted
+        for line in ROUND:
+            emu.deal(line)
+        host.pump(0.5)
+        played = [json.loads(p)["type"] for k, _, p in host.frames if k == "E"]
+        _off(emu, host)
+    finally:
+        emu.close()
+    assert hello["tilt"] is not None, "the shoe booted on a restored journal as if nothing happened"
+    assert hello["tilt"].startswith("secure element counter is %d, the journal's last is %d" % (second, first)), \
+        hello["tilt"]
+    assert "restored" in hello["tilt"]
+    assert tilts and tilts[0]["reason"] == hello["tilt"], kinds
+    # Nothing recorded as normal: the journal is the copy, byte for byte;
+    # no card, no shoe, no signature.
+    for name in JOURNAL_FILES[:1]:
+        assert (flash / name).read_bytes() == (copy / name).read_bytes()
+    assert not {"shoe", "card", "result", "checkpoint"} & set(played), played
+    assert emu.secure.counters[0] == second
+    assert (flash / "journal.bin.tilt").read_text() == hello["tilt"]

@@ -1,0 +1,204 @@
+"""The signature counter in the journal and the boot's check of it
+(firmware/link/chipcount.py), in-process: the firmware's shoe session under
+CPython (host_tools/sim/shoestream.py) with the simulated ATECC608B on an
+in-process I2C bus, driven by the firmware's own driver.
+
+A power cut may fall between the intent record and the chip's increment,
+or between the increment and its record: both are normal at the next boot.
+A journal that is not the last one the shoe wrote (a copy put back) or a
+chip that is not the one that signed is not: the shoe tilts. The VM test of
+the whole attack is tests/e2e/test_secure_counter.py."""
+
+import json
+import shutil
+
+from drivers.atecc608 import ATECC608
+from drivers.atecc608_setup import provision
+from host_tools.protocol import checkpoints
+from host_tools.sim.atecc608 import ADDRESS, Chip
+from host_tools.sim.i2cbus import Bus, DirectI2C
+from host_tools.sim.shoestream import ShoeStream
+from support.journalfile import append_u32, chip_records
+
+from link import chipcount, journal  # noqa: E402
+
+KEY = bytes(range(32))
+
+
+def _chip(tmp_path, name="chip.json"):
+    chip = Chip(str(tmp_path / name), timing=0.02)
+    se = ATECC608(DirectI2C(Bus({ADDRESS: chip})))
+    provision(se, bytearray(64))
+    return chip, se
+
+
+def _until_signed(stream, n, after=0, out=None):
+    """Take events until ``n`` more checkpoints after seq ``after`` were
+    signed (a rebooted shoe first sends again what was not acked); the
+    last one's counter. ``out``: a list that gets (seq, text, tag) of each."""
+    got = 0
+    while True:
+        seq, body, tag, _ = stream.next()
+        if out is not None and seq > after:
+            out.append((seq, body.decode(), tag.decode()))
+        if seq > after and body.startswith(b'{"type":"checkpoint"') and b'"sig"' in body:
+            got += 1
+            if got == n:
+                return int(body.split(b'"counter":')[1].split(b",")[0])
+
+
+def _copy(stream, tmp_path, name):
+    out = tmp_path / name
+    shutil.copytree(stream.dir, out)
+    return out
+
+
+def _boot(tmp_path, se, journal_from):
+    return ShoeStream("SHOE-1", KEY, seed=4, secure=se, manifest="ab" * 32, workdir=str(tmp_path),
+                      journal_from=str(journal_from))
+
+
+def test_each_signature_is_journaled_before_and_after_the_increment(tmp_path):
+    chip, se = _chip(tmp_path)
+    stream = ShoeStream("SHOE-1", KEY, seed=4, secure=se, manifest="ab" * 32, workdir=str(tmp_path))
+    try:
+        assert _until_signed(stream, 2) == 2
+        records = chip_records(stream.board.journal_path)
+    finally:
+        stream.close()
+    # The first boot adopts the chip's 0; each signature: I (before) then U (after).
+    assert records == [("U", 0), ("I", 0), ("U", 1), ("I", 1), ("U", 2)]
+
+
+def test_a_power_cut_on_either_side_of_the_increment_is_normal(tmp_path):
+    """Either way the shoe boots normally; after the increment the counter
+    value was spent on a checkpoint never made, and an unsigned checkpoint
+    says so, so the record's counters still run one by one (the host's
+    check, host_tools/protocol/checkpoints.py)."""
+    chip, se = _chip(tmp_path)
+    stream = ShoeStream("SHOE-1", KEY, seed=4, secure=se, manifest="ab" * 32, workdir=str(tmp_path))
+    rows = []
+    try:
+        assert _until_signed(stream, 1, out=rows) == 1
+        last = stream.seq
+        cut = _copy(stream, tmp_path, "cut")
+    finally:
+        stream.close()
+    # The intent is on the flash, the power went before the chip's Counter.
+    append_u32(cut / "journal.bin", journal.INTENT, 1)
+    before = _copy_dir(cut, tmp_path, "before")
+    shoe = _boot(tmp_path, se, before)
+    try:
+        assert shoe.session.tilt is None
+    finally:
+        shoe.close()
+    # The same, but the power went after the chip counted (before its U record).
+    chip.counters[0] += 1
+    shoe = _boot(tmp_path, se, cut)
+    try:
+        assert shoe.session.tilt is None
+        assert chip_records(shoe.board.journal_path)[-2:] == [("I", 1), ("U", 2)]   # settled at boot
+        assert _until_signed(shoe, 1, after=last, out=rows) == 3
+    finally:
+        shoe.close()
+    spent = [json.loads(t) for _, t, _ in rows if '"unsigned"' in t]
+    assert spent == [{"type": "checkpoint", "source": "link", "through": spent[0]["through"], "counter": 2,
+                      "unsigned": chipcount.CUT}]
+    result = checkpoints.check("SHOE-1", rows, _public(se))
+    assert result.fault is None and result.signed == 2 and result.counters == (1, 3)
+
+
+def _public(se):
+    from drivers.atecc608 import KEY_SLOT
+    from drivers.atecc608_setup import public_key
+    public = bytearray(64)
+    public_key(se, KEY_SLOT, public)
+    return bytes(public)
+
+
+def _copy_dir(src, tmp_path, name):
+    out = tmp_path / name
+    shutil.copytree(src, out)
+    return out
+
+
+def test_a_restored_journal_a_swapped_chip_and_a_dead_chip_tilt(tmp_path):
+    chip, se = _chip(tmp_path)
+    stream = ShoeStream("SHOE-1", KEY, seed=4, secure=se, manifest="ab" * 32, workdir=str(tmp_path))
+    try:
+        _until_signed(stream, 1)
+        early = _copy(stream, tmp_path, "early")
+        assert _until_signed(stream, 2) == 3
+        late = _copy(stream, tmp_path, "late")
+    finally:
+        stream.close()
+    shoe = _boot(tmp_path, se, early)
+    try:
+        assert shoe.session.tilt == ("%s is 3, the journal's last is 1: journal restored from a copy, or chip "
+                                     "swapped" % chipcount.REASON)
+        assert (tmp_path / shoe.dir / "journal.bin.tilt").exists()
+        # Tilted, it survives a power cycle: the marker is checked first.
+        again = _boot(tmp_path, se, shoe.dir)
+        assert again.session.tilt == shoe.session.tilt
+        again.close()
+        # A supervisor's clear_tilt: the fresh journal starts from the chip's value.
+        shoe.session.clear_tilt(0)
+        assert shoe.session.tilt is None
+        assert chip_records(shoe.board.journal_path) == [("U", 3)]
+        cleared = _copy(shoe, tmp_path, "cleared")
+    finally:
+        shoe.close()
+    shoe = _boot(tmp_path, se, cleared)
+    try:
+        assert shoe.session.tilt is None
+    finally:
+        shoe.close()
+    # An intent allows one step, not two.
+    append_u32(early / "journal.bin", journal.INTENT, 1)
+    shoe = _boot(tmp_path, se, early)
+    try:
+        assert shoe.session.tilt.startswith("%s is 3, the journal's last is 1 (signing)" % chipcount.REASON)
+    finally:
+        shoe.close()
+    # The journal is the last one, but the chip is another (its counter behind).
+    _, other = _chip(tmp_path, "other.json")
+    shoe = _boot(tmp_path, other, late)
+    try:
+        assert shoe.session.tilt.startswith("%s is 0, the journal's last is 3" % chipcount.REASON)
+    finally:
+        shoe.close()
+    # No chip answers on the bus.
+    shoe = _boot(tmp_path, ATECC608(DirectI2C(Bus({}))), late)
+    try:
+        assert shoe.session.tilt.startswith("%s unreadable (" % chipcount.REASON), shoe.session.tilt
+    finally:
+        shoe.close()
+    # The untouched last journal with its own chip: normal.
+    shoe = _boot(tmp_path, se, late)
+    try:
+        assert shoe.session.tilt is None
+    finally:
+        shoe.close()
+
+
+def test_a_compacted_journal_keeps_the_counter(tmp_path):
+    """A new shoe compacts the journal: the records that showed the counter
+    are gone with the acked events, so the base carries it on."""
+    chip, se = _chip(tmp_path)
+    stream = ShoeStream("SHOE-1", KEY, seed=4, secure=se, manifest="ab" * 32, workdir=str(tmp_path))
+    try:
+        while True:
+            _, body, _, _ = stream.next()
+            if body.startswith(b'{"type":"shoe"') and stream.seq > 10:
+                break   # the second shoe: the journal was compacted for it
+        records = chip_records(stream.board.journal_path)
+        counted = chip.counters[0]
+        after = _copy(stream, tmp_path, "after")
+    finally:
+        stream.close()
+    assert counted >= 2 and records[0] == ("U", counted), records
+    shoe = _boot(tmp_path, se, after)
+    try:
+        assert shoe.session.tilt is None
+    finally:
+        shoe.close()
