@@ -55,14 +55,17 @@ def survey(board):
     global surveyed
     if surveyed:
         return
-    surveyed = True
     se = getattr(board, "secure_element", None)
     if se is not None:
+        # Loading the setup module can fail (a MemoryError in a heap of
+        # holes): then nothing was read, and the next question tries again
+        # rather than answering "no secure element".
         from drivers.atecc608_setup import survey as read_chip
         import sys
         read_chip(sys.modules[__name__], se)
         from lazy import unload
         unload("drivers.atecc608_setup")
+    surveyed = True
 
 
 def _hex(o, key, data):

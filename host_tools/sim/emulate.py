@@ -51,7 +51,12 @@ KEY_FILE = deploy.KEY_NAME
 # shoe with its chip needed 204-210 KiB, 1 to 8 decks), as the shuffler's
 # emulator does (docs/shuffler.md, "Footprint").
 HEAP_64 = 8 * 1024
-SECURE_HEAP_64 = 24 * 1024
+# 24 KiB until the shoe's boot check of the chip's counter (issue 19,
+# link/chipcount.py, loaded at boot and let go): with it the first bench
+# question (`secure`) failed now and then to load the chip's setup module
+# (MemoryError, 464 bytes, with 30 KiB free: holes), at 25 KiB too; at 26 none
+# in the acceptance's runs (tests/e2e/test_acceptance.py -m slow).
+SECURE_HEAP_64 = 26 * 1024
 
 
 EMULATED_CHIP_TIMING = 0.5   # of the ATECC608B's datasheet maxima (the simulator's own default is 1.0)
