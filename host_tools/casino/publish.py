@@ -49,17 +49,16 @@ CREATE TABLE IF NOT EXISTS published_log (
 );
 """
 LOG_BATCH = 500       # pit-log rows per message (consumer.LOG_ROWS_MAX is the cap)
-# What of a pit's log goes to central, and the column its mark follows:
-# alerts are merged in place (their count and last_time change), so they go
-# again whenever last_time moves; audit rows are written once, by id.
+# What of a pit's log goes to central: its two hash chains as they stand
+# (host_tools/store/audit.py), hashes included, so central takes each row
+# only where it extends the pit's chain (central/pitlog.py). The alert
+# history (``alert_log``) holds every state an alert row took, so a merged
+# alert's new count goes too; the mark of each is the last row id sent.
 LOG_QUERIES = {
-    "alert": ("alerts", "last_time", "SELECT id, shoe_id, time, severity, kind, detail, count,"
-              " first_time, last_time FROM alerts WHERE last_time > ? ORDER BY last_time, id LIMIT ?",
-              ("id", "shoe_id", "time", "severity", "kind", "detail", "count", "first_time",
-               "last_time")),
-    "audit": ("audit_log", "id", "SELECT id, time, user, role, tbl, action, target, outcome"
-              " FROM audit_log WHERE id > ? ORDER BY id LIMIT ?",
-              ("id", "time", "user", "role", "tbl", "action", "target", "outcome")),
+    "alert": ("alert_log", "SELECT id, alert_id, state, prev_hash, hash FROM alert_log"
+              " WHERE id > ? ORDER BY id LIMIT ?", wire.LOG_ROW_KEYS["alert"]),
+    "audit": ("audit_log", "SELECT %s FROM audit_log WHERE id > ? ORDER BY id LIMIT ?"
+              % ", ".join('"%s"' % c for c in wire.LOG_ROW_KEYS["audit"]), wire.LOG_ROW_KEYS["audit"]),
 }
 
 
@@ -115,18 +114,19 @@ class Outbox:
         """(rows as dicts, the mark after them) of the pit's alerts or audit
         rows not yet published; ([], None) when there are none (or the
         store has no such table: a store no pit server has opened)."""
-        table, column, sql, keys = LOG_QUERIES[kind]
+        table, sql, keys = LOG_QUERIES[kind]
         if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                            (table,)).fetchone() is None:
             return [], None
-        got = self.db.execute("SELECT mark FROM published_log WHERE kind = ?", (kind,)).fetchone()
+        # marks are keyed by the table (an older publisher's "alert" mark was a time)
+        got = self.db.execute("SELECT mark FROM published_log WHERE kind = ?", (table,)).fetchone()
         rows = [dict(zip(keys, r)) for r in self.db.execute(sql, (got[0] if got else -1, limit))]
-        return rows, (rows[-1][column] if rows else None)
+        return rows, (rows[-1]["id"] if rows else None)
 
     def log_mark(self, kind, mark):
         def write():
             self.db.execute("INSERT INTO published_log (kind, mark) VALUES (?, ?) ON CONFLICT(kind)"
-                            " DO UPDATE SET mark = MAX(mark, excluded.mark)", (kind, mark))
+                            " DO UPDATE SET mark = MAX(mark, excluded.mark)", (LOG_QUERIES[kind][0], mark))
             self.db.commit()
         self.store._retry(write)
 

@@ -37,6 +37,8 @@ Subjects: ``shoe.<casino>.<pit>.<table>``; one stream per casino on the hub
 
 import re
 
+from host_tools.store import audit
+
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")   # casino, pit and table names (subject tokens)
 SHOE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")  # what the consumer accepts as a shoe id
 DUPLICATE_WINDOW_S = 600.0
@@ -54,6 +56,13 @@ UNASSIGNED = "unassigned"   # the table token of a shoe no table has claimed yet
 # token no table can have (NAME starts with a letter or digit): a JSON list
 # of the store's rows, each with its row id, so a republish is absorbed.
 PIT_LOG = {"alert": "_alerts", "audit": "_audit"}
+# The keys of each pit-log row: the pit's hash-chain rows as its store
+# holds them (host_tools/store/audit.py: the audit log, and the alert
+# history, one row per state an alert took), hashes included.
+LOG_ROW_KEYS = {
+    "audit": audit.AUDIT_COLUMNS + ("prev_hash", "hash"),
+    "alert": ("id", "alert_id", "state", "prev_hash", "hash"),
+}
 
 
 def subject(casino, pit, table):

@@ -53,6 +53,10 @@ def add_arguments(parser):
     parser.add_argument("--tables", type=int, default=4, help="demo: tables per pit")
     parser.add_argument("--rate", type=float, default=5.0,
                         help="demo: events per second per table (default 5)")
+    parser.add_argument("--metrics-port", type=int, default=0,
+                        help="run: serve Prometheus /metrics on this port (loopback only; 0: off)")
+    parser.add_argument("--metrics-host", default="127.0.0.1",
+                        help="run: the loopback address of --metrics-port (default 127.0.0.1)")
     parser.add_argument("--host", default="127.0.0.1", help="view (and demo): address to listen on")
     parser.add_argument("--port", type=int, default=8090, help="view (and demo): port to listen on")
 
@@ -109,6 +113,11 @@ def run(args):
     except secrets.SecretError as e:
         print("central: %s" % e, file=sys.stderr)
         return 2
+    from host_tools.pit import guard
+    if args.metrics_port and not guard.is_loopback(args.metrics_host):
+        print("central: --metrics-host %s is not a loopback address: the metrics have no login, so "
+              "they are served on loopback only" % args.metrics_host, file=sys.stderr)
+        return 2
     from host_tools.central.consumer import Consumer
     consumer = Consumer(args.nats, args.dsn, args.keys, args.casino, sources, auth=auth)
 
@@ -117,10 +126,20 @@ def run(args):
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        print("central: consuming %s from %s into %s" % (
+        runner = None
+        if args.metrics_port:
+            from host_tools.central import metrics
+            reg, consumer.batch_seconds = metrics.consumer_registry(consumer)
+            runner = await metrics.serve(reg, args.metrics_host, args.metrics_port)
+        print("central: consuming %s from %s into %s%s" % (
             wire.casino_stream(args.casino), secrets.url_label(args.nats),
-            secrets.dsn_label(args.dsn)), flush=True)
-        await consumer.run(stop)
+            secrets.dsn_label(args.dsn), "; metrics at http://%s:%d/metrics" % (
+                args.metrics_host, args.metrics_port) if runner else ""), flush=True)
+        try:
+            await consumer.run(stop)
+        finally:
+            if runner is not None:
+                await runner.cleanup()
 
     asyncio.run(main())
     print("central: %s" % " ".join("%s=%d" % kv for kv in sorted(consumer.totals().items())))

@@ -88,6 +88,8 @@ class Consumer:
         self.counts = {}
         self.errors = 0
         self.last_error = None
+        self.lag = None              # pit commit -> central commit of the last batch's newest event
+        self.batch_seconds = None    # a metrics Histogram once /metrics is served (metrics.py)
 
     async def run(self, stop=None):
         self.stop = stop or asyncio.Event()
@@ -158,10 +160,9 @@ class Consumer:
                     good.extend(decode(m))
             except wire.Malformed as e:
                 bad.append((str(e), m.subject))
+        started = time.perf_counter()
         try:
-            await self.central.malformed(bad)
-            await self.central.pit_log(logs)
-            await self.central.process(good)
+            await self.central.process(good, logs=logs, bad=bad)
         except Exception:
             for m in msgs:  # redeliver soon, to whichever consumer is healthy
                 try:
@@ -171,6 +172,11 @@ class Consumer:
             raise
         for m in msgs:
             await m.ack()
+        if self.batch_seconds is not None:
+            self.batch_seconds.observe(time.perf_counter() - started)
+        newest = max((g.committed for g in good if g.committed), default=None)
+        if newest is not None:
+            self.lag = time.time() - newest
 
     def totals(self):
         out = dict(self.counts)

@@ -42,6 +42,7 @@ import time
 from host_tools.protocol import alerts, chain
 from host_tools.protocol import keys as keys_mod
 from host_tools.casino import access, wire
+from host_tools.central import pitlog
 
 log = logging.getLogger("shoe.casino.central")
 
@@ -134,9 +135,22 @@ CREATE TABLE IF NOT EXISTS pit_log (
     received DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (casino, pit, kind, pit_id)
 );
+-- Each pit's two chains at central (central/pitlog.py): a row is linked
+-- once it extends the pit's chain; one that waits for its predecessor is
+-- kept unlinked. pit_log_heads: the last linked row of each chain.
+ALTER TABLE pit_log ADD COLUMN IF NOT EXISTS prev_hash TEXT;
+ALTER TABLE pit_log ADD COLUMN IF NOT EXISTS hash TEXT;
+ALTER TABLE pit_log ADD COLUMN IF NOT EXISTS linked BOOLEAN NOT NULL DEFAULT true;
+CREATE TABLE IF NOT EXISTS pit_log_heads (
+    casino TEXT NOT NULL, pit TEXT NOT NULL,
+    kind   TEXT NOT NULL CHECK (kind IN ('alert', 'audit')),
+    last_id BIGINT NOT NULL,
+    last_hash TEXT NOT NULL,
+    PRIMARY KEY (casino, pit, kind)
+);
 """
 
-WRITER_TABLES = ("shoes", "events", "held", "anchors", "alerts", "pit_log")
+WRITER_TABLES = ("shoes", "events", "held", "anchors", "alerts", "pit_log", "pit_log_heads")
 
 
 def grant(conn, writer, reader):
@@ -242,7 +256,7 @@ class Outcome:
     """What one batch did, for the counters and the tests."""
 
     def __init__(self):
-        self.stored = self.duplicates = self.held = self.refused = 0
+        self.stored = self.duplicates = self.held = self.refused = self.pit_log = 0
         self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl, merge key or None)
 
 
@@ -255,60 +269,108 @@ class Central:
         self.keys = keys
         self.staged = False
         self.counts = {"stored": 0, "duplicates": 0, "held": 0, "refused": 0, "alerts": 0,
-                       "batches": 0, "retries": 0}
+                       "batches": 0, "retries": 0, "pit_log": 0}
 
     async def _stage(self):
         if not self.staged:
             await self.conn.execute(STAGE_SQL)
             self.staged = True
 
-    async def malformed(self, items):
+    @staticmethod
+    def _malformed(out, items):
         """Alerts for messages that are not a pit's event ((reason, subject)
         pairs): merged into one row per publishing pit (the subject's casino
         and pit, which the pit's credential vouches for)."""
-        if not items:
-            return
-        out = Outcome()
         for why, subj in items:
             parts = str(subj).split(".")
             casino, pit = (parts[1], parts[2]) if len(parts) >= 3 else (None, None)
+            out.refused += 1
             out.alerts.append((None, WARNING, "malformed", "%s (subject %s)" % (why, _short(subj)),
                                casino, pit, None, "malformed|%s.%s" % (casino, pit)))
-        async with self.conn.transaction():
-            await self._write_alerts(self.conn.cursor(), out.alerts, time.time())
-        self.counts["refused"] += len(items)
-        self.counts["alerts"] += len(items)
 
-    async def pit_log(self, items):
-        """Store pit alert and audit rows ((casino, pit, kind, rows) from
-        the pit's own subjects; the subject's pit is the one its credential
-        may publish to). A row already stored is left as it is."""
-        now = time.time()
-        rows = []
-        for casino, pit, kind, entries in items:
-            for e in entries:
-                rows.append((casino, pit, kind, int(e["id"]), e.get("time"),
-                             json.dumps(e, sort_keys=True, separators=(",", ":")), now))
-        if not rows:
-            return 0
-        async with self.conn.transaction():
-            cur = self.conn.cursor()
-            await cur.executemany(
-                "INSERT INTO pit_log (casino, pit, kind, pit_id, time, body, received)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", rows)
-            await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
-        self.counts["pit_log"] = self.counts.get("pit_log", 0) + len(rows)
-        return len(rows)
+    async def _pit_log(self, cur, items, out, now):
+        """Take each pit's alert-history and audit rows ((casino, pit, kind,
+        rows) from the pit's own subjects, which its credential may publish
+        to) where they extend that pit's hash chain (pitlog.accept)."""
+        groups = {}
+        for casino, pit, kind, rows in items:
+            groups.setdefault((casino, pit, kind), []).extend(rows)
+        for key in sorted(groups):
+            casino, pit, kind = key
+            merge = "pit_log_forged|%s.%s.%s" % key
+            rows = []
+            for r in groups[key]:
+                if pitlog.well_formed(kind, r):
+                    rows.append(r)
+                else:
+                    out.refused += 1
+                    out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
+                                       "pit %s %s row %s lacks its chain fields: refused" % (
+                                           pit, kind, _short(str(r.get("id")), 20)),
+                                       casino, pit, None, merge))
+            await cur.execute("INSERT INTO pit_log_heads (casino, pit, kind, last_id, last_hash)"
+                              " VALUES (%s, %s, %s, 0, %s) ON CONFLICT DO NOTHING",
+                              key + (pitlog.GENESIS,))
+            await cur.execute("SELECT last_id, last_hash FROM pit_log_heads WHERE casino = %s AND"
+                              " pit = %s AND kind = %s FOR UPDATE", key)
+            head_id, head_hash = await cur.fetchone()
+            await cur.execute("SELECT body FROM pit_log WHERE casino = %s AND pit = %s AND kind = %s"
+                              " AND NOT linked ORDER BY pit_id", key)
+            held = [json.loads(r[0]) for r in await cur.fetchall()]
+            low = sorted({r["id"] for r in rows if r["id"] <= head_id})
+            stored = {}
+            if low:
+                await cur.execute("SELECT pit_id, hash FROM pit_log WHERE casino = %s AND pit = %s AND"
+                                  " kind = %s AND linked AND pit_id = ANY(%s)", key + (low,))
+                stored = dict(await cur.fetchall())
+            step = pitlog.accept(kind, head_id, head_hash, rows, held, stored.get)
+            out.duplicates += step.duplicates
+            for rid, why in step.refused:
+                out.refused += 1
+                out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
+                                   "pit %s %s %s" % (pit, kind, why), casino, pit, None, merge))
+            if step.drop:
+                await cur.execute("DELETE FROM pit_log WHERE casino = %s AND pit = %s AND kind = %s"
+                                  " AND NOT linked AND pit_id = ANY(%s)", key + (sorted(set(step.drop)),))
 
-    async def process(self, msgs, shoes=()):
+            def values(r, linked):
+                return key + (r["id"], pitlog.row_time(kind, r),
+                              json.dumps(r, sort_keys=True, separators=(",", ":")), now,
+                              r["prev_hash"], r["hash"], linked)
+            if step.link:
+                await cur.executemany(
+                    "INSERT INTO pit_log (casino, pit, kind, pit_id, time, body, received, prev_hash,"
+                    " hash, linked) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT"
+                    " (casino, pit, kind, pit_id) DO UPDATE SET time = excluded.time,"
+                    " body = excluded.body, prev_hash = excluded.prev_hash, hash = excluded.hash,"
+                    " linked = true", [values(r, True) for r in step.link])
+                last = step.link[-1]
+                await cur.execute("UPDATE pit_log_heads SET last_id = %s, last_hash = %s WHERE"
+                                  " casino = %s AND pit = %s AND kind = %s",
+                                  (last["id"], last["hash"]) + key)
+                out.pit_log += len(step.link)
+            for r in step.hold:
+                await cur.execute(
+                    "INSERT INTO pit_log (casino, pit, kind, pit_id, time, body, received, prev_hash,"
+                    " hash, linked) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT"
+                    " DO NOTHING RETURNING pit_id", values(r, False))
+                if await cur.fetchone() is None:   # another row waits for that id already
+                    out.refused += 1
+                    out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
+                                       "pit %s %s row %d: two different rows wait for one id" % (
+                                           pit, kind, r["id"]), casino, pit, None, merge))
+
+    async def process(self, msgs, shoes=(), logs=(), bad=()):
         """Verify and commit one batch of Msg (plus the held events of
-        ``shoes``); returns its Outcome. Raises only when PostgreSQL failed
-        (then nothing of the batch committed)."""
+        ``shoes``, the pit-log messages ``logs`` and the alerts for ``bad``
+        messages) in ONE transaction: one commit per fetched batch, after
+        which the consumer acks it. Returns its Outcome. Raises only when
+        PostgreSQL failed (then nothing of the batch committed)."""
         import psycopg
         for attempt in range(20):
             try:
                 async with self.conn.transaction():
-                    out = await self._batch(msgs, shoes)
+                    out = await self._batch(msgs, shoes, logs, bad)
                 break
             except BaseException as e:
                 self.staged = False  # a staging table made in this transaction is gone with it
@@ -320,17 +382,24 @@ class Central:
         else:
             raise RuntimeError("batch kept deadlocking")
         self.counts["batches"] += 1
-        for k in ("stored", "duplicates", "held", "refused"):
+        for k in ("stored", "duplicates", "held", "refused", "pit_log"):
             self.counts[k] += getattr(out, k)
         self.counts["alerts"] += len(out.alerts)
         return out
 
-    async def _batch(self, msgs, extra_shoes=()):
+    async def _batch(self, msgs, extra_shoes=(), logs=(), bad=()):
         out = Outcome()
+        now = time.time()
+        cur = self.conn.cursor()
+        self._malformed(out, bad)
+        if logs:
+            await self._pit_log(cur, logs, out, now)
         by_shoe = {s: [] for s in extra_shoes}
         for m in msgs:
             by_shoe.setdefault(m.shoe, []).append(m)
-        cur = self.conn.cursor()
+        if not by_shoe:
+            await self._write(cur, [], [], [], [], [], out, now)
+            return out
         await self._provenance(cur, by_shoe, out)
         shoes = sorted(by_shoe)
         await cur.execute("INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%s::text[]) AS s ORDER BY s"
@@ -358,7 +427,6 @@ class Central:
                               " ON e.shoe_id = w.s AND e.seq = w.q", (want_s, want_q))
             stored = {(r[0], r[1]): (r[2], r[3]) for r in await cur.fetchall()}
 
-        now = time.time()
         rows, unhold, hold, anchors, new_heads = [], [], [], [], []
         for shoe in shoes:
             first_seq, first_prev, last, last_mac = heads[shoe]
@@ -556,7 +624,7 @@ class Central:
                 [(f, fp, last, mac, c, p, t, u, shoe) for shoe, f, fp, last, mac, c, p, t, u in new_heads])
         if out.alerts:
             await self._write_alerts(cur, out.alerts, now)
-        if rows or out.alerts:
+        if rows or out.alerts or out.pit_log:
             # Delivered at commit, once per transaction: readers (the central
             # view) look when there is something new, not on a timer.
             await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
@@ -583,11 +651,34 @@ class Central:
                 " ON CONFLICT (merge_key) DO UPDATE SET count = alerts.count + excluded.count,"
                 " last_time = excluded.last_time, detail = excluded.detail", rows)
 
+    async def _pit_log_gaps(self, cur):
+        """One ``pit_log_gap`` alert per pit chain whose held rows waited
+        past GAP_S for a row that has not arrived (once per missing row)."""
+        now = time.time()
+        async with self.conn.transaction():
+            await cur.execute(
+                "SELECT l.casino, l.pit, l.kind, h.last_id, min(l.pit_id) FROM pit_log l JOIN"
+                " pit_log_heads h USING (casino, pit, kind) WHERE NOT l.linked"
+                " GROUP BY l.casino, l.pit, l.kind, h.last_id HAVING min(l.received) < %s",
+                (now - GAP_S,))
+            for casino, pit, kind, last, first_held in await cur.fetchall():
+                detail = "pit %s %s row %d missing: rows from %d wait for it" % (
+                    pit, kind, last + 1, first_held)
+                await cur.execute("SELECT 1 FROM alerts WHERE kind = 'pit_log_gap' AND detail = %s"
+                                  " AND casino = %s AND pit = %s", (detail, casino, pit))
+                if await cur.fetchone() is None:
+                    await cur.execute(
+                        "INSERT INTO alerts (shoe_id, time, severity, kind, detail, casino, pit)"
+                        " VALUES (NULL, %s, %s, 'pit_log_gap', %s, %s, %s)",
+                        (now, alerts.severity("pit_log_gap"), detail, casino, pit))
+                    self.counts["alerts"] += 1
+
     async def sweep(self):
         """Retry held events (a key may have been installed since) and raise
         one ``gap`` alert per missing seq for a shoe whose held events waited
         past GAP_S for their predecessor."""
         cur = self.conn.cursor()
+        await self._pit_log_gaps(cur)
         await cur.execute("SELECT DISTINCT shoe_id FROM held")
         shoes = [r[0] for r in await cur.fetchall()]
         if not shoes:

@@ -284,6 +284,15 @@ def test_no_process_carries_a_secret_on_its_command_line_and_no_output_shows_one
         while r.central_count() < 10 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert r.central_count() >= 10   # events flowed pit -> leaf -> hub -> central
+        # the consumer's own /metrics (loopback only, no secret in it either)
+        import urllib.request
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % r.metrics_ports[0], timeout=10) as m:
+            metrics_text = m.read().decode()
+        stored = [float(line.split()[-1]) for line in metrics_text.splitlines()
+                  if line.startswith("shoe_central_stored_total ")]
+        assert stored and stored[0] >= 10, metrics_text
+        assert "shoe_central_batch_seconds_count" in metrics_text
+        assert "shoe_central_connected 1.0" in metrics_text
         roots = [r.hub.proc.pid, r.pg.proc.pid, viewer.pid] + [
             leaf.proc.pid for leaf in r.leaves.values()] + [
             p.pid for p in list(r.pit_procs.values()) + list(r.consumer_procs.values())]
@@ -315,6 +324,17 @@ def test_no_process_carries_a_secret_on_its_command_line_and_no_output_shows_one
     with open(os.path.join(r.dir, "central-0.log")) as f:
         first = f.readline()
     assert "127.0.0.1:%d/casino" % r.pg.port in first and "passfile" not in first
+    for s in secret_texts:
+        assert s not in metrics_text
+
+
+def test_the_consumers_metrics_listen_on_loopback_only(capsys):
+    """`shoe central --metrics-port` has no login: a non-loopback address is
+    refused before anything starts, as the central view's is."""
+    from host_tools import cli
+    assert cli.main(["central", "--nats", "tls://127.0.0.1:1", "--dsn", "host=127.0.0.1 dbname=x",
+                     "--keys", ".", "--metrics-port", "9999", "--metrics-host", "0.0.0.0"]) == 2
+    assert "not a loopback address" in capsys.readouterr().err
 
 
 def test_the_demo_prints_no_password(tmp_path):

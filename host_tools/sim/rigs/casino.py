@@ -68,6 +68,8 @@ class Rig:
         self.pit_procs = {}
         self.consumer_procs = {}
         self.n_consumers = consumers
+        # each consumer's Prometheus /metrics (loopback; `shoe central --metrics-port`)
+        self.metrics_ports = {i: servers.free_port() for i in range(consumers)}
 
     def domain(self, pit):
         return ("pit-%s" % pit).lower() if self.domains else None
@@ -135,17 +137,19 @@ class Rig:
             argv += ["--domain", self.domain(pit)]
         self.pit_procs[pit] = self._spawn(argv, "pit-%s.log" % pit)
 
-    def consumer_argv(self):
+    def consumer_argv(self, i=None):
         argv = [sys.executable, "-m", "host_tools.cli", "central", "--nats", self.hub.url,
                 "--nats-seed", self.trial.seed_file("central"), "--nats-ca", self.trial.ca,
                 "--dsn", self.writer_dsn, "--keys", self.keydir, "--casino", self.casino]
+        if i in self.metrics_ports:
+            argv += ["--metrics-port", str(self.metrics_ports[i])]
         if self.domains:
             for pit in self.pits:
                 argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
         return argv
 
     def start_consumer(self, i):
-        self.consumer_procs[i] = self._spawn(self.consumer_argv(), "central-%d.log" % i)
+        self.consumer_procs[i] = self._spawn(self.consumer_argv(i), "central-%d.log" % i)
 
     def _spawn(self, argv, logname):
         with open(os.path.join(self.dir, logname), "ab") as log:
@@ -189,6 +193,24 @@ class Rig:
             leaf.stop()
         self.hub.stop()
         self.pg.cleanup()
+
+    # -- where the CPU goes -------------------------------------------------------
+
+    def groups(self):
+        """{part: process-group leader pid} of every part running now (each
+        part is started in a session of its own, so its group holds its
+        children too: PostgreSQL's backends, for one)."""
+        out = {"hub": self.hub.proc, "postgres": self.pg.proc}
+        out.update(("leaf-" + p, leaf.proc) for p, leaf in self.leaves.items())
+        out.update(("pit-" + p, proc) for p, proc in self.pit_procs.items())
+        out.update(("central-%d" % i, proc) for i, proc in self.consumer_procs.items())
+        return {k: v.pid for k, v in out.items() if v is not None and v.poll() is None}
+
+    def cpu_seconds(self):
+        """{part: CPU seconds (user + system) its process group has used so
+        far, its reaped children included}: read twice around a run, the
+        difference is where that run's CPU went."""
+        return group_cpu(self.groups())
 
     # -- the record ------------------------------------------------------------
 
@@ -257,6 +279,26 @@ class Rig:
         return asyncio.run(inject(self.leaves[pit].url, self.casino, pit, self.store_path(pit),
                                   self.shoes[pit][0], kinds,
                                   self.auth("pit-" + pit, access.pit_inbox(self.casino, pit))))
+
+
+def group_cpu(groups):
+    """{name: CPU seconds} of each process group ({name: pgid}), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    by_pgid = {pgid: name for name, pgid in groups.items()}
+    out = {name: 0.0 for name in groups}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue   # gone meanwhile
+        # after the ")": state ppid pgrp ... utime(12) stime(13) cutime(14) cstime(15)
+        name = by_pgid.get(int(fields[2]))
+        if name is not None:
+            out[name] += sum(int(x) for x in fields[11:15]) / tick
+    return out
 
 
 async def inject(url, casino, pit, store_path, shoe, kinds=("forged", "replayed"), auth=None):
