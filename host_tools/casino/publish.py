@@ -12,7 +12,8 @@ worst it does is publish an event twice, which the broker's duplicate window
 (``Nats-Msg-Id``) and, past it, the consumer's (shoe, seq) key absorb.
 
 A message carries a run of up to ``wire.MAX_EVENTS`` consecutive events of
-one shoe (wire.py says why: one fsync on the hub per message). Publishing
+one shoe, or runs of several shoes up to that many events in all (``pack``;
+wire.py says why: one fsync on the hub per message). Publishing
 is asynchronous with acks in flight (``publish_async``, up to ``WINDOW``
 messages at once); the mark advances per shoe only over an unbroken run of
 acknowledged messages, so a failure in the middle of a batch republishes
@@ -159,6 +160,21 @@ def runs(rows, max_events=wire.MAX_EVENTS):
     return out
 
 
+def pack(cut, max_events=wire.MAX_EVENTS):
+    """Runs (from ``runs``) packed into messages of at most ``max_events``
+    events each, in order: a pit of many tables, each with one new event,
+    sends a few messages, not one per event (one hub fsync each)."""
+    out, size = [], 0
+    for r in cut:
+        n = len(r[3])
+        if not out or size + n > max_events:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += n
+    return out
+
+
 async def publish_log(js, outbox, casino, pit):
     """Publish the pit's new alert and audit rows (each kind on its own
     subject, wire.log_subject); returns how many rows went out."""
@@ -182,25 +198,32 @@ async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
     rows = outbox.pending(limit)
     if not rows:
         return 0
-    msgs = runs(rows)
+    msgs = pack(runs(rows))
     futures = []
-    for shoe, seq, last, tags, committed, lens, bodies, first_prev in msgs:
-        hdrs = wire.run_headers(shoe, seq, tags, committed, lens, first_prev)
+    for group in msgs:
+        if len(group) == 1:
+            shoe, seq, last, tags, committed, lens, bodies, first_prev = group[0]
+            subj = wire.subject(casino, pit, tables.get(shoe))
+            hdrs = wire.run_headers(shoe, seq, tags, committed, lens, first_prev)
+        else:
+            subj = wire.runs_subject(casino, pit)
+            hdrs = wire.batch_headers([(r[0], r[1], tables.get(r[0]), r[3], r[4], r[5])
+                                       for r in group])
         futures.append(await js.publish_async(
-            wire.subject(casino, pit, tables.get(shoe)), b"".join(bodies), headers=hdrs,
-            wait_stall=ACK_TIMEOUT_S))
+            subj, b"".join(b for r in group for b in r[6]), headers=hdrs, wait_stall=ACK_TIMEOUT_S))
     done = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True),
                                   ACK_TIMEOUT_S * 2)
     marks, broken, error = {}, set(), None
-    for m, ack in zip(msgs, done):
-        shoe = m[0]
-        if shoe in broken:
-            continue
-        if isinstance(ack, BaseException):
-            broken.add(shoe)
-            error = ack
-            continue
-        marks[shoe] = m[2]
+    for group, ack in zip(msgs, done):
+        for m in group:
+            shoe = m[0]
+            if shoe in broken:
+                continue
+            if isinstance(ack, BaseException):
+                broken.add(shoe)
+                error = ack
+                continue
+            marks[shoe] = m[2]
     if marks:
         outbox.mark(marks, tables)
     if error is not None:

@@ -50,19 +50,20 @@ def decode_log(msg):
 
 def decode(msg):
     """The central.Msg of each event a message carries, or raise wire.Malformed."""
-    casino, pit, tbl, shoe, seq, first_prev, events = wire.decode(msg.subject, msg.headers, msg.data)
-    if not wire.SHOE_ID.fullmatch(shoe):
-        raise wire.Malformed("shoe id %r is not one a shoe sends" % shoe[:40])
     out = []
-    for i, (mac, committed, body) in enumerate(events):
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise wire.Malformed("event of shoe %s seq %d is not UTF-8" % (shoe, seq + i))
-        if "\x00" in text:
-            raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq + i))
-        out.append(central_mod.Msg(casino, pit, tbl, shoe, seq + i, mac,
-                                   first_prev if i == 0 else None, committed, body))
+    for casino, pit, tbl, shoe, seq, first_prev, events in wire.decode(msg.subject, msg.headers,
+                                                                        msg.data):
+        if not wire.SHOE_ID.fullmatch(shoe):
+            raise wire.Malformed("shoe id %r is not one a shoe sends" % shoe[:40])
+        for i, (mac, committed, body) in enumerate(events):
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError:
+                raise wire.Malformed("event of shoe %s seq %d is not UTF-8" % (shoe, seq + i))
+            if "\x00" in text:
+                raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq + i))
+            out.append(central_mod.Msg(casino, pit, tbl, shoe, seq + i, mac,
+                                       first_prev if i == 0 else None, committed, body))
     return out
 
 
