@@ -254,7 +254,9 @@ class PitPublisher:
             if message.get("shoe") and message.get("table"):
                 self.tables[message["shoe"]] = message["table"]
             loop, wake = self.loop, self.wake
-            if loop is not None and wake is not None:
+            # one wake-up is enough until the publisher runs (a pit of
+            # thousands of tables stores thousands of events a second)
+            if loop is not None and wake is not None and not wake.is_set():
                 try:
                     loop.call_soon_threadsafe(wake.set)
                 except RuntimeError:

@@ -42,6 +42,8 @@ def main(argv=None):
     p.add_argument("--nats-ca", help="the CA of the broker's certificate (TLS)")
     p.add_argument("--rate", type=float, default=2.0, help="events per second per table")
     p.add_argument("--events", type=int, default=0, help="stop dealing at this seq per shoe (0: never)")
+    p.add_argument("--chips", help="a directory of provisioned simulated secure elements, one per "
+                   "shoe (sim/tablechips.py): the shoes sign their checkpoints")
     p.add_argument("--drain", type=float, default=20.0,
                    help="on SIGTERM, wait at most this long for the broker to have every event")
     args = p.parse_args(argv)
@@ -54,8 +56,14 @@ def main(argv=None):
     # the rig to remove with its directory); a restarted pit deals its
     # shoes on from what the store holds.
     journals = os.path.dirname(os.path.abspath(args.store))
+    board = lambda s: {}   # noqa: E731
+    if args.chips:
+        from host_tools.sim import tablechips
+        board = lambda s: {"secure": tablechips.fresh(args.chips, s),   # noqa: E731
+                           "manifest": tablechips.MANIFEST}
     sims = [simtable.SimShoe(s, keys_mod.read_key(os.path.join(args.keys, s + ".key")),
-                             seed=simtable.seed_of(s), workdir=journals).resume(store) for s in shoes]
+                             seed=simtable.seed_of(s), workdir=journals, **board(s)).resume(store)
+            for s in shoes]
     auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
     pub = PitPublisher(args.store, Casino(args.nats, args.casino, args.pit, args.domain, auth), tables)
     pub.start()

@@ -33,7 +33,7 @@ from host_tools.store import db
 
 class Rig:
     def __init__(self, workdir, pits=2, tables=3, rate=5.0, events=0, domains=True,
-                 casino="C1", consumers=2, fsync=False):
+                 casino="C1", consumers=2, fsync=False, chips=False):
         self.dir = os.path.abspath(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.casino = casino
@@ -44,6 +44,15 @@ class Rig:
         self.shoes = {p: ["%s-%s-T%d" % (casino, p, t + 1) for t in range(tables)] for p in self.pits}
         self.keydir = os.path.join(self.dir, "keys")
         simtable.make_keys(self.keydir, [s for p in self.pits for s in self.shoes[p]])
+        # chips: every shoe signs its checkpoints with a simulated secure
+        # element whose public key is registered (sim/tablechips.py), and
+        # verify_central checks them (no --mac-only)
+        self.chipdir = os.path.join(self.dir, "chips") if chips else None
+        self.public_keys = {}
+        if chips:
+            from host_tools.sim import tablechips
+            self.public_keys = tablechips.provision(
+                self.chipdir, [s for p in self.pits for s in self.shoes[p]])
         self.trial = trial_mod.make(os.path.join(self.dir, "trial"), casino, self.pits)
         t = self.trial
         tls = (t.cert, t.key, t.ca)
@@ -97,7 +106,9 @@ class Rig:
         consumer, the schema, the grants and every device in the registry."""
         admin = self.auth("admin")
         setup.db_setup(self.pg.dsn, trial_mod.PG_WRITER, trial_mod.PG_READER)
-        setup.register(self.pg.dsn, [(shoe, self.casino, p, "T%d" % (i + 1), "shoe")
+        setup.register(self.pg.dsn, [(shoe, self.casino, p, "T%d" % (i + 1), "shoe",
+                                      self.public_keys[shoe].decode("ascii")
+                                      if shoe in self.public_keys else None)
                                      for p in self.pits for i, shoe in enumerate(self.shoes[p])])
         sources = []
         if self.domains:
@@ -135,6 +146,8 @@ class Rig:
                 "--rate", str(self.rate), "--events", str(self.events)]
         if self.domains:
             argv += ["--domain", self.domain(pit)]
+        if self.chipdir:
+            argv += ["--chips", self.chipdir]
         self.pit_procs[pit] = self._spawn(argv, "pit-%s.log" % pit)
 
     def consumer_argv(self, i=None):
@@ -267,8 +280,11 @@ class Rig:
 
     def verify_central(self):
         """(exit code, output) of `shoe verify --central`."""
-        r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--central",
-                            self.reader_dsn, "--key-dir", self.keydir, "--mac-only"], capture_output=True, text=True)
+        argv = [sys.executable, "-m", "host_tools.cli", "verify", "--central", self.reader_dsn,
+                "--key-dir", self.keydir]
+        if not self.chipdir:
+            argv.append("--mac-only")   # no chips: the MAC chain is all there is to check
+        r = subprocess.run(argv, capture_output=True, text=True)
         return r.returncode, r.stdout + r.stderr
 
     # -- forgeries ---------------------------------------------------------------
@@ -294,8 +310,9 @@ def group_cpu(groups):
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue   # gone meanwhile
-        # after the ")": state ppid pgrp ... utime(12) stime(13) cutime(14) cstime(15)
-        name = by_pgid.get(int(fields[2]))
+        # after the ")": state ppid pgrp ... utime(12) stime(13) cutime(14) cstime(15);
+        # by group, or by parent: PostgreSQL's backends each call setsid()
+        name = by_pgid.get(int(fields[2])) or by_pgid.get(int(fields[1]))
         if name is not None:
             out[name] += sum(int(x) for x in fields[11:15]) / tick
     return out
