@@ -63,7 +63,7 @@ def decode(msg):
             if "\x00" in text:
                 raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq + i))
             out.append(central_mod.Msg(casino, pit, tbl, shoe, seq + i, mac,
-                                       first_prev if i == 0 else None, committed, body))
+                                       first_prev if i == 0 else None, committed, body, text=text))
     return out
 
 

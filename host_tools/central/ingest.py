@@ -243,13 +243,15 @@ def _short(data, n=80):
 class Msg:
     """One decoded message (or a held row) the batch logic works on."""
     __slots__ = ("casino", "pit", "tbl", "shoe", "seq", "mac", "first_prev", "committed", "body",
-                 "held")
+                 "held", "text")
 
-    def __init__(self, casino, pit, tbl, shoe, seq, mac, first_prev, committed, body, held=False):
+    def __init__(self, casino, pit, tbl, shoe, seq, mac, first_prev, committed, body, held=False,
+                 text=None):
         self.casino, self.pit, self.tbl = casino, pit, tbl
         self.shoe, self.seq, self.mac = shoe, seq, mac
         self.first_prev, self.committed, self.body = first_prev, committed, body
         self.held = held
+        self.text = text    # the body decoded once (consumer.decode checked it is UTF-8)
 
 
 class Outcome:
@@ -411,7 +413,7 @@ class Central:
                           " FROM held WHERE shoe_id = ANY(%s)", (shoes,))
         for r in await cur.fetchall():
             by_shoe[r[0]].append(Msg(r[4], r[5], r[6], r[0], r[1], r[2], r[7], r[8],
-                                     r[3].encode("utf-8"), held=True))
+                                     r[3].encode("utf-8"), held=True, text=r[3]))
         # stored rows the batch collides with, and their predecessors' tags
         want_s, want_q = [], []
         for shoe in shoes:
@@ -470,7 +472,7 @@ class Central:
                     if head.last_seq is None and head.first_prev is None:
                         waiting.append(m)  # a new shoe's event, not its first: wait for that one
                         continue
-                    verdict = chain.accept(fkey, shoe, head, nxt, m.body, m.mac or "")
+                    verdict = chain.accept(fkey, shoe, head, nxt, m.body, m.mac or "", text=m.text)
                     if winner is None and verdict.kind == chain.STORED:
                         winner, winner_prev, event = m, verdict.prev, verdict.event
                     elif winner is None and verdict.kind == chain.MALFORMED:
@@ -582,7 +584,8 @@ class Central:
         rnd = event.get("round")
         return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
                 rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
-                m.body.decode("utf-8"), m.mac, m.committed or None, now)
+                m.text if m.text is not None else m.body.decode("utf-8"), m.mac, m.committed or None,
+                now)
 
     async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
         if rows:
@@ -618,10 +621,15 @@ class Central:
             await cur.executemany("INSERT INTO anchors (shoe_id, seq, mac, recorded) VALUES"
                                   " (%s, %s, %s, %s) ON CONFLICT DO NOTHING", anchors)
         if new_heads:
-            await cur.executemany(
-                "UPDATE shoes SET first_seq = %s, first_prev = %s, last_seq = %s, last_mac = %s,"
-                " casino = %s, pit = %s, tbl = %s, updated = %s WHERE shoe_id = %s",
-                [(f, fp, last, mac, c, p, t, u, shoe) for shoe, f, fp, last, mac, c, p, t, u in new_heads])
+            # one statement for every shoe of the batch (a batch at a real
+            # pace touches thousands of shoes, one event each): not one each
+            cols = list(zip(*new_heads))
+            await cur.execute(
+                "UPDATE shoes s SET first_seq = n.f, first_prev = n.fp, last_seq = n.l,"
+                " last_mac = n.m, casino = n.c, pit = n.p, tbl = n.t, updated = n.u"
+                " FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::text[],"
+                " %s::text[], %s::text[], %s::text[], %s::float8[]) AS n(shoe, f, fp, l, m, c, p, t, u)"
+                " WHERE s.shoe_id = n.shoe", [list(c) for c in cols])
         if out.alerts:
             await self._write_alerts(cur, out.alerts, now)
         if rows or out.alerts or out.pit_log:

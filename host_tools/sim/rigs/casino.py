@@ -33,7 +33,7 @@ from host_tools.store import db
 
 class Rig:
     def __init__(self, workdir, pits=2, tables=3, rate=5.0, events=0, domains=True,
-                 casino="C1", consumers=2, fsync=False, chips=False):
+                 casino="C1", consumers=2, fsync=False, chips=False, watch=True):
         self.dir = os.path.abspath(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.casino = casino
@@ -76,6 +76,8 @@ class Rig:
         self.pg = servers.Postgres(fsync=fsync, trial=t)
         self.pit_procs = {}
         self.consumer_procs = {}
+        self.watch = watch
+        self.watcher_proc = None
         self.n_consumers = consumers
         # each consumer's Prometheus /metrics (loopback; `shoe central --metrics-port`)
         self.metrics_ports = {i: servers.free_port() for i in range(consumers)}
@@ -136,7 +138,20 @@ class Rig:
             self.start_pit(pit)
         for i in range(self.n_consumers):
             self.start_consumer(i)
+        if self.domains and self.watch:
+            self.start_watcher()
         return self
+
+    def start_watcher(self):
+        """`shoe central watch` with the admin credential (leaf-buffer
+        layout): the hub's sourcing of a pit restarts as soon as its link is
+        back (central/sources.py)."""
+        argv = [sys.executable, "-m", "host_tools.cli", "central", "watch", "--nats", self.hub.url,
+                "--nats-seed", self.trial.seed_file("admin"), "--nats-ca", self.trial.ca,
+                "--casino", self.casino]
+        for pit in self.pits:
+            argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
+        self.watcher_proc = self._spawn(argv, "watch.log")
 
     def start_pit(self, pit):
         argv = [sys.executable, "-m", "host_tools.sim.simpit", "--store", self.store_path(pit),
@@ -194,10 +209,11 @@ class Rig:
                 self.kill_proc(proc)
 
     def close(self):
-        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()):
+        others = [self.watcher_proc] if self.watcher_proc is not None else []
+        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()) + others:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()):
+        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()) + others:
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
@@ -217,6 +233,7 @@ class Rig:
         out.update(("leaf-" + p, leaf.proc) for p, leaf in self.leaves.items())
         out.update(("pit-" + p, proc) for p, proc in self.pit_procs.items())
         out.update(("central-%d" % i, proc) for i, proc in self.consumer_procs.items())
+        out["watch"] = self.watcher_proc
         return {k: v.pid for k, v in out.items() if v is not None and v.poll() is None}
 
     def cpu_seconds(self):
