@@ -97,11 +97,11 @@ class Outbox:
         def write():
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                for shoe, seq in marks.items():
-                    self.db.execute(
-                        "INSERT INTO published (shoe_id, seq, tbl) VALUES (?, ?, ?)"
-                        " ON CONFLICT(shoe_id) DO UPDATE SET seq = MAX(seq, excluded.seq),"
-                        " tbl = COALESCE(excluded.tbl, tbl)", (shoe, seq, tables.get(shoe)))
+                self.db.executemany(
+                    "INSERT INTO published (shoe_id, seq, tbl) VALUES (?, ?, ?)"
+                    " ON CONFLICT(shoe_id) DO UPDATE SET seq = MAX(seq, excluded.seq),"
+                    " tbl = COALESCE(excluded.tbl, tbl)",
+                    [(shoe, seq, tables.get(shoe)) for shoe, seq in marks.items()])
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
