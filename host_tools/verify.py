@@ -291,6 +291,8 @@ def run(args):
             print("OK   store is empty")
         if not args.central:
             bad += _check_logs(store)
+        elif not args.shoe:
+            bad += _check_pit_chains(store)
     return 1 if bad else 0
 
 
@@ -377,6 +379,27 @@ def _check_logs(store):
         bad += 1
     elif n:
         print("OK   alerts: %d states chained" % n)
+    return bad
+
+
+def _check_pit_chains(store):
+    """Central: every pit's alert history and audit log whole on the pit's
+    own hash chain (host_tools/central/pitlog.py), and no critical alert
+    tied to no shoe (a pit row refused as forged). Returns the failures."""
+    from host_tools.central import pitlog
+    bad = 0
+    for (casino, pit, kind), rows in sorted(store.pit_chains().items()):
+        why = pitlog.check(kind, rows)
+        if why:
+            print("FAIL pit %s/%s %s log: %s" % (casino, pit, kind, why))
+            bad += 1
+        else:
+            print("OK   pit %s/%s %s log: %d rows on the pit's chain, head %s" % (
+                casino, pit, kind, len(rows), rows[-1][2]["hash"][:16]))
+    for a in store.stray_alerts():
+        if a["severity"] == "critical":
+            print("FAIL central: critical alert %s x%d: %s" % (a["kind"], a["count"], a["detail"]))
+            bad += 1
     return bad
 
 

@@ -31,6 +31,12 @@ def consumer_inbox(casino):
     return "_INBOX_central_%s" % casino
 
 
+def source_deliver(casino, pit):
+    """The prefix of the subjects on which the pit's leaf delivers its
+    stream to the hub's (the sourcing consumer's deliver subject)."""
+    return "_SRC_%s_%s" % (casino, pit)
+
+
 def pit_permissions(casino, pit):
     return {"publish": [wire.pit_subjects(casino, pit)],
             "subscribe": [pit_inbox(casino, pit) + ".>"]}
@@ -45,17 +51,34 @@ def consumer_permissions(casino, durable=DURABLE):
 
 def leaf_permissions(casino, pit, domain=None):
     """What a pit's leaf link may carry to and from the hub (the hub's
-    user for that leaf): the pit's own subjects and acknowledgements, and
-    in the leaf-buffer layout (``domain``) the traffic of the hub sourcing
-    the pit's stream: its JetStream API in that domain, the sourcing
-    consumer's deliveries and flow control (``$JS.S``, ``$JS.FC``,
-    ``$JSC``) and API replies (``_INBOX``). Not the hub's own API, not
-    another pit's subjects, and not ``$JS.ACK`` (acking for the central
-    consumer would lose events). Found by trying (tests/test_casino_access.py
-    has the insider's test); the same list serves both directions."""
-    allow = [wire.pit_subjects(casino, pit), pit_inbox(casino, pit) + ".>"]
-    if domain:
-        allow += ["$JS.%s.API.>" % domain, "$JS.S.>", "$JS.FC.>", "$JSC.>", "_INBOX.>"]
+    user for that leaf), exactly what its layout needs and no more:
+
+    - hub capture (no ``domain``): the pit's publishes to its own subjects
+      and the PubAcks back to the pit's own inbox;
+    - leaf buffer (``domain``): only the hub sourcing the pit's stream: the
+      sourcing consumer's create, info and delete on that one stream in the
+      pit's domain, its deliveries on the pit's own prefix
+      (``source_deliver``), their flow control (named by the pit's stream),
+      and the API replies (``$JSC.R``, random per request, sent only to the
+      leaf asked). The pit's subjects and inbox do not cross: its
+      publisher's stream is on its leaf.
+
+    Not the hub's API, not another pit's subjects, deliveries or domain, not
+    ``$JS.ACK`` (acking for the central consumer would lose events), not the
+    generic ``_INBOX.>`` or ``$JS.S.>`` (another pit's deliveries would be
+    forgeable). Found by trying (tests/e2e/test_casino_access.py holds the
+    insider's tests); the same list serves both directions."""
+    if not domain:
+        allow = [wire.pit_subjects(casino, pit), pit_inbox(casino, pit) + ".>"]
+    else:
+        stream = wire.pit_stream(casino, pit)
+        api = "$JS.%s.API." % domain
+        allow = [api + "CONSUMER.CREATE." + stream, api + "CONSUMER.CREATE.%s.>" % stream,
+                 api + "CONSUMER.INFO.%s.>" % stream, api + "CONSUMER.DELETE.%s.>" % stream,
+                 api + "STREAM.INFO." + stream,
+                 source_deliver(casino, pit) + ".>",
+                 "$JS.FC.%s.>" % stream, "$JS.FC.%s.*.%s.>" % (domain, stream),
+                 "$JSC.R.>"]
     return {"publish": allow, "subscribe": allow}
 
 

@@ -12,7 +12,8 @@ worst it does is publish an event twice, which the broker's duplicate window
 (``Nats-Msg-Id``) and, past it, the consumer's (shoe, seq) key absorb.
 
 A message carries a run of up to ``wire.MAX_EVENTS`` consecutive events of
-one shoe (wire.py says why: one fsync on the hub per message). Publishing
+one shoe, or runs of several shoes up to that many events in all (``pack``;
+wire.py says why: one fsync on the hub per message). Publishing
 is asynchronous with acks in flight (``publish_async``, up to ``WINDOW``
 messages at once); the mark advances per shoe only over an unbroken run of
 acknowledged messages, so a failure in the middle of a batch republishes
@@ -49,17 +50,16 @@ CREATE TABLE IF NOT EXISTS published_log (
 );
 """
 LOG_BATCH = 500       # pit-log rows per message (consumer.LOG_ROWS_MAX is the cap)
-# What of a pit's log goes to central, and the column its mark follows:
-# alerts are merged in place (their count and last_time change), so they go
-# again whenever last_time moves; audit rows are written once, by id.
+# What of a pit's log goes to central: its two hash chains as they stand
+# (host_tools/store/audit.py), hashes included, so central takes each row
+# only where it extends the pit's chain (central/pitlog.py). The alert
+# history (``alert_log``) holds every state an alert row took, so a merged
+# alert's new count goes too; the mark of each is the last row id sent.
 LOG_QUERIES = {
-    "alert": ("alerts", "last_time", "SELECT id, shoe_id, time, severity, kind, detail, count,"
-              " first_time, last_time FROM alerts WHERE last_time > ? ORDER BY last_time, id LIMIT ?",
-              ("id", "shoe_id", "time", "severity", "kind", "detail", "count", "first_time",
-               "last_time")),
-    "audit": ("audit_log", "id", "SELECT id, time, user, role, tbl, action, target, outcome"
-              " FROM audit_log WHERE id > ? ORDER BY id LIMIT ?",
-              ("id", "time", "user", "role", "tbl", "action", "target", "outcome")),
+    "alert": ("alert_log", "SELECT id, alert_id, state, prev_hash, hash FROM alert_log"
+              " WHERE id > ? ORDER BY id LIMIT ?", wire.LOG_ROW_KEYS["alert"]),
+    "audit": ("audit_log", "SELECT %s FROM audit_log WHERE id > ? ORDER BY id LIMIT ?"
+              % ", ".join('"%s"' % c for c in wire.LOG_ROW_KEYS["audit"]), wire.LOG_ROW_KEYS["audit"]),
 }
 
 
@@ -97,11 +97,11 @@ class Outbox:
         def write():
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                for shoe, seq in marks.items():
-                    self.db.execute(
-                        "INSERT INTO published (shoe_id, seq, tbl) VALUES (?, ?, ?)"
-                        " ON CONFLICT(shoe_id) DO UPDATE SET seq = MAX(seq, excluded.seq),"
-                        " tbl = COALESCE(excluded.tbl, tbl)", (shoe, seq, tables.get(shoe)))
+                self.db.executemany(
+                    "INSERT INTO published (shoe_id, seq, tbl) VALUES (?, ?, ?)"
+                    " ON CONFLICT(shoe_id) DO UPDATE SET seq = MAX(seq, excluded.seq),"
+                    " tbl = COALESCE(excluded.tbl, tbl)",
+                    [(shoe, seq, tables.get(shoe)) for shoe, seq in marks.items()])
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
@@ -115,18 +115,19 @@ class Outbox:
         """(rows as dicts, the mark after them) of the pit's alerts or audit
         rows not yet published; ([], None) when there are none (or the
         store has no such table: a store no pit server has opened)."""
-        table, column, sql, keys = LOG_QUERIES[kind]
+        table, sql, keys = LOG_QUERIES[kind]
         if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                            (table,)).fetchone() is None:
             return [], None
-        got = self.db.execute("SELECT mark FROM published_log WHERE kind = ?", (kind,)).fetchone()
+        # marks are keyed by the table (an older publisher's "alert" mark was a time)
+        got = self.db.execute("SELECT mark FROM published_log WHERE kind = ?", (table,)).fetchone()
         rows = [dict(zip(keys, r)) for r in self.db.execute(sql, (got[0] if got else -1, limit))]
-        return rows, (rows[-1][column] if rows else None)
+        return rows, (rows[-1]["id"] if rows else None)
 
     def log_mark(self, kind, mark):
         def write():
             self.db.execute("INSERT INTO published_log (kind, mark) VALUES (?, ?) ON CONFLICT(kind)"
-                            " DO UPDATE SET mark = MAX(mark, excluded.mark)", (kind, mark))
+                            " DO UPDATE SET mark = MAX(mark, excluded.mark)", (LOG_QUERIES[kind][0], mark))
             self.db.commit()
         self.store._retry(write)
 
@@ -159,6 +160,21 @@ def runs(rows, max_events=wire.MAX_EVENTS):
     return out
 
 
+def pack(cut, max_events=wire.MAX_EVENTS):
+    """Runs (from ``runs``) packed into messages of at most ``max_events``
+    events each, in order: a pit of many tables, each with one new event,
+    sends a few messages, not one per event (one hub fsync each)."""
+    out, size = [], 0
+    for r in cut:
+        n = len(r[3])
+        if not out or size + n > max_events:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += n
+    return out
+
+
 async def publish_log(js, outbox, casino, pit):
     """Publish the pit's new alert and audit rows (each kind on its own
     subject, wire.log_subject); returns how many rows went out."""
@@ -182,25 +198,32 @@ async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
     rows = outbox.pending(limit)
     if not rows:
         return 0
-    msgs = runs(rows)
+    msgs = pack(runs(rows))
     futures = []
-    for shoe, seq, last, tags, committed, lens, bodies, first_prev in msgs:
-        hdrs = wire.run_headers(shoe, seq, tags, committed, lens, first_prev)
+    for group in msgs:
+        if len(group) == 1:
+            shoe, seq, last, tags, committed, lens, bodies, first_prev = group[0]
+            subj = wire.subject(casino, pit, tables.get(shoe))
+            hdrs = wire.run_headers(shoe, seq, tags, committed, lens, first_prev)
+        else:
+            subj = wire.runs_subject(casino, pit)
+            hdrs = wire.batch_headers([(r[0], r[1], tables.get(r[0]), r[3], r[4], r[5])
+                                       for r in group])
         futures.append(await js.publish_async(
-            wire.subject(casino, pit, tables.get(shoe)), b"".join(bodies), headers=hdrs,
-            wait_stall=ACK_TIMEOUT_S))
+            subj, b"".join(b for r in group for b in r[6]), headers=hdrs, wait_stall=ACK_TIMEOUT_S))
     done = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True),
                                   ACK_TIMEOUT_S * 2)
     marks, broken, error = {}, set(), None
-    for m, ack in zip(msgs, done):
-        shoe = m[0]
-        if shoe in broken:
-            continue
-        if isinstance(ack, BaseException):
-            broken.add(shoe)
-            error = ack
-            continue
-        marks[shoe] = m[2]
+    for group, ack in zip(msgs, done):
+        for m in group:
+            shoe = m[0]
+            if shoe in broken:
+                continue
+            if isinstance(ack, BaseException):
+                broken.add(shoe)
+                error = ack
+                continue
+            marks[shoe] = m[2]
     if marks:
         outbox.mark(marks, tables)
     if error is not None:
@@ -231,7 +254,9 @@ class PitPublisher:
             if message.get("shoe") and message.get("table"):
                 self.tables[message["shoe"]] = message["table"]
             loop, wake = self.loop, self.wake
-            if loop is not None and wake is not None:
+            # one wake-up is enough until the publisher runs (a pit of
+            # thousands of tables stores thousands of events a second)
+            if loop is not None and wake is not None and not wake.is_set():
                 try:
                     loop.call_soon_threadsafe(wake.set)
                 except RuntimeError:

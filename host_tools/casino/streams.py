@@ -19,7 +19,7 @@ import nats.errors
 import nats.js.errors
 from nats.js import api
 
-from host_tools.casino import wire
+from host_tools.casino import access, wire
 
 log = logging.getLogger("shoe.casino.nats")
 
@@ -82,8 +82,12 @@ async def ensure_casino_stream(js, casino, sources=()):
     cfg = api.StreamConfig(name=wire.casino_stream(casino), storage=api.StorageType.FILE,
                            duplicate_window=wire.DUPLICATE_WINDOW_S)
     if sources:
+        # each source's deliveries on a prefix of its own pit, so a pit's leaf
+        # link may carry that pit's and no other's (access.leaf_permissions)
         cfg.sources = [api.StreamSource(name=wire.pit_stream(casino, pit),
-                                        external=api.ExternalStream(api="$JS.%s.API" % domain))
+                                        external=api.ExternalStream(
+                                            api="$JS.%s.API" % domain,
+                                            deliver=access.source_deliver(casino, pit)))
                        for pit, domain in sources]
     else:
         cfg.subjects = [wire.casino_subjects(casino)]

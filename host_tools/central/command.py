@@ -27,11 +27,14 @@ from host_tools.casino import wire
 
 
 def add_arguments(parser):
-    parser.add_argument("action", nargs="?", choices=("run", "demo", "view", "setup", "register"),
+    parser.add_argument("action", nargs="?", choices=("run", "demo", "view", "setup", "register",
+                                                      "watch"),
                         default="run",
                         help="run (default): one consumer; demo: a two-pit casino on this machine;"
                              " view: the pit page over the central record, read-only; setup (admin):"
-                             " streams, consumer, schema and grants; register (admin): a device")
+                             " streams, consumer, schema and grants; register (admin): a device;"
+                             " watch (admin): restart the hub's sourcing of a pit as soon as its"
+                             " leaf link is back (central/sources.py)")
     parser.add_argument("device", nargs="?", help="register: the shoe or shuffler id")
     parser.add_argument("--nats", help="the hub's URL (tls://host:port, or nats:// for an open broker)")
     parser.add_argument("--nats-seed", help="file (0600) holding this user's NKEY seed; or set "
@@ -53,6 +56,10 @@ def add_arguments(parser):
     parser.add_argument("--tables", type=int, default=4, help="demo: tables per pit")
     parser.add_argument("--rate", type=float, default=5.0,
                         help="demo: events per second per table (default 5)")
+    parser.add_argument("--metrics-port", type=int, default=0,
+                        help="run: serve Prometheus /metrics on this port (loopback only; 0: off)")
+    parser.add_argument("--metrics-host", default="127.0.0.1",
+                        help="run: the loopback address of --metrics-port (default 127.0.0.1)")
     parser.add_argument("--host", default="127.0.0.1", help="view (and demo): address to listen on")
     parser.add_argument("--port", type=int, default=8090, help="view (and demo): port to listen on")
 
@@ -79,6 +86,8 @@ def run(args):
         return 2
     if args.action in ("setup", "register"):
         return _admin(args)
+    if args.action == "watch":
+        return _watch(args)
     if args.action == "demo":
         # a rig (host_tools/demo): named, not imported, like the CLI's own table
         return importlib.import_module("host_tools.demo.central").run(args)
@@ -109,6 +118,11 @@ def run(args):
     except secrets.SecretError as e:
         print("central: %s" % e, file=sys.stderr)
         return 2
+    from host_tools.pit import guard
+    if args.metrics_port and not guard.is_loopback(args.metrics_host):
+        print("central: --metrics-host %s is not a loopback address: the metrics have no login, so "
+              "they are served on loopback only" % args.metrics_host, file=sys.stderr)
+        return 2
     from host_tools.central.consumer import Consumer
     consumer = Consumer(args.nats, args.dsn, args.keys, args.casino, sources, auth=auth)
 
@@ -117,13 +131,49 @@ def run(args):
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        print("central: consuming %s from %s into %s" % (
+        runner = None
+        if args.metrics_port:
+            from host_tools.central import metrics
+            reg, consumer.batch_seconds = metrics.consumer_registry(consumer)
+            runner = await metrics.serve(reg, args.metrics_host, args.metrics_port)
+        print("central: consuming %s from %s into %s%s" % (
             wire.casino_stream(args.casino), secrets.url_label(args.nats),
-            secrets.dsn_label(args.dsn)), flush=True)
-        await consumer.run(stop)
+            secrets.dsn_label(args.dsn), "; metrics at http://%s:%d/metrics" % (
+                args.metrics_host, args.metrics_port) if runner else ""), flush=True)
+        try:
+            await consumer.run(stop)
+        finally:
+            if runner is not None:
+                await runner.cleanup()
 
     asyncio.run(main())
     print("central: %s" % " ".join("%s=%d" % kv for kv in sorted(consumer.totals().items())))
+    return 0
+
+
+def _watch(args):
+    """`shoe central watch --nats URL --nats-seed ADMIN --nats-ca CA --source PIT@DOMAIN ...`"""
+    from host_tools.casino import secrets
+    from host_tools.central import sources as sources_mod
+    try:
+        sources = _sources(args.source)
+        if not args.nats or not sources:
+            raise ValueError("watch needs --nats and at least one --source PIT@DOMAIN")
+        auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
+    except (ValueError, secrets.SecretError) as e:
+        print("central watch: %s" % e, file=sys.stderr)
+        return 2
+
+    async def main():
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print("central watch: the sources of %s (%s) on %s" % (
+            wire.casino_stream(args.casino), ", ".join(p for p, _d in sources),
+            secrets.url_label(args.nats)), flush=True)
+        await sources_mod.watch(args.nats, auth, args.casino, sources, stop)
+    asyncio.run(main())
     return 0
 
 

@@ -50,19 +50,20 @@ def decode_log(msg):
 
 def decode(msg):
     """The central.Msg of each event a message carries, or raise wire.Malformed."""
-    casino, pit, tbl, shoe, seq, first_prev, events = wire.decode(msg.subject, msg.headers, msg.data)
-    if not wire.SHOE_ID.fullmatch(shoe):
-        raise wire.Malformed("shoe id %r is not one a shoe sends" % shoe[:40])
     out = []
-    for i, (mac, committed, body) in enumerate(events):
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise wire.Malformed("event of shoe %s seq %d is not UTF-8" % (shoe, seq + i))
-        if "\x00" in text:
-            raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq + i))
-        out.append(central_mod.Msg(casino, pit, tbl, shoe, seq + i, mac,
-                                   first_prev if i == 0 else None, committed, body))
+    for casino, pit, tbl, shoe, seq, first_prev, events in wire.decode(msg.subject, msg.headers,
+                                                                        msg.data):
+        if not wire.SHOE_ID.fullmatch(shoe):
+            raise wire.Malformed("shoe id %r is not one a shoe sends" % shoe[:40])
+        for i, (mac, committed, body) in enumerate(events):
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError:
+                raise wire.Malformed("event of shoe %s seq %d is not UTF-8" % (shoe, seq + i))
+            if "\x00" in text:
+                raise wire.Malformed("event of shoe %s seq %d holds a NUL byte" % (shoe, seq + i))
+            out.append(central_mod.Msg(casino, pit, tbl, shoe, seq + i, mac,
+                                       first_prev if i == 0 else None, committed, body, text=text))
     return out
 
 
@@ -88,6 +89,8 @@ class Consumer:
         self.counts = {}
         self.errors = 0
         self.last_error = None
+        self.lag = None              # pit commit -> central commit of the last batch's newest event
+        self.batch_seconds = None    # a metrics Histogram once /metrics is served (metrics.py)
 
     async def run(self, stop=None):
         self.stop = stop or asyncio.Event()
@@ -158,10 +161,9 @@ class Consumer:
                     good.extend(decode(m))
             except wire.Malformed as e:
                 bad.append((str(e), m.subject))
+        started = time.perf_counter()
         try:
-            await self.central.malformed(bad)
-            await self.central.pit_log(logs)
-            await self.central.process(good)
+            await self.central.process(good, logs=logs, bad=bad)
         except Exception:
             for m in msgs:  # redeliver soon, to whichever consumer is healthy
                 try:
@@ -171,6 +173,11 @@ class Consumer:
             raise
         for m in msgs:
             await m.ack()
+        if self.batch_seconds is not None:
+            self.batch_seconds.observe(time.perf_counter() - started)
+        newest = max((g.committed for g in good if g.committed), default=None)
+        if newest is not None:
+            self.lag = time.time() - newest
 
     def totals(self):
         out = dict(self.counts)

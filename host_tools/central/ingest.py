@@ -42,6 +42,7 @@ import time
 from host_tools.protocol import alerts, chain
 from host_tools.protocol import keys as keys_mod
 from host_tools.casino import access, wire
+from host_tools.central import pitlog
 
 log = logging.getLogger("shoe.casino.central")
 
@@ -134,9 +135,22 @@ CREATE TABLE IF NOT EXISTS pit_log (
     received DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (casino, pit, kind, pit_id)
 );
+-- Each pit's two chains at central (central/pitlog.py): a row is linked
+-- once it extends the pit's chain; one that waits for its predecessor is
+-- kept unlinked. pit_log_heads: the last linked row of each chain.
+ALTER TABLE pit_log ADD COLUMN IF NOT EXISTS prev_hash TEXT;
+ALTER TABLE pit_log ADD COLUMN IF NOT EXISTS hash TEXT;
+ALTER TABLE pit_log ADD COLUMN IF NOT EXISTS linked BOOLEAN NOT NULL DEFAULT true;
+CREATE TABLE IF NOT EXISTS pit_log_heads (
+    casino TEXT NOT NULL, pit TEXT NOT NULL,
+    kind   TEXT NOT NULL CHECK (kind IN ('alert', 'audit')),
+    last_id BIGINT NOT NULL,
+    last_hash TEXT NOT NULL,
+    PRIMARY KEY (casino, pit, kind)
+);
 """
 
-WRITER_TABLES = ("shoes", "events", "held", "anchors", "alerts", "pit_log")
+WRITER_TABLES = ("shoes", "events", "held", "anchors", "alerts", "pit_log", "pit_log_heads")
 
 
 def grant(conn, writer, reader):
@@ -184,6 +198,13 @@ def start_prev(seq):
 STAGE_SQL = "CREATE TEMP TABLE IF NOT EXISTS stage_events (LIKE events) ON COMMIT DELETE ROWS"
 STAGE_COPY = ("COPY stage_events (shoe_id, seq, casino, pit, tbl, type, round, event, mac,"
               " pit_committed, central_committed) FROM STDIN (FORMAT BINARY)")
+# The same for the events a batch holds (several consumers split one shoe's
+# messages, so a backlog holds about one event in seven for a moment:
+# `shoe bench casino`; one row at a time they cost a sixth of the consumer).
+STAGE_HELD_SQL = "CREATE TEMP TABLE IF NOT EXISTS stage_held (LIKE held) ON COMMIT DELETE ROWS"
+STAGE_HELD_COPY = ("COPY stage_held (shoe_id, seq, mac, event, casino, pit, tbl, first_prev,"
+                   " pit_committed, held_at) FROM STDIN (FORMAT BINARY)")
+STAGE_HELD_TYPES = ["text", "int8", "text", "text", "text", "text", "text", "text", "float8", "float8"]
 STAGE_TYPES = ["text", "int8", "text", "text", "text", "text", "int8", "text", "text", "float8",
                "float8"]
 
@@ -229,20 +250,22 @@ def _short(data, n=80):
 class Msg:
     """One decoded message (or a held row) the batch logic works on."""
     __slots__ = ("casino", "pit", "tbl", "shoe", "seq", "mac", "first_prev", "committed", "body",
-                 "held")
+                 "held", "text")
 
-    def __init__(self, casino, pit, tbl, shoe, seq, mac, first_prev, committed, body, held=False):
+    def __init__(self, casino, pit, tbl, shoe, seq, mac, first_prev, committed, body, held=False,
+                 text=None):
         self.casino, self.pit, self.tbl = casino, pit, tbl
         self.shoe, self.seq, self.mac = shoe, seq, mac
         self.first_prev, self.committed, self.body = first_prev, committed, body
         self.held = held
+        self.text = text    # the body decoded once (consumer.decode checked it is UTF-8)
 
 
 class Outcome:
     """What one batch did, for the counters and the tests."""
 
     def __init__(self):
-        self.stored = self.duplicates = self.held = self.refused = 0
+        self.stored = self.duplicates = self.held = self.refused = self.pit_log = 0
         self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl, merge key or None)
 
 
@@ -255,60 +278,109 @@ class Central:
         self.keys = keys
         self.staged = False
         self.counts = {"stored": 0, "duplicates": 0, "held": 0, "refused": 0, "alerts": 0,
-                       "batches": 0, "retries": 0}
+                       "batches": 0, "retries": 0, "pit_log": 0}
 
     async def _stage(self):
         if not self.staged:
             await self.conn.execute(STAGE_SQL)
+            await self.conn.execute(STAGE_HELD_SQL)
             self.staged = True
 
-    async def malformed(self, items):
+    @staticmethod
+    def _malformed(out, items):
         """Alerts for messages that are not a pit's event ((reason, subject)
         pairs): merged into one row per publishing pit (the subject's casino
         and pit, which the pit's credential vouches for)."""
-        if not items:
-            return
-        out = Outcome()
         for why, subj in items:
             parts = str(subj).split(".")
             casino, pit = (parts[1], parts[2]) if len(parts) >= 3 else (None, None)
+            out.refused += 1
             out.alerts.append((None, WARNING, "malformed", "%s (subject %s)" % (why, _short(subj)),
                                casino, pit, None, "malformed|%s.%s" % (casino, pit)))
-        async with self.conn.transaction():
-            await self._write_alerts(self.conn.cursor(), out.alerts, time.time())
-        self.counts["refused"] += len(items)
-        self.counts["alerts"] += len(items)
 
-    async def pit_log(self, items):
-        """Store pit alert and audit rows ((casino, pit, kind, rows) from
-        the pit's own subjects; the subject's pit is the one its credential
-        may publish to). A row already stored is left as it is."""
-        now = time.time()
-        rows = []
-        for casino, pit, kind, entries in items:
-            for e in entries:
-                rows.append((casino, pit, kind, int(e["id"]), e.get("time"),
-                             json.dumps(e, sort_keys=True, separators=(",", ":")), now))
-        if not rows:
-            return 0
-        async with self.conn.transaction():
-            cur = self.conn.cursor()
-            await cur.executemany(
-                "INSERT INTO pit_log (casino, pit, kind, pit_id, time, body, received)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", rows)
-            await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
-        self.counts["pit_log"] = self.counts.get("pit_log", 0) + len(rows)
-        return len(rows)
+    async def _pit_log(self, cur, items, out, now):
+        """Take each pit's alert-history and audit rows ((casino, pit, kind,
+        rows) from the pit's own subjects, which its credential may publish
+        to) where they extend that pit's hash chain (pitlog.accept)."""
+        groups = {}
+        for casino, pit, kind, rows in items:
+            groups.setdefault((casino, pit, kind), []).extend(rows)
+        for key in sorted(groups):
+            casino, pit, kind = key
+            merge = "pit_log_forged|%s.%s.%s" % key
+            rows = []
+            for r in groups[key]:
+                if pitlog.well_formed(kind, r):
+                    rows.append(r)
+                else:
+                    out.refused += 1
+                    out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
+                                       "pit %s %s row %s lacks its chain fields: refused" % (
+                                           pit, kind, _short(str(r.get("id")), 20)),
+                                       casino, pit, None, merge))
+            await cur.execute("INSERT INTO pit_log_heads (casino, pit, kind, last_id, last_hash)"
+                              " VALUES (%s, %s, %s, 0, %s) ON CONFLICT DO NOTHING",
+                              key + (pitlog.GENESIS,))
+            await cur.execute("SELECT last_id, last_hash FROM pit_log_heads WHERE casino = %s AND"
+                              " pit = %s AND kind = %s FOR UPDATE", key)
+            head_id, head_hash = await cur.fetchone()
+            await cur.execute("SELECT body FROM pit_log WHERE casino = %s AND pit = %s AND kind = %s"
+                              " AND NOT linked ORDER BY pit_id", key)
+            held = [json.loads(r[0]) for r in await cur.fetchall()]
+            low = sorted({r["id"] for r in rows if r["id"] <= head_id})
+            stored = {}
+            if low:
+                await cur.execute("SELECT pit_id, hash FROM pit_log WHERE casino = %s AND pit = %s AND"
+                                  " kind = %s AND linked AND pit_id = ANY(%s)", key + (low,))
+                stored = dict(await cur.fetchall())
+            step = pitlog.accept(kind, head_id, head_hash, rows, held, stored.get)
+            out.duplicates += step.duplicates
+            for rid, why in step.refused:
+                out.refused += 1
+                out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
+                                   "pit %s %s %s" % (pit, kind, why), casino, pit, None, merge))
+            if step.drop:
+                await cur.execute("DELETE FROM pit_log WHERE casino = %s AND pit = %s AND kind = %s"
+                                  " AND NOT linked AND pit_id = ANY(%s)", key + (sorted(set(step.drop)),))
 
-    async def process(self, msgs, shoes=()):
+            def values(r, linked):
+                return key + (r["id"], pitlog.row_time(kind, r),
+                              json.dumps(r, sort_keys=True, separators=(",", ":")), now,
+                              r["prev_hash"], r["hash"], linked)
+            if step.link:
+                await cur.executemany(
+                    "INSERT INTO pit_log (casino, pit, kind, pit_id, time, body, received, prev_hash,"
+                    " hash, linked) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT"
+                    " (casino, pit, kind, pit_id) DO UPDATE SET time = excluded.time,"
+                    " body = excluded.body, prev_hash = excluded.prev_hash, hash = excluded.hash,"
+                    " linked = true", [values(r, True) for r in step.link])
+                last = step.link[-1]
+                await cur.execute("UPDATE pit_log_heads SET last_id = %s, last_hash = %s WHERE"
+                                  " casino = %s AND pit = %s AND kind = %s",
+                                  (last["id"], last["hash"]) + key)
+                out.pit_log += len(step.link)
+            for r in step.hold:
+                await cur.execute(
+                    "INSERT INTO pit_log (casino, pit, kind, pit_id, time, body, received, prev_hash,"
+                    " hash, linked) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT"
+                    " DO NOTHING RETURNING pit_id", values(r, False))
+                if await cur.fetchone() is None:   # another row waits for that id already
+                    out.refused += 1
+                    out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
+                                       "pit %s %s row %d: two different rows wait for one id" % (
+                                           pit, kind, r["id"]), casino, pit, None, merge))
+
+    async def process(self, msgs, shoes=(), logs=(), bad=()):
         """Verify and commit one batch of Msg (plus the held events of
-        ``shoes``); returns its Outcome. Raises only when PostgreSQL failed
-        (then nothing of the batch committed)."""
+        ``shoes``, the pit-log messages ``logs`` and the alerts for ``bad``
+        messages) in ONE transaction: one commit per fetched batch, after
+        which the consumer acks it. Returns its Outcome. Raises only when
+        PostgreSQL failed (then nothing of the batch committed)."""
         import psycopg
         for attempt in range(20):
             try:
                 async with self.conn.transaction():
-                    out = await self._batch(msgs, shoes)
+                    out = await self._batch(msgs, shoes, logs, bad)
                 break
             except BaseException as e:
                 self.staged = False  # a staging table made in this transaction is gone with it
@@ -320,17 +392,24 @@ class Central:
         else:
             raise RuntimeError("batch kept deadlocking")
         self.counts["batches"] += 1
-        for k in ("stored", "duplicates", "held", "refused"):
+        for k in ("stored", "duplicates", "held", "refused", "pit_log"):
             self.counts[k] += getattr(out, k)
         self.counts["alerts"] += len(out.alerts)
         return out
 
-    async def _batch(self, msgs, extra_shoes=()):
+    async def _batch(self, msgs, extra_shoes=(), logs=(), bad=()):
         out = Outcome()
+        now = time.time()
+        cur = self.conn.cursor()
+        self._malformed(out, bad)
+        if logs:
+            await self._pit_log(cur, logs, out, now)
         by_shoe = {s: [] for s in extra_shoes}
         for m in msgs:
             by_shoe.setdefault(m.shoe, []).append(m)
-        cur = self.conn.cursor()
+        if not by_shoe:
+            await self._write(cur, [], [], [], [], [], out, now)
+            return out
         await self._provenance(cur, by_shoe, out)
         shoes = sorted(by_shoe)
         await cur.execute("INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%s::text[]) AS s ORDER BY s"
@@ -342,7 +421,7 @@ class Central:
                           " FROM held WHERE shoe_id = ANY(%s)", (shoes,))
         for r in await cur.fetchall():
             by_shoe[r[0]].append(Msg(r[4], r[5], r[6], r[0], r[1], r[2], r[7], r[8],
-                                     r[3].encode("utf-8"), held=True))
+                                     r[3].encode("utf-8"), held=True, text=r[3]))
         # stored rows the batch collides with, and their predecessors' tags
         want_s, want_q = [], []
         for shoe in shoes:
@@ -358,7 +437,6 @@ class Central:
                               " ON e.shoe_id = w.s AND e.seq = w.q", (want_s, want_q))
             stored = {(r[0], r[1]): (r[2], r[3]) for r in await cur.fetchall()}
 
-        now = time.time()
         rows, unhold, hold, anchors, new_heads = [], [], [], [], []
         for shoe in shoes:
             first_seq, first_prev, last, last_mac = heads[shoe]
@@ -402,7 +480,7 @@ class Central:
                     if head.last_seq is None and head.first_prev is None:
                         waiting.append(m)  # a new shoe's event, not its first: wait for that one
                         continue
-                    verdict = chain.accept(fkey, shoe, head, nxt, m.body, m.mac or "")
+                    verdict = chain.accept(fkey, shoe, head, nxt, m.body, m.mac or "", text=m.text)
                     if winner is None and verdict.kind == chain.STORED:
                         winner, winner_prev, event = m, verdict.prev, verdict.event
                     elif winner is None and verdict.kind == chain.MALFORMED:
@@ -514,7 +592,8 @@ class Central:
         rnd = event.get("round")
         return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
                 rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
-                m.body.decode("utf-8"), m.mac, m.committed or None, now)
+                m.text if m.text is not None else m.body.decode("utf-8"), m.mac, m.committed or None,
+                now)
 
     async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
         if rows:
@@ -540,23 +619,30 @@ class Central:
                               " AS u(s, q, m) WHERE h.shoe_id = u.s AND h.seq = u.q AND h.mac = u.m",
                               (list(s), list(q), list(mac)))
         if hold:
-            await cur.executemany(
-                "INSERT INTO held (shoe_id, seq, mac, event, casino, pit, tbl, first_prev,"
-                " pit_committed, held_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT DO NOTHING",
-                [(m.shoe, m.seq, m.mac, m.body.decode("utf-8", "replace"), m.casino, m.pit, m.tbl,
-                  m.first_prev, m.committed or None, now) for m in hold])
+            await self._stage()
+            async with cur.copy(STAGE_HELD_COPY) as copy:
+                copy.set_types(STAGE_HELD_TYPES)
+                for m in hold:
+                    await copy.write_row((m.shoe, m.seq, m.mac, m.text if m.text is not None else
+                                          m.body.decode("utf-8", "replace"), m.casino, m.pit, m.tbl,
+                                          m.first_prev, m.committed or None, now))
+            await cur.execute("INSERT INTO held SELECT * FROM stage_held ON CONFLICT DO NOTHING")
         if anchors:
             await cur.executemany("INSERT INTO anchors (shoe_id, seq, mac, recorded) VALUES"
                                   " (%s, %s, %s, %s) ON CONFLICT DO NOTHING", anchors)
         if new_heads:
-            await cur.executemany(
-                "UPDATE shoes SET first_seq = %s, first_prev = %s, last_seq = %s, last_mac = %s,"
-                " casino = %s, pit = %s, tbl = %s, updated = %s WHERE shoe_id = %s",
-                [(f, fp, last, mac, c, p, t, u, shoe) for shoe, f, fp, last, mac, c, p, t, u in new_heads])
+            # one statement for every shoe of the batch (a batch at a real
+            # pace touches thousands of shoes, one event each): not one each
+            cols = list(zip(*new_heads))
+            await cur.execute(
+                "UPDATE shoes s SET first_seq = n.f, first_prev = n.fp, last_seq = n.l,"
+                " last_mac = n.m, casino = n.c, pit = n.p, tbl = n.t, updated = n.u"
+                " FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::text[],"
+                " %s::text[], %s::text[], %s::text[], %s::float8[]) AS n(shoe, f, fp, l, m, c, p, t, u)"
+                " WHERE s.shoe_id = n.shoe", [list(c) for c in cols])
         if out.alerts:
             await self._write_alerts(cur, out.alerts, now)
-        if rows or out.alerts:
+        if rows or out.alerts or out.pit_log:
             # Delivered at commit, once per transaction: readers (the central
             # view) look when there is something new, not on a timer.
             await cur.execute("SELECT pg_notify(%s, '')", (NOTIFY,))
@@ -583,11 +669,34 @@ class Central:
                 " ON CONFLICT (merge_key) DO UPDATE SET count = alerts.count + excluded.count,"
                 " last_time = excluded.last_time, detail = excluded.detail", rows)
 
+    async def _pit_log_gaps(self, cur):
+        """One ``pit_log_gap`` alert per pit chain whose held rows waited
+        past GAP_S for a row that has not arrived (once per missing row)."""
+        now = time.time()
+        async with self.conn.transaction():
+            await cur.execute(
+                "SELECT l.casino, l.pit, l.kind, h.last_id, min(l.pit_id) FROM pit_log l JOIN"
+                " pit_log_heads h USING (casino, pit, kind) WHERE NOT l.linked"
+                " GROUP BY l.casino, l.pit, l.kind, h.last_id HAVING min(l.received) < %s",
+                (now - GAP_S,))
+            for casino, pit, kind, last, first_held in await cur.fetchall():
+                detail = "pit %s %s row %d missing: rows from %d wait for it" % (
+                    pit, kind, last + 1, first_held)
+                await cur.execute("SELECT 1 FROM alerts WHERE kind = 'pit_log_gap' AND detail = %s"
+                                  " AND casino = %s AND pit = %s", (detail, casino, pit))
+                if await cur.fetchone() is None:
+                    await cur.execute(
+                        "INSERT INTO alerts (shoe_id, time, severity, kind, detail, casino, pit)"
+                        " VALUES (NULL, %s, %s, 'pit_log_gap', %s, %s, %s)",
+                        (now, alerts.severity("pit_log_gap"), detail, casino, pit))
+                    self.counts["alerts"] += 1
+
     async def sweep(self):
         """Retry held events (a key may have been installed since) and raise
         one ``gap`` alert per missing seq for a shoe whose held events waited
         past GAP_S for their predecessor."""
         cur = self.conn.cursor()
+        await self._pit_log_gaps(cur)
         await cur.execute("SELECT DISTINCT shoe_id FROM held")
         shoes = [r[0] for r in await cur.fetchall()]
         if not shoes:

@@ -97,6 +97,20 @@ class CentralRecord:
         sql, args = alerts_query(keys, shoe_id, severity, "%s")
         return [dict(zip(keys, r)) for r in self.conn.execute(sql, args)]
 
+    def pit_chains(self):
+        """{(casino, pit, kind): [(pit row id, linked, row dict)]} in id
+        order: each pit's alert history and audit log as central holds them
+        (central/pitlog.py)."""
+        import json
+        out = {}
+        if self.conn.execute("SELECT to_regclass('public.pit_log_heads')").fetchone()[0] is None:
+            return out
+        for casino, pit, kind, rid, linked, body in self.conn.execute(
+                "SELECT casino, pit, kind, pit_id, linked, body FROM pit_log"
+                " ORDER BY casino, pit, kind, pit_id"):
+            out.setdefault((casino, pit, kind), []).append((rid, linked, json.loads(body)))
+        return out
+
     def stray_alerts(self):
         """Alerts tied to no shoe (malformed messages)."""
         return [a for a in self.alerts() if a["shoe_id"] is None]

@@ -41,6 +41,8 @@ from aiohttp import web
 
 from host_tools.central import ingest as central
 from host_tools.pit import guard, metrics
+from host_tools.central import metrics as central_metrics
+from host_tools.central import pitlog
 from host_tools.pit import report as report_mod
 from host_tools.pit import roles as pit_roles
 from host_tools.pit import scoreboard
@@ -271,10 +273,11 @@ class View:
         unknown devices and malformed messages), so surveillance sees them
         in one place."""
         cur = self.conn.cursor()
-        await cur.execute("SELECT casino, pit, kind, pit_id, time, body FROM pit_log"
+        await cur.execute("SELECT casino, pit, kind, pit_id, time, body, linked FROM pit_log"
                           " ORDER BY time DESC NULLS LAST LIMIT %s", (limit,))
         rows = [{"casino": r[0], "pit": r[1], "kind": r[2], "id": r[3], "time": r[4],
-                 "row": json.loads(r[5])} for r in await cur.fetchall()]
+                 "row": pitlog.display(r[2], json.loads(r[5])), "linked": r[6]}
+                for r in await cur.fetchall()]
         await cur.execute("SELECT id, shoe_id, time, severity, kind, detail, count, last_time, casino,"
                           " pit FROM alerts WHERE shoe_id IS NULL ORDER BY id DESC LIMIT %s", (limit,))
         central = []
@@ -395,7 +398,9 @@ async def pit_log_page(request):
 
     def row(cells):
         return "<tr>%s</tr>" % "".join("<td>%s</td>" % escape(str(c)) for c in cells)
-    pits = [row((r["casino"], r["pit"], r["kind"], _clock(r["time"]),
+    pits = [row((r["casino"], r["pit"], r["kind"] + ("" if r["linked"] else " (held: a row before it "
+                                                                          "has not arrived)"),
+                 _clock(r["time"]),
                  ", ".join("%s=%s" % (k, v) for k, v in sorted(r["row"].items()) if k != "id")))
             for r in got["pits"]]
     central = [row((a["casino"], a["pit"], a["kind"], a["severity"], a["count"], _clock(a["time"]),
@@ -470,7 +475,7 @@ def make_app(dsn):
         lambda: [(t.name, True, t.folded or None, t.stored_at, t) for t in list(view.tables.values())],
         lambda t: range(view.open_alerts.get(t.shoe_id, 0)),
         lambda: view.broadcast.count() if view.broadcast is not None else 0,
-        histogram=("shoe_central_refresh_seconds", "a NOTIFY's read and fold of the record into the view"))
+        histogram=central_metrics.VIEW_REFRESH)
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)

@@ -49,6 +49,12 @@ KINDS = {
                   "(refused)"),
     "table_mismatch": ("alert", WARNING, "events claiming a table other than the registered one "
                        "(filed under the registered table)"),
+    # A pit's alert history and audit log at central, on the pit's own hash
+    # chain (host_tools/central/pitlog.py).
+    "pit_log_forged": ("alert", CRITICAL, "a pit alert or audit row that does not extend the pit's "
+                       "hash chain (refused)"),
+    "pit_log_gap": ("alert", WARNING, "a pit's alert or audit rows wait for a row that has not "
+                    "arrived (dropped on the way?)"),
     # The pit's own monitors.
     "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
     # The table itself: what stops or puts in doubt what is recorded

@@ -140,14 +140,16 @@ def check_body(body):
     return (None, why) if why is not None else (event, None)
 
 
-def accept(fkey, shoe_id, head, seq, body, tag, stored=None):
+def accept(fkey, shoe_id, head, seq, body, tag, stored=None, text=None):
     """The verdict on event ``seq`` (``body`` bytes, ``tag``) for a record
     whose chain is ``head``.
 
     ``stored(seq)`` gives the record's (body text, tag) at a seq it holds (or
     None); it is asked only for a seq at or below the head, to tell a
     duplicate from a fork from a forgery. Without it such a seq is FORGED
-    unless it is byte for byte the head itself.
+    unless it is byte for byte the head itself. ``text``: ``body`` already
+    decoded (UTF-8), when the caller has it: parsed as it is, not decoded
+    again (the same verdict: json.loads of UTF-8 bytes decodes them so).
     """
     expected = head.expected()
     if expected is not None and seq > expected:
@@ -163,7 +165,8 @@ def accept(fkey, shoe_id, head, seq, body, tag, stored=None):
     if how is None:
         return Verdict(FORGED, "seq %d: tag does not verify under the shoe's key after seq %s"
                        % (seq, head.last_seq))
-    event, why = check_body(body)
+    # (a leading BOM is the one input json reads differently as text)
+    event, why = check_body(body if text is None or text.startswith("\ufeff") else text)
     if why is not None:
         return Verdict(MALFORMED, "%d fails the link schema (%s)" % (seq, untrusted.shown(why, 120)))
     return Verdict(STORED, "", event, how, prev)

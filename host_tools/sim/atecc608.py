@@ -114,8 +114,13 @@ class Chip:
     sees them (host_tools/sim/i2cbus.py). ``i2c_write`` returns None when
     the chip does not acknowledge its address."""
 
-    def __init__(self, state=None, timing=1.0, clock=time.monotonic, serial=None, log=None):
+    def __init__(self, state=None, timing=1.0, clock=time.monotonic, serial=None, log=None,
+                 deterministic=False):
         self.clock = clock
+        # deterministic: RFC 6979 signatures (the same message, the same
+        # signature), for simulated tables that replay their stream after a
+        # pit restart (sim/tablechips.py); the real chip's are randomised
+        self.deterministic = deterministic
         self.timing = timing
         self.log = log or (lambda text: None)
         self.state_path = state
@@ -340,7 +345,8 @@ class Chip:
             return bytes([EXECUTION_ERROR])
         digest = self.tempkey[0]
         self.tempkey = None
-        der = self.keys[slot].sign(digest, ec.ECDSA(Prehashed(hashes.SHA256())))
+        der = self.keys[slot].sign(digest, ec.ECDSA(Prehashed(hashes.SHA256()),
+                                                    deterministic_signing=self.deterministic))
         r, s = decode_dss_signature(der)
         return r.to_bytes(32, "big") + s.to_bytes(32, "big")
 

@@ -59,10 +59,17 @@ class SimShoe:
     def deal(self, store, n=1):
         """Append ``n`` events to a pit store as the bridge would."""
         for _ in range(n):
-            seq, body, tag, prev = self.next()
-            store.append(self.shoe_id, seq, body, mac=tag,
-                         first_seq=1 if seq == 1 else None, first_prev=prev if seq == 1 else None)
+            store.write(self.deal_write(store))
         return self.seq
+
+    def deal_write(self, store):
+        """The next event as a store write (``Store.write_many``: a pit of
+        many tables commits them in groups, one fsync for the group, as the
+        pit server's group commit does)."""
+        seq, body, tag, prev = self.next()
+        return store.append_write(self.shoe_id, seq, body, mac=tag,
+                                  first_seq=1 if seq == 1 else None,
+                                  first_prev=prev if seq == 1 else None)
 
     def close(self):
         self.stream.close()

@@ -167,6 +167,75 @@ def test_an_insider_with_full_rights_on_a_pits_leaf_stays_in_that_pit(rig):
     assert after == before
 
 
+def test_a_leaf_link_carries_its_own_pits_sourcing_and_nothing_else(rig, tmp_path):
+    """Each pit's leaf link (access.leaf_permissions) carries exactly the
+    hub's sourcing of that pit's stream. Whoever owns P1's leaf (its admin
+    here) publishes on it to P2's delivery prefix, to the generic
+    ``$JS.S``/``_INBOX`` subjects the link once allowed, and to P2's and its
+    own event subjects: none reaches a listener on the hub, while the same
+    delivery subject published on P2's own leaf does. Neither can a leaf
+    ask another pit's domain anything, nor can the hub side reach past the
+    sourcing on P1's leaf (delete its stream). And the narrowed link still
+    carries P1's events into the casino stream."""
+    from host_tools.casino import publish
+    from host_tools.sim import simtable
+    from host_tools.protocol import keys as keys_mod
+    from host_tools.store import db
+    p2_deliver = access.source_deliver(CASINO, "P2") + ".S.forged"
+    probes = [p2_deliver, "$JS.S.forged", "_INBOX.forged", wire.subject(CASINO, "P2", "T1"),
+              wire.subject(CASINO, "P1", "T1"), "$JS.ACK.%s.central.1.1.1.1.0" % wire.casino_stream(CASINO)]
+
+    async def main():
+        got = []
+
+        async def heard(m):
+            got.append(m.subject)
+        hub = await streams.connect(rig.hub.url, auth=rig.auth("admin"))
+        for subj in ("_SRC_C1_P2.>", "$JS.S.>", "_INBOX.>", "shoe.>", "$JS.ACK.>"):
+            await hub.subscribe(subj, cb=heard)
+        await hub.flush()
+        await asyncio.sleep(1.0)      # interest reaches the leaves
+        p1 = await connect(rig.leaves["P1"].url, rig.auth("admin"), [])
+        p2 = await connect(rig.leaves["P2"].url, rig.auth("admin"), [])
+        try:
+            for subj in probes:
+                await p1.publish(subj, b"from the P1 insider")
+            await p1.flush()
+            await p2.publish(p2_deliver, b"on P2's own link")
+            await p2.flush()
+            for domain in (rig.domain("P2"), "hub"):
+                with pytest.raises((nats.errors.Error, asyncio.TimeoutError)):
+                    await p1.jetstream(domain=domain).stream_info(wire.pit_stream(CASINO, "P2"))
+            with pytest.raises((nats.errors.Error, asyncio.TimeoutError)):
+                await hub.jetstream(domain=rig.domain("P1")).delete_stream(wire.pit_stream(CASINO, "P1"))
+            await asyncio.sleep(1.0)
+        finally:
+            await p1.close()
+            await p2.close()
+            await hub.close()
+        return got
+    got = asyncio.run(main())
+    # the hub's own traffic is heard too (P2's real deliveries, replies):
+    # of the probes, only P2's own, once, on its own link
+    assert [g for g in got if g in probes] == [p2_deliver], got
+    # P1's stream is still there, and its events still cross
+    before, _ = asyncio.run(stream_state(rig, wire.casino_stream(CASINO)))
+    path = str(tmp_path / "p1.db")
+    shoe = rig.shoes["P1"][0]
+    sim = simtable.SimShoe(shoe, keys_mod.read_key(os.path.join(rig.keydir, shoe + ".key")), seed=3)
+    with db.Store(path) as st:
+        sim.deal(st, 5)
+    sim.close()
+    assert publish.drain(path, rig.leaves["P1"].url, CASINO, "P1", {}, domain=rig.domain("P1"),
+                         auth=rig.auth("pit-P1")) == 5
+    deadline = time.monotonic() + 30
+    after = before
+    while after < before + 1 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        after, _ = asyncio.run(stream_state(rig, wire.casino_stream(CASINO)))
+    assert after >= before + 1
+
+
 def test_the_consumers_credential_can_pull_but_not_publish_or_delete(rig):
     async def main():
         before, _ = await stream_state(rig, wire.casino_stream(CASINO))
@@ -284,6 +353,15 @@ def test_no_process_carries_a_secret_on_its_command_line_and_no_output_shows_one
         while r.central_count() < 10 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert r.central_count() >= 10   # events flowed pit -> leaf -> hub -> central
+        # the consumer's own /metrics (loopback only, no secret in it either)
+        import urllib.request
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % r.metrics_ports[0], timeout=10) as m:
+            metrics_text = m.read().decode()
+        stored = [float(line.split()[-1]) for line in metrics_text.splitlines()
+                  if line.startswith("shoe_central_stored_total ")]
+        assert stored and stored[0] >= 10, metrics_text
+        assert "shoe_central_batch_seconds_count" in metrics_text
+        assert "shoe_central_connected 1.0" in metrics_text
         roots = [r.hub.proc.pid, r.pg.proc.pid, viewer.pid] + [
             leaf.proc.pid for leaf in r.leaves.values()] + [
             p.pid for p in list(r.pit_procs.values()) + list(r.consumer_procs.values())]
@@ -315,6 +393,17 @@ def test_no_process_carries_a_secret_on_its_command_line_and_no_output_shows_one
     with open(os.path.join(r.dir, "central-0.log")) as f:
         first = f.readline()
     assert "127.0.0.1:%d/casino" % r.pg.port in first and "passfile" not in first
+    for s in secret_texts:
+        assert s not in metrics_text
+
+
+def test_the_consumers_metrics_listen_on_loopback_only(capsys):
+    """`shoe central --metrics-port` has no login: a non-loopback address is
+    refused before anything starts, as the central view's is."""
+    from host_tools import cli
+    assert cli.main(["central", "--nats", "tls://127.0.0.1:1", "--dsn", "host=127.0.0.1 dbname=x",
+                     "--keys", ".", "--metrics-port", "9999", "--metrics-host", "0.0.0.0"]) == 2
+    assert "not a loopback address" in capsys.readouterr().err
 
 
 def test_the_demo_prints_no_password(tmp_path):

@@ -267,3 +267,87 @@ def test_pit_alerts_and_audit_rows_reach_central_and_its_view(rig, tmp_path):
     assert kinds[("P2", "alert")]["kind"] == "reader_fault"
     assert any(a["kind"] == "unknown_device" and a["pit"] == "P2" and a["count"] >= 1
                for a in got["central"])
+
+
+def _pit_log_rows(path, kind):
+    box = publish.Outbox(path)
+    try:
+        return box.log_pending(kind)[0]
+    finally:
+        box.close()
+
+
+def test_pit_alert_chain_at_central_detects_a_forged_and_a_dropped_row(rig, tmp_path):
+    """Pit P1's alert history reaches central on the pit's own hash chain
+    (central/pitlog.py). An insider with P1's credential publishes a pit
+    alert row made up on the way (its hash does not recompute) and another
+    that claims the next id with a recomputed hash but over another head
+    (a fork): both are refused with a critical ``pit_log_forged`` alert.
+    Then a row of the pit's history is dropped on the way: the rows after
+    it are held, a ``pit_log_gap`` alert is raised, and `shoe verify
+    --central` fails on that pit's alert log until the row arrives."""
+    from host_tools.store import audit
+    path = str(tmp_path / "p1-log.db")
+    with db.Store(path) as st:
+        audit.ensure(st.db)
+        for i in range(4):
+            st.alert(rig.shoes["P1"][0], "warning", "reader_fault", "reader fault %d" % i)
+        st.db.commit()
+    rows = _pit_log_rows(path, "alert")
+    assert [r["id"] for r in rows] == [1, 2, 3, 4]
+    subj = wire.log_subject(CASINO, "P1", "alert")
+
+    def send(batch):
+        asyncio.run(publish_raw(rig, "P1", [(subj, {}, json.dumps(batch).encode())]))
+
+    def forged_count(c):
+        return c.execute("SELECT coalesce(sum(count), 0) FROM alerts WHERE kind = 'pit_log_forged'"
+                         " AND pit = 'P1'").fetchone()[0]
+    send([rows[0]])
+    assert consume(rig, lambda c: c.execute("SELECT count(*) FROM pit_log WHERE pit = 'P1' AND"
+                                            " kind = 'alert' AND linked").fetchone()[0] == 1)
+    # made up on the way: another detail, the pit's hash left as it was
+    state = json.loads(rows[1]["state"])
+    state[5] = "all is well"
+    edited = dict(rows[1], state=json.dumps(state, separators=(",", ":")))
+    # a fork: recomputed, but over a head that is not central's
+    other = dict(rows[1], prev_hash="ab" * 32)
+    other["hash"] = audit.row_hash(other["prev_hash"], (other["alert_id"], other["state"]))
+    send([edited, other])
+    assert consume(rig, lambda c: forged_count(c) >= 2)
+    assert forged_count_value(rig) == 2
+    assert q(rig, "SELECT severity FROM alerts WHERE kind = 'pit_log_forged'") == [("critical",)]
+    # the real row 2 is then taken; row 3 is dropped on the way, row 4 waits
+    send([rows[1], rows[3]])
+    assert consume(rig, lambda c: c.execute("SELECT count(*) FROM alerts WHERE kind = 'pit_log_gap'"
+                                            " AND pit = 'P1'").fetchone()[0] == 1, timeout=30)
+    assert q(rig, "SELECT pit_id, linked FROM pit_log WHERE pit = 'P1' AND kind = 'alert'"
+                  " ORDER BY pit_id") == [(1, True), (2, True), (4, False)]
+    argv = ["verify", "--central", rig.reader_dsn, "--key-dir", rig.keydir, "--mac-only"]
+    r = _verify(argv)
+    assert r[0] == 1 and "FAIL pit C1/P1 alert log: row 4 is held: row 3 never arrived" in r[1], r[1]
+    assert "FAIL central: critical alert pit_log_forged x2" in r[1], r[1]
+    # the dropped row arrives: the chain is whole, row 4 linked after it
+    send([rows[2]])
+    assert consume(rig, lambda c: c.execute("SELECT count(*) FROM pit_log WHERE pit = 'P1' AND"
+                                            " kind = 'alert' AND linked").fetchone()[0] == 4)
+    r = _verify(argv)
+    assert "OK   pit C1/P1 alert log: 4 rows on the pit's chain" in r[1], r[1]
+    # a row deleted at central breaks the chain verify walks
+    with psycopg.connect(rig.pg.dsn) as c:
+        c.execute("DELETE FROM pit_log WHERE pit = 'P1' AND kind = 'alert' AND pit_id = 2")
+    r = _verify(argv)
+    assert "FAIL pit C1/P1 alert log: row 2 missing" in r[1], r[1]
+
+
+def forged_count_value(rig):
+    return q(rig, "SELECT coalesce(sum(count), 0) FROM alerts WHERE kind = 'pit_log_forged'"
+                  " AND pit = 'P1'")[0][0]
+
+
+def _verify(argv):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "host_tools.cli"] + argv, capture_output=True, text=True,
+                       timeout=120)
+    return r.returncode, r.stdout + r.stderr

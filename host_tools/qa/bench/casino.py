@@ -9,12 +9,17 @@
    second per table, round robin over the tables), two pits, two consumers:
    p50/p99 of central commit minus pit commit (both stamps in the rows).
 
-Prints medians over ``--runs`` for the throughput; timings are not
-pass/fail facts, so this is no test.
+Prints medians over ``--runs`` for the throughput (``--runs 0``: only the
+latency), and for each measured stretch where the CPU went: the CPU
+seconds of each part's process group (hub, leaves, PostgreSQL with its
+backends, the simulated pits, the two consumers; Rig.cpu_seconds) and the
+consumers' CPU per event. Timings are not pass/fail facts, so this is no
+test.
 """
 
 import argparse
 import os
+import signal
 import statistics
 import tempfile
 import time
@@ -61,14 +66,16 @@ def throughput(tables, events):
         t0 = time.monotonic()
         for pit in rig.pits:
             rig.start_pit(pit)
+        cpu0 = rig.cpu_seconds()
         while rig.central_count() < total:
             _pits_alive(rig)
             if time.monotonic() - t0 > 600:
                 raise RuntimeError("central did not reach %d events in 600 s" % total)
             time.sleep(0.05)
         took = time.monotonic() - t0
+        cpu = _cpu_delta(cpu0, rig.cpu_seconds())
         c = rig.compare()
-        return total, took, c
+        return total, took, c, cpu
     finally:
         rig.close()
 
@@ -80,7 +87,9 @@ def latency(tables, rate, seconds, warmup=5.0):
         rig.start()
         time.sleep(warmup)
         t0 = time.time()
+        cpu0 = rig.cpu_seconds()
         time.sleep(seconds)
+        cpu = _cpu_delta(cpu0, rig.cpu_seconds())
         _pits_alive(rig)
         rig.stop_dealing()
         rig.converge(60)
@@ -90,9 +99,28 @@ def latency(tables, rate, seconds, warmup=5.0):
                 "SELECT central_committed - pit_committed FROM events WHERE pit_committed >= %s"
                 " AND pit_committed < %s", (t0, t0 + seconds))]
         d.sort()
-        return d, rig.compare()
+        return d, rig.compare(), cpu
     finally:
         rig.close()
+
+
+def _cpu_delta(before, after):
+    return {k: after[k] - before.get(k, 0.0) for k in after}
+
+
+def cpu_line(cpu, seconds, events):
+    """Where the CPU went: each part's CPU seconds and share of the
+    machine's cores over ``seconds``, and the consumers' CPU per event."""
+    cores = os.cpu_count() or 1
+    parts = ", ".join("%s %.1f s (%.0f%%)" % (k, v, 100.0 * v / (seconds * cores))
+                      for k, v in sorted(cpu.items(), key=lambda kv: -kv[1]))
+    central = sum(v for k, v in cpu.items() if k.startswith("central"))
+    return "cpu over %.1f s on %d cores: %s; the consumers %.0f us per event" % (
+        seconds, cores, parts, 1e6 * central / events if events else float("nan"))
+
+
+def _interrupted(*_):
+    raise KeyboardInterrupt
 
 
 def _pct(sorted_values, p):
@@ -103,26 +131,33 @@ def _pct(sorted_values, p):
 
 def main(argv):
     p = argparse.ArgumentParser(prog="shoe bench casino", description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=3, help="throughput runs (median)")
+    p.add_argument("--runs", type=int, default=3, help="throughput runs (median; 0: none)")
     p.add_argument("--tables", type=int, default=100, help="throughput: shoes over the two pits")
     p.add_argument("--events", type=int, default=2000, help="throughput: events per shoe")
-    p.add_argument("--live-tables", type=int, default=500, help="latency: tables dealing")
+    p.add_argument("--live-tables", type=int, default=500, help="latency: tables dealing (0: none)")
     p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
     p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")
     args = p.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C, so each rig's finally stops its servers
+    signal.signal(signal.SIGTERM, _interrupted)
     print("bench casino: TLS on every connection, NKEY users with least privilege, SCRAM roles over"
           " TLS, every device registered (host_tools/sim/rigs/casino.py)", flush=True)
     rates = []
     for i in range(args.runs):
-        total, took, c = throughput(args.tables // 2, args.events)
+        total, took, c, cpu = throughput(args.tables // 2, args.events)
         rates.append(total / took)
         print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d)" % (
             i + 1, total, took, total / took, c["lost"], c["duplicated"]), flush=True)
-    print("throughput: median %.0f events/s over %d runs (goal >= 20000)" % (
-        statistics.median(rates), len(rates)), flush=True)
-    d, c = latency(args.live_tables, args.rate, args.seconds)
+        print("  " + cpu_line(cpu, took, total), flush=True)
+    if rates:
+        print("throughput: median %.0f events/s over %d runs (goal >= 20000)" % (
+            statistics.median(rates), len(rates)), flush=True)
+    if args.live_tables <= 0:
+        return 0
+    d, c, cpu = latency(args.live_tables, args.rate, args.seconds)
     print("latency: %d tables at %.2f events/s each, %d events in %.0f s: pit commit -> central commit"
           " p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 <= 250 ms); lost %d, duplicated %d" % (
               args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),
               1000 * (d[-1] if d else float("nan")), c["lost"], c["duplicated"]), flush=True)
+    print("  " + cpu_line(cpu, args.seconds, len(d)), flush=True)
     return 0

@@ -33,7 +33,7 @@ from host_tools.store import db
 
 class Rig:
     def __init__(self, workdir, pits=2, tables=3, rate=5.0, events=0, domains=True,
-                 casino="C1", consumers=2, fsync=False):
+                 casino="C1", consumers=2, fsync=False, chips=False, watch=True):
         self.dir = os.path.abspath(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.casino = casino
@@ -44,6 +44,15 @@ class Rig:
         self.shoes = {p: ["%s-%s-T%d" % (casino, p, t + 1) for t in range(tables)] for p in self.pits}
         self.keydir = os.path.join(self.dir, "keys")
         simtable.make_keys(self.keydir, [s for p in self.pits for s in self.shoes[p]])
+        # chips: every shoe signs its checkpoints with a simulated secure
+        # element whose public key is registered (sim/tablechips.py), and
+        # verify_central checks them (no --mac-only)
+        self.chipdir = os.path.join(self.dir, "chips") if chips else None
+        self.public_keys = {}
+        if chips:
+            from host_tools.sim import tablechips
+            self.public_keys = tablechips.provision(
+                self.chipdir, [s for p in self.pits for s in self.shoes[p]])
         self.trial = trial_mod.make(os.path.join(self.dir, "trial"), casino, self.pits)
         t = self.trial
         tls = (t.cert, t.key, t.ca)
@@ -67,7 +76,11 @@ class Rig:
         self.pg = servers.Postgres(fsync=fsync, trial=t)
         self.pit_procs = {}
         self.consumer_procs = {}
+        self.watch = watch
+        self.watcher_proc = None
         self.n_consumers = consumers
+        # each consumer's Prometheus /metrics (loopback; `shoe central --metrics-port`)
+        self.metrics_ports = {i: servers.free_port() for i in range(consumers)}
 
     def domain(self, pit):
         return ("pit-%s" % pit).lower() if self.domains else None
@@ -95,7 +108,9 @@ class Rig:
         consumer, the schema, the grants and every device in the registry."""
         admin = self.auth("admin")
         setup.db_setup(self.pg.dsn, trial_mod.PG_WRITER, trial_mod.PG_READER)
-        setup.register(self.pg.dsn, [(shoe, self.casino, p, "T%d" % (i + 1), "shoe")
+        setup.register(self.pg.dsn, [(shoe, self.casino, p, "T%d" % (i + 1), "shoe",
+                                      self.public_keys[shoe].decode("ascii")
+                                      if shoe in self.public_keys else None)
                                      for p in self.pits for i, shoe in enumerate(self.shoes[p])])
         sources = []
         if self.domains:
@@ -123,7 +138,20 @@ class Rig:
             self.start_pit(pit)
         for i in range(self.n_consumers):
             self.start_consumer(i)
+        if self.domains and self.watch:
+            self.start_watcher()
         return self
+
+    def start_watcher(self):
+        """`shoe central watch` with the admin credential (leaf-buffer
+        layout): the hub's sourcing of a pit restarts as soon as its link is
+        back (central/sources.py)."""
+        argv = [sys.executable, "-m", "host_tools.cli", "central", "watch", "--nats", self.hub.url,
+                "--nats-seed", self.trial.seed_file("admin"), "--nats-ca", self.trial.ca,
+                "--casino", self.casino]
+        for pit in self.pits:
+            argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
+        self.watcher_proc = self._spawn(argv, "watch.log")
 
     def start_pit(self, pit):
         argv = [sys.executable, "-m", "host_tools.sim.simpit", "--store", self.store_path(pit),
@@ -133,19 +161,23 @@ class Rig:
                 "--rate", str(self.rate), "--events", str(self.events)]
         if self.domains:
             argv += ["--domain", self.domain(pit)]
+        if self.chipdir:
+            argv += ["--chips", self.chipdir]
         self.pit_procs[pit] = self._spawn(argv, "pit-%s.log" % pit)
 
-    def consumer_argv(self):
+    def consumer_argv(self, i=None):
         argv = [sys.executable, "-m", "host_tools.cli", "central", "--nats", self.hub.url,
                 "--nats-seed", self.trial.seed_file("central"), "--nats-ca", self.trial.ca,
                 "--dsn", self.writer_dsn, "--keys", self.keydir, "--casino", self.casino]
+        if i in self.metrics_ports:
+            argv += ["--metrics-port", str(self.metrics_ports[i])]
         if self.domains:
             for pit in self.pits:
                 argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
         return argv
 
     def start_consumer(self, i):
-        self.consumer_procs[i] = self._spawn(self.consumer_argv(), "central-%d.log" % i)
+        self.consumer_procs[i] = self._spawn(self.consumer_argv(i), "central-%d.log" % i)
 
     def _spawn(self, argv, logname):
         with open(os.path.join(self.dir, logname), "ab") as log:
@@ -177,10 +209,11 @@ class Rig:
                 self.kill_proc(proc)
 
     def close(self):
-        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()):
+        others = [self.watcher_proc] if self.watcher_proc is not None else []
+        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()) + others:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()):
+        for proc in list(self.pit_procs.values()) + list(self.consumer_procs.values()) + others:
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
@@ -189,6 +222,25 @@ class Rig:
             leaf.stop()
         self.hub.stop()
         self.pg.cleanup()
+
+    # -- where the CPU goes -------------------------------------------------------
+
+    def groups(self):
+        """{part: process-group leader pid} of every part running now (each
+        part is started in a session of its own, so its group holds its
+        children too: PostgreSQL's backends, for one)."""
+        out = {"hub": self.hub.proc, "postgres": self.pg.proc}
+        out.update(("leaf-" + p, leaf.proc) for p, leaf in self.leaves.items())
+        out.update(("pit-" + p, proc) for p, proc in self.pit_procs.items())
+        out.update(("central-%d" % i, proc) for i, proc in self.consumer_procs.items())
+        out["watch"] = self.watcher_proc
+        return {k: v.pid for k, v in out.items() if v is not None and v.poll() is None}
+
+    def cpu_seconds(self):
+        """{part: CPU seconds (user + system) its process group has used so
+        far, its reaped children included}: read twice around a run, the
+        difference is where that run's CPU went."""
+        return group_cpu(self.groups())
 
     # -- the record ------------------------------------------------------------
 
@@ -245,8 +297,11 @@ class Rig:
 
     def verify_central(self):
         """(exit code, output) of `shoe verify --central`."""
-        r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--central",
-                            self.reader_dsn, "--key-dir", self.keydir, "--mac-only"], capture_output=True, text=True)
+        argv = [sys.executable, "-m", "host_tools.cli", "verify", "--central", self.reader_dsn,
+                "--key-dir", self.keydir]
+        if not self.chipdir:
+            argv.append("--mac-only")   # no chips: the MAC chain is all there is to check
+        r = subprocess.run(argv, capture_output=True, text=True)
         return r.returncode, r.stdout + r.stderr
 
     # -- forgeries ---------------------------------------------------------------
@@ -257,6 +312,27 @@ class Rig:
         return asyncio.run(inject(self.leaves[pit].url, self.casino, pit, self.store_path(pit),
                                   self.shoes[pit][0], kinds,
                                   self.auth("pit-" + pit, access.pit_inbox(self.casino, pit))))
+
+
+def group_cpu(groups):
+    """{name: CPU seconds} of each process group ({name: pgid}), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    by_pgid = {pgid: name for name, pgid in groups.items()}
+    out = {name: 0.0 for name in groups}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue   # gone meanwhile
+        # after the ")": state ppid pgrp ... utime(12) stime(13) cutime(14) cstime(15);
+        # by group, or by parent: PostgreSQL's backends each call setsid()
+        name = by_pgid.get(int(fields[2])) or by_pgid.get(int(fields[1]))
+        if name is not None:
+            out[name] += sum(int(x) for x in fields[11:15]) / tick
+    return out
 
 
 async def inject(url, casino, pit, store_path, shoe, kinds=("forged", "replayed"), auth=None):
