@@ -37,7 +37,7 @@ def _chip(state):
 def provision(directory, shoe_ids):
     """Make and provision a chip per shoe (once); returns {shoe: PEM bytes}."""
     from drivers.atecc608_setup import provision as provision_chip
-    from host_tools.protocol import checkpoints
+    from host_tools.protocol import pubkeys
     os.makedirs(directory, mode=0o700, exist_ok=True)
     out = {}
     for shoe in shoe_ids:
@@ -45,8 +45,7 @@ def provision(directory, shoe_ids):
         if not os.path.exists(pristine):
             public = bytearray(64)
             provision_chip(_chip(state), public)
-            with open(pub, "wb") as f:
-                f.write(checkpoints.public_key_pem(public))
+            pubkeys.write_public(pub, public)
             shutil.copy(state, pristine)
         with open(pub, "rb") as f:
             out[shoe] = f.read()
