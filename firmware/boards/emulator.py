@@ -219,14 +219,9 @@ class Board:
         read from shoe_key.bin."""
         if not self._key:
             if self.secure_element is not None:
-                from drivers.atecc608 import PEER_FILE, link_key
-                try:
-                    with open(self._here + "/" + PEER_FILE, "rb") as f:
-                        peer = f.read()
-                except OSError:
-                    peer = None
-                if peer is not None:
-                    self._key = link_key(self.secure_element, peer)
+                from drivers.atecc608 import PEER_FILE, link_key_from
+                self._key = link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+                if self._key:
                     return self._key
             with open(self._key_path, "rb") as f:
                 self._key = f.read()

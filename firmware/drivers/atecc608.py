@@ -20,7 +20,7 @@ codes, times and the CRC are defined here once; the host's simulator
 (host_tools/sim/atecc608.py) imports them.
 
 This module is what stays resident in play (Random, Nonce, Sign, Counter,
-and ECDH for the link key at boot);
+and ECDH: the link key at boot, the pairing secret with the other device);
 making the key pair, reading and locking the zones are provisioning, in
 drivers/atecc608_setup.py, loaded only for that.
 """
@@ -85,6 +85,7 @@ ZONE_DATA = const(2)
 KEY_SLOT = const(0)          # the device key pair's slot (signs checkpoints)
 LINK_SLOT = const(2)         # the link key's ECDH key pair (docs/security.md, "The key at rest")
 LINK_LABEL = b"shoe-link-key/1"
+PAIR_SLOT = const(3)         # the pairing key's ECDH key pair: shoe and shuffler agree a secret (ID.pair.pub)
 PEER_FILE = "link_peer.bin"  # on the flash: the public half `shoe deploy` kept the link key with
 _MARGIN_MS = const(50)       # bus and host time on top of the chip's own (only a silent chip waits it out)
 _CMD_MAX = const(8 + 64)     # the longest command sent: ECDH with a 64-byte public key
@@ -284,6 +285,29 @@ class ATECC608:
             raise SecureElementFault("Counter answer has %d bytes, not 4" % self._data_len)
         return r[1] | (r[2] << 8) | (r[3] << 16) | (r[4] << 24)
 
+
+
+def pair_secret(se, peer, out):
+    """ECDH of this chip's pairing key (PAIR_SLOT) with the other device's
+    pairing public key ``peer`` (X||Y, 64 bytes, from its ``ID.pair.pub``):
+    the 32-byte shared secret into ``out``. The shoe's chip and the
+    shuffler's reach the same secret, which no pit PC can compute (it holds
+    only the public halves); a caller hashes it with its own label before
+    using it as a key."""
+    se.ecdh(PAIR_SLOT, peer, out)
+    return out
+
+
+def link_key_from(se, path):
+    """link_key with the peer kept at ``path`` (PEER_FILE on the flash), or
+    None when the flash holds none (a board provisioned before the chip,
+    or an unprovisioned emulated chip: the key file is read instead)."""
+    try:
+        with open(path, "rb") as f:
+            peer = f.read()
+    except OSError:
+        return None
+    return link_key(se, peer)
 
 
 def link_key(se, peer):
