@@ -601,7 +601,7 @@ def link_key_pair(chip_link_public):
     (its public half, 64 bytes X||Y) goes to the device's flash as
     link_peer.bin, ``key`` = SHA-256(LINK_LABEL || ECDH) is the pit's copy,
     and the private half is dropped. The device derives the same key at
-    every boot with the chip's slot-2 key (drivers/atecc608.link_key), so
+    every boot with the chip's slot-2 key (drivers/atecc608_link.link_key), so
     no key is ever written to its flash or sent to it."""
     from cryptography.hazmat.primitives.asymmetric import ec
     from drivers.atecc608 import LINK_LABEL

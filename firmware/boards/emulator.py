@@ -219,8 +219,11 @@ class Board:
         read from shoe_key.bin."""
         if not self._key:
             if self.secure_element is not None:
-                from drivers.atecc608 import PEER_FILE, link_key_from
-                self._key = link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+                from drivers.atecc608 import PEER_FILE
+                from drivers import atecc608_link
+                self._key = atecc608_link.link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+                from lazy import unload
+                unload("drivers.atecc608_link")   # boot-only: the key is derived once
                 if self._key:
                     return self._key
             with open(self._key_path, "rb") as f:

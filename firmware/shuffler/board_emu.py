@@ -157,8 +157,11 @@ class Board:
         """The link key: derived by the secure element from the peer on the
         flash (docs/security.md, "The key at rest"), else shoe_key.bin."""
         if not self._key and self.secure_element is not None:
-            from drivers.atecc608 import PEER_FILE, link_key_from
-            self._key = link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+            from drivers.atecc608 import PEER_FILE
+            from drivers import atecc608_link
+            self._key = atecc608_link.link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+            from lazy import unload
+            unload("drivers.atecc608_link")   # boot-only: the key is derived once
         if not self._key:
             with open(self._key_path, "rb") as f:
                 self._key = f.read()
