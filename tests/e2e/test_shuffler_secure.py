@@ -105,3 +105,57 @@ def test_a_shuffler_store_forged_with_everything_the_pit_holds_fails_at_its_firs
                            fix_heads=True)
     rc, out = _verify("--db", forged, "--key-file", key)
     assert rc == 1 and "FAIL shoe SHUF1: checkpoint seq %d: the signature does not verify" % first_cp in out, out
+
+
+def test_the_vault_key_is_derived_by_the_chip_and_no_dump_gives_it(tmp_path):
+    """Batch A released (in the shoe): its order and salt are on the flash
+    only as the vault's ciphertext (custody.json). The key is the chip's:
+    SHA-256(VAULT_LABEL || ECDH(slot 2, vault_peer.bin)), which only the
+    simulator's own slot-2 key (the oracle, never given out) reproduces; no
+    32-byte run of any file the attacker with the flash, or the pit, holds
+    opens the vault; a power cut later the chip derives the same key and
+    the batch's reveal comes back. Before, the emulator's key was a file
+    beside the flash (sealing_key.bin) and a board had none."""
+    import hashlib
+    import json
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from drivers.atecc608 import LINK_SLOT
+    from drivers.atecc608_link import VAULT_LABEL, VAULT_PEER_FILE
+    from shuffler import vault
+
+    r = Rig(str(tmp_path / "flash"), str(tmp_path / "s.db"), decks=1, seed=5)
+    try:
+        since = r.load("A", r.emu.cards.new_deck_order(1))
+        r.custody("A", "sealed", 120, since)
+        r.emu.press("release")
+        r.custody("A", "released", 60, since)
+        stack = [u for u, _c in r.emu.take()]
+        with open(os.path.join(r.emu.dir, "custody.json")) as f:
+            saved = json.load(f)
+        blob, nonce = bytes.fromhex(saved["vault"][0]), bytes.fromhex(saved["commit"][0])
+        with open(os.path.join(r.emu.dir, VAULT_PEER_FILE), "rb") as f:
+            peer = f.read()
+        shared = r.emu.secure.keys[LINK_SLOT].exchange(
+            ec.ECDH(), ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), b"\x04" + peer))
+        key = hashlib.sha256(VAULT_LABEL + shared).digest()
+        plain = vault.open_(key, nonce, blob)
+        assert plain is not None and len(plain) == 16 + 2 * 52   # salt and 52 records
+        dumped = [os.path.join(d, f) for d, _s, fs in os.walk(str(tmp_path)) for f in fs
+                  if not f.endswith(".atecc608.json") and not f.endswith((".db", ".db-wal", ".db-shm"))]
+        assert any(p.endswith("flash.key") for p in dumped) and any(VAULT_PEER_FILE in p for p in dumped)
+        for path in dumped:
+            with open(path, "rb") as f:
+                data = f.read()
+            assert key not in data and key.hex().encode() not in data.lower(), path
+            for i in range(max(0, len(data) - 31)):
+                assert vault.open_(data[i:i + 32], nonce, blob) is None, (path, i)
+        r.emu.power_cut()
+        r.emu.start()
+        r.emu.wait_booted()
+        since = r.load("A", stack)
+        r.wait(lambda e: e.get("type") == "reveal" and e.get("part") == e.get("parts"), "the reveal", 120, since)
+    finally:
+        r.close()
+    reveal = [e for e in r.events if e.get("type") == "reveal"][-1]
+    assert reveal["salt"] == plain[:16].hex()
