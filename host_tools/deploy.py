@@ -123,7 +123,7 @@ def run(args):
             print("dry run: no shoe was provisioned; its key is only in %s"
                   % os.path.join(args.dry_run, KEY_NAME))
             return 0
-        secure = not shuffler and bool(config.constants(args.board, shoe_id).get("SECURE_ELEMENT"))
+        secure = bool(_board_constants(args.board, shoe_id, shuffler).get("SECURE_ELEMENT"))
         if secure:
             return _deploy_secure(args, shoe_id, staging)
         pit_key = pit_key_path(args.key_dir, shoe_id, key)
@@ -152,6 +152,15 @@ def run(args):
 
 # -- key provisioning --------------------------------------------------------
 
+def _board_constants(board, device_id, shuffler):
+    """The board's rendered constants, a shoe's or a shuffler's (one reading
+    of ``SECURE_ELEMENT`` for both: a board with one gets the chip's keys)."""
+    if shuffler:
+        from host_tools.boards import shuffler as sboards
+        return sboards.constants(board, device_id)
+    return config.constants(board, device_id)
+
+
 def _deploy_secure(args, shoe_id, staging):
     """A board with the secure element: no key on its flash. The image is
     staged without shoe_key.bin; after the copy and the hash check the chip
@@ -176,13 +185,21 @@ def _deploy_secure(args, shoe_id, staging):
             "the pit PC already holds a different key for shoe %s in %s; pass --key-file %s "
             "to keep it, or remove it to give the shoe a new key" % (shoe_id, pit, pit))
     made = {}
+    shuffler = getattr(args, "device", "shoe") == "shuffler"
 
     def link_peer(chip):
+        from drivers.atecc608 import PEER_FILE
         if kept is not None:
             made["key"], made["peer"] = kept
         else:
             made["peer"], made["key"] = link_key_pair(chip[3])
-        return made["peer"]
+        files = {PEER_FILE: made["peer"]}
+        if shuffler:
+            # The vault's key (shuffler/vault.py): the chip derives it from
+            # this peer, whose private half nobody keeps; the pit gets none.
+            from drivers.atecc608_link import VAULT_PEER_FILE
+            files[VAULT_PEER_FILE] = throwaway_public()
+        return files
 
     with tempfile.TemporaryDirectory() as stage_dir:
         manifest = staging(stage_dir, require_main=True)
@@ -513,19 +530,23 @@ def flash(stage_dir, manifest, port, run=None, link_peer=None):
     return chip
 
 
-def _install_peer(stage_dir, manifest, run, connect, peer):
-    """link_peer.bin into the image and its manifest, both copied and
-    verified by hash; a shoe_key.bin left by an earlier deploy is removed."""
-    from drivers.atecc608 import PEER_FILE
+def _install_peer(stage_dir, manifest, run, connect, peers):
+    """The peers' public keys (``peers``: file name -> 64 bytes; the link
+    key's link_peer.bin, a shuffler's vault_peer.bin) into the image and its
+    manifest, all copied and verified by hash; a shoe_key.bin left by an
+    earlier deploy is removed."""
     stage = pathlib.Path(stage_dir)
-    (stage / PEER_FILE).write_bytes(peer)
     manifest["files"].pop(KEY_NAME, None)
-    manifest["files"][PEER_FILE] = fw_manifest.file_sha256(str(stage / PEER_FILE))
+    copies = []
+    for name, data in sorted(peers.items()):
+        (stage / name).write_bytes(data)
+        manifest["files"][name] = fw_manifest.file_sha256(str(stage / name))
+        copies += ["fs", "cp", str(stage / name), ":" + name, "+"]
     (stage / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     run(connect + ["exec", "import os\ntry:\n    os.remove(%r)\nexcept OSError:\n    pass\n" % KEY_NAME])
-    run(connect + ["fs", "cp", str(stage / PEER_FILE), ":" + PEER_FILE, "+",
-                   "fs", "cp", str(stage / MANIFEST), ":" + MANIFEST])
-    files = {PEER_FILE: manifest["files"][PEER_FILE], MANIFEST: fw_manifest.file_sha256(str(stage / MANIFEST))}
+    run(connect + copies + ["fs", "cp", str(stage / MANIFEST), ":" + MANIFEST])
+    files = {name: manifest["files"][name] for name in peers}
+    files[MANIFEST] = fw_manifest.file_sha256(str(stage / MANIFEST))
     problems = check_hashes(files, run(connect + ["exec", hash_script(files)]))
     if problems:
         raise DeployError("verification of the link key's peer failed, the board was not reset:\n  "
@@ -554,33 +575,45 @@ else:
                    _c.get("address", 0x60))
     _p = bytearray(64)
     _l = bytearray(64)
+    _q = bytearray(64)
     _n = bytearray(9)
-    _made = provision(_se, _p, _l)
+    _made = provision(_se, _p, _l, _q)
     serial(_se, _n)
-    print("secure-element %s %s %s %s" % (binascii.hexlify(_n).decode(), binascii.hexlify(_p).decode(),
-                                           "made" if _made else "kept", binascii.hexlify(_l).decode()))
+    print("secure-element %s %s %s %s %s" % (binascii.hexlify(_n).decode(), binascii.hexlify(_p).decode(),
+                                              "made" if _made else "kept", binascii.hexlify(_l).decode(),
+                                              binascii.hexlify(_q).decode()))
 """
 
 
 def parse_provision(output):
     """(serial hex, signing public key X||Y, made now, link ECDH public key
-    X||Y) from the provisioning script's output, or None for a board
-    without a secure element."""
+    X||Y, pairing ECDH public key X||Y) from the provisioning script's
+    output, or None for a board without a secure element."""
     for line in output.splitlines():
         words = line.split()
         if words[:1] != ["secure-element"]:
             continue
         if words[1:] == ["none"]:
             return None
-        if len(words) == 5 and len(words[1]) == 18 and len(words[2]) == 128 and words[3] in ("made", "kept") \
-                and len(words[4]) == 128:
+        if len(words) == 6 and len(words[1]) == 18 and len(words[2]) == 128 and words[3] in ("made", "kept") \
+                and len(words[4]) == 128 and len(words[5]) == 128:
             try:
-                return words[1], bytes.fromhex(words[2]), words[3] == "made", bytes.fromhex(words[4])
+                return (words[1], bytes.fromhex(words[2]), words[3] == "made", bytes.fromhex(words[4]),
+                        bytes.fromhex(words[5]))
             except ValueError:
                 break
         break
     raise DeployError("the board's secure element did not report a serial and public key: %s"
                       % output.strip()[-200:])
+
+
+def throwaway_public():
+    """The public half (X||Y) of a P-256 key pair made here whose private
+    half is dropped at once: a peer for a key only the chip can derive
+    (a shuffler's vault key, drivers/atecc608_link.py)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    n = ec.generate_private_key(ec.SECP256R1()).public_key().public_numbers()
+    return n.x.to_bytes(32, "big") + n.y.to_bytes(32, "big")
 
 
 def link_key_pair(chip_link_public):
@@ -589,7 +622,7 @@ def link_key_pair(chip_link_public):
     (its public half, 64 bytes X||Y) goes to the device's flash as
     link_peer.bin, ``key`` = SHA-256(LINK_LABEL || ECDH) is the pit's copy,
     and the private half is dropped. The device derives the same key at
-    every boot with the chip's slot-2 key (drivers/atecc608.link_key), so
+    every boot with the chip's slot-2 key (drivers/atecc608_link.link_key), so
     no key is ever written to its flash or sent to it."""
     from cryptography.hazmat.primitives.asymmetric import ec
     from drivers.atecc608 import LINK_LABEL
@@ -602,15 +635,23 @@ def link_key_pair(chip_link_public):
 
 
 def register_chip(pit_key, chip):
-    """Write the chip's public key beside the MAC key (``<SHOE_ID>.pub``,
-    PEM, 0644) for `shoe verify` and the casino's records; return the lines
-    to print (serial and key, for the records)."""
+    """Write the chip's public keys beside the MAC key for `shoe verify`,
+    the pairing of a shoe with a shuffler, and the casino's records: the
+    signing key's as ``<ID>.pub``, the pairing key's (slot 3) as
+    ``<ID>.pair.pub`` (both PEM, 0644, host_tools/protocol/pubkeys.py);
+    return the lines to print (serial and keys, for the records)."""
     if chip is None:
         return ["no secure element on this board: its checkpoints will be unsigned"]
     serial_hex, public, made = chip[:3]
     path = pubkeys.pub_path(pit_key)
     pubkeys.write_public(path, public)
-    return ["secure element ATECC608B serial %s: key pair %s inside the chip, configuration locked"
-            % (serial_hex, "generated" if made else "already there (slot locked), kept"),
-            "public key (X||Y) %s" % public.hex(),
-            "public key registered in %s (sha256 %s...)" % (path, hashlib.sha256(public).hexdigest()[:16])]
+    lines = ["secure element ATECC608B serial %s: key pair %s inside the chip, configuration locked"
+             % (serial_hex, "generated" if made else "already there (slot locked), kept"),
+             "public key (X||Y) %s" % public.hex(),
+             "public key registered in %s (sha256 %s...)" % (path, hashlib.sha256(public).hexdigest()[:16])]
+    if len(chip) > 4:
+        pair = pubkeys.pair_path(pit_key)
+        pubkeys.write_public(pair, chip[4])
+        lines.append("pairing key (slot 3, ECDH with the other device's chip) registered in %s (sha256 %s...)"
+                     % (pair, hashlib.sha256(chip[4]).hexdigest()[:16]))
+    return lines

@@ -23,7 +23,10 @@ one line each, answered by one line ``ok ...`` or ``err ...``:
 The flash is the directory holding board_config.py: the journal, the
 custody state file, the key and the card set live there, so killing the VM
 is a power cut (the model, being the machine, is rebuilt empty: an operator
-takes the cards out after a power cut anyway).
+takes the cards out after a power cut anyway). The secure element is the
+simulated ATECC608B beyond a pty I2C bus; the entropy stays the seeded
+source here (reproducible shuffles for the tests), while a real board mixes
+the chip's random source with the MCU's (board_machine.py).
 """
 
 import binascii
@@ -101,12 +104,20 @@ class Board:
         self.journal_path = here + "/journal.bin"
         self.cardset_path = here + "/cardset.bin"
         self.state_path = here + "/custody.json"
+        self._here = here
         self._key_path = here + "/shoe_key.bin"
         self._key = b""
-        # The secure element's sealing key stands outside the flash directory
-        # (shuffler/vault.py): a dump of the flash never holds it.
-        self._sealing_path = getattr(config, "SEALING_KEY", None)
-        self._sealing = None
+        # The secure element on the board's I2C bus, as boards.toml renders
+        # it for every board (SECURE_ELEMENT): here a pty to the simulated
+        # ATECC608B in the emulator's process (boards/ptyi2c.py), under the
+        # firmware's own driver. It derives the link key, signs checkpoints.
+        self.secure_element = None
+        secure = getattr(config, "SECURE_ELEMENT", None)
+        if secure and secure.get("device"):
+            from boards.ptyi2c import PtyI2C
+            from drivers.atecc608 import ATECC608
+            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
+        self._sealing = None   # the vault's key: derived by the chip (key())
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
         self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
@@ -140,6 +151,19 @@ class Board:
         self._link.write(memoryview(buf)[:n])
 
     def key(self):
+        """The link key: derived by the secure element from the peer on the
+        flash (docs/security.md, "The key at rest"), else shoe_key.bin; and
+        first, while the boot-only derivation module is loaded, the vault's
+        key (sealing_key), as board_machine.py does."""
+        if not self._key and self.secure_element is not None:
+            from drivers.atecc608 import PEER_FILE
+            from drivers import atecc608_link
+            here = self._here + "/"
+            self._sealing = atecc608_link.derive_from(self.secure_element, here + atecc608_link.VAULT_PEER_FILE,
+                                                      atecc608_link.VAULT_LABEL)
+            self._key = atecc608_link.link_key_from(self.secure_element, here + PEER_FILE) or b""
+            from lazy import unload
+            unload("drivers.atecc608_link")   # boot-only: the keys are derived once
         if not self._key:
             with open(self._key_path, "rb") as f:
                 self._key = f.read()
@@ -149,9 +173,8 @@ class Board:
         return self._entropy
 
     def sealing_key(self):
-        if self._sealing is None and self._sealing_path:
-            with open(self._sealing_path, "rb") as f:
-                self._sealing = f.read()
+        """The vault's key, derived by the chip at boot (key()); None
+        without a chip: a released order then lives in RAM only."""
         return self._sealing
 
     # -- the operator channel -------------------------------------------------

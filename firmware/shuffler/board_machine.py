@@ -41,13 +41,23 @@ class Hw:
 
 
 class Board(_mb.MachineBoard):
+    _sealing = None   # the vault's key, once key() derived it
+
     def sealing_key(self):
-        """The seam for the secure element's sealing key (shuffler/vault.py):
-        the ATECC608B driver has no KDF/ECDH command yet, and a key in a
-        file here would sit on the flash it must stay off. None: a released
-        order is kept in RAM only and a power cut while it is in the shoe
-        loses its reveal (custody.lost; docs/shuffler.md)."""
-        return None
+        """The vault's key (shuffler/vault.py), derived by the secure
+        element at boot (key()); None on a board without the chip or its
+        vault peer: a released order is then kept in RAM only and a power
+        cut while it is in the shoe loses its reveal (custody.lost)."""
+        return self._sealing
+
+    def key(self):
+        """The link key (MachineBoard.key: derived by the chip), and first,
+        while the boot-only derivation module is loaded, the vault's key."""
+        if not self._key and self.secure_element is not None:
+            from drivers import atecc608_link
+            self._sealing = atecc608_link.derive_from(self.secure_element, atecc608_link.VAULT_PEER_FILE,
+                                                      atecc608_link.VAULT_LABEL)
+        return _mb.MachineBoard.key(self)
 
     def __init__(self, config):
         self.journal_path = _mb.JOURNAL_FILE
@@ -77,11 +87,11 @@ class Board(_mb.MachineBoard):
         hw.reader = self._make_reader(config.READER)
         hw.sensor = self._make_sensor(config.SENSOR) if config.SENSOR else None
         self.hw = hw
-        # The secure element under the shoe's board key (config.SECURE, as
-        # machine_board.MachineBoard reads it): its random source is mixed
-        # with the MCU's (entropy()). boards.toml renders SECURE_ELEMENT
-        # (kind "atecc608b"), which neither board reads yet: docs/shuffler.md.
-        secure = getattr(config, "SECURE", None)
+        # The secure element, under the name boards.toml renders and
+        # machine_board.MachineBoard reads (SECURE_ELEMENT): it derives the
+        # link key (MachineBoard.key), signs checkpoints, and its random
+        # source is mixed with the MCU's (entropy()).
+        secure = getattr(config, "SECURE_ELEMENT", None)
         self.secure_element = self._make_secure(secure) if secure else None
         self.door = _door.Door(Active(i["door"]), Pin(o["lock"], Pin.OUT, value=0))
         self._leds = [Pin(config.SHUFFLER_LEDS[k], Pin.OUT, value=0) for k in ("ready", "sealed", "fault")]

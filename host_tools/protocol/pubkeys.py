@@ -9,6 +9,10 @@ a second key of the same device takes another suffix, ``pub_path(key,
 checkpoints, host_tools/protocol/checkpoints.py), `shoe central register`
 and `shoe acceptance` read it.
 
+The chip's pairing key (slot 3, ECDH only: a shoe's and a shuffler's
+chips agree a secret the pit PC cannot compute) is registered the same way
+as ``SHOE-xxxxxx.pair.pub`` (``pair_path``; read with ``read_pair``).
+
 The file is PEM SubjectPublicKeyInfo of a P-256 key ("-----BEGIN PUBLIC
 KEY-----"), so a casino can check a signed checkpoint or acceptance report
 with openssl alone, years later, without this code. It is public: written
@@ -28,6 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from host_tools.protocol import keys
 
 SUFFIX = ".pub"
+PAIR_SUFFIX = ".pair.pub"
 FILE_MODE = 0o644
 XY_BYTES = 64
 
@@ -39,6 +44,23 @@ class PublicKeyFileError(ValueError):
 def pub_path(key_path, suffix=SUFFIX):
     """Where the public key registered with the link key ``key_path`` lives."""
     return pathlib.Path(key_path).with_suffix(suffix)
+
+
+def pair_path(key_path):
+    """Where the pairing public key registered with ``key_path`` lives."""
+    return pathlib.Path(key_path).with_suffix(PAIR_SUFFIX)
+
+
+def read_pair(key_path):
+    """The device's registered pairing public key (X||Y, 64 bytes): the one
+    reader of ``ID.pair.pub`` for a shoe or a shuffler, whose link key (or
+    any file beside it, ``ID.pub`` included) is ``key_path``."""
+    path = pathlib.Path(key_path)
+    if path.name.endswith(PAIR_SUFFIX):
+        return read_public(path)
+    if path.name.endswith(SUFFIX):
+        path = path.with_name(path.name[:-len(SUFFIX)] + ".key")
+    return read_public(pair_path(path))
 
 
 def _key(xy):
