@@ -121,6 +121,8 @@ class Board:
             from boards.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
             self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
+        self._pairing_cfg = getattr(config, "PAIRING", None)
+        self._pairing = None
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
@@ -212,6 +214,22 @@ class Board:
             sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
                              % (gap, self.wdt_ms))
         self._fed = now
+
+    def pairing(self):
+        """(the paired device's id, the pairing secret) or None: the key
+        the shuffler's order for the shoe is sealed under comes from it
+        (link/order.py). THE SEAM: the secret is ECDH between the two
+        devices' secure elements (slot 3 of each, the peer's public key
+        from pairing); until this board's chip does it, board_config's
+        PAIRING names a secret file beside the flash, never in it, that
+        stands for the ECDH result (the pit never has it)."""
+        cfg = self._pairing_cfg
+        if not cfg:
+            return None
+        if self._pairing is None:
+            with open(cfg["secret"], "rb") as f:
+                self._pairing = (cfg["peer"], f.read())
+        return self._pairing
 
     def key(self):
         """The link key: derived by the secure element when the flash holds

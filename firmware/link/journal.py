@@ -55,6 +55,7 @@ COVER = const(0x6B)     # k
 EMPTY = const(0x79)     # y
 CLEAR_STOP = const(0x72)  # r: a supervisor's clear_stop (baccarat/game.py)
 QUIET_SHOE = const(0x6E)  # n: a new shoe whose events precede it as literals
+ORDER_STOP = const(0x6F)  # o: a card that is not the committed order's (cardset/ordercheck.py)
 EVENT = const(0x45)     # E
 ACK = const(0x41)       # A
 COUNTER = const(0x4D)   # M

@@ -20,6 +20,7 @@ exist ("memory allocation failed" in the middle of a shoe).
 """
 
 from baccarat import game as _game
+from baccarat import events as _events
 from baccarat.events import write_hand
 from link import core, dispatch, proto, recovery, reports, schema, settings
 from link import journal as _journal
@@ -83,7 +84,32 @@ def _sign(s, args):
     _bench(s, "sign", args)
 
 
-ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
+def _order(s, args):
+    """A part of the batch's order from the paired shuffler, relayed by the
+    pit (link/order.py; cardset/ordercheck.py keeps and opens it)."""
+    chk = s.intake.check if s.intake is not None else None
+    if chk is None:
+        s._error("wrong_state", "order: this shoe reads no card-set records (no reader), so it cannot "
+                 "check an order", "order")
+        return
+    if s.game.phase == _game.NO_SHOE:
+        chk.end()  # the shoe it checked is over
+    why = chk.part(s.order_key, args["id"], args["part"], args["parts"], args["n"], args["nonce"],
+                   args["data"])
+    if why is None:
+        return
+    if why:
+        s._error("wrong_state", why, "order")
+        return
+    o = reports.begin(s, b"order")
+    o.raw(b',"id":')
+    o.text(chk.id)
+    o.raw(b',"n":')
+    o.int(chk.n)
+    s.link_send()
+
+
+ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop, "order": _order}
 ACTIONS.update(dispatch.LINK_ACTIONS)
 ACTIONS.update({"sensor": _sensor, "secure": _secure, "sign": _sign})
 
@@ -135,6 +161,9 @@ class Session(core.Link):
         # The card-set checks (cardset.intake), when the shoe has a reader:
         # the journal records which physical card left, so that a duplicate
         # is still caught after a power cut.
+        # The real-time check (cardset/ordercheck.py) is the intake's
+        # ``check``: no attribute of its own here (this table is at a step
+        # of its growth, whose next block found no hole at boot).
         self.intake = None
 
     # ------------------------------------------------------------- link hooks
@@ -202,6 +231,8 @@ class Session(core.Link):
         j = self.journal
         j.blob(_journal.NEW_SHOE, body, 0, len(body))
         self.game.new_shoe(decks, designation, exposed, batch)
+        if self.intake is not None and self.intake.check is not None:
+            self.intake.check.arm(batch)
         if not self.spilled and not self.tag_stale:
             # A new shoe resets the game, so nothing before it is needed to
             # rebuild the state: only the unacked events carry over, and
@@ -221,6 +252,35 @@ class Session(core.Link):
             self.journal.card(c, up, ident)
             self.game.deck_of = self.intake.registry.deck(ident) if ident >= 0 else 0
             self.game.card(c, up)
+            if ident >= 0 and self.game.phase == _game.NO_SHOE and self.intake.check is not None:
+                self.intake.check.end()  # the shoe is spent: its order is wiped from RAM
+
+    def mismatch(self, position, want, got, admit):
+        """The real-time check found card ``position`` of the shoe is not
+        the order's (cardset/intake.py calls this): record ``want`` expected
+        (-2: none known), ``got`` read (-1: an unknown ID); ``admit`` when
+        that card is dealt. Journaled as a game input (the stop is replayed)."""
+        if not self._playable("card"):
+            return
+        m = self.intake.check.body
+        m[0] = (position >> 8) & 0xFF
+        m[1] = position & 0xFF
+        _physical(self.intake.registry, want, m, 2)
+        _physical(self.intake.registry, got, m, 5)
+        m[8] = 1 if admit else 0
+        self.journal.blob(_journal.ORDER_STOP, m, 0, _events.MISMATCH_BYTES)
+        self.game.mismatch(m)
+
+    def order_key(self, order_id):
+        """The key of batch ``order_id``'s order (link/order.py), from the
+        pairing secret the board derives with the paired shuffler, or None
+        when the shoe is paired with none."""
+        get = getattr(self.board, "pairing", None)
+        pair = get() if get is not None else None
+        if pair is None:
+            return None
+        from link import order as _order
+        return _order.key(pair[1], pair[0], self.shoe_id, order_id, self.intake.registry.digest())
 
     def cover(self):
         if self._playable("cover card"):
@@ -236,6 +296,8 @@ class Session(core.Link):
         if self._playable("empty sensor"):
             self.journal.simple(_journal.EMPTY)
             self.game.empty()
+            if self.intake is not None and self.game.phase == _game.NO_SHOE and self.intake.check is not None:
+                self.intake.check.end()
 
     def alert(self, rule, c=-1, detail=None):
         # An alert never changes the game, so its event is journaled as is.
@@ -247,3 +309,13 @@ class Session(core.Link):
         self.capture = True
         self.game.error(message)
         self.capture = False
+
+
+def _physical(reg, i, m, at):
+    """Card, deck and batch of record ``i`` into ``m[at:at+3]`` (NONE_BYTE: unknown)."""
+    if i < 0 or i >= reg.count:
+        m[at] = m[at + 1] = m[at + 2] = _events.NONE_BYTE
+        return
+    m[at] = reg.card(i)
+    m[at + 1] = reg.deck(i)
+    m[at + 2] = reg.batch(i)

@@ -122,6 +122,8 @@ class Board:
             self.model.stall()
         self._entropy = Entropy(getattr(config, "SEED", 0))
         self.leds = (False, False, False)
+        self._pairing_cfg = getattr(config, "PAIRING", None)
+        self._pairing = None
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
@@ -147,6 +149,22 @@ class Board:
 
     def entropy(self):
         return self._entropy
+
+    def pairing(self):
+        """(the paired device's id, the pairing secret) or None: the key
+        the shuffler's order for the shoe is sealed under comes from it
+        (link/order.py). THE SEAM: the secret is ECDH between the two
+        devices' secure elements (slot 3 of each, the peer's public key
+        from pairing); until this board's chip does it, board_config's
+        PAIRING names a secret file beside the flash, never in it, that
+        stands for the ECDH result (the pit never has it)."""
+        cfg = self._pairing_cfg
+        if not cfg:
+            return None
+        if self._pairing is None:
+            with open(cfg["secret"], "rb") as f:
+                self._pairing = (cfg["peer"], f.read())
+        return self._pairing
 
     def sealing_key(self):
         if self._sealing is None and self._sealing_path:

@@ -50,7 +50,7 @@ KEY_FILE = deploy.KEY_NAME
 # with SECURE_HEAP_64 more again with the chip's driver and its I2C shim (a
 # shoe with its chip needed 204-210 KiB, 1 to 8 decks), as the shuffler's
 # emulator does (docs/shuffler.md, "Footprint").
-HEAP_64 = 8 * 1024
+HEAP_64 = 16 * 1024  # 8 KiB until the real-time check (docs/shuffler.md, "What the check costs")
 SECURE_HEAP_64 = 24 * 1024
 
 
@@ -67,7 +67,7 @@ class Emulator:
     """
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False, service=False, provision=True):
+                 secure=False, service=False, provision=True, pairing=None):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -92,6 +92,10 @@ class Emulator:
             overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
         if service:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
+        if pairing is not None:
+            # (the paired shuffler's id, the pairing secret's file beside
+            # the flash): the board's pairing() seam (link/order.py).
+            values["PAIRING"] = {"peer": pairing[0], "secret": pairing[1]}
         self.secure = None
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure(provision))

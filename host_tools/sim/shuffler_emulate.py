@@ -108,7 +108,7 @@ class TwoBatchSet:
 
 class ShufflerEmulator:
     def __init__(self, directory, device_id=DEFAULT_ID, decks=1, seed=1, key=None, wdt_ms=2000,
-                 journal_compact=None, heap=None, heap_probe=False):
+                 journal_compact=None, heap=None, heap_probe=False, pairing=None):
         self.dir = os.path.abspath(directory)
         self.device_id = board_config.check_shoe_id(device_id)
         keys.private_dir(self.dir)
@@ -132,6 +132,7 @@ class ShufflerEmulator:
         self._op_m, self._op_s, self.operator_path = ptys.open_raw()
         self._stop = threading.Event()
         self.heap = heap or HEAP
+        self.pairing = pairing  # (the paired shoe's id, the pairing secret's file): link/order.py
         self._write_config(dev_path, seed, wdt_ms, journal_compact, heap_probe)
         self.code = stage_code()
         self.proc = None
@@ -155,6 +156,8 @@ class ShufflerEmulator:
         }
         if journal_compact is not None:
             values["JOURNAL_COMPACT"] = journal_compact  # tests: compact a small journal
+        if self.pairing is not None:
+            values["PAIRING"] = {"peer": self.pairing[0], "secret": self.pairing[1]}
         if heap_probe:
             values["HEAP_PROBE"] = True  # board_emu: the largest live heap, in `state`
         with open(os.path.join(self.dir, "board_config.py"), "w") as f:

@@ -1,0 +1,80 @@
+"""The batch's order, sent by the shuffler to the shoe at release, defined
+once (docs/protocol.md, "The order for the shoe"; docs/shuffler.md, "The
+real-time check inside the shoe").
+
+What travels: the batch's card-set records in shuffle order (custody's
+``records[b][:size[b]]``), two bytes each, big-endian, sealed with
+link/aead.py under a key only the two devices hold, cut into parts that fit
+a link frame. The shuffler sends each part as an ``order`` event; the pit
+relays it, unchanged, as an ``order`` command to the shoe of the table
+(host_tools/protocol/orderrelay.py). The pit sees ciphertext only.
+
+The key: ``key()`` below, HMAC-SHA256 of the pairing secret over a label
+naming the shuffler, the shoe, the batch and the card set. The pairing
+secret is ECDH between the two devices' secure elements (each chip's slot-3
+key pair and the other's public key, exchanged at pairing; board
+``pairing_secret()``); the pit holds neither private key, so it cannot make
+it. The label makes every batch's key its own and binds the records to the
+card set they index (records are positions in the enrolled set's file, so
+a shoe with another set could not read them). The nonce is the batch's
+commitment: public, published at the seal, new for every sealed order.
+
+Sizes: 416 records (8 decks) are 832 bytes, 848 with the tag: three parts of
+at most PART bytes, 2*PART hex digits each, so that the command
+``order id=A-12 part=1 parts=3 n=416 nonce=<64 hex> data=<768 hex> @DEADLINE
+MAC`` stays inside the 980-byte payload of a frame (link/frame.py).
+"""
+
+from link import aead, proto
+from link import hmac as _hmac
+
+NAME = "order"            # the shuffler's event type and the shoe's command name
+LABEL = b"shuffler order"  # aead's label: keys of its own, never the vault's
+PART = proto.ORDER_PART    # ciphertext bytes per part
+NONCE_HEX = 64             # the batch's commitment, 32 bytes
+MAX_RECORDS = proto.ORDER_RECORDS  # the largest Ch 3B batch (shuffler/batch.py MAX_CARDS)
+MAX_PARTS = proto.ORDER_PARTS
+RECORD_BYTES = 2
+
+
+def key(secret, shuffler_id, shoe_id, batch_id, set_digest):
+    """The batch's key: HMAC-SHA256(pairing secret, label). ``set_digest``
+    is the card set's SHA-256 (32 bytes; registry.Registry.digest())."""
+    msg = b"shuffler->shoe order v1 " + _b(shuffler_id) + b" " + _b(shoe_id) + b" " + _b(batch_id) + b" "
+    return _hmac.digest(secret, msg + bytes(set_digest))
+
+
+def _b(text):
+    return text.encode() if isinstance(text, str) else bytes(text)
+
+
+def sealed_size(n):
+    return RECORD_BYTES * n + aead.TAG_BYTES
+
+
+def parts_of(n):
+    return (sealed_size(n) + PART - 1) // PART
+
+
+def seal(k, nonce, records, n):
+    """The sealed order of ``records[:n]`` (bytes): ciphertext || tag."""
+    plain = bytearray(RECORD_BYTES * n)
+    for i in range(n):
+        r = records[i]
+        plain[2 * i] = r >> 8
+        plain[2 * i + 1] = r & 0xFF
+    return aead.seal(k, nonce, plain, LABEL)
+
+
+def open_into(k, nonce, buf, n_records):
+    """``buf`` holds the sealed order of ``n_records``: check and decrypt in
+    place. True when it opened."""
+    return aead.open_into(k, nonce, buf, sealed_size(n_records), LABEL) == RECORD_BYTES * n_records
+
+
+if MAX_PARTS * PART < RECORD_BYTES * MAX_RECORDS + aead.TAG_BYTES:
+    raise ValueError("link/proto.py ORDER_PARTS is too few for ORDER_RECORDS")
+
+
+def record(buf, i):
+    return (buf[2 * i] << 8) | buf[2 * i + 1]
