@@ -44,9 +44,12 @@ COLD_DECK_SECTION = b"Ch 5A"
 ORDER_MISMATCH = b"order_mismatch"
 ORDER_MISMATCH_SECTION = b"Ch 5B"
 ORDER_STOPPED = b"stopped until clear_stop"
+ORDER_DETAIL = b"not the card the shuffler's committed order has at this position"
+ORDER_UNKNOWN = b"an ID the card set does not know, where the committed order has a card"
 # A mismatch's journal body (link/journal.py ORDER_STOP), one byte each but
 # the position: position (2), expected card, deck, batch, read card, deck,
-# batch (NONE_BYTE: not known), and 1 when the read card takes its place.
+# batch (NONE_BYTE: not known; the batches are kept for the record, the
+# event names the decks), and 1 when the read card takes its place.
 MISMATCH_BYTES = const(9)
 NONE_BYTE = const(0xFF)
 ASCENDING = b"ascending"  # each card the next rank up of the same suit
@@ -370,8 +373,8 @@ class Events:
 
     def mismatch(self, m):
         """The order check's irregularity from its journal body ``m``
-        (MISMATCH_BYTES above): position, expected and read card, each with
-        its deck and batch. A rare path: written from ints and constants."""
+        (MISMATCH_BYTES above): the position, the card expected there and
+        the card read, each card with its deck. A rare path."""
         o = self._begin(b"irregularity")
         o.raw(b',"rule":"')
         o.raw(ORDER_MISMATCH)
@@ -390,28 +393,12 @@ class Events:
             self.card_value(m[2])
             o.raw(b',"expected_deck":')
             o.int(m[3])
-        o.raw(b',"detail":"card ')
-        o.int((m[0] << 8) | m[1])
-        o.raw(b' of the shoe: the committed order has ')
-        self._physical(m, 2, b"no card here (the cut is not known: the first cards read are not in it)")
-        o.raw(b', the shoe read ')
-        self._physical(m, 5, b"an ID the card set does not know")
+        o.raw(b',"detail":"')
+        o.raw(ORDER_DETAIL if m[5] != NONE_BYTE else ORDER_UNKNOWN)
         o.raw(b'","action":"')
         o.raw(ORDER_STOPPED)
         o.byte(0x22)
         self._send()
-
-    def _physical(self, m, at, unknown):
-        o = self.out
-        if m[at] == NONE_BYTE:
-            o.raw(unknown)
-            return
-        o.byte(cards.RANK_BYTES[m[at] >> 2])
-        o.byte(cards.SUIT_BYTES[m[at] & 3])
-        o.raw(b" of deck ")
-        o.int(m[at + 1])
-        o.raw(b" batch ")
-        o.byte(0x40 + m[at + 2])  # 1 A, 2 B
 
     def _run(self):
         """The cold-deck run (Game.ordered) as its pattern and every card in

@@ -102,7 +102,7 @@ class Intake:
         if self.want != ORDER_OK:
             # Named before the card is dealt, so the record has it before
             # anything the card completes; the card still takes its place.
-            self.game.mismatch(self.check.k, self.want, i, True)
+            self.game.mismatch(self.check.note(reg, self.want, i, True))
         self.taking = i
         try:
             self.game.card(c, colour == FACE)
@@ -115,7 +115,7 @@ class Intake:
         """A refused card that is also not the order's: the game stops at
         once (the card itself is not dealt)."""
         if self.want != ORDER_OK:
-            self.game.mismatch(self.check.k, self.want, i, False)
+            self.game.mismatch(self.check.note(self.registry, self.want, i, False))
 
     def mark(self, i):
         """Record ``i`` left the shoe earlier (journal replay after a power cut)."""

@@ -22,8 +22,11 @@ game at both places and a card replaced by an outsider at one.
 allocated, small ints only (tests/e2e/test_hot_path.py).
 """
 
+import binascii
+
 from cardset import intake as _intake
 from link import order as _order
+from link import reports
 
 try:
     from micropython import const
@@ -52,47 +55,79 @@ class OrderCheck:
         self.have = 0       # bit p-1 set: part p is in
         self.base = -1      # the order's index of the first card read, less cards read before it
         self.k = 0          # cards read in this shoe (the cover card aside)
+        self.last = -1      # the record read last: the same card read twice is one card
         self.body = bytearray(9)  # a mismatch's journal record (baccarat/events.py MISMATCH_BYTES)
 
     # -- parts (a command, off the per-card path) -----------------------------
 
-    def part(self, key_of, order_id, p, parts, n, nonce_hex, data):
-        """One ``order`` command. Returns None while parts are missing, ""
-        when the order is complete and opened, or a one-line reason it was
-        refused. ``key_of(order_id)`` is the batch's key (link/order.key) or
-        None without a pairing."""
+    def command(self, s, args, between):
+        """One ``order`` command on session ``s`` (link/session.py); ``between``
+        when no shoe is in play. Refusals are ``wrong_state`` errors; the
+        last part, once opened, is answered by an ``order`` link event."""
+        if between:
+            self.end()  # the shoe it checked is over
+        why = self.part(s, args["id"], args["part"], args["parts"], args["n"], args["nonce"], args["data"])
+        if why:
+            s._error("wrong_state", "order %s: %s" % (args["id"], why), "order")
+        elif why is not None:
+            o = reports.begin(s, b"order")
+            o.raw(b',"id":')
+            o.text(self.id)
+            o.raw(b',"n":')
+            o.int(self.n)
+            s.link_send()
+
+    def part(self, s, order_id, p, parts, n, nonce_hex, data):
+        """None while parts are missing, "" once the order is complete and
+        opened, else why it was refused."""
         if self.state == _ARMED:
-            return "a shoe is being dealt against order %s: an order is taken between shoes" % self.id
-        if n < 1 or n > _order.MAX_RECORDS or parts != _order.parts_of(n) or p > parts:
-            return "order %s: %d records in %d parts do not fit (at most %d records)" % (
-                order_id, n, parts, _order.MAX_RECORDS)
-        if order_id[:2] not in ("A-", "B-"):
-            return "order %s: not a batch id" % order_id
-        if self.state != _PARTS or order_id != self.id or n != self.n or nonce_hex != _hex(self.nonce):
+            return "the shoe in play is checked against order %s; an order is taken between shoes" % self.id
+        if parts != _order.parts_of(n) or p > parts or order_id[:2] not in ("A-", "B-"):
+            return "not a batch's order (id, records and parts do not fit)"
+        nonce = binascii.unhexlify(nonce_hex)
+        if self.state != _PARTS or order_id != self.id or n != self.n or nonce != self.nonce:
             self.wipe()
             self.state = _PARTS
             self.id = order_id
             self.batch = 1 if order_id[0] == "A" else 2
             self.n = n
-            self.parts = parts
-            _unhex(nonce_hex, self.nonce, 0)
+            self.nonce[:] = nonce
         lo = (p - 1) * _order.PART
-        want = min(_order.PART, _order.sealed_size(n) - lo)
-        if len(data) != 2 * want:
-            return "order %s part %d: %d hex digits, expected %d" % (order_id, p, len(data), 2 * want)
-        _unhex(data, self.buf, lo)
+        if len(data) != 2 * min(_order.PART, _order.sealed_size(n) - lo):
+            return "part %d has the wrong length" % p
+        self.buf[lo:lo + len(data) // 2] = binascii.unhexlify(data)
         self.have |= 1 << (p - 1)
         if self.have != (1 << parts) - 1:
             return None
-        k = key_of(order_id)
-        if k is None:
+        pair = s.board.pairing() if hasattr(s.board, "pairing") else None
+        if pair is None:
             self.wipe()
-            return "order %s: this shoe is paired with no shuffler (no pairing secret)" % order_id
+            return "this shoe is paired with no shuffler"
+        k = _order.key(pair[1], pair[0], s.shoe_id, order_id, s.intake.registry.digest())
         if not _order.open_into(k, self.nonce, self.buf, n):
             self.wipe()
-            return "order %s does not open under this shoe's pairing key (altered, or another pair)" % order_id
+            return "it does not open under this shoe's pairing key (altered, or another pair's)"
         self.state = _READY
         return ""
+
+    def note(self, reg, want, got, admit):
+        """The journal body of a mismatch at this card (baccarat/events.py
+        MISMATCH_BYTES): record ``want`` expected (NOT_IN_ORDER: none),
+        ``got`` read (-1: an unknown ID), ``admit`` when the card is dealt."""
+        m = self.body
+        m[0] = (self.k >> 8) & 0xFF
+        m[1] = self.k & 0xFF
+        at = 2
+        for i in (want, got):
+            if 0 <= i < reg.count:
+                m[at] = reg.card(i)
+                m[at + 1] = reg.deck(i)
+                m[at + 2] = reg.batch(i)
+            else:
+                m[at] = m[at + 1] = m[at + 2] = 0xFF
+            at += 3
+        m[8] = 1 if admit else 0
+        return m
 
     def arm(self, batch):
         """A new shoe from ``batch``: checked when the order held is that
@@ -104,6 +139,7 @@ class OrderCheck:
         self.state = _ARMED
         self.base = -1
         self.k = 0
+        self.last = -1
         return True
 
     def armed(self):
@@ -130,6 +166,9 @@ class OrderCheck:
         shoe: OK, or the record the order expected here, or NOT_IN_ORDER
         when the first cards read are not in the order. ``self.k`` is then
         this card's position (1-based) in the shoe."""
+        if i == self.last and i >= 0:
+            return OK  # the card just read, read again (it lingered at the antenna): no new card
+        self.last = i
         n = self.n
         k = self.k
         self.k = k + 1
@@ -151,24 +190,3 @@ class OrderCheck:
         want = (buf[2 * j] << 8) | buf[2 * j + 1]
         return OK if want == i else want
 
-
-def _hex(b):
-    return "".join(["%02x" % x for x in b])
-
-
-def _nibble(c):
-    if 48 <= c <= 57:
-        return c - 48
-    if 97 <= c <= 102:
-        return c - 87
-    if 65 <= c <= 70:
-        return c - 55
-    raise ValueError("not a hex digit")
-
-
-def _unhex(text, out, at):
-    """Hex ``text`` into ``out`` from ``at``, with nothing allocated per byte."""
-    if isinstance(text, str):
-        text = text.encode()
-    for q in range(len(text) // 2):
-        out[at + q] = (_nibble(text[2 * q]) << 4) | _nibble(text[2 * q + 1])

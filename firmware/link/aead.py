@@ -48,7 +48,7 @@ def _xor_stream(kenc, nonce, buf, n):
 
 
 def _tag(kmac, nonce, ct, n):
-    return _hmac.digest(kmac, bytes(nonce) + bytes(memoryview(ct)[:n]))[:TAG_BYTES]
+    return _hmac.digest(kmac, nonce, memoryview(ct)[:n])[:TAG_BYTES]
 
 
 def seal(key, nonce, plain, label):
@@ -75,7 +75,7 @@ def open_into(key, nonce, buf, n, label):
         return -1
     kenc, kmac = _keys(key, label)
     m = n - TAG_BYTES
-    if not _hmac.equal(_tag(kmac, nonce, buf, m), bytes(memoryview(buf)[m:n])):
+    if not _hmac.equal(_tag(kmac, nonce, buf, m), memoryview(buf)[m:n]):
         return -1
     _xor_stream(kenc, nonce, buf, m)
     return m

@@ -86,27 +86,11 @@ def _sign(s, args):
 
 def _order(s, args):
     """A part of the batch's order from the paired shuffler, relayed by the
-    pit (link/order.py; cardset/ordercheck.py keeps and opens it)."""
-    chk = s.intake.check if s.intake is not None else None
-    if chk is None:
-        s._error("wrong_state", "order: this shoe reads no card-set records (no reader), so it cannot "
-                 "check an order", "order")
+    pit unread (cardset/ordercheck.py keeps, opens and answers it)."""
+    if s.intake is None or s.intake.check is None:
+        s._error("wrong_state", "order: this shoe has no card reader to check an order with", "order")
         return
-    if s.game.phase == _game.NO_SHOE:
-        chk.end()  # the shoe it checked is over
-    why = chk.part(s.order_key, args["id"], args["part"], args["parts"], args["n"], args["nonce"],
-                   args["data"])
-    if why is None:
-        return
-    if why:
-        s._error("wrong_state", why, "order")
-        return
-    o = reports.begin(s, b"order")
-    o.raw(b',"id":')
-    o.text(chk.id)
-    o.raw(b',"n":')
-    o.int(chk.n)
-    s.link_send()
+    s.intake.check.command(s, args, s.game.phase == _game.NO_SHOE)
 
 
 ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop, "order": _order}
@@ -255,32 +239,13 @@ class Session(core.Link):
             if ident >= 0 and self.game.phase == _game.NO_SHOE and self.intake.check is not None:
                 self.intake.check.end()  # the shoe is spent: its order is wiped from RAM
 
-    def mismatch(self, position, want, got, admit):
-        """The real-time check found card ``position`` of the shoe is not
-        the order's (cardset/intake.py calls this): record ``want`` expected
-        (-2: none known), ``got`` read (-1: an unknown ID); ``admit`` when
-        that card is dealt. Journaled as a game input (the stop is replayed)."""
-        if not self._playable("card"):
-            return
-        m = self.intake.check.body
-        m[0] = (position >> 8) & 0xFF
-        m[1] = position & 0xFF
-        _physical(self.intake.registry, want, m, 2)
-        _physical(self.intake.registry, got, m, 5)
-        m[8] = 1 if admit else 0
-        self.journal.blob(_journal.ORDER_STOP, m, 0, _events.MISMATCH_BYTES)
-        self.game.mismatch(m)
-
-    def order_key(self, order_id):
-        """The key of batch ``order_id``'s order (link/order.py), from the
-        pairing secret the board derives with the paired shuffler, or None
-        when the shoe is paired with none."""
-        get = getattr(self.board, "pairing", None)
-        pair = get() if get is not None else None
-        if pair is None:
-            return None
-        from link import order as _order
-        return _order.key(pair[1], pair[0], self.shoe_id, order_id, self.intake.registry.digest())
+    def mismatch(self, m):
+        """The real-time check (cardset/ordercheck.py) found a card that is
+        not the order's: ``m`` says which (baccarat/events.py
+        MISMATCH_BYTES). Journaled as a game input: the stop is replayed."""
+        if self._playable("card"):
+            self.journal.blob(_journal.ORDER_STOP, m, 0, _events.MISMATCH_BYTES)
+            self.game.mismatch(m)
 
     def cover(self):
         if self._playable("cover card"):
@@ -310,12 +275,3 @@ class Session(core.Link):
         self.game.error(message)
         self.capture = False
 
-
-def _physical(reg, i, m, at):
-    """Card, deck and batch of record ``i`` into ``m[at:at+3]`` (NONE_BYTE: unknown)."""
-    if i < 0 or i >= reg.count:
-        m[at] = m[at + 1] = m[at + 2] = _events.NONE_BYTE
-        return
-    m[at] = reg.card(i)
-    m[at + 1] = reg.deck(i)
-    m[at + 2] = reg.batch(i)

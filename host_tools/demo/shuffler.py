@@ -85,10 +85,11 @@ class _Hands:
     physical card's tag at the antenna, the cover line the cover card's,
     any other line (a button, a new shoe) goes on the dealer channel."""
 
-    def __init__(self, shoe, physical, cover):
+    def __init__(self, shoe, physical, cover, bridge):
         self.shoe = shoe
         self.physical = list(physical)
         self.cover = cover
+        self.bridge = bridge
         self.k = 0
 
     def deal(self, line):
@@ -104,11 +105,29 @@ class _Hands:
         self._present(self.physical[self.k])
         self.k += 1
 
-    def _present(self, tag, timeout=5.0):
-        self.shoe.present(tag)
-        end = time.monotonic() + timeout
-        while self.shoe.chip.field and time.monotonic() < end:
-            time.sleep(0.002)
+    def _present(self, tag, timeout=5.0, tries=5):
+        """Hold the card at the antenna until the shoe reads it. The
+        simulated reader shares this loaded machine: when the shoe reports
+        a reader fault and nothing else, the card is still there, so it is
+        read again (as a card that did not read on a real shoe)."""
+        for _try in range(tries):
+            mark = len(self.bridge.events)
+            self.shoe.present(tag)
+            end = time.monotonic() + timeout
+            while self.shoe.chip.field and time.monotonic() < end:
+                time.sleep(0.002)
+            faulted = None
+            while time.monotonic() < end:
+                new = [e for _s, e in self.bridge.events[mark:]]
+                if any(e.get("rule") != "reader_fault" for e in new):
+                    return
+                if new and faulted is None:
+                    faulted = time.monotonic()
+                if faulted is not None and time.monotonic() - faulted > 1.5:
+                    break  # only a reader fault, and no card since: present it again
+                time.sleep(0.01)
+            else:
+                return  # nothing stored yet: the feeder's own wait takes over
 
 
 def _relay(shoe_bridges, out):
@@ -202,8 +221,9 @@ def run(args, out=print):
                                                                         name(phys[m])))
         codes = [TwoBatchSet.card_of(u)[2] for u in dealt_phys]
         d, lines = _script(codes, batch, rng.randrange(1 << 30), decks)
+        shoe.deal("sensor back_%s" % batch.lower())  # the back sensor sees this batch's colour (Ch 3B)
         since = len(shoe_bridge.events)
-        feeder = Feeder(_Hands(shoe, dealt_phys, cover), lines, _Watch(shoe_bridge), pause=args.pace or 0.0)
+        feeder = Feeder(_Hands(shoe, dealt_phys, cover, shoe_bridge), lines, _Watch(shoe_bridge), pause=args.pace or 0.0)
         handled = 0
         while not feeder.done():
             feeder.deal(1)
@@ -211,10 +231,19 @@ def run(args, out=print):
             while handled < len(stops):
                 _seq, e = stops[handled]
                 handled += 1
-                timed("THE SHOE STOPPED THE GAME: %s" % e["detail"])
-                reply = shoe_bridge.command("clear_stop")
+                timed("THE SHOE STOPPED THE GAME at card %d: the committed order has %s of deck %s there, "
+                      "the shoe read %s (round %d, event seq %d)"
+                      % (e["position"], e.get("expected", "no card (cut unknown)"), e.get("expected_deck", "-"),
+                         "%s of deck %d" % (e["card"], e["deck"]) if "card" in e else "an unknown ID",
+                         e["round"], _seq))
                 mark = len(shoe_bridge.events)
-                shoe_bridge_wait(lambda ev: ev.get("type") == "stop_cleared", "stop_cleared", mark)
+                for _try in range(12):
+                    reply = shoe_bridge.command("clear_stop")
+                    try:
+                        shoe_bridge_wait(lambda ev: ev.get("type") == "stop_cleared", "stop_cleared", mark, 5.0)
+                        break
+                    except RuntimeError:
+                        continue  # not sent (the link reconnecting): the supervisor presses again
                 timed("a supervisor's clear_stop (%s): the game resumes" % reply)
         feeder._wait(feeder.ended, "no shoe_end stored after the last line")
         timed("shoe (batch %s) ended: %d cards dealt, %d left in the shoe, %d order stop(s)"
