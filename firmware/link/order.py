@@ -19,12 +19,13 @@ card set they index (records are positions in the enrolled set's file, so
 a shoe with another set could not read them). The nonce is the batch's
 commitment: public, published at the seal, new for every sealed order.
 
-Sizes: 416 records (8 decks) are 832 bytes, 848 with the tag: seven parts
-of at most PART (128) bytes, 256 hex digits each. The command ``order
-id=A-12 part=1 parts=7 n=416 nonce=<64 hex> data=<256 hex> @DEADLINE MAC``
-is about 420 bytes, well inside a frame's 980-byte payload: the shoe
-parses a command by copying it a few times, and after boot its heap has
-holes of a few hundred bytes, not of a kilobyte.
+Sizes: 416 records (8 decks) are 832 bytes, 848 with the tag: fourteen
+parts of at most PART (64) bytes, 128 hex digits each. The command ``order
+id=A-12 part=1 parts=14 n=416 nonce=<64 hex> data=<128 hex> @DEADLINE
+MAC`` is under 300 bytes, well inside a frame's 980-byte payload: the shoe
+parses a command by copying it a few times, and after a boot its heap has
+holes of a few hundred bytes, not of a kilobyte (parts of 128 bytes, about
+420-byte commands, failed there now and then in the 64-bit emulator).
 """
 
 from link import aead, proto
