@@ -121,7 +121,6 @@ class Board:
             from boards.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
             self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
-        self._pairing_cfg = getattr(config, "PAIRING", None)
         self._pairing = None
         self.wdt_ms = config.WDT_MS
         self.starved = 0
@@ -216,20 +215,14 @@ class Board:
         self._fed = now
 
     def pairing(self):
-        """(the paired device's id, the pairing secret) or None: the key
-        the shuffler's order for the shoe is sealed under comes from it
-        (link/order.py). THE SEAM: the secret is ECDH between the two
-        devices' secure elements (slot 3 of each, the peer's public key
-        from pairing); until this board's chip does it, board_config's
-        PAIRING names a secret file beside the flash, never in it, that
-        stands for the ECDH result (the pit never has it)."""
-        cfg = self._pairing_cfg
-        if not cfg:
-            return None
+        """(the paired device's id, the pairing secret) or None: ECDH of
+        the chip's slot-3 key with the peer's pairing key (link/order.py
+        pairing_from), once, then held in RAM; the order for the shoe is
+        sealed under a key made from it."""
         if self._pairing is None:
-            with open(cfg["secret"], "rb") as f:
-                self._pairing = (cfg["peer"], f.read())
-        return self._pairing
+            from link import order
+            self._pairing = order.pairing_from(self.secure_element, self._here + "/" + order.PAIR_FILE) or ()
+        return self._pairing or None
 
     def key(self):
         """The link key: derived by the secure element when the flash holds
@@ -237,14 +230,12 @@ class Board:
         read from shoe_key.bin."""
         if not self._key:
             if self.secure_element is not None:
-                from drivers.atecc608 import PEER_FILE, link_key
-                try:
-                    with open(self._here + "/" + PEER_FILE, "rb") as f:
-                        peer = f.read()
-                except OSError:
-                    peer = None
-                if peer is not None:
-                    self._key = link_key(self.secure_element, peer)
+                from drivers.atecc608 import PEER_FILE
+                from drivers import atecc608_link
+                self._key = atecc608_link.link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+                from lazy import unload
+                unload("drivers.atecc608_link")   # boot-only: the key is derived once
+                if self._key:
                     return self._key
             with open(self._key_path, "rb") as f:
                 self._key = f.read()

@@ -237,19 +237,25 @@ class MachineBoard:
         if self._wdt is not None:
             self._wdt.feed()
 
+    def pairing(self):
+        """(the paired device's id, the pairing secret) or None: ECDH of
+        the chip's slot-3 key with the peer's pairing key on the flash
+        (link/order.py pairing_from), once, then held in RAM."""
+        if getattr(self, "_pairing", None) is None:
+            from link import order
+            self._pairing = order.pairing_from(getattr(self, "secure_element", None), order.PAIR_FILE) or ()
+        return self._pairing or None
+
     def key(self):
         """The per-shoe link key: derived by the secure element when the
         flash holds its peer's public key (link_peer.bin; docs/security.md,
         "The key at rest"), else the one `shoe deploy` wrote to shoe_key.bin."""
         if not self._key and getattr(self, "secure_element", None) is not None:
-            from drivers.atecc608 import PEER_FILE, link_key
-            try:
-                with open(PEER_FILE, "rb") as f:
-                    peer = f.read()
-            except OSError:
-                peer = None
-            if peer is not None:
-                self._key = link_key(self.secure_element, peer)
+            from drivers.atecc608 import PEER_FILE
+            from drivers import atecc608_link
+            self._key = atecc608_link.link_key_from(self.secure_element, PEER_FILE) or b""
+            from lazy import unload
+            unload("drivers.atecc608_link")   # boot-only: the key is derived once
         if not self._key:
             try:
                 with open(KEY_FILE, "rb") as f:

@@ -11,10 +11,12 @@ relays it, unchanged, as an ``order`` command to the shoe of the table
 
 The key: ``key()`` below, HMAC-SHA256 of the pairing secret over a label
 naming the shuffler, the shoe, the batch and the card set. The pairing
-secret is ECDH between the two devices' secure elements (each chip's slot-3
-key pair and the other's public key, exchanged at pairing; board
-``pairing_secret()``); the pit holds neither private key, so it cannot make
-it. The label makes every batch's key its own and binds the records to the
+secret is ECDH between the two devices' secure elements: each chip's slot-3
+key pair (drivers/atecc608.py PAIR_SLOT, made inside the chip) with the
+other device's pairing public key, which pairing puts on the flash
+(PAIR_FILE: the peer's id and its ``ID.pair.pub`` key; public halves only
+cross the pit PC). ``pairing_from`` is what each board's ``pairing()``
+calls. The pit holds neither private key, so it cannot make the secret. The label makes every batch's key its own and binds the records to the
 card set they index (records are positions in the enrolled set's file, so
 a shoe with another set could not read them). The nonce is the batch's
 commitment: public, published at the seal, new for every sealed order.
@@ -38,6 +40,7 @@ NONCE_HEX = 64             # the batch's commitment, 32 bytes
 MAX_RECORDS = proto.ORDER_RECORDS  # the largest Ch 3B batch (shuffler/batch.py MAX_CARDS)
 MAX_PARTS = proto.ORDER_PARTS
 RECORD_BYTES = 2
+PAIR_FILE = "pair_peer.bin"  # on the flash: the paired device's id, a newline, its 64-byte pairing key
 
 
 def key(secret, shuffler_id, shoe_id, batch_id, set_digest):
@@ -45,6 +48,24 @@ def key(secret, shuffler_id, shoe_id, batch_id, set_digest):
     is the card set's SHA-256 (32 bytes; registry.Registry.digest())."""
     msg = b"shuffler->shoe order v1 " + _b(shuffler_id) + b" " + _b(shoe_id) + b" " + _b(batch_id) + b" "
     return _hmac.digest(secret, msg + bytes(set_digest))
+
+
+def pairing_from(se, path):
+    """(the paired device's id, the 32-byte pairing secret) from the chip
+    ``se`` and the peer file at ``path``; None without either (a device
+    paired with none deals, or sends, no order)."""
+    if se is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    cut = data.find(b"\n")
+    if cut < 1 or len(data) - cut - 1 != 64:
+        return None
+    from drivers.atecc608 import pair_secret
+    return bytes(data[:cut]).decode(), bytes(pair_secret(se, data[cut + 1:], bytearray(32)))
 
 
 def _b(text):

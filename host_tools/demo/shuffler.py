@@ -183,18 +183,16 @@ def run(args, out=print):
     path = os.path.abspath(args.db or os.path.join(tempfile.mkdtemp(prefix="shoe-demo-"), "shoe.db"))
     rng = random.Random(args.seed)
     out("shoe demo --shuffler: %d decks per batch, seed %d, store %s" % (decks, args.seed, path))
-    # The pairing secret: THE SEAM until both emulated devices' chips run
-    # ECDH on their slot-3 keys (link/order.py). One file beside both
-    # flashes, in neither; the pit (the bridges below) never reads it.
-    from host_tools.protocol import keys
-    secret = path + ".pairing"
-    if not os.path.exists(secret):
-        import secrets as _secrets
-        keys.write_key(secret, _secrets.token_bytes(keys.KEY_BYTES))
-    rig = Rig(path + ".shuffler", path, SHUFFLER_ID, decks=decks, seed=args.seed, pairing=(SHOE_ID, secret))
+    rig = Rig(path + ".shuffler", path, SHUFFLER_ID, decks=decks, seed=args.seed)
     emu = rig.emu
     shoe = Emulator(path + ".flash", SHOE_ID, reader="pn532", cardset=os.path.join(emu.dir, "cardset.bin"),
-                    pairing=(SHUFFLER_ID, secret))
+                    secure=True)
+    # Pairing, as deploying both to one table does: each device gets the
+    # other's id and pairing public key (ID.pair.pub); each chip makes the
+    # same secret by ECDH with its own slot-3 key (link/order.py). The pit
+    # (the bridges below) holds only public keys.
+    shoe.pair(SHUFFLER_ID, emu.pair_key)
+    emu.pair(SHOE_ID, shoe.pair_key)
     shoe.start()
     shoe_bridge = ThreadedBridge(path, shoe.host_path, shoe.key)
     rig.bridge.on_event = _relay({SHOE_ID: shoe_bridge}, out)
@@ -301,24 +299,26 @@ def run(args, out=print):
         out("demo stopped: %s" % failure)
         return 1
     cardset = os.path.join(emu.dir, "cardset.bin")
-    out("shoe shuffler audit --db %s --cardset %s" % (path, cardset))
+    pubkey = emu.pub_path   # the shuffler's chip's public key, registered when its chip was provisioned
+    out("shoe shuffler audit --db %s --cardset %s --pubkey %s" % (path, cardset, pubkey))
     from cardset import registry as _registry
     with db.Store(path) as store:
         lines = []
-        status = _audit(store, lines, _registry.load(cardset))
+        status = _audit(store, lines, _registry.load(cardset), pubkey)
     for line in lines:
         out("  " + line)
     return status
 
 
-def _audit(store, lines, registry):
+def _audit(store, lines, registry, pubkey):
     """audit.run_store's verdicts, collected (it prints; here they are lines)."""
+    import argparse
     import contextlib
     import io
 
     from host_tools.shuffler import audit
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        status = audit.run_store(None, store, registry)
+        status = audit.run_store(argparse.Namespace(pubkey=pubkey, key_dir=None), store, registry)
     lines.extend(buf.getvalue().splitlines())
     return status

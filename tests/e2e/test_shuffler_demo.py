@@ -45,7 +45,8 @@ def test_two_shoes_both_batches_audit_passes(tmp_path):
     assert run.stdout.count("dealt as committed") == 2  # the read-backs wait for the next reveal
     assert run.stdout.count("not checked yet: the") == 2
     assert "batch A-1: the commitment opens" in run.stdout and "batch B-1: the commitment opens" in run.stdout
-    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin")
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin",
+                 "--pubkey", db + ".shuffler.pub")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert re.search(r"shoe DEMO1 \(from event seq \d+\) read \d+ cards", audit.stdout)
 
@@ -78,7 +79,8 @@ def test_the_shoe_stops_at_a_switched_card_and_the_audit_names_it(tmp_path):
     assert after[cleared]["rule"] == "order_mismatch"
     assert any(e.get("type") == "accepted" and e.get("command") == "clear_stop" for e in after[:cleared])
     assert not any(e.get("type") in ("card", "bets", "result") for e in after[1:cleared])
-    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin")
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin",
+                 "--pubkey", db + ".shuffler.pub")
     assert audit.returncode == 1, audit.stdout + audit.stderr
     assert ("IRREGULARITY in batch A-1: the 12th card the shoe read" in audit.stdout
             and "is %s where the committed order has %s" % (moved, real) in audit.stdout), audit.stdout
@@ -88,7 +90,7 @@ def test_the_shoe_stops_at_a_switched_card_and_the_audit_names_it(tmp_path):
 @pytest.mark.slow
 def test_eight_deck_shoes_deal_whole_with_no_stop(tmp_path):
     """The whole 8-deck demo: both shoes dealt card by card against their
-    orders (seven parts each), no irregularity."""
+    orders (fourteen parts each), no irregularity."""
     db = str(tmp_path / "shoe.db")
     run = shoe("demo", "--shuffler", "--pace", "0", "--db", db, "--seed", "5", timeout=1800)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -105,9 +107,17 @@ def test_emulate_runs_until_terminated(tmp_path):
     try:
         first = proc.stdout.readline().strip()
         assert first.startswith("/dev/pts/"), first
-        lines = [proc.stdout.readline(), proc.stdout.readline()]
-        assert "operator pty" in lines[0] and "batch A (52 cards, new-deck order) loaded" in lines[1]
-        assert oct(os.stat(tmp_path / "flash" / "shoe_key.bin").st_mode & 0o777) == "0o600"
+        lines = [proc.stdout.readline()]
+        while "loaded" not in lines[-1] and lines[-1]:
+            lines.append(proc.stdout.readline())
+        assert "operator pty" in lines[0] and "batch A (52 cards, new-deck order) loaded" in lines[-1]
+        # Its chip provisioned as `shoe deploy` does a board's: the link key
+        # is derived by the chip, so the flash holds none; the pit's copy
+        # is beside it (0600), with the chip's public keys.
+        assert any("secure element ATECC608B serial" in line for line in lines), lines
+        assert not (tmp_path / "flash" / "shoe_key.bin").exists()
+        assert oct(os.stat(tmp_path / "flash.key").st_mode & 0o777) == "0o600"
+        assert (tmp_path / "flash.pub").exists() and (tmp_path / "flash.pair.pub").exists()
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0, proc.stderr.read()
