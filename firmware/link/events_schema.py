@@ -11,7 +11,7 @@ A table row is ``type`` and its fields as ``name:kind`` words. ``kind|null``
 may be null; a trailing ``?`` marks a field that may be absent. Kinds:
 int, str, bool, card (e.g. "TD"), pos (P1 ... HELD), cards and strs (lists),
 ranks ({"A": n, ...}) and tally ({"9H": n, ...}), designation, exposed, batch,
-winner, reason, command, hex16, hex32 and hex128 (lower-case hex digits).
+winner, reason, command, hex16, hex32, hex64 and hex128 (lower-case hex digits).
 Events from the game core carry no "source"; link events carry
 "source":"link" (not listed as a field).
 """
