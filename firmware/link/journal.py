@@ -63,7 +63,7 @@ BASE = const(0x53)      # S
 GEN = const(0x47)       # G: the journal's generation, its first record
 CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
 SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its signature is not replayable)
-KINDS = b"NCbxkyrEAMSnGKQ"
+KINDS = b"NCbxkyrEAMSnGKQo"
 
 # scan() outcomes.
 OK = const(0)
