@@ -224,7 +224,7 @@ class Device:
         """The released batch's order for the shoe (link/order.py): sealed
         under the key the shuffler and its paired shoe share, in parts the
         pit relays unread. Without a pairing nothing is sent, and the shoe
-        deals that batch unchecked (its ``shoe`` event says so)."""
+        deals that batch unchecked."""
         get = getattr(self.board, "pairing", None)
         pair = get() if get is not None else None
         if pair is None:

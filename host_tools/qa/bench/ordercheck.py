@@ -35,7 +35,7 @@ SHOE_ID = "HOT"
 SHUFFLER_ID = "SHUF9"
 BATCH_ID = "A-7"
 DECKS = 8
-HEAP_64_EXTRA = 12 * 1024  # the emulated shoe's 64-bit slack (host_tools/sim/emulate.py HEAP_64)
+HEAP_64_EXTRA = 20 * 1024  # the emulated shoe's 64-bit slack (host_tools/sim/emulate.py HEAP_64)
 _MAX_PARTS = 14  # link/proto.py ORDER_PARTS (a test checks they agree)  # the emulated shoe's 64-bit slack (host_tools/sim/emulate.py HEAP_64)
 
 
