@@ -105,7 +105,7 @@ class _Hands:
         self._present(self.physical[self.k])
         self.k += 1
 
-    def _present(self, tag, timeout=5.0, tries=5):
+    def _present(self, tag, timeout=5.0, tries=12):
         """Hold the card at the antenna until the shoe reads it. The
         simulated reader shares this loaded machine: when the shoe reports
         a reader fault and nothing else, the card is still there, so it is
