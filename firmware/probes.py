@@ -55,7 +55,6 @@ def survey(board):
     global surveyed
     if surveyed:
         return
-    surveyed = True
     se = getattr(board, "secure_element", None)
     if se is not None:
         from drivers.atecc608_setup import survey as read_chip
@@ -63,6 +62,10 @@ def survey(board):
         read_chip(sys.modules[__name__], se)
         from lazy import unload
         unload("drivers.atecc608_setup")
+    # Only once it has run: a survey cut short (its module could not be
+    # loaded) must not leave the defaults standing for the next question
+    # as if they were the chip's answer.
+    surveyed = True
 
 
 def _hex(o, key, data):

@@ -197,11 +197,6 @@ def shoe(shoe_factory):
     return shoe_factory()
 
 
-# Under the default suite's load (two workers beside VMs, browsers and
-# servers) these full runs failed about once a run on a fresh clone (the
-# chip's answer to the bench's question did not come in time; alone they
-# pass): under `-m slow` until that is found (closing note, issue 24).
-@pytest.mark.slow
 def test_a_good_shoe_passes_every_step_and_its_report_is_signed_by_its_chip(shoe, staged, tmp_path, capsys):
     emu, args = shoe
     bench = Bench(emu)
@@ -215,8 +210,11 @@ def test_a_good_shoe_passes_every_step_and_its_report_is_signed_by_its_chip(shoe
     assert emu.secure.serial.hex() in lines["secure element"]
     heap = int(lines["heap"].split()[2])
     assert acceptance.HEAP_FREE_MIN <= heap < emu.heap
-    assert bench.done == ["test_card", "sensor:back_a", "sensor:back_b", "sensor:face", "button:no_more_bets",
-                          "button:exposed", "button:new_shoe"]
+    # The test card once, or again when a missed poll took it (acceptance.reader_step).
+    assert bench.done[0] == "test_card"
+    assert [w for w in bench.done if w != "test_card"] == ["sensor:back_a", "sensor:back_b", "sensor:face",
+                                                           "button:no_more_bets", "button:exposed",
+                                                           "button:new_shoe"]
     assert bench.asked == ["lights", "gate shut", "gate open"]
     report = (tmp_path / "report.md").read_text()
     assert "| reader | PASS |" in report and "| secure element | PASS |" in report and "ACC1" in report
@@ -241,11 +239,6 @@ def test_a_good_shoe_passes_every_step_and_its_report_is_signed_by_its_chip(shoe
         assert kind in kinds, kind
 
 
-# Under the default suite's load (two workers beside VMs, browsers and
-# servers) these full runs failed about once a run on a fresh clone (the
-# chip's answer to the bench's question did not come in time; alone they
-# pass): under `-m slow` until that is found (closing note, issue 24).
-@pytest.mark.slow
 def test_verify_passes_the_signed_report_and_fails_an_edited_one_or_another_key(shoe, tmp_path, capsys):
     emu, args = shoe
     assert acceptance.run(args, Bench(emu)) == 0
@@ -330,11 +323,6 @@ def test_the_first_bench_question_is_refused_while_a_shoe_is_in_play(shoe):
     assert got is None and reply == "sensor: a bench question, taken only while no shoe is in play"
 
 
-# Under the default suite's load (two workers beside VMs, browsers and
-# servers) these full runs failed about once a run on a fresh clone (the
-# chip's answer to the bench's question did not come in time; alone they
-# pass): under `-m slow` until that is found (closing note, issue 24).
-@pytest.mark.slow
 @pytest.mark.parametrize("chip,registered,words", [
     ("none", None, ("no ATECC608B answers at I2C 0x60", "secure_element in wiring.md")),
     ("blank", None, ("is present but not locked", "the configuration zone is not locked", "provision it")),
