@@ -123,7 +123,7 @@ def run(args):
             print("dry run: no shoe was provisioned; its key is only in %s"
                   % os.path.join(args.dry_run, KEY_NAME))
             return 0
-        secure = not shuffler and bool(config.constants(args.board, shoe_id).get("SECURE_ELEMENT"))
+        secure = bool(_board_constants(args.board, shoe_id, shuffler).get("SECURE_ELEMENT"))
         if secure:
             return _deploy_secure(args, shoe_id, staging)
         pit_key = pit_key_path(args.key_dir, shoe_id, key)
@@ -151,6 +151,15 @@ def run(args):
 
 
 # -- key provisioning --------------------------------------------------------
+
+def _board_constants(board, device_id, shuffler):
+    """The board's rendered constants, a shoe's or a shuffler's (one reading
+    of ``SECURE_ELEMENT`` for both: a board with one gets the chip's keys)."""
+    if shuffler:
+        from host_tools.boards import shuffler as sboards
+        return sboards.constants(board, device_id)
+    return config.constants(board, device_id)
+
 
 def _deploy_secure(args, shoe_id, staging):
     """A board with the secure element: no key on its flash. The image is
@@ -554,28 +563,31 @@ else:
                    _c.get("address", 0x60))
     _p = bytearray(64)
     _l = bytearray(64)
+    _q = bytearray(64)
     _n = bytearray(9)
-    _made = provision(_se, _p, _l)
+    _made = provision(_se, _p, _l, _q)
     serial(_se, _n)
-    print("secure-element %s %s %s %s" % (binascii.hexlify(_n).decode(), binascii.hexlify(_p).decode(),
-                                           "made" if _made else "kept", binascii.hexlify(_l).decode()))
+    print("secure-element %s %s %s %s %s" % (binascii.hexlify(_n).decode(), binascii.hexlify(_p).decode(),
+                                              "made" if _made else "kept", binascii.hexlify(_l).decode(),
+                                              binascii.hexlify(_q).decode()))
 """
 
 
 def parse_provision(output):
     """(serial hex, signing public key X||Y, made now, link ECDH public key
-    X||Y) from the provisioning script's output, or None for a board
-    without a secure element."""
+    X||Y, pairing ECDH public key X||Y) from the provisioning script's
+    output, or None for a board without a secure element."""
     for line in output.splitlines():
         words = line.split()
         if words[:1] != ["secure-element"]:
             continue
         if words[1:] == ["none"]:
             return None
-        if len(words) == 5 and len(words[1]) == 18 and len(words[2]) == 128 and words[3] in ("made", "kept") \
-                and len(words[4]) == 128:
+        if len(words) == 6 and len(words[1]) == 18 and len(words[2]) == 128 and words[3] in ("made", "kept") \
+                and len(words[4]) == 128 and len(words[5]) == 128:
             try:
-                return words[1], bytes.fromhex(words[2]), words[3] == "made", bytes.fromhex(words[4])
+                return (words[1], bytes.fromhex(words[2]), words[3] == "made", bytes.fromhex(words[4]),
+                        bytes.fromhex(words[5]))
             except ValueError:
                 break
         break
@@ -589,7 +601,7 @@ def link_key_pair(chip_link_public):
     (its public half, 64 bytes X||Y) goes to the device's flash as
     link_peer.bin, ``key`` = SHA-256(LINK_LABEL || ECDH) is the pit's copy,
     and the private half is dropped. The device derives the same key at
-    every boot with the chip's slot-2 key (drivers/atecc608.link_key), so
+    every boot with the chip's slot-2 key (drivers/atecc608_link.link_key), so
     no key is ever written to its flash or sent to it."""
     from cryptography.hazmat.primitives.asymmetric import ec
     from drivers.atecc608 import LINK_LABEL
@@ -602,17 +614,24 @@ def link_key_pair(chip_link_public):
 
 
 def register_chip(pit_key, chip):
-    """Write the chip's public key beside the MAC key (``<SHOE_ID>.pub``,
-    PEM, 0644) for `shoe verify` and the casino's records; return the lines
-    to print (serial and key, for the records)."""
-    from host_tools.protocol import checkpoints
+    """Write the chip's public keys beside the MAC key for `shoe verify`,
+    the pairing of a shoe with a shuffler, and the casino's records: the
+    signing key's as ``<ID>.pub``, the pairing key's (slot 3) as
+    ``<ID>.pair.pub`` (both PEM, 0644, host_tools/protocol/pubkeys.py);
+    return the lines to print (serial and keys, for the records)."""
+    from host_tools.protocol import pubkeys
     if chip is None:
         return ["no secure element on this board: its checkpoints will be unsigned"]
     serial_hex, public, made = chip[:3]
-    pem = checkpoints.public_key_pem(public)
-    path = pathlib.Path(pit_key).with_suffix(".pub")
-    keys.write_public_key(path, pem)
-    return ["secure element ATECC608B serial %s: key pair %s inside the chip, configuration locked"
-            % (serial_hex, "generated" if made else "already there (slot locked), kept"),
-            "public key (X||Y) %s" % public.hex(),
-            "public key registered in %s (sha256 %s...)" % (path, hashlib.sha256(public).hexdigest()[:16])]
+    path = pubkeys.pub_path(pit_key)
+    pubkeys.write_public(path, public)
+    lines = ["secure element ATECC608B serial %s: key pair %s inside the chip, configuration locked"
+             % (serial_hex, "generated" if made else "already there (slot locked), kept"),
+             "public key (X||Y) %s" % public.hex(),
+             "public key registered in %s (sha256 %s...)" % (path, hashlib.sha256(public).hexdigest()[:16])]
+    if len(chip) > 4:
+        pair = pubkeys.pair_path(pit_key)
+        pubkeys.write_public(pair, chip[4])
+        lines.append("pairing key (slot 3, ECDH with the other device's chip) registered in %s (sha256 %s...)"
+                     % (pair, hashlib.sha256(chip[4]).hexdigest()[:16]))
+    return lines

@@ -219,14 +219,12 @@ class Board:
         read from shoe_key.bin."""
         if not self._key:
             if self.secure_element is not None:
-                from drivers.atecc608 import PEER_FILE, link_key
-                try:
-                    with open(self._here + "/" + PEER_FILE, "rb") as f:
-                        peer = f.read()
-                except OSError:
-                    peer = None
-                if peer is not None:
-                    self._key = link_key(self.secure_element, peer)
+                from drivers.atecc608 import PEER_FILE
+                from drivers import atecc608_link
+                self._key = atecc608_link.link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+                from lazy import unload
+                unload("drivers.atecc608_link")   # boot-only: the key is derived once
+                if self._key:
                     return self._key
             with open(self._key_path, "rb") as f:
                 self._key = f.read()

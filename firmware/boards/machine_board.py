@@ -242,14 +242,11 @@ class MachineBoard:
         flash holds its peer's public key (link_peer.bin; docs/security.md,
         "The key at rest"), else the one `shoe deploy` wrote to shoe_key.bin."""
         if not self._key and getattr(self, "secure_element", None) is not None:
-            from drivers.atecc608 import PEER_FILE, link_key
-            try:
-                with open(PEER_FILE, "rb") as f:
-                    peer = f.read()
-            except OSError:
-                peer = None
-            if peer is not None:
-                self._key = link_key(self.secure_element, peer)
+            from drivers.atecc608 import PEER_FILE
+            from drivers import atecc608_link
+            self._key = atecc608_link.link_key_from(self.secure_element, PEER_FILE) or b""
+            from lazy import unload
+            unload("drivers.atecc608_link")   # boot-only: the key is derived once
         if not self._key:
             try:
                 with open(KEY_FILE, "rb") as f:

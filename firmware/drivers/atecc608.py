@@ -20,7 +20,7 @@ codes, times and the CRC are defined here once; the host's simulator
 (host_tools/sim/atecc608.py) imports them.
 
 This module is what stays resident in play (Random, Nonce, Sign, Counter,
-and ECDH for the link key at boot);
+and ECDH: the link key at boot, the pairing secret with the other device);
 making the key pair, reading and locking the zones are provisioning, in
 drivers/atecc608_setup.py, loaded only for that.
 """
@@ -85,6 +85,7 @@ ZONE_DATA = const(2)
 KEY_SLOT = const(0)          # the device key pair's slot (signs checkpoints)
 LINK_SLOT = const(2)         # the link key's ECDH key pair (docs/security.md, "The key at rest")
 LINK_LABEL = b"shoe-link-key/1"
+PAIR_SLOT = const(3)         # the pairing key's ECDH key pair: shoe and shuffler agree a secret (ID.pair.pub)
 PEER_FILE = "link_peer.bin"  # on the flash: the public half `shoe deploy` kept the link key with
 _MARGIN_MS = const(50)       # bus and host time on top of the chip's own (only a silent chip waits it out)
 _CMD_MAX = const(8 + 64)     # the longest command sent: ECDH with a 64-byte public key
@@ -286,15 +287,12 @@ class ATECC608:
 
 
 
-def link_key(se, peer):
-    """The link's MAC key, derived at boot and held only in RAM:
-    SHA-256(LINK_LABEL || ECDH(chip's LINK_SLOT key, ``peer``)), ``peer``
-    the public half of the key pair `shoe deploy` made and then dropped
-    (link_peer.bin on the flash). The pit's copy is the same value, made on
-    the technician's side from the other half (docs/security.md)."""
-    import hashlib
-    shared = bytearray(32)
-    se.ecdh(LINK_SLOT, peer, shared)
-    h = hashlib.sha256(LINK_LABEL)
-    h.update(shared)
-    return h.digest()
+def pair_secret(se, peer, out):
+    """ECDH of this chip's pairing key (PAIR_SLOT) with the other device's
+    pairing public key ``peer`` (X||Y, 64 bytes, from its ``ID.pair.pub``):
+    the 32-byte shared secret into ``out``. The shoe's chip and the
+    shuffler's reach the same secret, which no pit PC can compute (it holds
+    only the public halves); a caller hashes it with its own label before
+    using it as a key."""
+    se.ecdh(PAIR_SLOT, peer, out)
+    return out

@@ -1,4 +1,4 @@
-"""Provisioning an ATECC608B for the shoe, and the commands only that needs:
+"""Provisioning an ATECC608B for the shoe and the shuffler, and the commands only that needs:
 Info, GenKey, Read, Write, Lock, the serial number.
 
 Kept apart from drivers/atecc608.py so a shoe in play holds only what it
@@ -7,7 +7,7 @@ chip blank), and by the first bench question for ``survey`` (what the
 `secure` command reports, firmware/probes.py), and unloaded again.
 """
 
-from drivers.atecc608 import (ADDRESS, KEY_SLOT, LINK_SLOT, OP_GENKEY, OP_INFO, OP_LOCK, OP_READ,
+from drivers.atecc608 import (ADDRESS, KEY_SLOT, LINK_SLOT, OP_GENKEY, PAIR_SLOT, OP_INFO, OP_LOCK, OP_READ,
                               OP_WRITE, ZONE_CONFIG, SecureElementFault, crc16)
 
 # The shoe's configuration, bytes 16-127 as the chip's zone lays them out:
@@ -16,10 +16,12 @@ from drivers.atecc608 import (ADDRESS, KEY_SLOT, LINK_SLOT, OP_GENKEY, OP_INFO, 
 # KeyConfig 0x0033: private, P-256, public info, lockable); slot 2 a P-256
 # private key for ECDH only, its result given out in clear (SlotConfig
 # 0x2084: secret, ECDH permitted, no signing; the link key is derived from
-# it at boot); every other slot plain data. Bytes 84-87 (UserExtra,
+# it at boot); slot 3 the same for pairing (the shoe's and the shuffler's
+# chips agree a secret by ECDH, drivers/atecc608.pair_secret); every other
+# slot plain data. The same layout on both devices. Bytes 84-87 (UserExtra,
 # LockValue, LockConfig) are not written with Write.
-SLOT_CONFIG = (0x2083, 0x0000, 0x2084) + (0x0000,) * 13
-KEY_CONFIG = (0x0033, 0x003C, 0x0033) + (0x003C,) * 13
+SLOT_CONFIG = (0x2083, 0x0000, 0x2084, 0x2084) + (0x0000,) * 12
+KEY_CONFIG = (0x0033, 0x003C, 0x0033, 0x0033) + (0x003C,) * 12
 
 
 def shoe_config(config):
@@ -96,15 +98,16 @@ def locked(se):
     return four[3] != 0x55, four[2] != 0x55
 
 
-def provision(se, public_out, link_out=None):
+def provision(se, public_out, link_out=None, pair_out=None):
     """Turn a fresh chip into the shoe's: write and lock the configuration
     (checked against its CRC), lock the data zone (unchecked: the secret
     slot cannot be read to sum it), make the key pair in slot 0 and lock
     that slot so the key can never be replaced. Returns True when it made a
     key now, False when the chip already held the shoe's locked key (then
     ``public_out`` gets that key's public half). ``link_out``: the same
-    for slot 2, the link key's ECDH key pair. The private keys never leave
-    the chip: no command here could read them."""
+    for slot 2, the link key's ECDH key pair, and ``pair_out`` for slot 3,
+    the pairing key's. The private keys never leave the chip: no command
+    here could read them."""
     config_locked, data_locked = locked(se)
     if not config_locked:
         config = bytearray(128)
@@ -121,6 +124,8 @@ def provision(se, public_out, link_out=None):
     made = _key_pair(se, KEY_SLOT, public_out)
     if link_out is not None:
         _key_pair(se, LINK_SLOT, link_out)
+    if pair_out is not None:
+        _key_pair(se, PAIR_SLOT, pair_out)
     return made
 
 

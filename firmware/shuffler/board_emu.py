@@ -23,7 +23,10 @@ one line each, answered by one line ``ok ...`` or ``err ...``:
 The flash is the directory holding board_config.py: the journal, the
 custody state file, the key and the card set live there, so killing the VM
 is a power cut (the model, being the machine, is rebuilt empty: an operator
-takes the cards out after a power cut anyway).
+takes the cards out after a power cut anyway). The secure element is the
+simulated ATECC608B beyond a pty I2C bus; the entropy stays the seeded
+source here (reproducible shuffles for the tests), while a real board mixes
+the chip's random source with the MCU's (board_machine.py).
 """
 
 import binascii
@@ -101,8 +104,19 @@ class Board:
         self.journal_path = here + "/journal.bin"
         self.cardset_path = here + "/cardset.bin"
         self.state_path = here + "/custody.json"
+        self._here = here
         self._key_path = here + "/shoe_key.bin"
         self._key = b""
+        # The secure element on the board's I2C bus, as boards.toml renders
+        # it for every board (SECURE_ELEMENT): here a pty to the simulated
+        # ATECC608B in the emulator's process (boards/ptyi2c.py), under the
+        # firmware's own driver. It derives the link key, signs checkpoints.
+        self.secure_element = None
+        secure = getattr(config, "SECURE_ELEMENT", None)
+        if secure and secure.get("device"):
+            from boards.ptyi2c import PtyI2C
+            from drivers.atecc608 import ATECC608
+            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
         # The secure element's sealing key stands outside the flash directory
         # (shuffler/vault.py): a dump of the flash never holds it.
         self._sealing_path = getattr(config, "SEALING_KEY", None)
@@ -140,6 +154,14 @@ class Board:
         self._link.write(memoryview(buf)[:n])
 
     def key(self):
+        """The link key: derived by the secure element from the peer on the
+        flash (docs/security.md, "The key at rest"), else shoe_key.bin."""
+        if not self._key and self.secure_element is not None:
+            from drivers.atecc608 import PEER_FILE
+            from drivers import atecc608_link
+            self._key = atecc608_link.link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+            from lazy import unload
+            unload("drivers.atecc608_link")   # boot-only: the key is derived once
         if not self._key:
             with open(self._key_path, "rb") as f:
                 self._key = f.read()

@@ -77,11 +77,11 @@ class Board(_mb.MachineBoard):
         hw.reader = self._make_reader(config.READER)
         hw.sensor = self._make_sensor(config.SENSOR) if config.SENSOR else None
         self.hw = hw
-        # The secure element under the shoe's board key (config.SECURE, as
-        # machine_board.MachineBoard reads it): its random source is mixed
-        # with the MCU's (entropy()). boards.toml renders SECURE_ELEMENT
-        # (kind "atecc608b"), which neither board reads yet: docs/shuffler.md.
-        secure = getattr(config, "SECURE", None)
+        # The secure element, under the name boards.toml renders and
+        # machine_board.MachineBoard reads (SECURE_ELEMENT): it derives the
+        # link key (MachineBoard.key), signs checkpoints, and its random
+        # source is mixed with the MCU's (entropy()).
+        secure = getattr(config, "SECURE_ELEMENT", None)
         self.secure_element = self._make_secure(secure) if secure else None
         self.door = _door.Door(Active(i["door"]), Pin(o["lock"], Pin.OUT, value=0))
         self._leds = [Pin(config.SHUFFLER_LEDS[k], Pin.OUT, value=0) for k in ("ready", "sealed", "fault")]

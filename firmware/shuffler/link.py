@@ -25,6 +25,14 @@ from link.core import Link
 
 SOURCE = "shuffler"
 COMPACT_BYTES = 16384   # journal size beyond which an idle, fully acked shuffler starts a new one
+# The shuffler's outbox: half the shoe's (link/outbox.py). It sends a few
+# events per batch, in bursts only at a reveal (parts of at most 48
+# records, under 1 KiB each), and whatever does not fit waits in the
+# journal and is refilled from there (link/core.py), as on the shoe; the
+# 2.6 KiB saved in 32 bits pay for the secure element's driver
+# (docs/shuffler.md, "Footprint").
+OUTBOX_BYTES = 2048
+OUTBOX_SLOTS = 16
 
 
 class ShufflerSession(Link):

@@ -130,11 +130,17 @@ def boot_stages():
         _halt(halt)
     import board_config
     from link.outbox import Outbox
-    outbox = Outbox()
+    from shuffler.link import OUTBOX_BYTES, OUTBOX_SLOTS
+    outbox = Outbox(OUTBOX_BYTES, OUTBOX_SLOTS)
     room = bytearray(ROOM)
     mod = board_config.MODULE
     board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
     board.manifest = digest
+    # The link key first, while ROOM is held: with a secure element it is
+    # derived by a boot-only module (drivers/atecc608_link.py) that is let go
+    # at once, and the hole it leaves is filled by the modules loaded next,
+    # not left among the session's and device's buffers.
+    board.key()
     board.feed()
     yield None
     from cardset import registry

@@ -5,6 +5,10 @@ readable, firmware/drivers/atecc608_setup.py); what the pit PC keeps is its
 public half, registered when the device is deployed, in a file beside the
 device's link key: ``SHOE-xxxxxx.key`` -> ``SHOE-xxxxxx.pub`` (``pub_path``).
 
+The chip's pairing key (slot 3, ECDH only: a shoe's and a shuffler's
+chips agree a secret the pit PC cannot compute) is registered the same way
+as ``SHOE-xxxxxx.pair.pub`` (``pair_path``; read with ``read_pair``).
+
 The file is PEM SubjectPublicKeyInfo of a P-256 key ("-----BEGIN PUBLIC
 KEY-----"), so a casino can check a signed acceptance report with openssl
 alone, years later, without this code. It is public: written 0644, and
@@ -21,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 SUFFIX = ".pub"
+PAIR_SUFFIX = ".pair.pub"
 FILE_MODE = 0o644
 XY_BYTES = 64
 
@@ -32,6 +37,23 @@ class PublicKeyFileError(ValueError):
 def pub_path(key_path):
     """Where the public key registered with the link key ``key_path`` lives."""
     return pathlib.Path(key_path).with_suffix(SUFFIX)
+
+
+def pair_path(key_path):
+    """Where the pairing public key registered with ``key_path`` lives."""
+    return pathlib.Path(key_path).with_suffix(PAIR_SUFFIX)
+
+
+def read_pair(key_path):
+    """The device's registered pairing public key (X||Y, 64 bytes): the one
+    reader of ``ID.pair.pub`` for a shoe or a shuffler, whose link key (or
+    any file beside it, ``ID.pub`` included) is ``key_path``."""
+    path = pathlib.Path(key_path)
+    if path.name.endswith(PAIR_SUFFIX):
+        return read_public(path)
+    if path.name.endswith(SUFFIX):
+        path = path.with_name(path.name[:-len(SUFFIX)] + ".key")
+    return read_public(pair_path(path))
 
 
 def _key(xy):

@@ -38,7 +38,15 @@ from host_tools.boards import shuffler as sboards
 BOARD = "pico"
 # What a stand-in `machine` gives the bring-up: the pins it drives and the
 # buses it opens (the door shut and the platform at home, so that it boots).
+# The secure element (SECURE_ELEMENT, on every board) answers behind the
+# stand-in I2C: a provisioned chip's answer groups, of the right length and
+# CRC, their bytes pseudo-random (Random, ECDH, Sign, ...), so the firmware's own
+# driver runs its whole path in the VM. The 32-bit VM has no pty to reach
+# the wire-level simulator (host_tools/sim/atecc608.py, checked by
+# adafruit_atecc), and a heap probe needs the firmware's allocations, not
+# the chip's answers: a signature or key from here verifies nothing.
 FAKE_MACHINE = r'''
+CHIP_ANSWERS = {0x1B: 32, 0x16: 32, 0x43: 32, 0x41: 64, 0x40: 64, 0x24: 4, 0x30: 4}
 LEVELS = {}
 EDGES = {}
 class Pin:
@@ -66,12 +74,69 @@ class UART:
     def write(self, buf, n=None):
         return 0
 class I2C:
+    # The TCS34725 by register; the ATECC608B at 0x60 by its answer groups
+    # (see the comment above FAKE_MACHINE), made in one buffer with an
+    # xorshift for their bytes: nothing allocated per transaction, since
+    # the 32-bit VM collects garbage only between its steps.
     def __init__(self, id, scl=None, sda=None, freq=400000):
-        pass
+        self._awake = False
+        self._group = bytearray(70)
+        self._n = 0
+        self._at = 0
+        self._x = 0x2545   # xorshift16 (7, 9, 8): small ints only, period 65535
     def readfrom_mem_into(self, addr, reg, buf):
         buf[0] = 0x44 if reg == 0x92 else 1
     def writeto_mem(self, addr, reg, buf):
         pass
+    def _answer(self, n):
+        from drivers.atecc608 import crc16
+        g = self._group
+        g[0] = n + 3
+        x = self._x
+        for i in range(n):
+            x ^= (x << 7) & 0xFFFF
+            x ^= x >> 9
+            x ^= (x << 8) & 0xFFFF
+            g[1 + i] = x & 0xFF
+        self._x = x
+        if n == 1:
+            g[1] = 0
+        c = crc16(g, 0, n + 1)
+        g[n + 1] = c & 0xFF
+        g[n + 2] = c >> 8
+        self._n = n + 3
+        self._at = 0
+    def writeto(self, addr, buf, stop=True):
+        if addr == 0:
+            self._awake = True
+            self._answer(1)
+            self._group[1] = 0x11
+            from drivers.atecc608 import crc16
+            c = crc16(self._group, 0, 2)
+            self._group[2] = c & 0xFF
+            self._group[3] = c >> 8
+            raise OSError(19)
+        if addr != 0x60 or not self._awake:
+            raise OSError(19)
+        if len(buf) == 1:
+            self._awake = buf[0] not in (1, 2)
+            return 1
+        op, p1 = buf[2], buf[3]
+        n = CHIP_ANSWERS.get(op, 1)
+        if op == 0x02:
+            n = 32 if p1 & 0x80 else 4
+        elif op == 0x16 and p1 == 0x03:
+            n = 1
+        self._answer(n)
+        return len(buf)
+    def readfrom_into(self, addr, buf, stop=True):
+        if addr != 0x60 or not self._n:
+            raise OSError(19)
+        g = self._group
+        at = self._at
+        for i in range(len(buf)):
+            buf[i] = g[at + i]
+        self._at = at + len(buf)
 class SPI:
     LSB = 1
     MSB = 0
@@ -128,6 +193,11 @@ def _machine_dir(tmp, name=BOARD, cardset=True):
         with open(os.path.join(tmp, "cardset.bin"), "wb") as f:
             f.write(TwoBatchSet(8).encode())
     keys.write_key(os.path.join(tmp, "shoe_key.bin"), os.urandom(keys.KEY_BYTES))
+    # The link key's peer, as `shoe deploy` leaves it: the board derives its
+    # key with the chip at boot (the stand-in's ECDH answer), as in play.
+    from drivers.atecc608 import PEER_FILE
+    with open(os.path.join(tmp, PEER_FILE), "wb") as f:
+        f.write(os.urandom(64))
 
 
 def _run(tmp, program, heap_kib, tag):

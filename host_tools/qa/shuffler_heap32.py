@@ -19,7 +19,7 @@ from host_tools import vm
 from host_tools.qa.shuffler_heap import BOARD, _machine_dir, board_heap_kib, boot_resident, figures
 
 # The budget (docs/design.md, "Heap budgets"):
-RESIDENT_SHARE_32 = 0.75  # resident after boot, of the board's heap, with every boot stage inside it (issue 22: >= 20 % free)
+RESIDENT_SHARE_32 = 0.77  # resident after boot, of the board's heap, with every boot stage inside it (issue 22: >= 20 % free; 0.75 until the chip's driver, 148 096 B = 76.1 %: docs/design.md)
 BOOT_STAGES_MAX = 12      # steps offered to main.boot_stages (it has 6)
 
 _BOOT32_HEAD = r"""
@@ -184,7 +184,7 @@ def batch_live(which, decks=8, heap_kib=BATCH_HEAP_KIB):
             "kept_per_card": None if grown else int(kept) / max(1, int(span)), "state": state}
 
 
-BOOT_HEAP64_KIB = 214  # the 64-bit VM's smallest boot heap (tests/e2e/test_shuffler_heap.py); the 32-bit figure governs
+BOOT_HEAP64_KIB = 226  # the 64-bit VM's smallest boot heap (tests/e2e/test_shuffler_heap.py); the 32-bit figure governs
 
 
 def table(decks=8):

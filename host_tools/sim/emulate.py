@@ -12,14 +12,11 @@ wire-level simulator (``host_tools.sim.pn532``) running in this process, and
 checks each tag against the card set in its flash, exactly as a board does.
 ``present(uid)`` puts a tagged card at the simulator's antenna.
 
-A pty has only one device path (its slave side), so the VM and the bridge
-each open the slave of their own pty and this process relays bytes between
-the two masters. The relay is the cable: it never blocks on a side nobody
-is reading (bytes are dropped, as on an unplugged line), and it survives the
-VM being killed and restarted, which is how tests cut the power.
+The link's ptys and relay, the VM's power and the simulated secure element
+are every emulated device's (host_tools/sim/vmdevice.py, which the
+shuffler's emulator shares).
 """
 
-import json
 import os
 import pathlib
 import select
@@ -32,8 +29,7 @@ import threading
 import time
 
 from host_tools import deploy, vm
-from host_tools.sim import ptys, vmcode
-from host_tools.protocol import keys
+from host_tools.sim import ptys, vmcode, vmdevice
 from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
@@ -54,17 +50,20 @@ HEAP_64 = 8 * 1024
 SECURE_HEAP_64 = 24 * 1024
 
 
-EMULATED_CHIP_TIMING = 0.5   # of the ATECC608B's datasheet maxima (the simulator's own default is 1.0)
+EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
 
 
-class Emulator:
-    """One emulated shoe: its flash directory, ptys, relay and VM process.
+class Emulator(vmdevice.VMDevice):
+    """One emulated shoe: its flash directory, ptys, relay and VM process
+    (host_tools/sim/vmdevice.py, shared with the shuffler's emulator).
 
     The flash is staged once by `shoe deploy`'s own staging (compiled .mpy
     files, the key, manifest.json), exactly as a board is flashed, and then
     kept: restarting on the same directory is a power cycle of the same shoe.
     Only board_config changes per run, because the pty paths do.
     """
+
+    KIND = "shoe"
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
                  secure=False, service=False, provision=True):
@@ -78,11 +77,9 @@ class Emulator:
             self.key_path = pit_key  # a shoe with the chip keeps no key on its flash (docs/security.md)
         with open(self.key_path, "rb") as f:
             self.key = f.read()
-        self._shoe_m, self._shoe_s, shoe_path = ptys.open_raw(nonblocking=True)
-        self._host_m, self._host_s, self.host_path = ptys.open_raw(nonblocking=True)
+        shoe_path = self._open_link()
         self._deal_m, self._deal_s, deal_path = ptys.open_raw(nonblocking=True)
         os.set_blocking(self._deal_m, True)
-        self._stop = threading.Event()
         reader_cfg = {"script": deal_path}
         self.chip = None
         if reader is not None:
@@ -92,21 +89,14 @@ class Emulator:
             overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
         if service:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
-        self.secure = None
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure(provision))
         self.heap = values["HEAP"] + HEAP_64 + (SECURE_HEAP_64 if secure else 0)
         self._write_config(values)
-        self.proc = None
         # Beside the flash, not in it: the boot check tilts on any file the
         # manifest does not cover.
         self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
-        # Set by the relay at the VM's first byte: the self-test is done and
-        # the VM has opened its ptys (opening a tty flushes its input, so the
-        # dealer must not deal before this).
-        self.booted = threading.Event()
-        self._relay = threading.Thread(target=self._relay_loop, daemon=True)
-        self._relay.start()
+        self._start_relay()
 
     def _start_reader(self, reader, cardset):
         """The simulated reader on its own pty, and the card set on the flash."""
@@ -124,70 +114,6 @@ class Emulator:
         self._sim.start()
         return {"device": sim_path}
 
-    def _start_secure(self, provision=True):
-        """The ATECC608B simulator in this process, its I2C bus on a pty. Its
-        EEPROM (key, counters) is kept beside the flash directory, not in it:
-        the chip is not the flash, and a flash dump must not hold its key."""
-        from host_tools.sim import atecc608, i2cbus
-
-        # At half the datasheet maxima: the simulator shares this process
-        # with whatever drives the emulator, and on a loaded machine a
-        # worst-case answer delayed further would pass the firmware's
-        # bounded wait (maximum + 50 ms) and read as a faulty chip.
-        self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json", timing=EMULATED_CHIP_TIMING)
-        bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
-        # ``provision`` False: a chip as it leaves the factory (a technician's
-        # acceptance must fail it), the link key left on the flash.
-        self.chip_lines = self._provision(bus) if provision else None
-        self._se_m, self._se_s, se_path = ptys.open_raw()
-        self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set),
-                                    daemon=True)
-        self._se.start()
-        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
-
-    def _provision(self, bus):
-        """What `shoe deploy` does to a board's chip, done to the simulated
-        one with the firmware's own provisioning (drivers/atecc608_setup.py)
-        before the VM starts: configuration locked, key pair made inside
-        the chip, its public key registered beside the flash directory
-        (``<dir>.pub``; the key pair is kept on later power-ons)."""
-        from drivers.atecc608 import ATECC608
-        from drivers import atecc608_setup
-        from host_tools.sim.i2cbus import DirectI2C
-
-        se = ATECC608(DirectI2C(bus))
-        public, link, serial = bytearray(64), bytearray(64), bytearray(9)
-        made = atecc608_setup.provision(se, public, link)
-        atecc608_setup.serial(se, serial)
-        self.public_key = bytes(public)
-        self.pub_path = self.dir.rstrip("/") + ".pub"
-        pit_key = pathlib.Path(self.dir.rstrip("/") + ".key")
-        self._key_at_rest(link, pit_key)
-        return deploy.register_chip(pit_key, (serial.hex(), self.public_key, made))
-
-    def _key_at_rest(self, link, pit_key):
-        """The link key as `shoe deploy` keeps it for a shoe with the chip:
-        the pit's copy beside the flash (0600), the peer's public half on
-        the flash, no key file there (docs/security.md, "The key at rest")."""
-        from drivers.atecc608 import PEER_FILE
-        peer_path = os.path.join(self.dir, PEER_FILE)
-        if not os.path.exists(peer_path):
-            peer, key = deploy.link_key_pair(bytes(link))
-            keys.write_key(pit_key, key)
-            with open(peer_path, "wb") as f:
-                f.write(peer)
-            manifest_path = os.path.join(self.dir, deploy.MANIFEST)
-            with open(manifest_path) as f:
-                manifest = json.load(f)
-            manifest["files"].pop(KEY_FILE, None)
-            manifest["files"][PEER_FILE] = deploy.fw_manifest.file_sha256(peer_path)
-            with open(manifest_path, "w") as f:
-                f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-            if os.path.exists(self.key_path):
-                os.remove(self.key_path)
-        self.key_path = str(pit_key)
-        self.key = keys.read_key(pit_key)
-
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""
         self.wait_booted()
@@ -202,36 +128,14 @@ class Emulator:
         mpy = pathlib.Path(self.dir) / "board_config.mpy"
         deploy.compile_mpy(pathlib.Path(src), mpy, "board_config.py")
         os.remove(src)
-        path = os.path.join(self.dir, deploy.MANIFEST)
-        with open(path) as f:
-            manifest = json.load(f)
-        manifest["files"]["board_config.mpy"] = deploy.fw_manifest.file_sha256(str(mpy))
-        with open(path, "w") as f:
-            f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        self._add_to_manifest("board_config.mpy")
 
     # -- the VM -----------------------------------------------------------
 
     def start(self):
         """Power on: run main.py in the VM with this shoe's flash."""
-        self.booted.clear()
-        cmd = vm.micropython_cmd([os.path.join(self.dir, "main.py")],
-                                 heap="%dk" % (self.heap // 1024))
-        err = open(self.stderr_path, "ab")
-        env = dict(os.environ, MICROPYPATH=self.dir)
-        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env,
-                                     stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-        err.close()
-        return self.proc
-
-    def wait_booted(self, timeout=30):
-        if not self.booted.wait(timeout):
-            raise RuntimeError("the shoe sent nothing within %ds; see %s" % (timeout, self.stderr_path))
-
-    def power_cut(self):
-        """kill -9: no chance to flush or close anything."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
+        return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")],
+                                              heap="%dk" % (self.heap // 1024)), self.dir)
 
     def deal(self, line, timeout=10.0):
         """One dealing-script line on the dealer channel. Waits for the boot
@@ -255,27 +159,12 @@ class Emulator:
             os.read(self._deal_m, 1)
 
     def close(self):
-        self.power_cut()
-        self._stop.set()
-        self._relay.join(2)
-        fds = [self._shoe_m, self._shoe_s, self._host_m, self._host_s, self._deal_m, self._deal_s]
+        fds = [self._deal_m, self._deal_s]
         if self.chip is not None:
+            self._stop.set()
             self._sim.join(2)
             fds += [self._sim_m, self._sim_s]
-        if self.secure is not None:
-            self._se.join(2)
-            fds += [self._se_m, self._se_s]
-        ptys.close(*fds)
-
-    # -- the cable ---------------------------------------------------------
-
-    def _relay_loop(self):
-        ptys.relay(self._shoe_m, self._host_m, self._stop.is_set, self._passing)
-
-    def _passing(self, src, data):
-        if src == self._shoe_m:
-            self.booted.set()
-        return data
+        self._close_link(*fds)
 
 
 def add_arguments(parser):

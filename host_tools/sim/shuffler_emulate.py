@@ -5,8 +5,9 @@ pty, like `shoe emulate` for the shoe.
     bridge --pyserial--> HOST pty  <==relay==>  DEVICE pty <-- PtyUART -- VM (shuffler.main)
     this process  -----> OPERATOR pty ---------------------- PtyUART -- VM (world + buttons)
 
-The directory is the shuffler's flash: board_config.py, its key (0600),
-the card set, the journal and the custody state file. Restarting the VM on
+The directory is the shuffler's flash: board_config.py, the link key's
+peer (the chip derives the key; the pit's copy is beside the flash), the
+card set, the journal and the custody state file. Restarting the VM on
 it is a power cycle (``power_cut()`` is kill -9). The entropy is the seeded
 emulation source (``--seed``): reproducible, never for play.
 
@@ -20,12 +21,11 @@ import os
 import secrets
 import select
 import signal
-import subprocess
 import threading
 import time
 
 from host_tools.protocol import keys
-from host_tools.sim import ptys
+from host_tools.sim import ptys, vmdevice
 from host_tools import vm
 from host_tools.boards import config as board_config
 
@@ -106,14 +106,27 @@ class TwoBatchSet:
         return uid[1] & 0x0F, uid[2], uid[3]
 
 
-class ShufflerEmulator:
+class ShufflerEmulator(vmdevice.VMDevice):
+    """One emulated shuffler: its flash, link and operator ptys, its VM and,
+    as on every board, the ATECC608B on its I2C bus (``secure``, default
+    True), provisioned as `shoe deploy --device shuffler` provisions a
+    board's: the link key is derived by the chip at boot (the pit's copy is
+    ``<dir>.key``), checkpoints are signed with its slot-0 key (``<dir>.pub``),
+    its pairing key is registered as ``<dir>.pair.pub``
+    (host_tools/sim/vmdevice.py, shared with the shoe's emulator)."""
+
+    KIND = "shuffler"
+
     def __init__(self, directory, device_id=DEFAULT_ID, decks=1, seed=1, key=None, wdt_ms=2000,
-                 journal_compact=None, heap=None, heap_probe=False):
+                 journal_compact=None, heap=None, heap_probe=False, secure=True):
         self.dir = os.path.abspath(directory)
         self.device_id = board_config.check_shoe_id(device_id)
         keys.private_dir(self.dir)
         self.key_path = os.path.join(self.dir, KEY_FILE)
-        if not os.path.exists(self.key_path):
+        pit_key = self.dir.rstrip("/") + ".key"
+        if not os.path.exists(self.key_path) and os.path.exists(pit_key):
+            self.key_path = pit_key   # the chip derives the link key: none on the flash
+        elif not os.path.exists(self.key_path):
             keys.write_key(self.key_path, key or secrets.token_bytes(keys.KEY_BYTES))
         self.key = keys.read_key(self.key_path)
         # The secure element's key for the vault: beside the flash, not in it.
@@ -127,21 +140,17 @@ class ShufflerEmulator:
         if not os.path.exists(set_path):
             with open(set_path, "wb") as f:
                 f.write(self.cards.encode())
-        self._dev_m, self._dev_s, dev_path = ptys.open_raw(nonblocking=True)
-        self._host_m, self._host_s, self.host_path = ptys.open_raw(nonblocking=True)
+        dev_path = self._open_link()
         self._op_m, self._op_s, self.operator_path = ptys.open_raw()
-        self._stop = threading.Event()
+        chip = self._start_secure() if secure else None
         self.heap = heap or HEAP
-        self._write_config(dev_path, seed, wdt_ms, journal_compact, heap_probe)
+        self._write_config(dev_path, seed, wdt_ms, journal_compact, heap_probe, chip)
         self.code = stage_code()
-        self.proc = None
         self.stderr_path = os.path.join(self.dir, "vm.stderr")
-        self.booted = threading.Event()
         self._pending = b""
-        self._relay = threading.Thread(target=self._relay_loop, daemon=True)
-        self._relay.start()
+        self._start_relay()
 
-    def _write_config(self, dev_path, seed, wdt_ms, journal_compact=None, heap_probe=False):
+    def _write_config(self, dev_path, seed, wdt_ms, journal_compact=None, heap_probe=False, chip=None):
         values = {
             "MODULE": "board_emu",
             "BOARD": "shuffler-emulator",
@@ -152,6 +161,7 @@ class ShufflerEmulator:
             "SEED": seed,
             "SEALING_KEY": self.sealing_path,
             "WDT_MS": wdt_ms,
+            "SECURE_ELEMENT": chip,
         }
         if journal_compact is not None:
             values["JOURNAL_COMPACT"] = journal_compact  # tests: compact a small journal
@@ -165,37 +175,11 @@ class ShufflerEmulator:
     # -- power -------------------------------------------------------------
 
     def start(self):
-        self.booted.clear()
-        cmd = vm.micropython_cmd(["-m", "shuffler.main"], heap=self.heap)
-        err = open(self.stderr_path, "ab")
-        env = dict(os.environ, MICROPYPATH=os.pathsep.join([self.dir, self.code]))
-        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL,
-                                     stdout=err, stderr=err)
-        err.close()
-        return self.proc
-
-    def wait_booted(self, timeout=30):
-        if not self.booted.wait(timeout):
-            raise RuntimeError("the shuffler sent nothing within %ds; see %s" % (timeout, self.stderr_path))
-
-    def power_cut(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
+        return self._spawn(vm.micropython_cmd(["-m", "shuffler.main"], heap=self.heap),
+                           os.pathsep.join([self.dir, self.code]))
 
     def close(self):
-        self.power_cut()
-        self._stop.set()
-        self._relay.join(2)
-        ptys.close(self._dev_m, self._dev_s, self._host_m, self._host_s, self._op_m, self._op_s)
-
-    def _relay_loop(self):
-        ptys.relay(self._dev_m, self._host_m, self._stop.is_set, self._passing)
-
-    def _passing(self, src, data):
-        if src == self._dev_m:
-            self.booted.set()
-        return data
+        self._close_link(self._op_m, self._op_s)
 
     # -- the operator channel ------------------------------------------------
 
@@ -266,6 +250,8 @@ def run(args):
     print(emu.host_path, flush=True)
     print("# shuffler %s, flash %s, key %s, operator pty %s, VM log %s"
           % (emu.device_id, emu.dir, emu.key_path, emu.operator_path, emu.stderr_path), flush=True)
+    for line in emu.chip_lines:
+        print("# " + line, flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

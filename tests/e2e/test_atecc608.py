@@ -87,7 +87,8 @@ def test_the_link_key_is_an_ecdh_with_a_key_that_never_leaves_the_chip(tmp_path)
     computes with `cryptography` from its own half; the slot can neither
     be read nor sign, and a point off the curve is refused."""
     from cryptography.hazmat.primitives.asymmetric import ec as _ec
-    from drivers.atecc608 import LINK_LABEL, LINK_SLOT, link_key
+    from drivers.atecc608 import LINK_LABEL, LINK_SLOT
+    from drivers.atecc608_link import link_key
     chip = Chip(str(tmp_path / "chip.json"), timing=0.05)
     se = _driver(chip)
     public, link = bytearray(64), bytearray(64)

@@ -77,7 +77,10 @@ out["door_shut"] = b.door.shut()
 b.door.lock()
 out["lock"] = machine.LEVELS[board_config.OUTPUTS["lock"]]
 buf = bytearray(8)
-out["entropy"] = len(b.entropy().read(buf))
+source = b.entropy()
+out["entropy"] = len(source.read(buf))
+out["source"] = type(source).__name__
+out["chip"] = b.secure_element is not None
 print(json.dumps(out))
 '''
 
@@ -105,6 +108,10 @@ def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
     assert (out["home_idle"], out["home_pressed"]) == (0, 1)  # pull-up: 0 V is active
     assert out["door_shut"] is True and out["lock"] == 1
     assert out["entropy"] == 8
+    # boards.toml renders SECURE_ELEMENT and the bring-up reads that name:
+    # the chip is there and its random source is mixed with the MCU's
+    # (before, the bring-up read SECURE and built neither).
+    assert out["chip"] is True and out["source"] == "Mixed"
 
 
 BOOT_PROBE = r'''

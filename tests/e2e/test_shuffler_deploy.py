@@ -130,3 +130,43 @@ def test_a_shuffler_takes_no_shoe_reader_option(capsys):
     assert cli.main(["deploy", "--device", "shuffler", "--board", "pico", "--reader", "gm65",
                      "--dry-run", "/nonexistent"]) == 2
     assert "--reader is the shoe's" in capsys.readouterr().err
+
+
+def test_deploy_provisions_the_shuffler_chip_and_keeps_no_key_on_its_flash(tmp_path, monkeypatch, capsys):
+    """`shoe deploy --device shuffler` does to the shuffler's ATECC608B what
+    it does to a shoe's, with the firmware's own provisioning: the link key
+    derived from slot 2 (the flash holds only the peer's public half), the
+    signing key (slot 0) registered as ID.pub, the pairing key (slot 3) as
+    ID.pair.pub. Before, the shuffler got shoe_key.bin on its flash and no
+    chip was touched."""
+    import hashlib
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from drivers.atecc608 import KEY_SLOT, LINK_LABEL, LINK_SLOT, PAIR_SLOT, PEER_FILE
+    from host_tools.protocol import pubkeys
+    from support.standin import StandInDevice
+
+    device = tmp_path / "device"
+    device.mkdir()
+    monkeypatch.setattr(deploy, "_run", StandInDevice(device))
+    keydir = tmp_path / "keys"
+    assert cli.main(["deploy", "--device", "shuffler", "--board", "pico", "--port", "/dev/ttyACM0",
+                     "--shoe-id", "SHUF-T1", "--key-dir", str(keydir)]) == 0
+    out = capsys.readouterr().out
+    chip = deploy._run.chip
+    assert chip is not None and chip.config_locked and chip.data_locked
+    key = (keydir / "SHUF-T1.key").read_bytes()
+    assert not (device / deploy.KEY_NAME).exists()
+    assert not any(key in f.read_bytes() for f in device.rglob("*") if f.is_file())
+    peer = (device / PEER_FILE).read_bytes()
+    peer_key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), b"\x04" + peer)
+    assert hashlib.sha256(LINK_LABEL + chip.keys[LINK_SLOT].exchange(ec.ECDH(), peer_key)).digest() == key
+
+    def xy(slot):
+        n = chip.keys[slot].public_key().public_numbers()
+        return n.x.to_bytes(32, "big") + n.y.to_bytes(32, "big")
+    assert pubkeys.read_public(keydir / "SHUF-T1.pub") == xy(KEY_SLOT)
+    assert pubkeys.read_pair(keydir / "SHUF-T1.key") == xy(PAIR_SLOT)
+    assert "pairing key (slot 3" in out and ("serial %s" % bytes(chip.serial).hex()) in out
+    for slot in (KEY_SLOT, LINK_SLOT, PAIR_SLOT):
+        d = chip.keys[slot].private_numbers().private_value.to_bytes(32, "big")
+        assert not any(d in f.read_bytes() for f in device.rglob("*") if f.is_file())

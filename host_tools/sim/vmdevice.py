@@ -1,0 +1,174 @@
+"""What every emulated device (the shoe, host_tools/sim/emulate.py; the
+shuffler, host_tools/sim/shuffler_emulate.py) is made of, written once: its
+link on a pty pair relayed by this process, the VM process and its power,
+and the simulated ATECC608B on its I2C bus, provisioned as `shoe deploy`
+provisions a board's.
+
+    bridge --pyserial--> HOST pty  <==relay==>  DEVICE pty <-- PtyUART -- VM
+
+A pty has only one device path (its slave side), so the VM and the bridge
+each open the slave of their own pty and this process relays bytes between
+the two masters. The relay is the cable: it never blocks on a side nobody
+is reading, and it survives the VM being killed and restarted, which is how
+tests cut the power (``power_cut``).
+
+The chip's EEPROM (keys, counters) is kept beside the flash directory
+(``<flash>.atecc608.json``), not in it: the chip is not the flash, and a
+flash dump must not hold its keys. Its public keys go where `shoe deploy`
+registers a board's (``<flash>.pub``, ``<flash>.pair.pub``), and the pit's
+copy of the link key to ``<flash>.key``: the flash keeps only the public
+halves the chip's ECDH needs (docs/security.md, "The key at rest").
+"""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import threading
+
+from host_tools import deploy
+from host_tools.protocol import keys
+from host_tools.sim import ptys
+
+# Of the ATECC608B's datasheet maxima (the simulator's own default is 1.0):
+# the simulator shares this process with whatever drives the emulator, and
+# on a loaded machine a worst-case answer delayed further would pass the
+# firmware's bounded wait (maximum + 50 ms) and read as a faulty chip.
+EMULATED_CHIP_TIMING = 0.5
+
+
+class VMDevice:
+    """Base of an emulated device: subclasses set ``self.dir`` (the flash)
+    and call ``_open_link()`` before building their board_config."""
+
+    KIND = "device"
+    secure = None
+    chip_lines = ()
+
+    def _open_link(self):
+        """The link's two ptys and the relay between them; returns the
+        device side's path (board_config's LINK device)."""
+        self._dev_m, self._dev_s, dev_path = ptys.open_raw(nonblocking=True)
+        self._host_m, self._host_s, self.host_path = ptys.open_raw(nonblocking=True)
+        self._stop = threading.Event()
+        self.proc = None
+        # Set by the relay at the VM's first byte: the self-test is done and
+        # the VM has opened its ptys (opening a tty flushes its input).
+        self.booted = threading.Event()
+        self._relay = threading.Thread(target=self._relay_loop, daemon=True)
+        return dev_path
+
+    def _start_relay(self):
+        self._relay.start()
+
+    def _spawn(self, cmd, env_path):
+        """Power on: the VM ``cmd`` in the flash directory, its modules from
+        ``env_path`` (MICROPYPATH), its output appended to the VM log."""
+        self.booted.clear()
+        err = open(self.stderr_path, "ab")
+        env = dict(os.environ, MICROPYPATH=env_path)
+        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        err.close()
+        return self.proc
+
+    def wait_booted(self, timeout=30):
+        if not self.booted.wait(timeout):
+            raise RuntimeError("the %s sent nothing within %ds; see %s" % (self.KIND, timeout, self.stderr_path))
+
+    def power_cut(self):
+        """kill -9: no chance to flush or close anything."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def _close_link(self, *more):
+        """Power off, stop the relay and the chip's bus, close every pty."""
+        self.power_cut()
+        self._stop.set()
+        self._relay.join(2)
+        fds = [self._dev_m, self._dev_s, self._host_m, self._host_s] + list(more)
+        if self.secure is not None:
+            self._se.join(2)
+            fds += [self._se_m, self._se_s]
+        ptys.close(*fds)
+
+    def _relay_loop(self):
+        ptys.relay(self._dev_m, self._host_m, self._stop.is_set, self._passing)
+
+    def _passing(self, src, data):
+        if src == self._dev_m:
+            self.booted.set()
+        return data
+
+    # -- the secure element ------------------------------------------------
+
+    def _start_secure(self, provision=True):
+        """The ATECC608B simulator in this process, its I2C bus on a pty;
+        returns board_config's SECURE_ELEMENT for it. ``provision`` False:
+        a chip as it leaves the factory (a technician's acceptance must fail
+        it), the link key left on the flash."""
+        from host_tools.sim import atecc608, i2cbus
+
+        self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json", timing=EMULATED_CHIP_TIMING)
+        bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
+        self.chip_lines = self._provision(bus) if provision else ()
+        self._se_m, self._se_s, se_path = ptys.open_raw()
+        self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set), daemon=True)
+        self._se.start()
+        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
+
+    def _provision(self, bus):
+        """What `shoe deploy` does to a board's chip, done to the simulated
+        one with the firmware's own provisioning (drivers/atecc608_setup.py)
+        before the VM starts: configuration locked, the key pairs made
+        inside the chip (slot 0 signing, 2 link, 3 pairing), their public
+        keys registered beside the flash directory (``<dir>.pub``,
+        ``<dir>.pair.pub``; the key pairs are kept on later power-ons)."""
+        from drivers.atecc608 import ATECC608
+        from drivers import atecc608_setup
+        from host_tools.sim.i2cbus import DirectI2C
+
+        se = ATECC608(DirectI2C(bus))
+        public, link, pair, serial = bytearray(64), bytearray(64), bytearray(64), bytearray(9)
+        made = atecc608_setup.provision(se, public, link, pair)
+        atecc608_setup.serial(se, serial)
+        self.public_key = bytes(public)
+        self.pair_key = bytes(pair)
+        self.pub_path = self.dir.rstrip("/") + ".pub"
+        pit_key = pathlib.Path(self.dir.rstrip("/") + ".key")
+        self._key_at_rest(link, pit_key)
+        return deploy.register_chip(pit_key, (serial.hex(), self.public_key, made, bytes(link), self.pair_key))
+
+    def _key_at_rest(self, link, pit_key):
+        """The link key as `shoe deploy` keeps it for a board with the chip:
+        the pit's copy beside the flash (0600), the peer's public half on
+        the flash (and in its manifest, when it has one), no key file there."""
+        from drivers.atecc608 import PEER_FILE
+        peer_path = os.path.join(self.dir, PEER_FILE)
+        if not os.path.exists(peer_path):
+            peer, key = deploy.link_key_pair(bytes(link))
+            keys.write_key(pit_key, key)
+            with open(peer_path, "wb") as f:
+                f.write(peer)
+            self._add_to_manifest(PEER_FILE, drop=deploy.KEY_NAME)
+            key_on_flash = os.path.join(self.dir, deploy.KEY_NAME)
+            if os.path.exists(key_on_flash):
+                os.remove(key_on_flash)
+        self.key_path = str(pit_key)
+        self.key = keys.read_key(pit_key)
+
+    def _add_to_manifest(self, name, drop=None):
+        """``name`` (a file on the flash) into the flash's manifest.json, if
+        the flash is a deployed image (the shoe's is; the shuffler's
+        emulator runs the suite's compiled tree and has none)."""
+        manifest_path = os.path.join(self.dir, deploy.MANIFEST)
+        if not os.path.exists(manifest_path):
+            return
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+        if drop:
+            manifest["files"].pop(drop, None)
+        manifest["files"][name] = deploy.fw_manifest.file_sha256(os.path.join(self.dir, name))
+        with open(manifest_path, "w") as f:
+            f.write(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
