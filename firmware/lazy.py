@@ -14,7 +14,8 @@ import sys
 
 # The modules loaded only for a while (at boot) and let go, as firmware paths
 # (the footprint benchmark counts them apart from the resident set).
-ON_DEMAND = ("manifest.py", "probes.py", "drivers/atecc608_setup.py", "drivers/atecc608_link.py")
+ON_DEMAND = ("manifest.py", "probes.py", "drivers/atecc608_setup.py", "drivers/atecc608_link.py",
+             "shuffler/probes.py")
 
 
 def unload(name):

@@ -25,10 +25,11 @@ What a step needs from the technician comes through a `Technician`: the
 console one prints what to do and asks yes/no questions; tests pass one
 that acts on the emulator instead.
 
-Not available yet, and said so in FAIL lines rather than skipped: on the
-shuffler, the secure element and its sensors' states (its firmware takes
-the link's commands only: status, time, clear_tilt), so a shuffler's report
-is not signed.
+The shuffler answers its own bench questions (firmware/shuffler/probes.py,
+loaded for each and let go): its sensors now (`inputs`) and through one
+card's cycle (`cycle`): card-present, throat and gap, the intake reader.
+Its secure element and the report's signature go through the shoe's code
+(`secure`, `sign`): one signer, one check, for both devices.
 """
 
 import hashlib
@@ -55,10 +56,6 @@ QUIET_S = 2.0
 # means the build or the card set outgrew the budget (docs/design.md, "Heap budgets").
 HEAP_FREE_MIN = 8192
 SIGNATURE_HEAD = "## Signature"
-
-NOT_AVAILABLE_SHUFFLER_SE = ("not available: the shuffler's firmware does not report its secure element on the "
-                             "link yet; check by hand that the ATECC608B is fitted at I2C 0x60 (secure_element "
-                             "in wiring.md); this report is not signed by it")
 
 
 class Step:
@@ -185,10 +182,7 @@ def link_steps(link, manifest, run):
     else:
         steps.append(Step("round trip", True, "signed `status` answered, signed: seq %d, counter %d"
                           % (status["seq"], status["counter"])))
-    if run.device == "shoe":
-        steps.append(secure_step(link, run))
-    else:
-        steps.append(Step("secure element", False, NOT_AVAILABLE_SHUFFLER_SE))
+    steps.append(secure_step(link, run))
     return steps
 
 
@@ -198,8 +192,8 @@ def secure_step(link, run):
     run.secure = got
     where = "(secure_element in wiring.md: SDA, SCL, 3V3, its 100 nF)"
     if got is None:
-        return Step("secure element", False, "the shoe did not answer `secure` (%s): firmware older than the "
-                    "deploy record? re-flash with `shoe deploy`" % reply)
+        return Step("secure element", False, "the %s did not answer `secure` (%s): firmware older than the "
+                    "deploy record? re-flash with `shoe deploy`" % (run.device, reply))
     if not got["present"]:
         return Step("secure element", False, "no ATECC608B answers at I2C 0x60: %s; check the chip is fitted "
                     "and its wiring %s" % (got.get("message", "absent"), where))
@@ -359,7 +353,7 @@ def shoe_steps(link, tech, run, test_card=None):
     return steps
 
 
-def shuffler_steps(link, tech, run):
+def shuffler_steps(link, tech, run, test_card=None):
     steps = []
     boot = link.wait(lambda e: e.get("type") == "shuffler_boot", ANSWER_S)
     link.pump(QUIET_S)
@@ -378,10 +372,96 @@ def shuffler_steps(link, tech, run):
         got = link.wait(lambda e: e.get("type") == "door" and e.get("shut") is want, ANSWER_S, since)
         steps.append(Step("door " + state, got is not None, "the door switch reported it" if got else
                           "no door event in %.0f s: check the D4NS switch and inputs.door in wiring.md" % ANSWER_S))
-    steps.append(Step("sensors", False, "not available: the shuffler's firmware does not report its card-present, "
-                      "throat and gap sensors on the link yet; check each changes state by hand (inputs.* in "
-                      "wiring.md)"))
+    steps += mechanism_steps(link, tech, test_card)
     steps.append(heap_step(run))
+    return steps
+
+
+# The shuffler's sensors, as its firmware reads them (firmware/shuffler/probes.py):
+# `inputs` now, and `cycle`, one card through the mechanism and back with each
+# sensor's levels on the way. What each must show, and what to check when it does not.
+_WIRING = " (inputs.%s in wiring.md: the TCST2103, its 4.7k pull-up, its slot clear of dust and card)"
+
+
+def _present_step(empty, loaded, cycle):
+    where = _WIRING % "card_present"
+    if empty is None or loaded is None:
+        return Step("card present", False, "the shuffler did not answer `inputs`: firmware older than the deploy "
+                    "record? re-flash with `shoe deploy --device shuffler`")
+    if empty["present"]:
+        return Step("card present", False, "reads a card with the intake tray empty: stuck, or its beam blocked"
+                    + where)
+    if not loaded["present"]:
+        return Step("card present", False, "reads no card with the test card in the intake tray: stuck, dead, "
+                    "or its beam misaligned" + where)
+    if cycle is not None and not cycle.get("message") and cycle["present"] != "101":
+        return Step("card present", False, "through the cycle it read %s (card, tray empty after the pick, card "
+                    "back: 101 expected)%s" % (cycle["present"] or "nothing", where))
+    return Step("card present", True, "empty tray 0, test card 1; through the cycle %s" %
+                (cycle["present"] if cycle and not cycle.get("message") else "not seen: the cycle stopped (%s)"
+                 % (cycle.get("message") if cycle else "no answer")))
+
+
+def _throat_step(cycle):
+    where = _WIRING % "throat"
+    seen = cycle["throat"]
+    why = cycle.get("message")
+    if seen == "010":
+        return Step("throat", True, "clear, covered by the card, clear again")
+    if seen.startswith("1"):
+        return Step("throat", False, "reads covered with nothing fed: stuck, or its beam blocked" + where)
+    if why == "missed_pick" or seen in ("", "0", "00"):
+        return Step("throat", False, "never saw the card pass (%s; levels %s): a dead or misaligned sensor, or "
+                    "the pick roller (feed.* in wiring.md) did not take the card%s" % (why or "no fault",
+                                                                                      seen or "none", where))
+    return Step("throat", False, "levels %s, not clear-covered-clear (%s): a card stuck at the sensor, or the "
+                "sensor stuck covered%s" % (seen, why or "no fault", where))
+
+
+def _gap_step(cycle):
+    where = _WIRING % "gap"
+    seen = cycle["gap"]
+    if seen == "01":
+        return Step("gap", True, "no gap at home, gap 0 seen at the gripper slot")
+    if seen.startswith("1"):
+        return Step("gap", False, "reads a gap at home, where none faces the slot: stuck, or its beam blocked"
+                    + where)
+    if seen == "00":
+        return Step("gap", False, "never saw gap 0 at the gripper slot (%s): stuck, misaligned, or the elevator "
+                    "lost steps (elevator.* in wiring.md)%s" % (cycle.get("message") or "no fault", where))
+    return Step("gap", False, "the cycle stopped before the gap was checked (%s)" % (cycle.get("message") or
+                                                                                     "no answer"))
+
+
+def _intake_step(cycle, test_card):
+    want = test_card.lower() if test_card else None
+    if cycle["tag"] and (want is None or cycle["tag"] == want):
+        return Step("intake reader", True, "read the test card %s as it passed; the back sensor saw %s"
+                    % (cycle["tag"], cycle["colour"]))
+    if cycle["tag"]:
+        return Step("intake reader", False, "read %s, not the test card %s: another card in the tray?"
+                    % (cycle["tag"], want))
+    why = cycle.get("message")
+    if why and why != "no_tag":
+        return Step("intake reader", False, "not checked: the cycle stopped before the card reached the reader "
+                    "(%s; see the steps above)" % why)
+    return Step("intake reader", False, "no tag read as the card passed (%s): check the PN532 "
+                "(readers.pn532 in wiring.md, its mode switches, 3V3) and the test card" % (why or "no fault"))
+
+
+def mechanism_steps(link, tech, test_card):
+    empty, _ = ask(link, "inputs", "inputs")
+    tech.act("card:put", "put the test card alone in the intake tray, face down")
+    loaded, _ = ask(link, "inputs", "inputs")
+    cycle, reply = ask(link, "cycle", "cycle") if loaded is not None else (None, "no answer to `inputs`")
+    steps = [_present_step(empty, loaded, cycle)]
+    if cycle is None:
+        steps.append(Step("throat", False, "the shuffler did not run the card cycle (%s)" % reply))
+    elif cycle.get("message", "").startswith("the door is open"):
+        steps.append(Step("throat", False, "the cycle did not run: %s" % cycle["message"]))
+    else:
+        steps += [_throat_step(cycle), _gap_step(cycle), _intake_step(cycle, test_card)]
+    tech.act("card:take", "take the test card out of the machine")
     return steps
 
 
@@ -410,9 +490,9 @@ def report(run, port):
 
 def signature_block(shoe, digest, sig):
     return ("\n%s\n\nSigned by the secure element of %s: ECDSA P-256 (R||S) over SHA-256 of the bytes "
-            "\"baccarat shoe acceptance report v1\", 0x00, the shoe id, 0x00 and the SHA-256 of this file up "
-            "to the line before \"%s\" (firmware/probes.py). Check it with `shoe acceptance --verify "
-            "THIS-FILE --public-key SHOE.pub`.\n\n    shoe: %s\n    report-sha256: %s\n    signature: %s\n"
+            "\"baccarat shoe acceptance report v1\", 0x00, the device id, 0x00 and the SHA-256 of this file "
+            "up to the line before \"%s\" (firmware/probes.py). Check it with `shoe acceptance --verify "
+            "THIS-FILE --public-key ID.pub`.\n\n    shoe: %s\n    report-sha256: %s\n    signature: %s\n"
             % (SIGNATURE_HEAD, shoe, SIGNATURE_HEAD, shoe, digest.hex(), sig.hex()))
 
 
@@ -421,13 +501,12 @@ def sign_report(link, run, body):
     against the registered key, or the body with why it is not signed."""
     digest = hashlib.sha256(body.encode()).digest()
     secure = run.secure or {}
-    if run.device != "shoe" or not secure.get("present") or not secure.get("locked"):
-        why = ("the shuffler's firmware cannot sign yet" if run.device != "shoe" else
-               "the secure element is missing or not locked (see its step)")
+    if not secure.get("present") or not secure.get("locked"):
+        why = "the secure element is missing or not locked (see its step)"
         return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step("report signed", False, why)
     got, reply = ask(link, "sign digest=" + digest.hex(), "signature")
     if got is None or not got["sig"] or got["digest"] != digest.hex():
-        why = "the shoe did not sign the report (%s)" % (got.get("message") if got else reply)
+        why = "the %s did not sign the report (%s)" % (run.device, got.get("message") if got else reply)
         return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step("report signed", False, why)
     text = body + signature_block(run.hello["shoe"], digest, bytes.fromhex(got["sig"]))
     ok, detail = verify_text(text, run.registered) if run.registered is not None else \
@@ -451,8 +530,9 @@ def verify_text(text, public):
         return False, "the report is not signed: %s" % why
     shoe, claimed, sig = m.group(1), bytes.fromhex(m.group(2)), bytes.fromhex(m.group(3))
     digest = hashlib.sha256(body.encode()).digest()
-    if not text.startswith("# Acceptance: shoe %s\n" % shoe):
-        return False, "the signature names shoe %s, the report another device: not this report's signature" % shoe
+    if not (text.startswith("# Acceptance: shoe %s\n" % shoe) or text.startswith("# Acceptance: shuffler %s\n"
+                                                                                   % shoe)):
+        return False, "the signature names device %s, the report another: not this report's signature" % shoe
     from host_tools.protocol import pubkeys
     if not pubkeys.verify(public, probes.preimage(shoe, digest), sig):
         if digest != claimed:
@@ -472,7 +552,7 @@ def run_steps(device, port, key, store, tech, manifest=None, test_card=None, reg
         run.steps = link_steps(link, manifest, run)
         if run.hello is not None:
             run.steps += shoe_steps(link, tech, run, test_card) if device == "shoe" else \
-                shuffler_steps(link, tech, run)
+                shuffler_steps(link, tech, run, test_card)
             body = report(run, port)
             text, step = sign_report(link, run, body)
             run.steps.append(step)   # printed; the signed text cannot hold its own signature's check

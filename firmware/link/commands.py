@@ -36,6 +36,12 @@ LINK_COMMANDS = (
     ("time", (("t", INT, (0, MAX_UNIX), REQUIRED),)),
     ("clear_tilt", (("seq", INT, (0, MAX_SEQ), "0"),)),
 )
+# A technician's bench questions both devices take (`shoe acceptance`):
+# the secure element, and a report digest signed by it (firmware/probes.py).
+SECURE_COMMANDS = (
+    ("secure", ()),
+    ("sign", (("digest", HEX, 64, REQUIRED),)),
+)
 
 
 def arguments(name, table):

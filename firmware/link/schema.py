@@ -16,7 +16,7 @@ link/commands.py, so the shuffler parses its commands without this table
 from baccarat import game
 from link import commands as _commands
 from link.commands import (CHOICE, HEX, INT, LINK_COMMANDS, MAX_SEQ, MAX_UNIX, MAX_VALUE,  # noqa: F401
-                           REQUIRED, WORD)
+                           REQUIRED, SECURE_COMMANDS, WORD)
 from link.settings import BATCHES, settings_digest, settings_text  # noqa: F401 (one home, re-exported)
 
 # The shoe's own commands, then the link's (link/commands.py: every device
@@ -36,11 +36,9 @@ COMMANDS = (
     # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
     ("clear_stop", ()),
     # A technician's bench questions (`shoe acceptance`, firmware/probes.py):
-    # what the back sensor sees, the secure element, a report digest signed by it.
+    # what the back sensor sees, then the secure element's (link/commands.py).
     ("sensor", ()),
-    ("secure", ()),
-    ("sign", (("digest", HEX, 64, REQUIRED),)),
-) + LINK_COMMANDS
+) + SECURE_COMMANDS + LINK_COMMANDS
 NAMES = tuple(c[0] for c in COMMANDS)
 
 

@@ -13,14 +13,24 @@ a grown journal is compacted (maybe_compact). The shoe's commands (`shoe`,
 `bets`, `exposed`) are not in its table: a host that sends one gets an
 `unknown_command` error.
 
+A technician's bench questions (`shoe acceptance --device shuffler`):
+``inputs`` (the mechanism's sensors as they read now), ``cycle`` (one card
+through the mechanism and back, each sensor's levels on the way) and the
+secure element's ``secure`` and ``sign``. They are answered by
+shuffler/probes.py, loaded for the question and let go after it
+(lazy.unload), and only while the machine is idle and holds no batch: a
+shuffler in play never carries their code.
+
 Every shuffler event carries ``"source":"shuffler"``; the host checks it
 against shuffler/schema.py.
 """
 
 import json
 
+from link import dispatch
 from link import journal as _journal
 from link import reports
+from link.commands import LINK_COMMANDS, SECURE_COMMANDS
 from link.core import Link
 
 SOURCE = "shuffler"
@@ -34,9 +44,50 @@ COMPACT_BYTES = 16384   # journal size beyond which an idle, fully acked shuffle
 OUTBOX_BYTES = 2048
 OUTBOX_SLOTS = 16
 
+COMMANDS = (("inputs", ()), ("cycle", ())) + SECURE_COMMANDS + LINK_COMMANDS
+
+
+def _bench(s, name, args):
+    from shuffler.custody import INSIDE   # loaded with the device already
+    d = s.device
+    if d is None or d.phase or d.machine is None or d.machine.state[1] in INSIDE or d.machine.state[2] in INSIDE:
+        s._error("wrong_state", "%s: a bench question, taken only while the shuffler is idle and holds no "
+                 "batch" % name, name)
+        return
+    from shuffler import probes
+    try:
+        probes.ACTIONS[name](s, args)
+    finally:
+        from lazy import unload
+        unload("shuffler.probes")
+        unload("probes")   # the shoe's, which it uses for the chip (read again at the next question)
+
+
+def _inputs(s, args):
+    _bench(s, "inputs", args)
+
+
+def _cycle(s, args):
+    _bench(s, "cycle", args)
+
+
+def _secure(s, args):
+    _bench(s, "secure", args)
+
+
+def _sign(s, args):
+    _bench(s, "sign", args)
+
+
+ACTIONS = {"inputs": _inputs, "cycle": _cycle, "secure": _secure, "sign": _sign}
+ACTIONS.update(dispatch.LINK_ACTIONS)
+
 
 class ShufflerSession(Link):
     DEVICE = "shuffler"
+    COMMANDS = COMMANDS
+    ACTIONS = ACTIONS
+    device = None   # the Device, once booted (main.py): the bench questions need its mechanism
 
     def send(self, event):
         """Journal one event (a dict) and queue it for the host."""
