@@ -27,7 +27,6 @@ against shuffler/schema.py.
 
 import json
 
-from link import dispatch
 from link import journal as _journal
 from link import reports
 from link.commands import LINK_COMMANDS, SECURE_COMMANDS
@@ -47,40 +46,19 @@ OUTBOX_SLOTS = 16
 COMMANDS = (("inputs", ()), ("cycle", ())) + SECURE_COMMANDS + LINK_COMMANDS
 
 
-def _bench(s, name, args):
-    from shuffler.custody import INSIDE   # loaded with the device already
-    d = s.device
-    if d is None or d.phase or d.machine is None or d.machine.state[1] in INSIDE or d.machine.state[2] in INSIDE:
-        s._error("wrong_state", "%s: a bench question, taken only while the shuffler is idle and holds no "
-                 "batch" % name, name)
-        return
+def _bench(s, args):
+    """Every bench question: shuffler/probes.py, loaded for it and let go."""
     from shuffler import probes
     try:
-        probes.ACTIONS[name](s, args)
+        probes.answer(s, args)
     finally:
         from lazy import unload
         unload("shuffler.probes")
         unload("probes")   # the shoe's, which it uses for the chip (read again at the next question)
 
 
-def _inputs(s, args):
-    _bench(s, "inputs", args)
-
-
-def _cycle(s, args):
-    _bench(s, "cycle", args)
-
-
-def _secure(s, args):
-    _bench(s, "secure", args)
-
-
-def _sign(s, args):
-    _bench(s, "sign", args)
-
-
-ACTIONS = {"inputs": _inputs, "cycle": _cycle, "secure": _secure, "sign": _sign}
-ACTIONS.update(dispatch.LINK_ACTIONS)
+ACTIONS = {"inputs": _bench, "cycle": _bench, "secure": _bench, "sign": _bench}
+ACTIONS.update(Link.ACTIONS)   # the link's own (link/dispatch.py)
 
 
 class ShufflerSession(Link):

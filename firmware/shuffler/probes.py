@@ -123,3 +123,18 @@ def sign(s, args):
 
 
 ACTIONS = {"inputs": inputs, "cycle": cycle, "secure": secure, "sign": sign}
+
+
+def answer(s, args):
+    """The bench question just accepted (its name is the first word of the
+    command dispatch took: link/dispatch.py), refused while the machine is
+    busy or holds a batch: a cycle would move cards in custody."""
+    from shuffler.custody import INSIDE
+    name = bytes(s.last_command).split(b" ", 1)[0].decode()
+    d = s.device
+    m = d.machine if d is not None else None
+    if d is None or d.phase or m is None or m.state[1] in INSIDE or m.state[2] in INSIDE:
+        s._error("wrong_state", "%s: a bench question, taken only while the shuffler is idle and holds no "
+                 "batch" % name, name)
+        return
+    ACTIONS[name](s, args)

@@ -51,6 +51,22 @@ live_peak = max(live_peak, held)
 board, session, device = booted
 sys.stdout.write("\nHEAP32 %d %d %d %s %s\n" % (held, gc.mem_alloc(), live_peak, device.machine.state[1],
                                                session.halt))
+gc.collect()
+#STEP
+import manifest
+manifest = None
+from lazy import unload
+unload("manifest")
+gc.collect()
+#STEP bench
+after_import = gc.mem_alloc() - base
+from shuffler import link as bench_link
+session.last_command = b"inputs"
+bench_link._bench(session, {})
+bench_link = None
+gc.collect()
+#STEP bench
+sys.stdout.write("\nBENCH32 %d %d %d\n" % (after_import, gc.mem_alloc() - base, "shuffler.probes" in sys.modules))
 """
 
 
@@ -72,8 +88,18 @@ def boot_resident32(heap_kib=None, name=BOARD):
         raise RuntimeError("the wasm32 VM stopped (%s) at %d KiB: %s" % (
             res.rc, heap_kib, (res.err or res.out).decode(errors="replace").strip()[-600:]))
     held, used, peak, state, halt = lines[-1].split()[1:]
+    bench = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("BENCH32 ")]
+    imported, after, loaded = bench[-1].split()[1:] if bench else (None, None, None)
+    known = after is not None and "bench" not in unknown
     return {"held": int(held), "in_use": int(used), "live_peak": int(peak), "state": state, "halt": halt,
-            "inside": None if "boot" in unknown else True}
+            "inside": None if "boot" in unknown else True,
+            # Held after a module was imported and let go (manifest.py, as at a
+            # board's boot): the first import after boot leaves this VM's heap
+            # 9 KiB fuller whatever the module; then after a bench question
+            # (`inputs`: shuffler/probes.py loaded and let go).
+            "after_import": int(imported) if known else None,
+            "after_bench": int(after) if known else None,
+            "probes_left": loaded == "True"}
 
 
 # One batch through the device on the mechanism model (no link; as
@@ -209,6 +235,10 @@ def table(decks=8):
         ("boot inside the %d KiB heap" % budget, inside64,
          "yes, stage by stage" if b32["inside"] else "unknown (the heap grew)"),
         ("live peak between boot stages (bytes)", "-", cell(b32["live_peak"])),
+        ("held after a module imported and let go (bytes)", "-", cell(b32["after_import"])),
+        ("  then after a bench question (bytes)", "-",
+         "%s (shuffler/probes.py %s)" % (cell(b32["after_bench"]),
+                                         "still loaded" if b32["probes_left"] else "let go")),
         ("%d-deck batch, device + card set + model: live peak" % decks,
          cell(batch["micropython"]["live_peak"]), cell(batch["wasm32"]["live_peak"])),
         ("  heap kept per card (shuffle pass)", cell(batch["micropython"]["kept_per_card"], "%.2f"),

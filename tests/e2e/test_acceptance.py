@@ -479,6 +479,29 @@ def test_a_stuck_shuffler_sensor_is_a_clear_fail_line(shuffler_factory, capsys, 
         assert lines[other].startswith("PASS"), lines[other]
 
 
+def test_a_shuffler_refuses_bench_questions_while_it_holds_a_batch(shuffler_factory):
+    """A cycle would move the cards of a batch in custody (its order is the
+    secret): with a batch inside, every bench question is refused in one
+    signed line, and the batch is untouched."""
+    from host_tools.store import db
+    emu, args = shuffler_factory()
+    emu.feed(emu.cards.new_deck_order(1))
+    emu.press("load A")
+    with db.Store(args.db) as store:
+        link = acceptance.Link(store, emu.host_path, emu.key)
+        try:
+            assert link.hello() is not None
+            assert link.wait(lambda e: e.get("type") == "custody" and e.get("to") == "loading", 30) is not None
+            for question in ("cycle", "inputs", "secure"):
+                got, reply = acceptance.ask(link, question, question)
+                assert got is None and reply == ("%s: a bench question, taken only while the shuffler is idle "
+                                                 "and holds no batch" % question), reply
+        finally:
+            link.close()
+    state = dict(w.split("=") for w in emu.op("state")[1].split()[1:])
+    assert int(state["tray"]) + int(state["path"]) + int(state["stack"]) == 52 and state["output"] == "0", state
+
+
 def test_a_stepper_that_never_reaches_home_is_a_clear_fail_line(shuffler_factory, capsys):
     emu, args = shuffler_factory(stall=True)
     assert acceptance.run(args, Bench(emu)) == cli.EXIT_FOUND
