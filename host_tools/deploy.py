@@ -185,13 +185,21 @@ def _deploy_secure(args, shoe_id, staging):
             "the pit PC already holds a different key for shoe %s in %s; pass --key-file %s "
             "to keep it, or remove it to give the shoe a new key" % (shoe_id, pit, pit))
     made = {}
+    shuffler = getattr(args, "device", "shoe") == "shuffler"
 
     def link_peer(chip):
+        from drivers.atecc608 import PEER_FILE
         if kept is not None:
             made["key"], made["peer"] = kept
         else:
             made["peer"], made["key"] = link_key_pair(chip[3])
-        return made["peer"]
+        files = {PEER_FILE: made["peer"]}
+        if shuffler:
+            # The vault's key (shuffler/vault.py): the chip derives it from
+            # this peer, whose private half nobody keeps; the pit gets none.
+            from drivers.atecc608_link import VAULT_PEER_FILE
+            files[VAULT_PEER_FILE] = throwaway_public()
+        return files
 
     with tempfile.TemporaryDirectory() as stage_dir:
         manifest = staging(stage_dir, require_main=True)
@@ -522,19 +530,23 @@ def flash(stage_dir, manifest, port, run=None, link_peer=None):
     return chip
 
 
-def _install_peer(stage_dir, manifest, run, connect, peer):
-    """link_peer.bin into the image and its manifest, both copied and
-    verified by hash; a shoe_key.bin left by an earlier deploy is removed."""
-    from drivers.atecc608 import PEER_FILE
+def _install_peer(stage_dir, manifest, run, connect, peers):
+    """The peers' public keys (``peers``: file name -> 64 bytes; the link
+    key's link_peer.bin, a shuffler's vault_peer.bin) into the image and its
+    manifest, all copied and verified by hash; a shoe_key.bin left by an
+    earlier deploy is removed."""
     stage = pathlib.Path(stage_dir)
-    (stage / PEER_FILE).write_bytes(peer)
     manifest["files"].pop(KEY_NAME, None)
-    manifest["files"][PEER_FILE] = fw_manifest.file_sha256(str(stage / PEER_FILE))
+    copies = []
+    for name, data in sorted(peers.items()):
+        (stage / name).write_bytes(data)
+        manifest["files"][name] = fw_manifest.file_sha256(str(stage / name))
+        copies += ["fs", "cp", str(stage / name), ":" + name, "+"]
     (stage / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     run(connect + ["exec", "import os\ntry:\n    os.remove(%r)\nexcept OSError:\n    pass\n" % KEY_NAME])
-    run(connect + ["fs", "cp", str(stage / PEER_FILE), ":" + PEER_FILE, "+",
-                   "fs", "cp", str(stage / MANIFEST), ":" + MANIFEST])
-    files = {PEER_FILE: manifest["files"][PEER_FILE], MANIFEST: fw_manifest.file_sha256(str(stage / MANIFEST))}
+    run(connect + copies + ["fs", "cp", str(stage / MANIFEST), ":" + MANIFEST])
+    files = {name: manifest["files"][name] for name in peers}
+    files[MANIFEST] = fw_manifest.file_sha256(str(stage / MANIFEST))
     problems = check_hashes(files, run(connect + ["exec", hash_script(files)]))
     if problems:
         raise DeployError("verification of the link key's peer failed, the board was not reset:\n  "
@@ -593,6 +605,15 @@ def parse_provision(output):
         break
     raise DeployError("the board's secure element did not report a serial and public key: %s"
                       % output.strip()[-200:])
+
+
+def throwaway_public():
+    """The public half (X||Y) of a P-256 key pair made here whose private
+    half is dropped at once: a peer for a key only the chip can derive
+    (a shuffler's vault key, drivers/atecc608_link.py)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    n = ec.generate_private_key(ec.SECP256R1()).public_key().public_numbers()
+    return n.x.to_bytes(32, "big") + n.y.to_bytes(32, "big")
 
 
 def link_key_pair(chip_link_public):

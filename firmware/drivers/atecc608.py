@@ -69,9 +69,15 @@ EXECUTION_ERROR = const(0x0F)
 AFTER_WAKE = const(0x11)
 WATCHDOG_SOON = const(0xEE)
 CRC_ERROR = const(0xFF)
-STATUS_NAMES = {MISCOMPARE: "miscompare", PARSE_ERROR: "parse error", ECC_FAULT: "ECC fault",
-                EXECUTION_ERROR: "execution error", AFTER_WAKE: "just woken",
-                WATCHDOG_SOON: "watchdog about to expire", CRC_ERROR: "CRC or bus error"}
+# Their names, for a fault's message: one string, not a dict (the driver is
+# resident on every board, and its heap is counted).
+_STATUS_NAMES = (";01 miscompare;03 parse error;05 ECC fault;0f execution error;11 just woken"
+                 ";ee watchdog about to expire;ff CRC or bus error;")
+
+
+def status_name(status):
+    at = _STATUS_NAMES.find(";%02x " % status)
+    return _STATUS_NAMES[at + 4:_STATUS_NAMES.find(";", at + 1)] if at >= 0 else "unknown status"
 
 # Maximum execution time of each command, ms, at ChipMode clock divider 0.
 EXEC_MS = {OP_COUNTER: 25, OP_ECDH: 58, OP_GENKEY: 115, OP_INFO: 5, OP_LOCK: 35, OP_NONCE: 20,
@@ -193,7 +199,7 @@ class ATECC608:
         if got == 1 and self._rsp[1] != SUCCESS:
             status = self._rsp[1]
             raise SecureElementFault("ATECC608 refused %s: %s (0x%02x)"
-                                     % (name, STATUS_NAMES.get(status, "unknown status"), status), status)
+                                     % (name, status_name(status), status), status)
         return got
 
     def _read_group(self, deadline, name):

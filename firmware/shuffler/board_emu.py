@@ -118,10 +118,7 @@ class Board:
             from boards.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
             self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
-        # The secure element's sealing key stands outside the flash directory
-        # (shuffler/vault.py): a dump of the flash never holds it.
-        self._sealing_path = getattr(config, "SEALING_KEY", None)
-        self._sealing = None
+        self._sealing = None   # the vault's key: derived by the chip (key())
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
         self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
@@ -156,13 +153,18 @@ class Board:
 
     def key(self):
         """The link key: derived by the secure element from the peer on the
-        flash (docs/security.md, "The key at rest"), else shoe_key.bin."""
+        flash (docs/security.md, "The key at rest"), else shoe_key.bin; and
+        first, while the boot-only derivation module is loaded, the vault's
+        key (sealing_key), as board_machine.py does."""
         if not self._key and self.secure_element is not None:
             from drivers.atecc608 import PEER_FILE
             from drivers import atecc608_link
-            self._key = atecc608_link.link_key_from(self.secure_element, self._here + "/" + PEER_FILE) or b""
+            here = self._here + "/"
+            self._sealing = atecc608_link.derive_from(self.secure_element, here + atecc608_link.VAULT_PEER_FILE,
+                                                      atecc608_link.VAULT_LABEL)
+            self._key = atecc608_link.link_key_from(self.secure_element, here + PEER_FILE) or b""
             from lazy import unload
-            unload("drivers.atecc608_link")   # boot-only: the key is derived once
+            unload("drivers.atecc608_link")   # boot-only: the keys are derived once
         if not self._key:
             with open(self._key_path, "rb") as f:
                 self._key = f.read()
@@ -172,9 +174,8 @@ class Board:
         return self._entropy
 
     def sealing_key(self):
-        if self._sealing is None and self._sealing_path:
-            with open(self._sealing_path, "rb") as f:
-                self._sealing = f.read()
+        """The vault's key, derived by the chip at boot (key()); None
+        without a chip: a released order then lives in RAM only."""
         return self._sealing
 
     # -- the operator channel -------------------------------------------------

@@ -41,13 +41,23 @@ class Hw:
 
 
 class Board(_mb.MachineBoard):
+    _sealing = None   # the vault's key, once key() derived it
+
     def sealing_key(self):
-        """The seam for the secure element's sealing key (shuffler/vault.py):
-        the ATECC608B driver has no KDF/ECDH command yet, and a key in a
-        file here would sit on the flash it must stay off. None: a released
-        order is kept in RAM only and a power cut while it is in the shoe
-        loses its reveal (custody.lost; docs/shuffler.md)."""
-        return None
+        """The vault's key (shuffler/vault.py), derived by the secure
+        element at boot (key()); None on a board without the chip or its
+        vault peer: a released order is then kept in RAM only and a power
+        cut while it is in the shoe loses its reveal (custody.lost)."""
+        return self._sealing
+
+    def key(self):
+        """The link key (MachineBoard.key: derived by the chip), and first,
+        while the boot-only derivation module is loaded, the vault's key."""
+        if not self._key and self.secure_element is not None:
+            from drivers import atecc608_link
+            self._sealing = atecc608_link.derive_from(self.secure_element, atecc608_link.VAULT_PEER_FILE,
+                                                      atecc608_link.VAULT_LABEL)
+        return _mb.MachineBoard.key(self)
 
     def __init__(self, config):
         self.journal_path = _mb.JOURNAL_FILE

@@ -12,7 +12,7 @@ an ID the card set does not know.
 
 EVENTS = (
     ("custody", "batch:str from:str to:str on:str cards:int? bad:int? missing:int? id:str? "
-                "commit:str? reason:str?"),
+                "commit:str? reason:str? counter:int? sig:hex128? unsigned:str?"),
     ("custody_refused", "batch:str state:str on:str why:str"),
     ("batch_card", "kind:str pos:int name:str card:card? deck:int?"),
     ("tilt", "reason:str"),

@@ -17,10 +17,14 @@ is the batch's commitment: public, and different for every sealed order, so
 no keystream is ever used for two orders. Off the per-card path (a few
 times per batch), so the hash objects it makes do not matter.
 
-The key is the board's ``sealing_key()``: on the board, a key the secure
-element holds (the seam: the ATECC608B driver does not yet run the KDF
-or ECDH command that would give it, see docs/shuffler.md); in the
-emulator, a file outside the flash directory that stands for the chip.
+The key is the board's ``sealing_key()``, on every board with the secure
+element (the emulator's too): SHA-256(VAULT_LABEL || ECDH(the chip's
+slot-2 key, the public key in VAULT_PEER_FILE on the flash)), derived at
+boot (drivers/atecc608_link.py, which names both) and held only in RAM. Provisioning made
+that peer and dropped its private half, so nothing outside the chip can
+compute the key: not a dump of the flash (which holds only the peer's
+public half and the ciphertext), not the pit PC (which holds the link key,
+derived from another peer under another label, and public keys).
 """
 
 from link import hmac as _hmac

@@ -159,24 +159,26 @@ def run(args, out=print):
         out("demo stopped: %s" % failure)
         return 1
     cardset = os.path.join(emu.dir, "cardset.bin")
-    out("shoe shuffler audit --db %s --cardset %s" % (path, cardset))
+    pubkey = emu.pub_path   # the shuffler's chip's public key, registered when its chip was provisioned
+    out("shoe shuffler audit --db %s --cardset %s --pubkey %s" % (path, cardset, pubkey))
     from cardset import registry as _registry
     with db.Store(path) as store:
         lines = []
-        status = _audit(store, lines, _registry.load(cardset))
+        status = _audit(store, lines, _registry.load(cardset), pubkey)
     for line in lines:
         out("  " + line)
     return status
 
 
-def _audit(store, lines, registry):
+def _audit(store, lines, registry, pubkey):
     """audit.run_store's verdicts, collected (it prints; here they are lines)."""
+    import argparse
     import contextlib
     import io
 
     from host_tools.shuffler import audit
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        status = audit.run_store(None, store, registry)
+        status = audit.run_store(argparse.Namespace(pubkey=pubkey, key_dir=None), store, registry)
     lines.extend(buf.getvalue().splitlines())
     return status

@@ -193,11 +193,14 @@ def _machine_dir(tmp, name=BOARD, cardset=True):
         with open(os.path.join(tmp, "cardset.bin"), "wb") as f:
             f.write(TwoBatchSet(8).encode())
     keys.write_key(os.path.join(tmp, "shoe_key.bin"), os.urandom(keys.KEY_BYTES))
-    # The link key's peer, as `shoe deploy` leaves it: the board derives its
-    # key with the chip at boot (the stand-in's ECDH answer), as in play.
+    # The peers of the link key and the vault's key, as `shoe deploy` leaves
+    # them: the board derives both with the chip at boot (the stand-in's
+    # ECDH answers), as in play.
     from drivers.atecc608 import PEER_FILE
-    with open(os.path.join(tmp, PEER_FILE), "wb") as f:
-        f.write(os.urandom(64))
+    from drivers.atecc608_link import VAULT_PEER_FILE
+    for name in (PEER_FILE, VAULT_PEER_FILE):
+        with open(os.path.join(tmp, name), "wb") as f:
+            f.write(os.urandom(64))
 
 
 def _run(tmp, program, heap_kib, tag):

@@ -7,9 +7,13 @@ Three checks, in this order, and the first difference is named:
    (firmware/shuffler/commit.py, the one definition of the layout) equals
    the commitment published at the seal. The published value is only ever
    the ``commit`` of the shuffler's ``custody`` seal event in the store
-   (``source`` shuffler); the reveal file's own ``commitment`` is never
-   taken (whoever wrote the file would have chosen it): no seal event, no
-   pass. Every revealed name must be the card of its record in the card
+   (``source`` shuffler), and only when the seal's signature (the
+   shuffler's secure element, firmware/shuffler/seal.py) checks under the
+   shuffler's registered public key (``--pubkey`` or ``ID.pub`` in
+   ``--key-dir``): no key, one line and exit 2; a seal unsigned or not
+   signed by that key, an irregularity. The reveal file's own
+   ``commitment`` is never taken (whoever wrote the file would have chosen
+   it): no seal event, no pass. Every revealed name must be the card of its record in the card
    set, which the audit always needs (--cardset: the store holds none),
    so a name edited to hide a switched card is caught without any flag.
 2. The cards the shoe read, burn included, are a contiguous run of the
@@ -34,7 +38,9 @@ physical card, by card-set record); the real-time check inside the shoe is
 where that would be caught.
 
 Exit status: 0 the shoe dealt the committed order; 1 (exits.EXIT_FOUND) any
-difference, named; 2 a bad reveal file or an ambiguous shoe; 3 a file that
+difference, named (a seal not signed by the shuffler's key included); 2 a
+bad reveal file, an ambiguous shoe, or no registered public key for the
+shuffler whose seal it is; 3 a file that
 cannot be read; 5 a store that cannot be used.
 """
 
@@ -45,7 +51,7 @@ import sys
 from host_tools import exits
 
 from baccarat import cards  # noqa: E402
-from shuffler import commit  # noqa: E402
+from shuffler import commit, seal  # noqa: E402
 
 # Intake refusals in the shoe (firmware/cardset/intake.py): a physical card
 # was drawn and read, but never given to the game.
@@ -108,26 +114,77 @@ def _events(store, shoe_id):
             yield row["seq"], ev
 
 
-def published_commitment(store, batch_id):
-    """The ``commit`` of the shuffler's seal event for batch_id, or None.
-    Irregular when the store holds two seals of one id that differ."""
+def published_commitment(store, batch_id, public_key):
+    """(commit, shuffler id, counter) of the shuffler's seal event for
+    batch_id, or None when the store holds none. Every such seal must be
+    signed by the secure element of the shuffler it is stored under:
+    ``public_key(device_id)`` gives that device's registered key (X||Y) or
+    raises PublicKeyMissing; a seal that is unsigned, or whose signature
+    does not check, is Irregular (its commitment is never taken), and so
+    are two seals of one id that differ."""
     found = set()
     for shoe_id in store.shoe_ids():
-        for _seq, ev in _events(store, shoe_id):
+        for seq, ev in _events(store, shoe_id):
             if (ev.get("type") == "custody" and ev.get("to") == "sealed" and ev.get("id") == batch_id
                     and ev.get("source") == SOURCE):
-                found.add(ev.get("commit"))
-    if len(found) > 1:
+                _check_seal(shoe_id, seq, ev, public_key(shoe_id))
+                found.add((ev.get("commit"), shoe_id, ev.get("counter")))
+    if len({f[0] for f in found}) > 1:
         raise Irregular("the store holds %d different seals of batch %s" % (len(found), batch_id))
-    return found.pop() if found else None
+    return min(found) if found else None
+
+
+def _check_seal(device_id, seq, ev, xy):
+    """Irregular unless ``ev`` carries the chip's signature over its own
+    statement (shuffler/seal.py) under the key ``xy``."""
+    from host_tools.protocol import pubkeys
+    where = "the seal of batch %s (shuffler %s, seq %d)" % (ev.get("id"), device_id, seq)
+    sig, counter, commit_hex = ev.get("sig"), ev.get("counter"), ev.get("commit")
+    if not isinstance(sig, str) or type(counter) is not int or not isinstance(commit_hex, str):
+        raise Irregular("%s is not signed by the shuffler's secure element (%s): its commitment is not taken"
+                        % (where, ev.get("unsigned") or "no signature"))
+    try:
+        rs = bytes.fromhex(sig)
+    except ValueError:
+        rs = b""
+    if not pubkeys.verify(xy, seal.statement(device_id, ev["id"], commit_hex, counter), rs):
+        raise Irregular("%s: the signature does not check under the shuffler's registered public key: "
+                        "its commitment is not taken" % where)
+
+
+class PublicKeyMissing(ValueError):
+    """No registered public key for a shuffler whose seal is in the store (exit 2)."""
+
+
+def key_lookup(pubkey=None, key_dir=None):
+    """``public_key(device_id)`` for published_commitment: the file
+    ``pubkey`` for every device, else ``<key_dir>/<ID>.pub`` (default:
+    `shoe deploy`'s key directory); the one reader of a .pub
+    (host_tools/protocol/pubkeys.py)."""
+    import pathlib
+
+    from host_tools.protocol import pubkeys
+
+    def lookup(device_id):
+        if pubkey:
+            path = pathlib.Path(pubkey)
+        else:
+            from host_tools import deploy
+            path = pathlib.Path(key_dir or deploy.DEFAULT_KEY_DIR).expanduser() / ("%s.pub" % device_id)
+        try:
+            return pubkeys.read_public(path)
+        except pubkeys.PublicKeyFileError as e:
+            raise PublicKeyMissing("the seal's signature cannot be checked, so no commitment is taken: %s "
+                                   "(give --pubkey ID.pub or --key-dir)" % e) from None
+    return lookup
 
 
 # What this audit cannot see, said in every report (docs/shuffler.md, "Audit").
 NOT_CHECKED = (
     "not checked: a card switched for a same-named card of another deck of the batch (the shoe's "
     "events name rank and suit only)",
-    "not checked here: the link tags of the seal event and of the shoe's events (run `shoe verify`); "
-    "the seal is not signed by the shuffler's secure element yet",
+    "not checked here: the link tags of the seal event and of the shoe's events, and the record's signed "
+    "checkpoints (run `shoe verify`)",
     "not checked: that the returned cards are the physical ones (they are as the shuffler's intake "
     "read them)",
 )
@@ -225,9 +282,10 @@ def compare(order, dealt, returned):
                   % (_ordinal(j + 1), returned[j], want, pos))
 
 
-def audit(store, doc, shoe_id, registry):
+def audit(store, doc, shoe_id, registry, public_key):
     """Lines of the report; raises Irregular on the first difference.
-    ``registry`` (the card set) is required: names are always bound to records."""
+    ``registry`` (the card set) is required: names are always bound to
+    records. ``public_key``: key_lookup's, for the seal's signature."""
     if registry is None:
         raise RevealError(CARDSET_NEEDED)
     bid = doc["batch_id"]
@@ -235,11 +293,13 @@ def audit(store, doc, shoe_id, registry):
     # it is settled before anything is judged.
     seq0, dealt = dealt_cards(store, shoe_id, bid, doc.get("shoe_seq"))
     salt = bytes.fromhex(doc["salt"])
-    published = published_commitment(store, bid)
-    source = "the shuffler's seal event in the store"
-    if published is None:
+    found = published_commitment(store, bid, public_key)
+    if found is None:
         raise Irregular("no seal event of the shuffler for batch %s in the store: the commitment is "
                         "taken only from the seal, never from the reveal file" % bid)
+    published, shuffler_id, counter = found
+    source = "the shuffler's seal event in the store, signed by %s's secure element (seal counter %d)" % (
+        shuffler_id, counter)
     if published != doc["commitment"]:
         raise Irregular("the reveal file's commitment %s... is not the one published at the seal %s..."
                         % (doc["commitment"][:16], published[:16]))
@@ -410,7 +470,10 @@ def returned_for(store, doc, shoe_id):
 
 
 def run_store(args, store, registry):
-    """`audit --db DB` without --reveal: every batch revealed on the link."""
+    """`audit --db DB` without --reveal: every batch revealed on the link.
+    ``args``: its ``pubkey`` and ``key_dir`` say where the shuffler's
+    registered public key is (key_lookup)."""
+    public_key = key_lookup(getattr(args, "pubkey", None), getattr(args, "key_dir", None))
     docs = reveals_in_store(store)
     if not docs:
         print("shoe shuffler audit: the store holds no complete reveal from a shuffler "
@@ -424,8 +487,8 @@ def run_store(args, store, registry):
             status = exits.EXIT_FOUND
             continue
         try:
-            lines = audit(store, returned_for(store, doc, doc["shoe"]), doc["shoe"], registry)
-        except RevealError as exc:
+            lines = audit(store, returned_for(store, doc, doc["shoe"]), doc["shoe"], registry, public_key)
+        except (RevealError, PublicKeyMissing) as exc:
             print("shoe shuffler audit: batch %s: %s" % (doc["batch_id"], exc), file=sys.stderr)
             status = status or exits.EXIT_USAGE
             continue
@@ -462,8 +525,8 @@ def run(args):
     with db.open_existing(args.db) as store:
         shoe_id = export.pick_shoe(store, args.shoe or doc.get("shoe"))
         try:
-            lines = audit(store, doc, shoe_id, registry)
-        except RevealError as exc:
+            lines = audit(store, doc, shoe_id, registry, key_lookup(args.pubkey, args.key_dir))
+        except (RevealError, PublicKeyMissing) as exc:
             print("shoe shuffler audit: %s" % exc, file=sys.stderr)
             return exits.EXIT_USAGE
         except Irregular as exc:

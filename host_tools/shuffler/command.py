@@ -78,6 +78,11 @@ def add_arguments(parser):
     audit.add_argument("--shoe", help="shoe id in the store (else the reveal file's \"shoe\", else the only one)")
     audit.add_argument("--cardset", help="the card-set file (required): the revealed names are checked "
                                           "against their records")
+    audit.add_argument("--pubkey", help="the shuffler's registered public key (ID.pub from `shoe deploy "
+                                        "--device shuffler`): a seal's commitment is taken only when its "
+                                        "signature checks under it; default: ID.pub in --key-dir")
+    audit.add_argument("--key-dir", help="where the pit PC keeps device keys and their ID.pub "
+                                         "(default: `shoe deploy`'s key directory)")
     emulate = sub.add_parser(
         "emulate", help="run the shuffler firmware in the MicroPython VM on a pty, on the mechanism model",
         description="Run the shuffler's firmware (firmware/shuffler/main.py) in the MicroPython VM with "

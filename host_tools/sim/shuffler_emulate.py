@@ -26,14 +26,15 @@ import time
 
 from host_tools.protocol import keys
 from host_tools.sim import ptys, vmdevice
+from drivers.atecc608_link import VAULT_PEER_FILE  # noqa: E402
 from host_tools import vm
 from host_tools.boards import config as board_config
 
 DEFAULT_ID = "SHUF1"
 KEY_FILE = "shoe_key.bin"      # the name the firmware's board reads (one key file per device)
 CARDSET_FILE = "cardset.bin"
-SEALING_FILE = "sealing_key.bin"   # in DIR.se/, the stand-in for the secure element, never on the flash
-HEAP = "320k"                  # see docs/shuffler.md "Footprint": the model and simulators ride along
+HEAP = "344k"                  # see docs/shuffler.md "Footprint": the model and simulators ride along (+24 KiB
+                               # for the secure element since it joined, as the shoe's emulator gets: SECURE_HEAP_64)
 
 
 def stage_code():
@@ -116,6 +117,7 @@ class ShufflerEmulator(vmdevice.VMDevice):
     (host_tools/sim/vmdevice.py, shared with the shoe's emulator)."""
 
     KIND = "shuffler"
+    CHIP_PEERS = (VAULT_PEER_FILE,)   # the vault's key (shuffler/vault.py), derived by the chip alone
 
     def __init__(self, directory, device_id=DEFAULT_ID, decks=1, seed=1, key=None, wdt_ms=2000,
                  journal_compact=None, heap=None, heap_probe=False, secure=True):
@@ -129,12 +131,6 @@ class ShufflerEmulator(vmdevice.VMDevice):
         elif not os.path.exists(self.key_path):
             keys.write_key(self.key_path, key or secrets.token_bytes(keys.KEY_BYTES))
         self.key = keys.read_key(self.key_path)
-        # The secure element's key for the vault: beside the flash, not in it.
-        self.secure_dir = self.dir.rstrip("/") + ".se"
-        keys.private_dir(self.secure_dir)
-        self.sealing_path = os.path.join(self.secure_dir, SEALING_FILE)
-        if not os.path.exists(self.sealing_path):
-            keys.write_key(self.sealing_path, secrets.token_bytes(keys.KEY_BYTES))
         self.cards = TwoBatchSet(decks)
         set_path = os.path.join(self.dir, CARDSET_FILE)
         if not os.path.exists(set_path):
@@ -159,7 +155,6 @@ class ShufflerEmulator(vmdevice.VMDevice):
             "LINK": {"device": dev_path, "baud": 115200},
             "OPERATOR": {"device": self.operator_path},
             "SEED": seed,
-            "SEALING_KEY": self.sealing_path,
             "WDT_MS": wdt_ms,
             "SECURE_ELEMENT": chip,
         }

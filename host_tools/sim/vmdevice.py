@@ -45,6 +45,10 @@ class VMDevice:
     KIND = "device"
     secure = None
     chip_lines = ()
+    # Peers of keys only the chip derives (no one keeps their private half),
+    # put on the flash at provisioning as `shoe deploy` does: a shuffler's
+    # vault key's (drivers/atecc608_link.VAULT_PEER_FILE).
+    CHIP_PEERS = ()
 
     def _open_link(self):
         """The link's two ptys and the relay between them; returns the
@@ -155,6 +159,12 @@ class VMDevice:
             key_on_flash = os.path.join(self.dir, deploy.KEY_NAME)
             if os.path.exists(key_on_flash):
                 os.remove(key_on_flash)
+        for name in self.CHIP_PEERS:
+            path = os.path.join(self.dir, name)
+            if not os.path.exists(path):
+                with open(path, "wb") as f:
+                    f.write(deploy.throwaway_public())
+                self._add_to_manifest(name)
         self.key_path = str(pit_key)
         self.key = keys.read_key(pit_key)
 

@@ -25,6 +25,9 @@ from shuffler import custody, entropy, shuffle
 
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 from support.cardsets import A, REG, SET_BYTES, uid as _uid  # noqa: E402
+from support.sealsign import Signer  # noqa: E402
+
+SHUFFLER = "SHUF-1"
 
 
 def sealed_batch(seed=11):
@@ -52,10 +55,16 @@ def deal(order_names, cut, cover_depth=16, seed=3):
     return list(d.lines())
 
 
-def store_events(path, script_lines, shoe_id="SHOE-1", extra=()):
+def store_events(path, script_lines, shoe_id="SHOE-1", extra=(), shuffler_id=SHUFFLER):
+    """The shoe's events under ``shoe_id``; ``extra`` (event lines from the
+    shuffler, its seal) under ``shuffler_id``, as the bridge files each
+    device's events under its own id. Returns the shoe's events (index k
+    is seq k + 1)."""
     out = replay.replay_bytes(("\n".join(script_lines) + "\n").encode())
-    lines = list(extra) + out.decode().splitlines()
+    lines = out.decode().splitlines()
     with db.Store(path) as store:
+        for seq, line in enumerate(extra, 1):
+            store.append(shuffler_id, seq, line)
         for seq, line in enumerate(lines, 1):
             store.append(shoe_id, seq, line)
     return [json.loads(x) for x in lines]
@@ -71,7 +80,8 @@ def honest(tmp_path_factory):
     order = [cards.name(REG.card(r)) for r in rv["records"]]
     cut = 137
     script = deal(order, cut)
-    seal = dict(seal, source="shuffler")
+    signer = Signer(tmp, SHUFFLER)
+    seal = signer.sign(dict(seal, source="shuffler"))
     events = store_events(tmp / "s.db", script, extra=[json.dumps(seal)])
     events = [e for e in events if e.get("source") != "shuffler"]
     dealt = sum(1 for e in events if e["type"] == "card")
@@ -80,7 +90,9 @@ def honest(tmp_path_factory):
            "commitment": rv["commitment"], "returned": returned, "shoe": "SHOE-1"}
     assert doc["commitment"] == seal["commit"]
     (tmp / "reveal.json").write_text(json.dumps(doc))
-    doc = dict(doc, seal=seal)  # for tests that build their own store (not part of a reveal file)
+    # For tests that build their own store (not part of a reveal file): the
+    # seal, its signer, and the shuffler's registered key run_audit gives.
+    doc = dict(doc, seal=seal, signer=signer, pubkey=str(signer.pub_path))
     cs = tmp / "set.cards"
     cs.write_bytes(SET_BYTES)
     return tmp, doc, script, events, cut
@@ -88,7 +100,9 @@ def honest(tmp_path_factory):
 
 def run_audit(db_path, doc, tmp, *more, cardset=True):
     """The audit on a reveal file; the card set is given unless ``cardset`` is False."""
-    doc = {k: v for k, v in doc.items() if k != "seal"}
+    if "pubkey" in doc and "--pubkey" not in more and "--key-dir" not in more:
+        more = more + ("--pubkey", doc["pubkey"])
+    doc = {k: v for k, v in doc.items() if k not in ("seal", "signer", "pubkey")}
     path = tmp / ("r%d.json" % abs(hash(json.dumps(doc))))
     path.write_text(json.dumps(doc))
     if cardset and "--cardset" not in more:
@@ -176,17 +190,19 @@ def test_audit_prefers_the_published_commitment_in_the_store(honest, tmp_path):
     tmp, doc, script, *_ = honest
     m, seal = sealed_batch(seed=12)  # another seal of "A-1", published on the link
     seal = dict(seal, source="shuffler")
-    store_events(tmp_path / "s.db", script, extra=[json.dumps(seal)])
+    store_events(tmp_path / "s.db", script, extra=[doc["signer"].line(seal)])
     r = run_audit(tmp_path / "s.db", doc, tmp_path)
     assert r.returncode == 1 and "not the one published at the seal" in r.stdout
     ok = dict(doc)
-    store_events(tmp_path / "t.db", script, extra=[json.dumps(dict(seal, commit=doc["commitment"]))])
+    store_events(tmp_path / "t.db", script, extra=[doc["signer"].line(dict(seal, commit=doc["commitment"]))])
     r = run_audit(tmp_path / "t.db", ok, tmp_path)
     assert r.returncode == 0 and "seal event in the store" in r.stdout
 
 
 def test_bad_reveal_files_and_stores_get_one_line(honest, tmp_path):
     tmp, doc, *_ = honest
+    pubkey = doc["pubkey"]
+    doc = {k: v for k, v in doc.items() if k not in ("seal", "signer", "pubkey")}   # what a reveal file holds
     cases = [("{", 2, "not JSON"), ("[]", 2, "JSON object"),
              (json.dumps(dict(doc, salt="xyz")), 2, "salt must be 32"),
              (json.dumps({k: v for k, v in doc.items() if k != "returned"}), 2, "no 'returned'"),
@@ -209,7 +225,7 @@ def test_bad_reveal_files_and_stores_get_one_line(honest, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 3 and "Traceback" not in r.stderr
     # batch B was never dealt in this store
-    r = run_audit(tmp / "s.db", dict(doc, batch_id="B-1"), tmp_path)
+    r = run_audit(tmp / "s.db", dict(doc, batch_id="B-1", pubkey=pubkey), tmp_path)
     assert r.returncode == 2 and "no `shoe` event dealing batch B" in r.stderr
 
 
@@ -259,3 +275,43 @@ def test_audit_takes_the_commitment_only_from_the_shuffler_seal_in_the_store(hon
     store_events(tmp_path / "t.db", script, extra=[json.dumps(dict(doc["seal"], source="shoe"))])
     r = run_audit(tmp_path / "t.db", doc, tmp_path, "--cardset", str(tmp / "set.cards"))
     assert r.returncode == 1 and "no seal event of the shuffler" in r.stdout
+
+
+def test_the_commitment_is_taken_only_from_a_seal_the_shuffler_chip_signed(honest, tmp_path):
+    """Whoever can write the store (an insider at the pit, with the
+    shuffler's MAC key) cannot choose the commitment: a seal without the
+    chip's signature, one whose commitment was changed after signing, one
+    signed by another shuffler's chip, and a store whose shuffler has no
+    registered key each fail in one line. Before the seal was signed, the
+    audit took the commitment from any seal event of source shuffler."""
+    tmp, doc, script, *_ = honest
+    unsigned = {k: v for k, v in doc["seal"].items() if k not in ("sig", "counter")}
+    store_events(tmp_path / "u.db", script, extra=[json.dumps(unsigned)])
+    r = run_audit(tmp_path / "u.db", doc, tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("IRREGULARITY in batch A-1: the seal of batch A-1 (shuffler SHUF-1, seq 1) is not signed by "
+            "the shuffler's secure element (no signature): its commitment is not taken") in r.stdout
+    assert len(r.stdout.strip().splitlines()) == 1
+    # The commitment replaced after the chip signed (a forger's re-sealed batch of its own order).
+    m, other = sealed_batch(seed=13)
+    forged = dict(doc["seal"], commit=other["commit"])
+    store_events(tmp_path / "f.db", script, extra=[json.dumps(forged)])
+    r = run_audit(tmp_path / "f.db", dict(doc, commitment=other["commit"]), tmp_path)
+    assert r.returncode == 1 and "the signature does not check under the shuffler's registered public key" \
+        in r.stdout, r.stdout + r.stderr
+    # Signed, but by another shuffler's chip.
+    stranger = Signer(tmp_path, "SHUF-9")
+    store_events(tmp_path / "o.db", script, extra=[stranger.line(doc["seal"])])
+    r = run_audit(tmp_path / "o.db", doc, tmp_path)
+    assert r.returncode == 1 and "does not check" in r.stdout, r.stdout + r.stderr
+    # The honest store, with no registered key at hand: one line, exit 2.
+    nokeys = tmp_path / "nokeys"
+    nokeys.mkdir()
+    r = run_audit(tmp / "s.db", doc, tmp_path, "--key-dir", str(nokeys))
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "the seal's signature cannot be checked, so no commitment is taken" in r.stderr
+    assert "SHUF-1.pub" in r.stderr
+    # And with it: the commitment is taken, and the report says from which chip.
+    r = run_audit(tmp / "s.db", doc, tmp_path, "--key-dir", str(tmp))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "signed by SHUF-1's secure element (seal counter %d)" % doc["seal"]["counter"] in r.stdout

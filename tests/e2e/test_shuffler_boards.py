@@ -81,6 +81,8 @@ source = b.entropy()
 out["entropy"] = len(source.read(buf))
 out["source"] = type(source).__name__
 out["chip"] = b.secure_element is not None
+b.key()
+out["sealing"] = len(b.sealing_key() or b"")
 print(json.dumps(out))
 '''
 
@@ -98,9 +100,15 @@ def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
     (tmp_path / "machine.py").write_text(FAKE_MACHINE)
     (tmp_path / "board_config.py").write_text(config.render(sboards.constants(name, "SHUF9")))
     (tmp_path / "probe.py").write_text(PROBE)
+    # The flash as `shoe deploy --device shuffler` leaves it: the peers of
+    # the link key and of the vault key, public keys the chip's ECDH takes.
+    from drivers.atecc608 import PEER_FILE
+    from drivers.atecc608_link import VAULT_PEER_FILE
+    for name in (PEER_FILE, VAULT_PEER_FILE):
+        (tmp_path / name).write_bytes(os.urandom(64))
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code()]))
     proc = subprocess.run(vm.micropython_cmd([str(tmp_path / "probe.py")], heap="190k"), env=env,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert (out["enable_idle"], out["enable_moving"]) == (1, 0)  # active low: off at boot, on to move
@@ -112,6 +120,9 @@ def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
     # the chip is there and its random source is mixed with the MCU's
     # (before, the bring-up read SECURE and built neither).
     assert out["chip"] is True and out["source"] == "Mixed"
+    # The vault's key comes from the chip on every board (before: None, a
+    # released order was kept in RAM only).
+    assert out["sealing"] == 32
 
 
 BOOT_PROBE = r'''

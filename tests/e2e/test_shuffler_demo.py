@@ -21,7 +21,8 @@ def test_two_shoes_both_batches_audit_passes(tmp_path):
     assert run.stdout.count("dealt as committed") == 2  # the read-backs wait for the next reveal
     assert run.stdout.count("not checked yet: the") == 2
     assert "batch A-1: the commitment opens" in run.stdout and "batch B-1: the commitment opens" in run.stdout
-    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin")
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin",
+                 "--pubkey", db + ".shuffler.pub")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert re.search(r"shoe DEMO1 \(from event seq \d+\) read \d+ cards", audit.stdout)
 
@@ -33,7 +34,8 @@ def test_a_switched_card_is_named_by_the_audit(tmp_path):
     assert run.returncode == 1, run.stdout + run.stderr
     switched = re.search(r"switches the 12-th card (\w\w) for (\w\w)", run.stdout)
     real, fake = switched.groups()
-    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin")
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin",
+                 "--pubkey", db + ".shuffler.pub")
     assert audit.returncode == 1, audit.stdout + audit.stderr
     assert ("IRREGULARITY in batch A-1: the 12th card the shoe read" in audit.stdout
             and "is %s where the committed order has %s" % (fake, real) in audit.stdout), audit.stdout

@@ -27,8 +27,8 @@ from host_tools.sim.atecc608 import ADDRESS, Chip
 from host_tools.sim.i2cbus import Bus, DirectI2C
 from host_tools.sim.simtable import SimShoe
 from host_tools.store import db
+from support import forge
 
-from link import auth, host_frames, proto  # noqa: E402
 
 KEY = bytes(range(32))
 SHOE = "SHOE-0A0B0C"
@@ -85,35 +85,11 @@ def _verify(*args):
 
 
 def _events(path):
-    con = sqlite3.connect(str(path))
-    rows = con.execute("SELECT seq, event FROM events WHERE shoe_id = ? ORDER BY seq", (SHOE,)).fetchall()
-    con.close()
-    return rows
+    return forge.events(path, SHOE)
 
 
 def _rewrite(path, out, change, fix_heads=False):
-    """What an insider with the pit's store and MAC key can do: take every
-    event, let ``change`` edit the texts, and write a new store with every
-    tag recomputed under the shoe key and every SHA-256 link rebuilt."""
-    rows = _events(path)
-    fkey = auth.frames_key(KEY)
-    store = db.Store(str(out))
-    prev = b"0" * 32
-    try:
-        for seq, text in change(rows):
-            if fix_heads and '"head"' in text:
-                cp = json.loads(text)
-                cp["head"] = prev.decode()
-                text = json.dumps(cp, separators=(",", ":"))
-            body = text.encode()
-            mac = host_frames.frame_mac(fkey, SHOE, proto.EVENT, seq, prev, body)
-            mac = mac.decode() if isinstance(mac, bytes) else mac
-            store.append(SHOE, seq, body, mac=mac, first_seq=1 if seq == 1 else None,
-                         first_prev=prev.decode() if seq == 1 else None)
-            prev = mac.encode()
-    finally:
-        store.close()
-    return out
+    return forge.rewrite(path, out, SHOE, KEY, change, fix_heads)
 
 
 def _first_result_changed(rows):
