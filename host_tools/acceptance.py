@@ -26,7 +26,7 @@ console one prints what to do and asks yes/no questions; tests pass one
 that acts on the emulator instead.
 
 The shuffler answers its own bench questions (firmware/shuffler/probes.py,
-loaded for each and let go): its sensors now (`inputs`) and through one
+loaded for each and let go): its sensors now (`sensor`, an `inputs` event) and through one
 card's cycle (`cycle`): card-present, throat and gap, the intake reader.
 Its secure element and the report's signature go through the shoe's code
 (`secure`, `sign`): one signer, one check, for both devices.
@@ -378,7 +378,7 @@ def shuffler_steps(link, tech, run, test_card=None):
 
 
 # The shuffler's sensors, as its firmware reads them (firmware/shuffler/probes.py):
-# `inputs` now, and `cycle`, one card through the mechanism and back with each
+# `sensor` now (an `inputs` event), and `cycle`, one card through the mechanism and back with each
 # sensor's levels on the way. What each must show, and what to check when it does not.
 _WIRING = " (inputs.%s in wiring.md: the TCST2103, its 4.7k pull-up, its slot clear of dust and card)"
 
@@ -386,7 +386,7 @@ _WIRING = " (inputs.%s in wiring.md: the TCST2103, its 4.7k pull-up, its slot cl
 def _present_step(empty, loaded, cycle):
     where = _WIRING % "card_present"
     if empty is None or loaded is None:
-        return Step("card present", False, "the shuffler did not answer `inputs`: firmware older than the deploy "
+        return Step("card present", False, "the shuffler did not answer `sensor`: firmware older than the deploy "
                     "record? re-flash with `shoe deploy --device shuffler`")
     if empty["present"]:
         return Step("card present", False, "reads a card with the intake tray empty: stuck, or its beam blocked"
@@ -450,9 +450,9 @@ def _intake_step(cycle, test_card):
 
 
 def mechanism_steps(link, tech, test_card):
-    empty, _ = ask(link, "inputs", "inputs")
+    empty, _ = ask(link, "sensor", "inputs")
     tech.act("card:put", "put the test card alone in the intake tray, face down")
-    loaded, _ = ask(link, "inputs", "inputs")
+    loaded, _ = ask(link, "sensor", "inputs")
     cycle, reply = ask(link, "cycle", "cycle") if loaded is not None else (None, "no answer to `inputs`")
     steps = [_present_step(empty, loaded, cycle)]
     if cycle is None:

@@ -16,7 +16,7 @@ link/commands.py, so the shuffler parses its commands without this table
 from baccarat import game
 from link import commands as _commands
 from link.commands import (CHOICE, HEX, INT, LINK_COMMANDS, MAX_SEQ, MAX_UNIX, MAX_VALUE,  # noqa: F401
-                           REQUIRED, SECURE_COMMANDS, WORD)
+                           REQUIRED, WORD)
 from link.settings import BATCHES, settings_digest, settings_text  # noqa: F401 (one home, re-exported)
 
 # The shoe's own commands, then the link's (link/commands.py: every device
@@ -35,10 +35,10 @@ COMMANDS = (
     )),
     # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
     ("clear_stop", ()),
-    # A technician's bench questions (`shoe acceptance`, firmware/probes.py):
-    # what the back sensor sees, then the secure element's (link/commands.py).
+    # A technician's bench question (`shoe acceptance`, firmware/probes.py):
+    # what the back sensor sees; the secure element's are the link's (link/commands.py).
     ("sensor", ()),
-) + SECURE_COMMANDS + LINK_COMMANDS
+) + LINK_COMMANDS
 NAMES = tuple(c[0] for c in COMMANDS)
 
 

@@ -14,7 +14,7 @@ a grown journal is compacted (maybe_compact). The shoe's commands (`shoe`,
 `unknown_command` error.
 
 A technician's bench questions (`shoe acceptance --device shuffler`):
-``inputs`` (the mechanism's sensors as they read now), ``cycle`` (one card
+``sensor`` (the mechanism's sensors as they read now), ``cycle`` (one card
 through the mechanism and back, each sensor's levels on the way) and the
 secure element's ``secure`` and ``sign``. They are answered by
 shuffler/probes.py, loaded for the question and let go after it
@@ -29,7 +29,7 @@ import json
 
 from link import journal as _journal
 from link import reports
-from link.commands import LINK_COMMANDS, SECURE_COMMANDS
+from link.commands import LINK_COMMANDS
 from link.core import Link
 
 SOURCE = "shuffler"
@@ -43,21 +43,24 @@ COMPACT_BYTES = 16384   # journal size beyond which an idle, fully acked shuffle
 OUTBOX_BYTES = 1536
 OUTBOX_SLOTS = 12
 
-COMMANDS = (("inputs", ()), ("cycle", ())) + SECURE_COMMANDS + LINK_COMMANDS
+# `sensor` (what its sensors read now, an `inputs` event) and `cycle`, then
+# the link's (secure and sign among them). Names the shuffler's boot already
+# interns, but for `secure`: see link/commands.py.
+COMMANDS = (("sensor", ()), ("cycle", ())) + LINK_COMMANDS
 
 
-def _bench(s, args):
-    """Every bench question: shuffler/probes.py, loaded for it and let go."""
-    from shuffler import probes
+def run(s, args):
+    """Every bench question: shuffler/probes.py, loaded for it and let go
+    (its name given as text, so that the boot interns none of it)."""
+    probes = __import__("shuffler.probes", None, None, ("run",))
     try:
-        probes.answer(s, args)
+        probes.run(s, args)
     finally:
         from lazy import unload
         unload("shuffler.probes")
-        unload("probes")   # the shoe's, which it uses for the chip (read again at the next question)
 
 
-ACTIONS = {"inputs": _bench, "cycle": _bench, "secure": _bench, "sign": _bench}
+ACTIONS = {"sensor": run, "cycle": run, "secure": run, "sign": run}
 ACTIONS.update(Link.ACTIONS)   # the link's own (link/dispatch.py)
 
 

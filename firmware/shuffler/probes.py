@@ -2,8 +2,8 @@
 a shuffler on the bench, answered as signed link events, as the shoe's
 firmware/probes.py answers the shoe's:
 
-- ``inputs``: the card-present, throat, gap and home sensors and the door
-  switch, as they read now;
+- ``sensor``: the card-present, throat, gap and home sensors and the door
+  switch, as they read now (an ``inputs`` event);
 - ``cycle``: one card from the intake tray through the mechanism and back,
   with each sensor's levels on the way (the machine's own elevator and feed
   code, so a sensor that does not change state shows here as it would in a
@@ -40,7 +40,7 @@ def _level(pin):
 
 
 def inputs(s, args):
-    """The `inputs` command's event."""
+    """The `sensor` command's event, `inputs`."""
     hw = s.device.mech.hw
     o = reports.begin(s, b"inputs")
     for key, pin in ((b',"present":', hw.present), (b',"throat":', hw.throat), (b',"gap":', hw.gap),
@@ -122,10 +122,10 @@ def sign(s, args):
     _probes.sign(s, args)
 
 
-ACTIONS = {"inputs": inputs, "cycle": cycle, "secure": secure, "sign": sign}
+ACTIONS = {"sensor": inputs, "cycle": cycle, "secure": secure, "sign": sign}
 
 
-def answer(s, args):
+def run(s, args):
     """The bench question just accepted (its name is the first word of the
     command dispatch took: link/dispatch.py), refused while the machine is
     busy or holds a batch: a cycle would move cards in custody."""
@@ -137,4 +137,8 @@ def answer(s, args):
         s._error("wrong_state", "%s: a bench question, taken only while the shuffler is idle and holds no "
                  "batch" % name, name)
         return
-    ACTIONS[name](s, args)
+    try:
+        ACTIONS[name](s, args)
+    finally:
+        from lazy import unload
+        unload("probes")   # the shoe's, for the chip: let go with this module (read again at the next question)

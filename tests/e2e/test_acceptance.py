@@ -492,8 +492,8 @@ def test_a_shuffler_refuses_bench_questions_while_it_holds_a_batch(shuffler_fact
         try:
             assert link.hello() is not None
             assert link.wait(lambda e: e.get("type") == "custody" and e.get("to") == "loading", 30) is not None
-            for question in ("cycle", "inputs", "secure"):
-                got, reply = acceptance.ask(link, question, question)
+            for question, kind in (("cycle", "cycle"), ("sensor", "inputs"), ("secure", "secure")):
+                got, reply = acceptance.ask(link, question, kind)
                 assert got is None and reply == ("%s: a bench question, taken only while the shuffler is idle "
                                                  "and holds no batch" % question), reply
         finally:
