@@ -190,7 +190,8 @@ ON_DEMAND = ("manifest.py", "probes.py", "drivers/atecc608_setup.py", "drivers/a
 
 
 def _on_demand():
-    return ON_DEMAND
+    """The shoe's: a shuffler's own (shuffler/probes.py) is on no shoe's image."""
+    return tuple(r for r in ON_DEMAND if not r.startswith(deploy.NOT_ON_SHOE))
 
 
 def eight_deck_cardset(path):
