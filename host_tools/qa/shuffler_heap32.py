@@ -19,7 +19,7 @@ from host_tools import vm
 from host_tools.qa.shuffler_heap import BOARD, _machine_dir, board_heap_kib, boot_resident, figures
 
 # The budget (docs/design.md, "Heap budgets"):
-RESIDENT_SHARE_32 = 0.77  # resident after boot, of the board's heap, with every boot stage inside it (issue 22: >= 20 % free; 0.75 until the chip's driver, 148 096 B = 76.1 %: docs/design.md)
+RESIDENT_SHARE_32 = 0.77  # resident after boot, of the board's heap, with every boot stage inside it (issue 22: >= 20 % free; 0.75 until the secure element, 146 624 B = 75.4 %: docs/design.md)
 BOOT_STAGES_MAX = 12      # steps offered to main.boot_stages (it has 6)
 
 _BOOT32_HEAD = r"""
@@ -52,6 +52,11 @@ board, session, device = booted
 sys.stdout.write("\nHEAP32 %d %d %d %s %s\n" % (held, gc.mem_alloc(), live_peak, device.machine.state[1],
                                                session.halt))
 gc.collect()
+#STEP vault
+from shuffler import vault   # what the first release loads (custody's vault): its names may need a new qstr pool
+gc.collect()
+sys.stdout.write("\nVAULT32 %d\n" % (gc.mem_alloc() - base))
+gc.collect()
 #STEP
 import manifest
 manifest = None
@@ -74,7 +79,9 @@ def boot_resident32(heap_kib=None, name=BOARD):
     """boot_resident() in the 32-bit VM, the boot one stage a step:
     {"held", "in_use", "live_peak" (largest live heap between stages),
     "state", "halt", "inside": True when no step grew the heap, None when
-    one did (unknown)}."""
+    one did (unknown), "after_release": held once shuffler/vault.py is
+    loaded too, as the first release loads it (docs/shuffler.md,
+    "Footprint": its names can need a new qstr pool)}."""
     from host_tools import wasm32
     from host_tools.sim.shuffler_emulate import stage_code
     heap_kib = heap_kib or board_heap_kib(name)
@@ -88,16 +95,18 @@ def boot_resident32(heap_kib=None, name=BOARD):
         raise RuntimeError("the wasm32 VM stopped (%s) at %d KiB: %s" % (
             res.rc, heap_kib, (res.err or res.out).decode(errors="replace").strip()[-600:]))
     held, used, peak, state, halt = lines[-1].split()[1:]
+    vault = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("VAULT32 ")]
     bench = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("BENCH32 ")]
     imported, after, loaded = bench[-1].split()[1:] if bench else (None, None, None)
     known = after is not None and "bench" not in unknown
     return {"held": int(held), "in_use": int(used), "live_peak": int(peak), "state": state, "halt": halt,
             "inside": None if "boot" in unknown else True,
+            "after_release": int(vault[-1].split()[1]) if vault and "vault" not in unknown else None,
             # Held after a module was imported and let go (manifest.py, as at a
-            # board's boot): the first import after boot leaves this VM's heap
-            # 9 KiB fuller whatever the module (a new pool of interned names);
-            # then after a bench question (`sensor`: shuffler/probes.py loaded
-            # and let go).
+            # board's boot): the first import after boot can leave this VM's
+            # heap 9 KiB fuller whatever the module (a new pool of interned
+            # names); then after a bench question (`sensor`: shuffler/probes.py
+            # loaded and let go).
             "after_import": int(imported) if known else None,
             "after_bench": int(after) if known else None,
             "probes_left": loaded == "True"}
@@ -240,6 +249,9 @@ def table(decks=8):
         ("  then after a bench question (bytes)", "-",
          "%s (shuffler/probes.py %s)" % (cell(b32["after_bench"]),
                                          "still loaded" if b32["probes_left"] else "let go")),
+        ("resident once the first release loaded the vault (bytes)", "-",
+         "%s (%s)" % (cell(b32["after_release"]), "unknown" if b32["after_release"] is None else
+                      "%.1f %%" % (100.0 * b32["after_release"] / (budget * 1024)))),
         ("%d-deck batch, device + card set + model: live peak" % decks,
          cell(batch["micropython"]["live_peak"]), cell(batch["wasm32"]["live_peak"])),
         ("  heap kept per card (shuffle pass)", cell(batch["micropython"]["kept_per_card"], "%.2f"),

@@ -269,8 +269,14 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert (numbers.x, numbers.y) == (private.x, private.y)
     assert ("serial %s" % bytes(chip.serial).hex()) in out and "generated inside the chip" in out
     assert "public key (X||Y) %064x%064x" % (numbers.x, numbers.y) in out
+    # The pairing key (slot 3, ECDH with a shuffler's chip) registered beside it.
+    from drivers.atecc608 import PAIR_SLOT
+    from host_tools.protocol import pubkeys
+    pair = chip.keys[PAIR_SLOT].public_key().public_numbers()
+    assert pubkeys.read_pair(keys / "T07.key") == pair.x.to_bytes(32, "big") + pair.y.to_bytes(32, "big")
+    assert "pairing key (slot 3" in out
     # Nothing on the board's flash holds a private key.
-    for slot in (0, LINK_SLOT):
+    for slot in (0, LINK_SLOT, PAIR_SLOT):
         d = chip.keys[slot].private_numbers().private_value.to_bytes(32, "big")
         assert not any(d in f.read_bytes() for f in device.rglob("*") if f.is_file())
     # A second deploy must not silently give the shoe a new key...

@@ -118,7 +118,7 @@ def test_the_image_boots_from_its_own_files(image, tmp_path):
                      "import main\n"
                      "board, session, device = main.boot()\n"
                      "print('BOOTED', device.machine.state[1], session.halt,"
-                     " sorted(m for m in sys.modules if m.startswith(('baccarat', 'link'))))\n")
+                     " sorted(m for m in sys.modules if m.startswith(('baccarat', 'link', 'drivers'))))\n")
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), str(image)]))
     proc = subprocess.run(vm.micropython_cmd([str(probe)], heap="400k"), env=env, cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
@@ -126,6 +126,10 @@ def test_the_image_boots_from_its_own_files(image, tmp_path):
     line = [x for x in proc.stdout.splitlines() if x.startswith("BOOTED ")][-1]
     assert line.startswith("BOOTED empty None")
     assert "baccarat.game" not in line and "link.session" not in line and "link.schema" not in line
+    # The chip's driver stays, its provisioning and the boot-only key
+    # derivation do not (as on the shoe: lazy.ON_DEMAND).
+    assert "'drivers.atecc608'" in line
+    assert "drivers.atecc608_setup" not in line and "drivers.atecc608_link" not in line
 
 
 def test_a_shuffler_takes_no_shoe_reader_option(capsys):
@@ -169,6 +173,13 @@ def test_deploy_provisions_the_shuffler_chip_and_keeps_no_key_on_its_flash(tmp_p
     assert pubkeys.read_public(keydir / "SHUF-T1.pub") == xy(KEY_SLOT)
     assert pubkeys.read_pair(keydir / "SHUF-T1.key") == xy(PAIR_SLOT)
     assert "pairing key (slot 3" in out and ("serial %s" % bytes(chip.serial).hex()) in out
+    # The vault key's peer: a public key on the flash, listed in the
+    # manifest; its private half was dropped (no file the pit has holds it).
+    from drivers.atecc608_link import VAULT_PEER_FILE
+    import json
+    vault_peer = (device / VAULT_PEER_FILE).read_bytes()
+    assert len(vault_peer) == 64 and vault_peer != peer
+    assert VAULT_PEER_FILE in json.loads((device / deploy.MANIFEST).read_text())["files"]
     for slot in (KEY_SLOT, LINK_SLOT, PAIR_SLOT):
         d = chip.keys[slot].private_numbers().private_value.to_bytes(32, "big")
         assert not any(d in f.read_bytes() for f in device.rglob("*") if f.is_file())
