@@ -122,19 +122,34 @@ def _mentions(event, words):
     return any(w in text for w in words)
 
 
+def _refused(event, command):
+    """The device's no to ``command``: the link's refusal naming it, or the
+    firmware's own `internal error` (main.py's catch-all: the question's
+    code could not run, e.g. no heap to load it), which names no command
+    but can only be this one's, the one question in flight."""
+    if event.get("type") != "error":
+        return False
+    if event.get("source") == "link":
+        return event.get("command") == command.split()[0]
+    return event.get("message", "").startswith("internal error")
+
+
 def ask(link, command, kind, tries=2):
     """Send a signed command; the device's signed answer of type ``kind``, or
     None (with the bridge's reply) when none came. A question with no
     answer is asked once more, as a technician would: on a busy bench the
-    first can be lost with a reconnect (a new command, a new counter)."""
+    first can be lost with a reconnect (a new command, a new counter), and
+    one the firmware could not run (an `internal error`: the first bench
+    question loads its module, and a heap cut into holes can fail it once)
+    is asked again at once."""
     for _ in range(tries):
         since = len(link.events)
         reply = link.bridge.command(command)
         if not reply.startswith("ok"):
             return None, reply
-        got = link.wait(lambda e: e.get("type") == kind or (e.get("type") == "error" and e.get("source") == "link"
-                                                            and e.get("command") == command.split()[0]),
-                        ANSWER_S, since)
+        got = link.wait(lambda e: e.get("type") == kind or _refused(e, command), ANSWER_S, since)
+        if got is not None and got.get("source") != "link" and got.get("type") == "error":
+            continue   # the firmware's internal error: once more
         if got is not None:
             break
     if got is not None and got.get("type") == "error":
