@@ -67,7 +67,6 @@ PARSE_ERROR = const(0x03)
 ECC_FAULT = const(0x05)
 EXECUTION_ERROR = const(0x0F)
 AFTER_WAKE = const(0x11)
-WATCHDOG_SOON = const(0xEE)
 CRC_ERROR = const(0xFF)
 # Their names, for a fault's message: one string, not a dict (the driver is
 # resident on every board, and its heap is counted).
@@ -75,19 +74,13 @@ _STATUS_NAMES = (";01 miscompare;03 parse error;05 ECC fault;0f execution error;
                  ";ee watchdog about to expire;ff CRC or bus error;")
 
 
-def status_name(status):
-    at = _STATUS_NAMES.find(";%02x " % status)
-    return _STATUS_NAMES[at + 4:_STATUS_NAMES.find(";", at + 1)] if at >= 0 else "unknown status"
 
 # Maximum execution time of each command, ms, at ChipMode clock divider 0.
 EXEC_MS = {OP_COUNTER: 25, OP_ECDH: 58, OP_GENKEY: 115, OP_INFO: 5, OP_LOCK: 35, OP_NONCE: 20,
            OP_RANDOM: 23, OP_READ: 5, OP_SIGN: 115, OP_WRITE: 45}
 
-T_WHI_MS = const(2)          # tWHI 1.5 ms: wake to first transaction
+_T_WHI_MS = const(2)         # tWHI 1.5 ms: wake to first transaction
 COUNTER_MAX = 2097151        # the counters stop here
-ZONE_CONFIG = const(0)
-ZONE_OTP = const(1)
-ZONE_DATA = const(2)
 KEY_SLOT = const(0)          # the device key pair's slot (signs checkpoints)
 LINK_SLOT = const(2)         # the link key's ECDH key pair (docs/security.md, "The key at rest")
 LINK_LABEL = b"shoe-link-key/1"
@@ -119,9 +112,6 @@ class ATECC608:
         self._cmd = bytearray(_CMD_MAX)
         self._rsp = bytearray(_RSP_MAX)
         self._one = bytearray(1)
-        self._zero = b"\x00"
-        self._idle = b"\x02"
-        self._sleep = b"\x01"
         # One view per answer length the commands here expect (count byte excluded).
         self._views = {}
         for n in (3, 6, 34, 66):
@@ -138,23 +128,23 @@ class ATECC608:
         """Wake the chip and check its wake group (04 11 33 43). A chip still
         awake (a visit cut short) ignores a wake, so it is sent to idle first."""
         try:
-            self._i2c.writeto(self._addr, self._idle)   # NAKed unless it was awake
+            self._i2c.writeto(self._addr, b"\x02")   # idle: NAKed unless it was awake
         except OSError:
             pass
         try:
-            self._i2c.writeto(0x00, self._zero)   # NAKed: only the low SDA matters
+            self._i2c.writeto(0x00, b"\x00")   # NAKed: only the low SDA matters
         except OSError:
             pass
-        sleep_ms(T_WHI_MS)
+        sleep_ms(_T_WHI_MS)
         got = self._read_group(ticks_add(ticks_ms(), 5 + self._margin), "wake")
         if got != 1 or self._rsp[1] != AFTER_WAKE:
             raise SecureElementFault("ATECC608 answered the wake with 0x%02x, not 0x11" % self._rsp[1])
 
     def idle(self):
-        self._word(self._idle, "idle")
+        self._word(b"\x02", "idle")
 
     def sleep(self):
-        self._word(self._sleep, "sleep")
+        self._word(b"\x01", "sleep")
 
     def _word(self, word, name):
         try:
@@ -198,8 +188,10 @@ class ATECC608:
         self.last_exec_ms = ticks_diff(ticks_ms(), start)
         if got == 1 and self._rsp[1] != SUCCESS:
             status = self._rsp[1]
+            at = _STATUS_NAMES.find(";%02x " % status)
             raise SecureElementFault("ATECC608 refused %s: %s (0x%02x)"
-                                     % (name, status_name(status), status), status)
+                                     % (name, _STATUS_NAMES[at + 4:_STATUS_NAMES.find(";", at + 1)]
+                                        if at >= 0 else "unknown status", status), status)
         return got
 
     def _read_group(self, deadline, name):

@@ -8,7 +8,9 @@ chip blank), and by the first bench question for ``survey`` (what the
 """
 
 from drivers.atecc608 import (ADDRESS, KEY_SLOT, LINK_SLOT, OP_GENKEY, PAIR_SLOT, OP_INFO, OP_LOCK, OP_READ,
-                              OP_WRITE, ZONE_CONFIG, SecureElementFault, crc16)
+                              OP_WRITE, SecureElementFault, crc16)
+
+ZONE_CONFIG = 0   # the configuration zone (Read/Write/Lock zone 0); only provisioning reads it
 
 # The shoe's configuration, bytes 16-127 as the chip's zone lays them out:
 # I2C address 0xC0 (0x60 << 1); slot 0 a P-256 private key that signs only

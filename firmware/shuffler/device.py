@@ -253,12 +253,14 @@ class Device:
                                "commitment": commitment,
                                "records": "".join(["%04x" % recs[i] for i in range(lo, hi)]),
                                "cards": [self._name(recs[i]) for i in range(lo, hi)]})
-        self._checkpoint()
+        self._signed(())   # and a checkpoint over the reveal
 
     def _signed(self, events):
         """The seal event signed by the board's secure element (shuffler/
-        seal.py); without one it says so, and the audit will not take its
-        commitment."""
+        seal.py; without one it says so, and the audit will not take its
+        commitment), and a checkpoint asked of the link over what is sent
+        (shuffler/link.py; a stand-in link without one, the heap probe's,
+        is passed by): at a seal, and at the end of a reveal (no events)."""
         se = getattr(self.board, "secure_element", None)
         for ev in events:
             if ev.get("type") == "custody" and ev.get("to") == custody.SEALED:
@@ -266,15 +268,10 @@ class Device:
                     ev["unsigned"] = "no secure element"
                 else:
                     _seal.sign(se, self.session.shoe_id, ev)
-        return events
-
-    def _checkpoint(self):
-        """Ask the link for a checkpoint over what was just sent (a seal, a
-        reveal): shuffler/link.py. A stand-in link without one (the heap
-        probe's) is passed by."""
         want = getattr(self.session, "want_checkpoint", None)
         if want is not None:
             want()
+        return events
 
     def _name(self, r):
         reg = self.registry
@@ -409,7 +406,6 @@ class Device:
         if i >= self.n:
             self._send(m.shuffled(b))
             events = self._send(self._signed(m.seal(b)))
-            self._checkpoint()   # the commitment, under the chip's signature of the chain
             self.phase = IDLE
             if not self._moved(events, custody.SEALED):
                 self.door.unlock()

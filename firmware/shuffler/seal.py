@@ -18,14 +18,21 @@ the checkpoints), so two seals never share a statement. The host's audit
 import binascii
 import hashlib
 
-STATEMENT = b"shuffler-seal/1 "
-COUNTER = 1     # the chip's counter for seals
-KEY_SLOT = 0    # drivers/atecc608.KEY_SLOT (not imported: a board without the chip loads no driver)
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+# The chip's counter for seals, and its signing slot (drivers/atecc608.KEY_SLOT, not imported: a
+# board without the chip loads no driver); private constants, so they cost the heap no names.
+_COUNTER = const(1)
+_KEY_SLOT = const(0)
 
 
 def statement(device_id, batch_id, commitment, counter):
     """The signed line (bytes); the arguments as str, the counter an int."""
-    return b"%s%s %s %s %d" % (STATEMENT, device_id.encode(), batch_id.encode(), commitment.encode(), counter)
+    return b"shuffler-seal/1 %s %s %s %d" % (device_id.encode(), batch_id.encode(), commitment.encode(), counter)
 
 
 def sign(se, device_id, event):
@@ -36,9 +43,9 @@ def sign(se, device_id, event):
     refuses to take its commitment."""
     counter = -1
     try:
-        counter = se.counter(COUNTER, True)
+        counter = se.counter(_COUNTER, True)
         sig = bytearray(64)
-        se.sign(KEY_SLOT, hashlib.sha256(statement(device_id, event["id"], event["commit"], counter)).digest(),
+        se.sign(_KEY_SLOT, hashlib.sha256(statement(device_id, event["id"], event["commit"], counter)).digest(),
                 sig)
     except Exception as e:  # SecureElementFault or the bus's OSError
         if counter >= 0:

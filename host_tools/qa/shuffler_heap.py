@@ -46,7 +46,6 @@ BOARD = "pico"
 # adafruit_atecc), and a heap probe needs the firmware's allocations, not
 # the chip's answers: a signature or key from here verifies nothing.
 FAKE_MACHINE = r'''
-CHIP_ANSWERS = {0x1B: 32, 0x16: 32, 0x43: 32, 0x41: 64, 0x40: 64, 0x24: 4, 0x30: 4}
 LEVELS = {}
 EDGES = {}
 class Pin:
@@ -77,66 +76,68 @@ class I2C:
     # The TCS34725 by register; the ATECC608B at 0x60 by its answer groups
     # (see the comment above FAKE_MACHINE), made in one buffer with an
     # xorshift for their bytes: nothing allocated per transaction, since
-    # the 32-bit VM collects garbage only between its steps.
+    # the 32-bit VM collects garbage only between its steps. Its names are
+    # ones the firmware interns anyway: on a board machine.I2C adds none to
+    # the heap's qstr pools (docs/shuffler.md, "Footprint").
     def __init__(self, id, scl=None, sda=None, freq=400000):
-        self._awake = False
-        self._group = bytearray(70)
-        self._n = 0
-        self._at = 0
-        self._x = 0x2545   # xorshift16 (7, 9, 8): small ints only, period 65535
+        self.up = False
+        self.buf = bytearray(70)
+        self.count = 0
+        self.pos = 0
+        self.seq = 0x2545   # xorshift16 (7, 9, 8): small ints only, period 65535
     def readfrom_mem_into(self, addr, reg, buf):
         buf[0] = 0x44 if reg == 0x92 else 1
     def writeto_mem(self, addr, reg, buf):
         pass
-    def _answer(self, n):
+    def _copy(self, n):
         from drivers.atecc608 import crc16
-        g = self._group
+        g = self.buf
         g[0] = n + 3
-        x = self._x
+        x = self.seq
         for i in range(n):
             x ^= (x << 7) & 0xFFFF
             x ^= x >> 9
             x ^= (x << 8) & 0xFFFF
             g[1 + i] = x & 0xFF
-        self._x = x
+        self.seq = x
         if n == 1:
             g[1] = 0
         c = crc16(g, 0, n + 1)
         g[n + 1] = c & 0xFF
         g[n + 2] = c >> 8
-        self._n = n + 3
-        self._at = 0
+        self.count = n + 3
+        self.pos = 0
     def writeto(self, addr, buf, stop=True):
         if addr == 0:
-            self._awake = True
-            self._answer(1)
-            self._group[1] = 0x11
+            self.up = True
+            self._copy(1)
+            self.buf[1] = 0x11
             from drivers.atecc608 import crc16
-            c = crc16(self._group, 0, 2)
-            self._group[2] = c & 0xFF
-            self._group[3] = c >> 8
+            c = crc16(self.buf, 0, 2)
+            self.buf[2] = c & 0xFF
+            self.buf[3] = c >> 8
             raise OSError(19)
-        if addr != 0x60 or not self._awake:
+        if addr != 0x60 or not self.up:
             raise OSError(19)
         if len(buf) == 1:
-            self._awake = buf[0] not in (1, 2)
+            self.up = buf[0] not in (1, 2)
             return 1
-        op, p1 = buf[2], buf[3]
-        n = CHIP_ANSWERS.get(op, 1)
-        if op == 0x02:
-            n = 32 if p1 & 0x80 else 4
-        elif op == 0x16 and p1 == 0x03:
+        # Answer lengths: Random, Nonce, ECDH 32; Sign, GenKey 64; Counter, Info 4; Read 4 or 32.
+        n = {0x1B: 32, 0x16: 32, 0x43: 32, 0x41: 64, 0x40: 64, 0x24: 4, 0x30: 4}.get(buf[2], 1)
+        if buf[2] == 0x02:
+            n = 32 if buf[3] & 0x80 else 4
+        elif buf[2] == 0x16 and buf[3] == 0x03:
             n = 1
-        self._answer(n)
+        self._copy(n)
         return len(buf)
     def readfrom_into(self, addr, buf, stop=True):
-        if addr != 0x60 or not self._n:
+        if addr != 0x60 or not self.count:
             raise OSError(19)
-        g = self._group
-        at = self._at
+        g = self.buf
+        at = self.pos
         for i in range(len(buf)):
             buf[i] = g[at + i]
-        self._at = at + len(buf)
+        self.pos = at + len(buf)
 class SPI:
     LSB = 1
     MSB = 0
