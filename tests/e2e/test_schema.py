@@ -125,7 +125,7 @@ def test_every_designation_and_exposed_mode_is_its_games_code():
 
 @pytest.mark.parametrize("body,reason,message", [
     (b"shuffle", "unknown_command", "unknown command 'shuffle' (known: bets, exposed, shoe, clear_stop, sensor, "
-                                    "secure, sign, order, status, time, clear_tilt)"),
+                                    "order, secure, sign, status, time, clear_tilt)"),
     (b"", "unknown_command", "unknown command ''"),
     (b"Bets", "unknown_command", "unknown command 'Bets'"),
     (b"\xffbets", "malformed", "the command is not UTF-8 text"),
