@@ -46,7 +46,10 @@ def _signed_shoe(emu, host):
 
 
 def _off(emu, host):
-    host.pump(0.3)   # the last acks reach the shoe's journal
+    # The shoe journals acks once a heartbeat (proto.HEARTBEAT_MS), so the
+    # last ones may not be on flash: it resends those events after the
+    # power-on, and the next Host acks from its hello's "acked" on.
+    host.pump(0.3)
     emu.power_cut()
     host.close()
 
