@@ -12,6 +12,8 @@ unknown, never a pass (docs/design.md, "The 32-bit VM").
 import sys
 import json
 import os
+import re
+import shutil
 import subprocess
 import tempfile
 
@@ -21,6 +23,10 @@ from host_tools.qa.shuffler_heap import BOARD, _machine_dir, board_heap_kib, boo
 # The budget (docs/design.md, "Heap budgets"):
 RESIDENT_SHARE_32 = 0.77  # resident after boot, of the board's heap, with every boot stage inside it (issue 22: >= 20 % free; 0.75 until the secure element, 146 240 B = 75.2 %: docs/design.md)
 BOOT_STAGES_MAX = 12      # steps offered to main.boot_stages (it has 6)
+# Issue 22's floor, held with the next qstr pool taken too: whichever side of
+# the pool step the next names fall, at least this share stays free after
+# the first release (docs/shuffler.md, "Footprint").
+FREE_FLOOR_32 = 0.20
 
 _BOOT32_HEAD = r"""
 import gc, sys
@@ -52,11 +58,30 @@ board, session, device = booted
 sys.stdout.write("\nHEAP32 %d %d %d %s %s\n" % (held, gc.mem_alloc(), live_peak, device.machine.state[1],
                                                session.halt))
 gc.collect()
+import micropython
+micropython.qstr_info()
 #STEP vault
 from shuffler import vault   # what the first release loads (custody's vault): its names may need a new qstr pool
 gc.collect()
 sys.stdout.write("\nVAULT32 %d\n" % (gc.mem_alloc() - base))
+micropython.qstr_info()
+#STEP
+class NameProbe:
+    pass
+probe = NameProbe()
+micropython.qstr_info()
+was = gc.mem_alloc()
+for i in range(4000):
+    setattr(probe, "zq%d" % i, 0)
+    now = gc.mem_alloc()
+    if now - was > POOL_JUMP:
+        sys.stdout.write("\nPOOLSTEP %d %d\n" % (i, now - was))
+        break
+    was = now
 """
+# A new qstr pool is one allocation of several KiB (each pool twice the
+# last); a name's own bytes are a few dozen.
+POOL_JUMP = 2048
 
 
 def boot_resident32(heap_kib=None, name=BOARD):
@@ -65,14 +90,22 @@ def boot_resident32(heap_kib=None, name=BOARD):
     "state", "halt", "inside": True when no step grew the heap, None when
     one did (unknown), "after_release": held once shuffler/vault.py is
     loaded too, as the first release loads it (docs/shuffler.md,
-    "Footprint": its names can need a new qstr pool)}."""
+    "Footprint": its names can need a new qstr pool), "names": the VM's
+    interned names (qstrs) {"after_boot", "after_release",
+    "pool_capacity" (names the pools allocated so far hold), "left" (names
+    the release can still add before the next pool), "next_pool_bytes"}
+    or None when not read}."""
     from host_tools import wasm32
     from host_tools.sim.shuffler_emulate import stage_code
     heap_kib = heap_kib or board_heap_kib(name)
-    program = _BOOT32_HEAD + _BOOT32_STAGE * BOOT_STAGES_MAX + _BOOT32_TAIL
+    program = _BOOT32_HEAD + _BOOT32_STAGE * BOOT_STAGES_MAX + _BOOT32_TAIL.replace("POOL_JUMP", str(POOL_JUMP))
     with tempfile.TemporaryDirectory(prefix="shuffler-heap32-") as tmp:
         _machine_dir(tmp, name)
-        res, unknown = wasm32.run_marked(program, heap="%dk" % heap_kib, paths=[tmp, stage_code()],
+        # The image at the root of the file system, as a board holds it and
+        # imports it (sys.path[0] == ""): each module's __file__ is its image
+        # path, one qstr with the name its .mpy carries (deploy.compile_mpy).
+        shutil.copytree(stage_code(), tmp, dirs_exist_ok=True)
+        res, unknown = wasm32.run_marked(program, heap="%dk" % heap_kib, paths=[""],
                                          cwd=tmp, timeout=120)
     lines = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("HEAP32 ")]
     if res.rc != 0 or not lines:
@@ -80,9 +113,18 @@ def boot_resident32(heap_kib=None, name=BOARD):
             res.rc, heap_kib, (res.err or res.out).decode(errors="replace").strip()[-600:]))
     held, used, peak, state, halt = lines[-1].split()[1:]
     vault = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("VAULT32 ")]
+    out = res.out.decode(errors="replace")
+    pools = [int(x) for x in re.findall(r"qstr pool: n_pool=\d+, n_qstr=(\d+)", out)]
+    step = [x.split()[1:] for x in out.splitlines() if x.startswith("POOLSTEP ")]
+    names = None
+    if len(pools) == 3 and step:
+        capacity = pools[2] + int(step[-1][0])
+        names = {"after_boot": pools[0], "after_release": pools[1], "pool_capacity": capacity,
+                 "left": capacity - pools[1], "next_pool_bytes": int(step[-1][1])}
     return {"held": int(held), "in_use": int(used), "live_peak": int(peak), "state": state, "halt": halt,
             "inside": None if "boot" in unknown else True,
-            "after_release": int(vault[-1].split()[1]) if vault and "vault" not in unknown else None}
+            "after_release": int(vault[-1].split()[1]) if vault and "vault" not in unknown else None,
+            "names": names}
 
 
 # One batch through the device on the mechanism model (no link; as
@@ -211,6 +253,7 @@ def table(decks=8):
         inside64 = "no (%s)" % ("MemoryError" if "MemoryError" in str(exc) else str(exc).splitlines()[0])
     held64 = boot_resident(BOOT_HEAP64_KIB)[0]
     b32 = boot_resident32(budget)
+    names = b32["names"]
     batch = {which: batch_live(which, decks) for which in ("micropython", "wasm32")}
 
     def cell(value, fmt="%d"):
@@ -225,6 +268,15 @@ def table(decks=8):
         ("resident once the first release loaded the vault (bytes)", "-",
          "%s (%s)" % (cell(b32["after_release"]), "unknown" if b32["after_release"] is None else
                       "%.1f %%" % (100.0 * b32["after_release"] / (budget * 1024)))),
+        ("names interned after boot / after the release (qstrs)", "-",
+         "unknown" if names is None else "%d / %d" % (names["after_boot"], names["after_release"])),
+        ("  names left before the next qstr pool", "-",
+         "unknown" if names is None else "%d (of %d; the next pool: %d bytes)" % (
+             names["left"], names["pool_capacity"], names["next_pool_bytes"])),
+        ("  resident after release with that pool too", "-",
+         "unknown" if names is None or b32["after_release"] is None else "%d (%.1f %%, floor %.0f %% free)" % (
+             b32["after_release"] + names["next_pool_bytes"],
+             100.0 * (b32["after_release"] + names["next_pool_bytes"]) / (budget * 1024), 100 * FREE_FLOOR_32)),
         ("%d-deck batch, device + card set + model: live peak" % decks,
          cell(batch["micropython"]["live_peak"]), cell(batch["wasm32"]["live_peak"])),
         ("  heap kept per card (shuffle pass)", cell(batch["micropython"]["kept_per_card"], "%.2f"),
