@@ -52,6 +52,9 @@ gc.collect()
 #STEP boot
 """
 _BOOT32_TAIL = r"""
+stages = None   # main.boot() lets its generator go once it has run (and main its boot-only code)
+gc.collect()
+#STEP boot
 held = gc.mem_alloc() - base
 live_peak = max(live_peak, held)
 board, session, device = booted
