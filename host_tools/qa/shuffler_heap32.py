@@ -27,6 +27,10 @@ BOOT_STAGES_MAX = 12      # steps offered to main.boot_stages (it has 6)
 # the pool step the next names fall, at least this share stays free after
 # the first release (docs/shuffler.md, "Footprint").
 FREE_FLOOR_32 = 0.20
+# Fewer names than this left before the next pool after the release, and the
+# floor above must hold with that pool taken (tests/e2e/test_shuffler_heap.py):
+# the warning comes while a feature's worth of names still fits.
+NAMES_MIN_LEFT = 16
 
 _BOOT32_HEAD = r"""
 import gc, sys
