@@ -35,6 +35,7 @@ NAMES_MIN_LEFT = 16
 _BOOT32_HEAD = r"""
 import gc, sys
 import machine
+import binascii   # built into both boards' firmware; this VM's is a frozen .py (1 KB of heap, 45 names)
 gc.collect()
 #STEP
 base = gc.mem_alloc()
