@@ -74,4 +74,8 @@ def start(board, session, reg):
     replayed (the replay marks the cards already dealt)."""
     feed = intake.Intake(reg, session)
     session.intake = feed
+    # The real-time check's buffer, made now with the card path: the order
+    # arrives mid-session, when no block of its size may be left.
+    from cardset import ordercheck
+    feed.check = ordercheck.OrderCheck()
     return Reading(board, session, feed)

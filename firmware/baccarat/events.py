@@ -38,6 +38,20 @@ _NATURALS = const(3)  # P_NATURAL | B_NATURAL
 # these names through link/events_schema.py.
 COLD_DECK = b"cold_deck"
 COLD_DECK_SECTION = b"Ch 5A"
+# The real-time check's irregularity (cardset/ordercheck.py): a card that
+# left the shoe is not the one the shuffler's committed order has at its
+# place after the cut (Ch 5B); the game stops until clear_stop.
+ORDER_MISMATCH = b"order_mismatch"
+ORDER_MISMATCH_SECTION = b"Ch 5B"
+ORDER_STOPPED = b"stopped until clear_stop"
+ORDER_DETAIL = b"not the card the shuffler's committed order has at this position"
+ORDER_UNKNOWN = b"an ID the card set does not know, where the committed order has a card"
+# A mismatch's journal body (link/journal.py ORDER_STOP), one byte each but
+# the position: position (2), expected card, deck, batch, read card, deck,
+# batch (NONE_BYTE: not known; the batches are kept for the record, the
+# event names the decks), and 1 when the read card takes its place.
+MISMATCH_BYTES = const(9)
+NONE_BYTE = const(0xFF)
 ASCENDING = b"ascending"  # each card the next rank up of the same suit
 DESCENDING = b"descending"
 # 11A(1): the winner's call, by rules.PLAYER / BANKER / TIE.
@@ -354,6 +368,35 @@ class Events:
             o.text(detail)
         o.raw(b',"action":"')
         o.raw(action)
+        o.byte(0x22)
+        self._send()
+
+    def mismatch(self, m):
+        """The order check's irregularity from its journal body ``m``
+        (MISMATCH_BYTES above): the position, the card expected there and
+        the card read, each card with its deck. A rare path."""
+        o = self._begin(b"irregularity")
+        o.raw(b',"rule":"')
+        o.raw(ORDER_MISMATCH)
+        o.raw(b'","section":"')
+        o.raw(ORDER_MISMATCH_SECTION)
+        o.byte(0x22)
+        self._round()
+        if m[5] != NONE_BYTE:
+            self.card_field(m[5])
+            o.raw(b',"deck":')
+            o.int(m[6])
+        o.raw(b',"position":')
+        o.int((m[0] << 8) | m[1])
+        if m[2] != NONE_BYTE:
+            o.raw(b',"expected":')
+            self.card_value(m[2])
+            o.raw(b',"expected_deck":')
+            o.int(m[3])
+        o.raw(b',"detail":"')
+        o.raw(ORDER_DETAIL if m[5] != NONE_BYTE else ORDER_UNKNOWN)
+        o.raw(b'","action":"')
+        o.raw(ORDER_STOPPED)
         o.byte(0x22)
         self._send()
 

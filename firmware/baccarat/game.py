@@ -83,6 +83,13 @@ STEP = const(4)
 RUN_PREV = const(0)
 RUN_STEP = const(1)
 RUN_LEN = const(2)
+STOP_RULE = const(3)  # what stopped the game: STOP_COLD or STOP_ORDER
+ADMIT = const(4)      # 1: the next card is the one the order check stopped on; it takes its place
+COLD = const(5)       # 1: the card being placed completed a cold-deck run
+STOP_COLD = const(0)
+STOP_ORDER = const(1)
+_STOP_RULES = (events.COLD_DECK, events.ORDER_MISMATCH)
+_STOP_SECTIONS = (events.COLD_DECK_SECTION, events.ORDER_MISMATCH_SECTION)
 NO_CARD = const(255)
 _STOPPED = b"stopped until clear_stop"
 UP = const(1)
@@ -101,7 +108,10 @@ class Game:
         self.banker = bytearray(3)
         self.seen = bytearray(cards.CARDS_PER_DECK)  # copies seen, per face
         self.held = bytearray(MAX_HELD)
-        self.run = bytearray(3)  # the cold-deck test's state: RUN_PREV, RUN_STEP, RUN_LEN
+        # The cold-deck test's state (RUN_PREV, RUN_STEP, RUN_LEN), then the
+        # stop's (STOP_RULE, ADMIT, COLD): bytes here, not attributes, since
+        # a grown attribute table found no hole at boot (see above).
+        self.run = bytearray(6)
         # The deck (1..16, in the enrolled card set) of the card being drawn,
         # 0 when unknown; its card event carries it, so the record names the
         # physical card (face and deck within the shoe's batch). Set by the
@@ -142,6 +152,11 @@ class Game:
         # Ch 5A: the cards were not randomly intermixed. No card is due and
         # no round opens until a supervisor's clear_stop.
         self.stopped = False
+        # What stopped it, and whether the next card is the one the order
+        # check stopped on, which still takes its place (mismatch below).
+        self.run[STOP_RULE] = STOP_COLD
+        self.run[ADMIT] = 0
+        self.run[COLD] = 0
         self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
         self.run[RUN_STEP] = 0
         self.run[RUN_LEN] = 1
@@ -215,17 +230,22 @@ class Game:
             return
         self.left -= 1
         self.seen[c] += 1
-        if self.stopped:
+        if self.stopped and not self.run[ADMIT]:
             # The gate is closed while stopped; a card that leaves anyway is
             # recorded and takes no part in play.
             self.events.card(DISCARD, c, up, NONE)
             self._remember(c, DISCARD)
-            self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, b"drawn while stopped")
+            self.events.irregularity(_STOP_RULES[self.run[STOP_RULE]], _STOP_SECTIONS[self.run[STOP_RULE]],
+                                     c, b"drawn while stopped")
             return
+        self.run[ADMIT] = 0  # the card the order check stopped on takes its place (mismatch)
         # Ch 5A, 4: RUN cards in suit sequence say the deck was not shuffled. The card still takes its place, and its event
         # already says no card is due: the game stops (the gate closes) until
         # a supervisor's clear_stop. A card that ends the shoe stops nothing.
-        self.stopped = self.ordered(c)  # no local of its own: see events.Events "Calls"
+        self.run[COLD] = self.ordered(c)  # no local of its own: see events.Events "Calls"
+        if self.run[COLD]:
+            self.stopped = True
+            self.run[STOP_RULE] = STOP_COLD
         if self.seen[c] > self.decks:
             # Ch 3A, 4: the set holds `decks` copies of each card. Flag it and
             # play on: a foreign card never silently changes the game.
@@ -257,7 +277,7 @@ class Game:
                     self._exhausted()
         else:
             self._stray(c, up)
-        if self.stopped:
+        if self.run[COLD]:
             # Even a card that ended the shoe: the next one needs the supervisor.
             self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, _STOPPED, True)
 
@@ -269,10 +289,27 @@ class Game:
             self.error(b"clear_stop: not stopped")
             return
         self.stopped = False
+        self.run[ADMIT] = 0
         self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
         self.run[RUN_STEP] = 0
         self.run[RUN_LEN] = 1
-        self.events.ruled(b"stop_cleared", events.COLD_DECK)
+        self.events.ruled(b"stop_cleared", _STOP_RULES[self.run[STOP_RULE]])
+
+    def mismatch(self, m):
+        """The real-time check (cardset/ordercheck.py): the card leaving is
+        not the one the shuffler's committed order has at its place (Ch 5B).
+        ``m`` is the journal's body of it (events.MISMATCH_BYTES). The
+        irregularity goes out first, so it is in the record before anything
+        that card completes; the game stops (no card due, the gate closed)
+        until a supervisor's clear_stop. When the card is one the shoe
+        deals (``m[8]``), it still takes its place: a round is never left
+        half-known, and the supervisor sees it where it fell."""
+        if self.phase == NO_SHOE:
+            return
+        self.events.mismatch(m)
+        self.stopped = True
+        self.run[STOP_RULE] = STOP_ORDER
+        self.run[ADMIT] = 1 if m[8] else 0
 
     def ordered(self, c, limit=RUN):
         """The cold-deck test's step for card ``c`` (RUN above): True when the

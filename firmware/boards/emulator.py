@@ -121,6 +121,7 @@ class Board:
             from boards.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
             self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
+        self._pairing = None
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
@@ -212,6 +213,16 @@ class Board:
             sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
                              % (gap, self.wdt_ms))
         self._fed = now
+
+    def pairing(self):
+        """(the paired device's id, the pairing secret) or None: ECDH of
+        the chip's slot-3 key with the peer's pairing key (link/order.py
+        pairing_from), once, then held in RAM; the order for the shoe is
+        sealed under a key made from it."""
+        if self._pairing is None:
+            from link import order
+            self._pairing = order.pairing_from(self.secure_element, self._here + "/" + order.PAIR_FILE) or ()
+        return self._pairing or None
 
     def key(self):
         """The link key: derived by the secure element when the flash holds

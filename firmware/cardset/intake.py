@@ -25,6 +25,11 @@ except ImportError:  # CPython
 NO_SENSOR = const(-1)
 FACE = const(0)
 
+# The order check's verdict on a card that is the order's (cardset/ordercheck.py
+# OK, which imports this module's value rather than the other way round: a
+# shoe pays for that module only when it has a reader).
+ORDER_OK = const(-1)
+
 UNKNOWN = "unknown_card"
 DUPLICATE = "duplicate_card"
 WRONG_BATCH = "wrong_batch"
@@ -41,6 +46,10 @@ class Intake:
         # journal stores it with the card, so that after a power cut the
         # replay can ``mark`` every physical card already dealt.
         self.taking = -1
+        self.want = -1  # the order check's verdict on the card being taken (ordercheck.step)
+        # The real-time check (cardset/ordercheck.py), or None: every card
+        # but the cover card is compared with the committed order first.
+        self.check = None
 
     def new_shoe(self, batch):
         """Start a shoe dealt from ``batch``; every card may be dealt once again."""
@@ -56,29 +65,44 @@ class Intake:
         the cover card, or -1 when it was refused with an irregularity."""
         reg = self.registry
         i = reg.find(buf, n)
+        if i >= 0 and reg.card(i) == _registry.COVER:
+            # Neither batch check applies: the cover card belongs to the table
+            # and its back is neither batch's colour. No duplicate bit either:
+            # the game itself reports a second cover card in one shoe. Nor is
+            # it in the shuffler's order.
+            self.game.cover()
+            return _registry.COVER
+        # The committed order first: whatever else is wrong with the card,
+        # it is not the one the order has here (an outsider, a card of the
+        # other batch, one already dealt, a switched card).
+        self.want = ORDER_OK
+        if self.check is not None and self.check.armed():
+            self.want = self.check.step(i)
         if i < 0:
+            self._stop_refused(i)
             self.game.alert(UNKNOWN, -1, "ID %s is not in the loaded card set" % _id_text(reg, buf, n))
             return -1
         c = reg.card(i)
-        if c == _registry.COVER:
-            # Neither batch check applies: the cover card belongs to the table
-            # and its back is neither batch's colour. No duplicate bit either:
-            # the game itself reports a second cover card in one shoe.
-            self.game.cover()
-            return c
         batch = reg.batch(i)
         if batch != self.batch:
+            self._stop_refused(i)
             self.game.alert(WRONG_BATCH, c, "%s, but the shoe deals batch %s"
                             % (_where(reg, i), _registry.batch_name(self.batch)))
             return -1
         if colour > FACE and colour != self.batch:
+            self._stop_refused(i)
             self.game.alert(WRONG_BATCH, c, "%s shows the back colour of batch %s"
                             % (_where(reg, i), _registry.batch_name(colour)))
             return -1
         mask = 1 << (i & 7)
         if self._seen[i >> 3] & mask:
+            self._stop_refused(i)
             self.game.alert(DUPLICATE, c, "%s was already dealt from this shoe" % _where(reg, i))
             return -1
+        if self.want != ORDER_OK:
+            # Named before the card is dealt, so the record has it before
+            # anything the card completes; the card still takes its place.
+            self.game.mismatch(self.check.note(reg, self.want, i, True))
         self.taking = i
         try:
             self.game.card(c, colour == FACE)
@@ -86,6 +110,12 @@ class Intake:
             self.taking = -1
         self._seen[i >> 3] |= mask
         return c
+
+    def _stop_refused(self, i):
+        """A refused card that is also not the order's: the game stops at
+        once (the card itself is not dealt)."""
+        if self.want != ORDER_OK:
+            self.game.mismatch(self.check.note(self.registry, self.want, i, False))
 
     def mark(self, i):
         """Record ``i`` left the shoe earlier (journal replay after a power cut)."""

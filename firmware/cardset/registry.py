@@ -178,6 +178,11 @@ class Registry:
                 hi = mid
         return -1
 
+    def digest(self):
+        """The file's SHA-256 (its last 32 bytes): names this exact set."""
+        d = self._data
+        return bytes(d[len(d) - DIGEST_SIZE:])
+
     def card(self, i):
         return self._data[HEADER_SIZE + i * self.size + 1 + self.width]
 

@@ -18,6 +18,7 @@ INT = "int"        # decimal digits within (low, high)
 CHOICE = "choice"  # one of the names; the typed value is its index + first code
 WORD = "word"      # any value (1-32 of the characters below), kept as text
 HEX = "hex"        # hex digits, kept as text; spec None (1-32 of them) or the exact count
+BLOB = "blob"      # an even number of hex digits, at most spec of them, kept as text (link/order.py)
 
 MAX_VALUE = 32
 _VALUE_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
@@ -72,6 +73,11 @@ def _typed(name, arg, text):
             if names[i] == text:
                 return i + spec[1]
         raise _bad(name, "%s must be %s, got %r" % (key, _or_list(names), text))
+    if kind == BLOB:
+        if len(text) & 1:
+            raise _bad(name, "%s must be an even number of hex digits, got %d" % (key, len(text)))
+        kind = HEX
+        spec = None
     if kind == HEX:
         for ch in text:
             if ch not in _HEX_CHARS:
@@ -114,7 +120,7 @@ def parse(body, table):
                        % (w, ", ".join([a[0] for a in args]) or "none"))
         if key in given:
             raise _bad(name, "%s given twice" % key)
-        longest = arg[2] if arg[1] == HEX and arg[2] else MAX_VALUE
+        longest = arg[2] if arg[1] in (HEX, BLOB) and arg[2] else MAX_VALUE
         if not 1 <= len(value) <= longest or any(ch not in _VALUE_CHARS for ch in value):
             raise _bad(name, "%s=%r must be 1-%d of A-Z a-z 0-9 . _ -" % (key, value, longest))
         given[key] = _typed(name, arg, value)
@@ -136,4 +142,6 @@ def _describe(arg):
         return _or_list(spec[0])
     if kind == HEX and spec:
         return "%d hex digits" % spec
+    if kind == BLOB:
+        return "up to %d hex digits" % spec
     return "1-%d characters" % MAX_VALUE

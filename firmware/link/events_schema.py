@@ -11,7 +11,7 @@ A table row is ``type`` and its fields as ``name:kind`` words. ``kind|null``
 may be null; a trailing ``?`` marks a field that may be absent. Kinds:
 int, str, bool, card (e.g. "TD"), pos (P1 ... HELD), cards and strs (lists),
 ranks ({"A": n, ...}) and tally ({"9H": n, ...}), designation, exposed, batch,
-winner, reason, command, hex16, hex32 and hex128 (lower-case hex digits).
+winner, reason, command, hex16, hex32, hex64 and hex128 (lower-case hex digits).
 Events from the game core carry no "source"; link events carry
 "source":"link" (not listed as a field).
 """
@@ -25,6 +25,9 @@ WINNERS = tuple(n.decode() for n in rules.WINNER_NAMES)
 COLD_DECK = events.COLD_DECK.decode()
 COLD_DECK_SECTION = events.COLD_DECK_SECTION.decode()
 COLD_DECK_PATTERNS = (events.ASCENDING.decode(), events.DESCENDING.decode())
+# The real-time check's irregularity (cardset/ordercheck.py, Ch 5B).
+ORDER_MISMATCH = events.ORDER_MISMATCH.decode()
+ORDER_MISMATCH_SECTION = events.ORDER_MISMATCH_SECTION.decode()
 # An `error` event's reason (docs/protocol.md 6).
 ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "replayed", "malformed",
                  "unknown_command", "wrong_state", "bad_ack", "tilted", "expired")
@@ -39,7 +42,8 @@ GAME_EVENTS = (
                "player_cards:int banker_cards:int winner:winner natural:bool player_natural:bool "
                "banker_natural:bool player_pair:bool banker_pair:bool announce:strs simulated:bool"),
     ("void", "round:int rule:str wagers:str simulated:bool"),
-    ("irregularity", "rule:str section:str round:int card:card? pattern:str? cards:cards? detail:str? action:str"),
+    ("irregularity", "rule:str section:str round:int card:card? deck:int? position:int? expected:card? "
+                     "expected_deck:int? pattern:str? cards:cards? detail:str? action:str"),
     ("cover", "round:int left:int rule:str"),
     ("last_hand", "round:int rule:str"),
     ("stop_cleared", "round:int rule:str"),
@@ -64,6 +68,9 @@ LINK_EVENTS = (
     ("sensor", "seen:str clear:int red:int green:int blue:int message:str?"),
     ("secure", "present:bool locked:bool serial:str public:str message:str?"),
     ("signature", "digest:str sig:str message:str?"),
+    # The `order` command's last part opened: the shoe holds batch `id`'s
+    # order and checks the next shoe dealt from that batch against it.
+    ("order", "id:str n:int"),
 )
 
 # The JSON of the shoe's `H` and `B` frames (docs/protocol.md 3, 7).
@@ -176,6 +183,8 @@ def _ok(kind, v):
         return _is_hex(v, 16)
     if kind == "hex32":
         return _is_hex(v, 32)
+    if kind == "hex64":
+        return _is_hex(v, 64)
     if kind == "hex128":
         return _is_hex(v, 128)
     raise ValueError("schema: unknown field kind %r" % kind)

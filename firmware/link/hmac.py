@@ -12,8 +12,9 @@ BLOCK = 64
 MAC_BYTES = 16  # the link sends the first 128 bits (docs/protocol.md 4)
 
 
-def digest(key, msg):
-    """The full 32-byte HMAC-SHA256 of ``msg`` under ``key``."""
+def digest(key, msg, more=None):
+    """The full 32-byte HMAC-SHA256 of ``msg`` (then ``more``, when given:
+    two parts hashed in turn, never joined into one block) under ``key``."""
     if len(key) > BLOCK:
         key = hashlib.sha256(key).digest()
     ipad = bytearray(BLOCK)
@@ -24,6 +25,8 @@ def digest(key, msg):
         opad[i] = k ^ 0x5C
     inner = hashlib.sha256(ipad)
     inner.update(msg)
+    if more is not None:
+        inner.update(more)
     outer = hashlib.sha256(opad)
     outer.update(inner.digest())
     return outer.digest()

@@ -55,6 +55,7 @@ COVER = const(0x6B)     # k
 EMPTY = const(0x79)     # y
 CLEAR_STOP = const(0x72)  # r: a supervisor's clear_stop (baccarat/game.py)
 QUIET_SHOE = const(0x6E)  # n: a new shoe whose events precede it as literals
+ORDER_STOP = const(0x6F)  # o: a card that is not the committed order's (cardset/ordercheck.py)
 EVENT = const(0x45)     # E
 ACK = const(0x41)       # A
 COUNTER = const(0x4D)   # M
@@ -64,7 +65,7 @@ CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
 SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its signature is not replayable)
 CHIP = const(0x55)        # U: the secure element's signature counter is at this value
 INTENT = const(0x49)      # I: the counter is at this value and about to be incremented
-KINDS = b"NCbxkyrEAMSnGKQUI"
+KINDS = b"NCbxkyrEAMSnGKQUIo"
 
 # scan() outcomes.
 OK = const(0)

@@ -32,6 +32,13 @@ COMMAND_TTL_MS = const(5000)
 TICKS_MASK = const(0x3FFFFFFF)
 TICKS_HALF = const(0x20000000)
 
+# The batch's order for the shoe (link/order.py): ciphertext bytes per part
+# of the `order` command, the largest batch (shuffler/batch.py MAX_CARDS),
+# and the parts that takes (2 bytes a record and a 16-byte tag).
+ORDER_PART = const(64)
+ORDER_RECORDS = const(416)
+ORDER_PARTS = const(14)
+
 # Authentication (docs/protocol.md 4).
 MAC_BYTES = const(16)
 MAC_HEX = const(32)

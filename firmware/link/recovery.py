@@ -46,6 +46,8 @@ class GameReplay(replay.Replay):
             g.empty()
         elif kind == _journal.CLEAR_STOP:
             g.clear_stop()
+        elif kind == _journal.ORDER_STOP:
+            g.mismatch(body)
         elif kind == _journal.NEW_SHOE or kind == _journal.QUIET_SHOE:
             decks, designation, exposed, batch, settings = _journal.shoe_fields(body, blen)
             if self.boot:

@@ -15,7 +15,8 @@ link/commands.py, so the shuffler parses its commands without this table
 
 from baccarat import game
 from link import commands as _commands
-from link.commands import (CHOICE, HEX, INT, LINK_COMMANDS, MAX_SEQ, MAX_UNIX, MAX_VALUE,  # noqa: F401
+from link import proto
+from link.commands import (BLOB, CHOICE, HEX, INT, LINK_COMMANDS, MAX_SEQ, MAX_UNIX, MAX_VALUE,  # noqa: F401
                            REQUIRED, WORD)
 from link.settings import BATCHES, settings_digest, settings_text  # noqa: F401 (one home, re-exported)
 
@@ -40,6 +41,16 @@ COMMANDS = (
     ("sensor", ()),
     ("secure", ()),
     ("sign", (("digest", HEX, 64, REQUIRED),)),
+    # One part of a batch's order, sealed by the paired shuffler and relayed
+    # by the pit unread (link/order.py; cardset/ordercheck.py).
+    ("order", (
+        ("id", WORD, None, REQUIRED),
+        ("part", INT, (1, proto.ORDER_PARTS), REQUIRED),
+        ("parts", INT, (1, proto.ORDER_PARTS), REQUIRED),
+        ("n", INT, (1, proto.ORDER_RECORDS), REQUIRED),
+        ("nonce", HEX, 64, REQUIRED),
+        ("data", BLOB, 2 * proto.ORDER_PART, REQUIRED),
+    )),
 ) + LINK_COMMANDS
 NAMES = tuple(c[0] for c in COMMANDS)
 

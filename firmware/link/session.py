@@ -20,6 +20,7 @@ exist ("memory allocation failed" in the middle of a shoe).
 """
 
 from baccarat import game as _game
+from baccarat import events as _events
 from baccarat.events import write_hand
 from link import core, dispatch, proto, recovery, reports, schema, settings
 from link import journal as _journal
@@ -83,7 +84,16 @@ def _sign(s, args):
     _bench(s, "sign", args)
 
 
-ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop}
+def _order(s, args):
+    """A part of the batch's order from the paired shuffler, relayed by the
+    pit unread (cardset/ordercheck.py keeps, opens and answers it)."""
+    if s.intake is None or s.intake.check is None:
+        s._error("wrong_state", "order: this shoe has no card reader to check an order with", "order")
+        return
+    s.intake.check.command(s, args, s.game.phase == _game.NO_SHOE)
+
+
+ACTIONS = {"bets": _bets, "exposed": _exposed, "shoe": _shoe, "clear_stop": _clear_stop, "order": _order}
 ACTIONS.update(dispatch.LINK_ACTIONS)
 ACTIONS.update({"sensor": _sensor, "secure": _secure, "sign": _sign})
 
@@ -135,6 +145,9 @@ class Session(core.Link):
         # The card-set checks (cardset.intake), when the shoe has a reader:
         # the journal records which physical card left, so that a duplicate
         # is still caught after a power cut.
+        # The real-time check (cardset/ordercheck.py) is the intake's
+        # ``check``: no attribute of its own here (this table is at a step
+        # of its growth, whose next block found no hole at boot).
         self.intake = None
 
     # ------------------------------------------------------------- link hooks
@@ -202,6 +215,8 @@ class Session(core.Link):
         j = self.journal
         j.blob(_journal.NEW_SHOE, body, 0, len(body))
         self.game.new_shoe(decks, designation, exposed, batch)
+        if self.intake is not None and self.intake.check is not None:
+            self.intake.check.arm(batch)
         if not self.spilled and not self.tag_stale:
             # A new shoe resets the game, so nothing before it is needed to
             # rebuild the state: only the unacked events carry over, and
@@ -221,6 +236,16 @@ class Session(core.Link):
             self.journal.card(c, up, ident)
             self.game.deck_of = self.intake.registry.deck(ident) if ident >= 0 else 0
             self.game.card(c, up)
+            if ident >= 0 and self.game.phase == _game.NO_SHOE and self.intake.check is not None:
+                self.intake.check.end()  # the shoe is spent: its order is wiped from RAM
+
+    def mismatch(self, m):
+        """The real-time check (cardset/ordercheck.py) found a card that is
+        not the order's: ``m`` says which (baccarat/events.py
+        MISMATCH_BYTES). Journaled as a game input: the stop is replayed."""
+        if self._playable("card"):
+            self.journal.blob(_journal.ORDER_STOP, m, 0, _events.MISMATCH_BYTES)
+            self.game.mismatch(m)
 
     def cover(self):
         if self._playable("cover card"):
@@ -236,6 +261,8 @@ class Session(core.Link):
         if self._playable("empty sensor"):
             self.journal.simple(_journal.EMPTY)
             self.game.empty()
+            if self.intake is not None and self.game.phase == _game.NO_SHOE and self.intake.check is not None:
+                self.intake.check.end()
 
     def alert(self, rule, c=-1, detail=None):
         # An alert never changes the game, so its event is journaled as is.
@@ -247,3 +274,4 @@ class Session(core.Link):
         self.capture = True
         self.game.error(message)
         self.capture = False
+

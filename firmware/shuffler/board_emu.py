@@ -133,6 +133,7 @@ class Board:
             self.model.stall()
         self._entropy = Entropy(getattr(config, "SEED", 0))
         self.leds = (False, False, False)
+        self._pairing = None
         self.wdt_ms = config.WDT_MS
         self.starved = 0
         self._fed = time.ticks_ms()
@@ -171,6 +172,16 @@ class Board:
 
     def entropy(self):
         return self._entropy
+
+    def pairing(self):
+        """(the paired device's id, the pairing secret) or None: ECDH of
+        the chip's slot-3 key with the peer's pairing key (link/order.py
+        pairing_from), once, then held in RAM; the order for the shoe is
+        sealed under a key made from it."""
+        if self._pairing is None:
+            from link import order
+            self._pairing = order.pairing_from(self.secure_element, self._here + "/" + order.PAIR_FILE) or ()
+        return self._pairing or None
 
     def sealing_key(self):
         """The vault's key, derived by the chip at boot (key()); None

@@ -216,8 +216,34 @@ class Device:
                     b = custody.A
         events = self._send(m.release(b))
         if self._moved(events, custody.RELEASED):
+            self._send_order(b)
             self.mech.eject(True)
             self.board.delivered()
+
+    def _send_order(self, b):
+        """The released batch's order for the shoe (link/order.py): sealed
+        under the key the shuffler and its paired shoe share, in parts the
+        pit relays unread. Without a pairing nothing is sent, and the shoe
+        deals that batch unchecked."""
+        get = getattr(self.board, "pairing", None)
+        pair = get() if get is not None else None
+        if pair is None:
+            return
+        from link import order as _order
+        peer, secret = pair
+        m = self.machine
+        n = m.size[b]
+        bid = m.batch_id[b]
+        nonce = m.commitment[b]
+        k = _order.key(secret, self.session.shoe_id, peer, bid, self.registry.digest())
+        blob = _order.seal(k, nonce, m.records[b], n)
+        parts = _order.parts_of(n)
+        nonce_hex = _commit.hexlify(nonce)
+        for p in range(parts):
+            lo = p * _order.PART
+            self.session.send({"type": _order.NAME, "batch": custody._name(b), "id": bid, "shoe": peer,
+                               "part": p + 1, "parts": parts, "n": n, "nonce": nonce_hex,
+                               "data": _commit.hexlify(blob[lo:lo + _order.PART])})
 
     def clear_tilt(self):
         from shuffler import health, shuffle

@@ -23,4 +23,7 @@ EVENTS = (
     ("returned_commit", "batch:str id:str n:int commit:str"),
     ("returned", "batch:str id:str part:int parts:int from:int n:int salt:str commit:str records:str cards:strs"),
     ("shuffler_boot", "decks:int restored:bool"),
+    # The released batch's order for its paired shoe, sealed (link/order.py):
+    # ciphertext the pit relays to that shoe as an ``order`` command.
+    ("order", "batch:str id:str shoe:str part:int parts:int n:int nonce:hex64 data:str"),
 )

@@ -9,11 +9,10 @@ its seal and it is fed again. So custody keeps in clear only states, ids,
 sizes and commitments, and the released batch's salt and records go
 through ``seal`` here.
 
-The cipher is built from the one primitive both VMs have, HMAC-SHA256
-(link/hmac.py): a keystream of HMAC(k_enc, nonce || counter) blocks XORed
-over the plain text, then a 16-byte tag HMAC(k_mac, nonce || ciphertext)
-(encrypt then MAC), with k_enc and k_mac derived from the key. The nonce
-is the batch's commitment: public, and different for every sealed order, so
+The cipher is link/aead.py's (HMAC-SHA256 in CTR mode, then a 16-byte
+tag, encrypt then MAC), under the label "shuffler vault"; the shoe's order
+(link/order.py) is the same construction under its own label. The nonce is
+the batch's commitment: public, and different for every sealed order, so
 no keystream is ever used for two orders. Off the per-card path (a few
 times per batch), so the hash objects it makes do not matter.
 
@@ -27,51 +26,18 @@ public half and the ciphertext), not the pit PC (which holds the link key,
 derived from another peer under another label, and public keys).
 """
 
-from link import hmac as _hmac
+from link import aead
 
-TAG_BYTES = 16
-
-
-def _keys(key):
-    return _hmac.digest(key, b"shuffler vault enc"), _hmac.digest(key, b"shuffler vault mac")
-
-
-def _stream(kenc, nonce, data):
-    out = bytearray(len(data))
-    block = bytearray(len(nonce) + 4)
-    block[:len(nonce)] = nonce
-    ctr = 0
-    i = 0
-    while i < len(data):
-        block[len(nonce)] = ctr >> 24
-        block[len(nonce) + 1] = (ctr >> 16) & 0xFF
-        block[len(nonce) + 2] = (ctr >> 8) & 0xFF
-        block[len(nonce) + 3] = ctr & 0xFF
-        ks = _hmac.digest(kenc, block)
-        for k in range(32):
-            if i >= len(data):
-                break
-            out[i] = data[i] ^ ks[k]
-            i += 1
-        ctr += 1
-    return out
+TAG_BYTES = aead.TAG_BYTES
+LABEL = b"shuffler vault"
 
 
 def seal(key, nonce, plain):
     """ciphertext || tag (bytes)."""
-    kenc, kmac = _keys(key)
-    ct = _stream(kenc, nonce, plain)
-    return bytes(ct) + _hmac.digest(kmac, bytes(nonce) + bytes(ct))[:TAG_BYTES]
+    return aead.seal(key, nonce, plain, LABEL)
 
 
 def open_(key, nonce, blob):
     """The plain text, or None when the blob was not sealed under this key
     and nonce (altered, or another key)."""
-    if len(blob) < TAG_BYTES:
-        return None
-    kenc, kmac = _keys(key)
-    ct = blob[:len(blob) - TAG_BYTES]
-    want = _hmac.digest(kmac, bytes(nonce) + bytes(ct))[:TAG_BYTES]
-    if not _hmac.equal(want, blob[len(blob) - TAG_BYTES:]):
-        return None
-    return bytes(_stream(kenc, nonce, ct))
+    return aead.open_(key, nonce, blob, LABEL)

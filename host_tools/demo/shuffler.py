@@ -14,9 +14,19 @@ colours, one dealt while the other is shuffled and stored sealed.
 4. Shoe 2 ends; B comes back and is loaded: B-1 is revealed.
 5. `shoe shuffler audit --db` checks both revealed batches from the store.
 
-``--switch N`` has a cheat swap the N-th card of shoe 1 for a counterfeit of
-another rank before it is dealt (the counterfeit's tag is not enrolled): the
-audit must name it and exit 1.
+The shoe reads every card's tag (its PN532 driver against the wire-level
+simulator) in the card set both devices were enrolled with, and checks each
+card as it leaves against the batch's order, which the shuffler sent it at
+the release sealed under their pairing key, relayed by the pit unread
+(docs/shuffler.md, "The real-time check inside the shoe").
+
+``--switch N`` has a cheat swap the N-th card of shoe 1 with the card five
+places further on (five before, near the end) before the shoe is dealt: the
+shoe stops the game at the N-th card with an ``order_mismatch``
+irregularity naming the position, the card expected and the card read, and
+again where the other card of the pair comes out; each time a supervisor's
+``clear_stop`` resumes the game. The audit names the difference too and
+exits 1. Without ``--switch`` both shoes deal with no irregularity.
 """
 
 import os
@@ -35,7 +45,8 @@ def add_arguments(parser):
     parser.add_argument("--decks", type=int, default=8, choices=range(1, 9), metavar="1-8",
                         help="with --shuffler: decks per batch (default 8)")
     parser.add_argument("--switch", type=int, default=None, metavar="N",
-                        help="with --shuffler: a cheat switches the N-th card of shoe 1 (the audit must catch it)")
+                        help="with --shuffler: a cheat switches the N-th card of shoe 1 with another of the "
+                             "batch; the shoe must stop at it, the audit must name it")
 
 
 class _Watch:
@@ -69,6 +80,90 @@ def _script(order_codes, batch, seed, decks):
     return d, lines
 
 
+class _Hands:
+    """The dealer's hands at a reading shoe: a card line puts the next
+    physical card's tag at the antenna, the cover line the cover card's,
+    any other line (a button, a new shoe) goes on the dealer channel."""
+
+    def __init__(self, shoe, physical, cover, bridge):
+        self.shoe = shoe
+        self.physical = list(physical)
+        self.cover = cover
+        self.bridge = bridge
+        self.k = 0
+
+    def deal(self, line):
+        word = line.split()[0]
+        if word == "cover":
+            self._present(self.cover)
+            return
+        try:
+            cards.parse(word)
+        except ValueError:
+            self.shoe.deal(line)
+            return
+        self._present(self.physical[self.k])
+        self.k += 1
+
+    def _present(self, tag, timeout=5.0, tries=12):
+        """Hold the card at the antenna until the shoe reads it. The
+        simulated reader shares this loaded machine: when the shoe reports
+        a reader fault and nothing else, the card is still there, so it is
+        read again (as a card that did not read on a real shoe)."""
+        for _try in range(tries):
+            mark = len(self.bridge.events)
+            self.shoe.present(tag)
+            end = time.monotonic() + timeout
+            while self.shoe.chip.field and time.monotonic() < end:
+                time.sleep(0.002)
+            faulted = None
+            while time.monotonic() < end:
+                new = [e for _s, e in self.bridge.events[mark:]]
+                if any(e.get("rule") != "reader_fault" for e in new):
+                    return
+                if new and faulted is None:
+                    faulted = time.monotonic()
+                if faulted is not None and time.monotonic() - faulted > 1.5:
+                    break  # only a reader fault, and no card since: present it again
+                time.sleep(0.01)
+            else:
+                return  # nothing stored yet: the feeder's own wait takes over
+
+
+def _relay(shoe_bridges, out):
+    """The pit's relay of the shuffler's sealed order (protocol/orderrelay.py):
+    each ``order`` event, once stored, goes to the shoe it names."""
+    from host_tools.protocol import orderrelay
+
+    def on_event(_seq, event):
+        routed = orderrelay.for_shoe(event)
+        if routed is None:
+            return
+        shoe_id, (name, args) = routed
+        bridge = shoe_bridges.get(shoe_id)
+        if bridge is None:
+            out("  the shuffler's order %s names shoe %s, which this pit does not drive" % (args["id"], shoe_id))
+            return
+        for _try in range(240):
+            reply = bridge.command(name, args)
+            if reply.startswith("ok"):
+                return
+            time.sleep(0.25)  # the shoe's clock not known yet, or the link reconnecting
+        out("  relaying the order %s part %d failed: %s" % (args["id"], args["part"], reply))
+    return on_event
+
+
+def _stops(bridge, since):
+    """The shoe's order_mismatch stops stored after event index ``since``."""
+    from link import events_schema as E
+    return [(s, e) for s, e in bridge.events[since:]
+            if e.get("type") == "irregularity" and e.get("rule") == E.ORDER_MISMATCH and "position" in e]
+
+
+def _switch_partner(k, n):
+    return k + 5 if k + 5 < n - 30 else k - 5
+
+
 def _cut(stack, rng):
     from host_tools.sim.dealer import CUT_MIN
     cut = rng.randint(CUT_MIN, len(stack) - CUT_MIN)
@@ -89,33 +184,78 @@ def run(args, out=print):
     rng = random.Random(args.seed)
     out("shoe demo --shuffler: %d decks per batch, seed %d, store %s" % (decks, args.seed, path))
     rig = Rig(path + ".shuffler", path, SHUFFLER_ID, decks=decks, seed=args.seed)
-    shoe = Emulator(path + ".flash", SHOE_ID)
+    emu = rig.emu
+    shoe = Emulator(path + ".flash", SHOE_ID, reader="pn532", cardset=os.path.join(emu.dir, "cardset.bin"),
+                    secure=True)
+    # Pairing, as deploying both to one table does: each device gets the
+    # other's id and pairing public key (ID.pair.pub); each chip makes the
+    # same secret by ECDH with its own slot-3 key (link/order.py). The pit
+    # (the bridges below) holds only public keys.
+    shoe.pair(SHUFFLER_ID, emu.pair_key)
+    emu.pair(SHOE_ID, shoe.pair_key)
     shoe.start()
     shoe_bridge = ThreadedBridge(path, shoe.host_path, shoe.key)
-    emu = rig.emu
+    rig.bridge.on_event = _relay({SHOE_ID: shoe_bridge}, out)
+    shoe.wait_booted()
+    cover = emu.cards.entries()[-1][0]
     name = lambda uid: cards.name(TwoBatchSet.card_of(uid)[2])  # noqa: E731
     t0 = time.monotonic()
 
     def timed(text):
         out("  [%6.1f s] %s" % (time.monotonic() - t0, text))
 
-    def deal(stack, batch, switch=None):
+    def deal(stack, batch, order_id, switch=None):
         """Cut, deal one shoe, return the physical cards as they come back."""
+        shoe_bridge_wait(lambda e: e.get("type") == "order" and e.get("source") == "link"
+                         and e.get("id") == order_id, "the shoe's order %s" % order_id)
+        timed("the shoe holds batch %s's order (%s), relayed sealed by the pit" % (batch, order_id))
         phys = _cut([u for u, _c in stack], rng)
         dealt_phys = list(phys)
         if switch is not None:
             k = switch - 1
-            real = TwoBatchSet.card_of(phys[k])
-            fake_code = (real[2] + 1) % 52
-            dealt_phys[k] = bytes([4, 0xEE, real[1], fake_code, 0, 0, 0])  # a counterfeit, not enrolled
-            timed("a cheat switches the %d-th card %s for %s" % (switch, name(phys[k]),
-                                                                 cards.name(fake_code)))
-        codes = [TwoBatchSet.card_of(u)[2] if u[1] != 0xEE else u[3] for u in dealt_phys]
+            m = _switch_partner(k, len(phys))
+            dealt_phys[k], dealt_phys[m] = phys[m], phys[k]
+            timed("a cheat swaps the %d-th card %s with the %d-th %s" % (switch, name(phys[k]), m + 1,
+                                                                        name(phys[m])))
+        codes = [TwoBatchSet.card_of(u)[2] for u in dealt_phys]
         d, lines = _script(codes, batch, rng.randrange(1 << 30), decks)
-        feeder = Feeder(shoe, lines, _Watch(shoe_bridge), pause=args.pace or 0.0)
-        feeder.finish()
-        timed("shoe (batch %s) ended: %d cards dealt, %d left in the shoe" % (batch, d.pos, len(phys) - d.pos))
+        shoe.deal("sensor back_%s" % batch.lower())  # the back sensor sees this batch's colour (Ch 3B)
+        since = len(shoe_bridge.events)
+        feeder = Feeder(_Hands(shoe, dealt_phys, cover, shoe_bridge), lines, _Watch(shoe_bridge), pause=args.pace or 0.0)
+        handled = 0
+        while not feeder.done():
+            feeder.deal(1)
+            stops = _stops(shoe_bridge, since)
+            while handled < len(stops):
+                _seq, e = stops[handled]
+                handled += 1
+                timed("THE SHOE STOPPED THE GAME at card %d: the committed order has %s of deck %s there, "
+                      "the shoe read %s (round %d, event seq %d)"
+                      % (e["position"], e.get("expected", "no card (cut unknown)"), e.get("expected_deck", "-"),
+                         "%s of deck %d" % (e["card"], e["deck"]) if "card" in e else "an unknown ID",
+                         e["round"], _seq))
+                mark = len(shoe_bridge.events)
+                for _try in range(12):
+                    reply = shoe_bridge.command("clear_stop")
+                    try:
+                        shoe_bridge_wait(lambda ev: ev.get("type") == "stop_cleared", "stop_cleared", mark, 5.0)
+                        break
+                    except RuntimeError:
+                        continue  # not sent (the link reconnecting): the supervisor presses again
+                timed("a supervisor's clear_stop (%s): the game resumes" % reply)
+        feeder._wait(feeder.ended, "no shoe_end stored after the last line")
+        timed("shoe (batch %s) ended: %d cards dealt, %d left in the shoe, %d order stop(s)"
+              % (batch, d.pos, len(phys) - d.pos, handled))
         return dealt_phys[d.pos:] + dealt_phys[:d.pos]  # the remainder first, then the discards
+
+    def shoe_bridge_wait(pred, what, since=0, timeout=60.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for _s, e in shoe_bridge.events[since:]:
+                if pred(e):
+                    return e
+            time.sleep(0.02)
+        raise RuntimeError("no %s stored within %.0f s" % (what, timeout))
 
     failure = None
     try:
@@ -127,7 +267,7 @@ def run(args, out=print):
         stack_a = emu.take()
         timed("batch A released: %d cards to the shoe" % len(stack_a))
         since_b = rig.load("B", emu.cards.new_deck_order(2))
-        back_a = deal(stack_a, "A", args.switch)          # B is shuffled meanwhile
+        back_a = deal(stack_a, "A", a1["id"], args.switch)          # B is shuffled meanwhile
         b1 = rig.custody("B", "sealed", timeout=600, since=since_b)
         timed("batch B sealed while A was dealt: id %s, commitment %s..." % (b1["id"], b1["commit"][:16]))
         since = rig.mark()
@@ -136,7 +276,7 @@ def run(args, out=print):
         rig.custody("B", "released", since=since)
         stack_b = emu.take()
         timed("batch A back at the intake (A-1 revealed); batch B released: %d cards" % len(stack_b))
-        back_b = deal(stack_b, "B")
+        back_b = deal(stack_b, "B", b1["id"])
         end_a = rig.wait(lambda e: e.get("type") == "custody" and e.get("batch") == "A"
                          and e.get("on") == "end", "batch A judged", 600, since)
         timed("returned batch A judged: %s" % end_a["to"])

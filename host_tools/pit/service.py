@@ -34,7 +34,7 @@ import threading
 import time
 
 from host_tools.bridge.session import Bridge
-from host_tools.protocol import alerts
+from host_tools.protocol import alerts, orderrelay
 from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import deployed_manifest, read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
@@ -311,6 +311,9 @@ class Pit:
             raise
         self.stop = threading.Event()
         self.supervisor = None
+        # The shuffler's sealed order goes on to the shoe it names, unread
+        # (host_tools/protocol/orderrelay.py).
+        self.listeners.append(self._relay_order)
         # [casino] in pit.toml: the store is also the outbox of the casino record.
         self.casino = None
         if getattr(config, "casino", None) is not None:
@@ -318,6 +321,24 @@ class Pit:
             self.casino = PitPublisher(config.store, config.casino,
                                        {t.shoe: t.name for t in config.tables if t.shoe})
             self.listeners.append(self.casino.on_message)
+
+    def _relay_order(self, message):
+        """A stored shuffler ``order`` event: its part, as the ``order``
+        command, to the table whose shoe it names (that table's thread
+        signs and sends it). The pit holds no key that opens it."""
+        if message.get("type") != "event":
+            return
+        routed = orderrelay.for_shoe(message.get("event") or {})
+        if routed is None:
+            return
+        shoe_id, (name, args) = routed
+        for r in self.runners.values():
+            if r.shoe_id == shoe_id:
+                fut = r.command(name, args)
+                fut.add_done_callback(lambda f, a=args: f.result().startswith("ok") or log.warning(
+                    "order %s part %s to shoe %s: %s", a["id"], a["part"], shoe_id, f.result()))
+                return
+        log.warning("the shuffler's order %s names shoe %s, which no table of this pit has", args["id"], shoe_id)
 
     def _observe_commit(self, seconds):
         for observe in self.commit_observers:

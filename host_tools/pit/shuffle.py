@@ -97,12 +97,19 @@ class ShuffleWatch(Worker):
         event = message.get("event") or {}
         if event.get("source") is not None:
             return False
+        if event.get("type") == "irregularity" and event.get("rule") == E.ORDER_MISMATCH:
+            return "position" in event  # the stop itself, not a card drawn while stopped
         return event.get("type") == "shoe_end" or (event.get("type") == "irregularity"
                                                   and event.get("rule") == E.COLD_DECK and "cards" in event)
 
     def handle(self, store, message):
         """One committed shoe_end or cold_deck event: the alert it calls for."""
         name, shoe, event = message["table"], message.get("shoe"), message["event"]
+        if event["type"] == "irregularity" and event.get("rule") == E.ORDER_MISMATCH:
+            self._raise(store, name, shoe, "critical", E.ORDER_MISMATCH,
+                        "the shoe stopped the game (%s): %s; clear_stop after inspection"
+                        % (event.get("section"), event.get("detail")))
+            return
         if event["type"] == "irregularity":
             detail = "the shoe stopped the game (%s, %s): %s %s; clear_stop after inspection" % (
                 event.get("section"), event.get("rule"), event.get("pattern"), " ".join(event.get("cards") or ()))

@@ -62,6 +62,8 @@ KINDS = {
     "recording_stopped": ("alert", CRITICAL, "the table's loop died: nothing was recorded until it restarted"),
     "cold_deck": ("alert", CRITICAL, "the shoe stopped the game: the cards leave in deck order (Ch 5A); "
                   "clear_stop after inspection"),
+    "order_mismatch": ("alert", CRITICAL, "the shoe stopped the game: a card left that is not the one the "
+                       "shuffler's committed order has at its place (Ch 5B); clear_stop after inspection"),
     "shuffle": ("alert", WARNING, "the shoe's shuffle score says the shuffle was weak (p below its level)"),
     "firmware_mismatch": ("alert", CRITICAL, "the shoe runs firmware other than the deployed manifest's"),
     "counter_mismatch": ("alert", CRITICAL, "the shoe's secure element counter is not where its journal "

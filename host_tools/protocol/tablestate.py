@@ -104,7 +104,7 @@ class TableState:
             self.current["cards"].append([event["pos"], event["card"]])
         elif kind == "counts":
             self.counts = (event.get("player"), event.get("banker"))
-        elif kind == "irregularity" and event.get("rule") == E.COLD_DECK:
+        elif kind == "irregularity" and event.get("rule") in (E.COLD_DECK, E.ORDER_MISMATCH):
             self.phase, self.next = STOPPED, None  # no card is due until clear_stop (Ch 5A)
         elif kind == "stop_cleared":
             self.phase = OPEN

@@ -168,6 +168,18 @@ class VMDevice:
         self.key_path = str(pit_key)
         self.key = keys.read_key(pit_key)
 
+    def pair(self, peer_id, peer_pair_key):
+        """Pair this device with another, as deploying a shoe and a
+        shuffler to one table does: the other's id and pairing public key
+        (its ``ID.pair.pub``: public, it may cross the pit PC) on this
+        flash (link/order.py PAIR_FILE, in the manifest when there is
+        one). Each chip then makes the same secret by ECDH with its own
+        slot-3 key; no secret is written anywhere."""
+        from link import order
+        with open(os.path.join(self.dir, order.PAIR_FILE), "wb") as f:
+            f.write(peer_id.encode() + b"\n" + bytes(peer_pair_key))
+        self._add_to_manifest(order.PAIR_FILE)
+
     def _add_to_manifest(self, name, drop=None):
         """``name`` (a file on the flash) into the flash's manifest.json, if
         the flash is a deployed image (the shoe's is; the shuffler's

@@ -70,7 +70,7 @@ def test_doc_command_tables_match_the_schema():
         elif kind == schema.CHOICE:
             assert _code(values.split("(")[0].split(":")[0]) == list(spec[0]), where
         else:
-            assert values.startswith({schema.WORD: "NAME", schema.HEX: "HEX"}[kind]), where
+            assert values.startswith({schema.WORD: "NAME", schema.HEX: "HEX", schema.BLOB: "HEX"}[kind]), where
         if default is schema.REQUIRED:
             assert shown == "required", where
         elif default == "":
@@ -125,7 +125,7 @@ def test_every_designation_and_exposed_mode_is_its_games_code():
 
 @pytest.mark.parametrize("body,reason,message", [
     (b"shuffle", "unknown_command", "unknown command 'shuffle' (known: bets, exposed, shoe, clear_stop, sensor, "
-                                    "secure, sign, status, time, clear_tilt)"),
+                                    "secure, sign, order, status, time, clear_tilt)"),
     (b"", "unknown_command", "unknown command ''"),
     (b"Bets", "unknown_command", "unknown command 'Bets'"),
     (b"\xffbets", "malformed", "the command is not UTF-8 text"),
@@ -231,6 +231,15 @@ def game_events():
     for name in ("KH", "QH", "JH", "TH", "9H", "8H", "7H"):
         cold.card(cards.parse(name), False)
     cold.clear_stop()
+    # The real-time check (cardset/ordercheck.py): card 12 is not the
+    # committed order's, and the card read is dealt; then one whose ID is
+    # unknown (no card, no deck), drawn after the clear_stop.
+    checked = game.Game(lambda buf, n: emitted.append(bytes(buf[:n])))
+    checked.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED)
+    checked.mismatch(bytes([0, 12, 30, 4, 1, 47, 8, 1, 1]))
+    checked.card(47, False)
+    checked.clear_stop()
+    checked.mismatch(bytes([0, 13, 31, 4, 1, 255, 255, 255, 0]))
     return [json.loads(e) for e in out + emitted]
 
 
@@ -303,7 +312,9 @@ def test_every_link_event_validates(link_wire):
     # checkpoint is v2's and emitted by the lead's session once it lands;
     # service_refused needs a power-on with NEW SHOE held mid-shoe, which
     # tests/e2e/test_boot_manifest.py makes and checks against the schema.
-    assert set(events_schema.table("link")) - link_types <= {"checkpoint", "service_refused"}, link_types
+    # order needs a reader, a card set and a pairing: tests/e2e/test_shuffler_demo.py
+    # stores it (through the bridge's schema check) and reads it back.
+    assert set(events_schema.table("link")) - link_types <= {"checkpoint", "service_refused", "order"}, link_types
     reasons = {e["reason"] for w in link_wire for e in w.json("E") if e["type"] == "error"
                and e.get("source") == "link"}
     assert {"malformed", "wrong_state", "bad_mac"} <= reasons

@@ -13,6 +13,7 @@ BENCHES = {
     "casino": "host_tools.qa.bench.casino",
     "link": "host_tools.qa.bench.bridge",
     "footprint": "host_tools.qa.bench.footprint",
+    "ordercheck": "host_tools.qa.bench.ordercheck",
     "pit": "host_tools.qa.bench.pit",
     "coldeck": "host_tools.qa.bench.coldeck",
     "pn532": __name__,  # pn532_main below: its module takes a bare run count

@@ -74,6 +74,9 @@ class ThreadedBridge:
         self.ready = threading.Event()
         self.bridge = None
         self.deployed = deployed
+        self.lock = threading.Lock()
+        self.commands = []   # (name, args, reply list) for the bridge thread
+        self.on_event = None  # also called with (seq, event) after each commit
         self.thread = threading.Thread(target=self._main, args=(db_path, port, key), daemon=True)
         self.thread.start()
         if not self.ready.wait(10):
@@ -88,12 +91,33 @@ class ThreadedBridge:
             self.boot_count += 1
         elif event.get("type") == "shoe_end":
             self.end = event
+        if self.on_event is not None:
+            self.on_event(seq, event)
 
     def _main(self, db_path, port, key):
         with db.Store(db_path) as store:
             self.bridge = Bridge(store, port, key, on_event=self._on_event, deployed=self.deployed)
             self.ready.set()
-            self.bridge.run(self.stop)
+            try:
+                while not self.stop.is_set():
+                    self.bridge.poll(0.05)
+                    with self.lock:
+                        todo, self.commands = self.commands, []
+                    for name, args, reply in todo:
+                        reply.append(self.bridge.command(name, args))
+            finally:
+                self.bridge.close()
+
+    def command(self, name, args=None, timeout=10.0):
+        """Sign and send a command from the bridge's own thread (as the
+        pit's table thread does); its one-line reply."""
+        reply = []
+        with self.lock:
+            self.commands.append((name, args, reply))
+        end = time.monotonic() + timeout
+        while not reply and time.monotonic() < end:
+            time.sleep(0.01)
+        return reply[0] if reply else "error no reply from the bridge thread"
 
     def progress(self):
         return self.taken

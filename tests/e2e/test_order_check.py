@@ -1,0 +1,116 @@
+"""The real-time check in the shoe's own VMs (cardset/ordercheck.py): an
+8-deck order sealed as the shuffler seals it, taken through the shoe's
+``order`` command, then a whole shoe dealt through the card path with the
+heap locked over every warm card (the check's step included), in the
+64-bit unix VM and the 32-bit wasm32 VM; and a swapped pair that stops the
+game at the first of them. The arrangement is the bench's
+(host_tools/qa/bench/ordercheck.py, `shoe bench ordercheck`)."""
+
+import pytest
+
+from support import wasm32vm
+from host_tools.qa.bench import ordercheck as bench
+
+
+def _run(which, tmp_path, mode, switch=None):
+    if which == "wasm32":
+        wasm32vm.need()
+    heap, consts = bench.arrangement(tmp_path, switch=switch)
+    rc, out, err = bench.run_in(which, tmp_path, heap, consts, mode)
+    assert rc == 0, (out + err).strip()
+    return out.split()
+
+
+@pytest.mark.parametrize("which", ["micropython", "wasm32"])
+def test_a_checked_shoe_deals_whole_with_the_heap_locked(tmp_path, which):
+    w = _run(which, tmp_path, "lock")
+    got = dict(zip(w[0::2], w[1::2]))
+    # Every card until the shoe's end passed the check (the shoe ended by
+    # Ch 9D with the cover card 16 from the end), none allocated, the game
+    # never stopped, and the order was wiped from RAM at the shoe's end.
+    assert int(got["dealt"]) > 390 and int(got["locked"]) > 340
+    assert int(got["checked"]) >= int(got["dealt"]) - 1
+    assert got["stopped"] == "False" and got["wiped"] == "True"
+
+
+@pytest.mark.parametrize("which", ["micropython", "wasm32"])
+def test_a_swapped_pair_stops_the_game_at_the_first(tmp_path, which):
+    w = _run(which, tmp_path, "switch", switch=(12, 17))
+    assert w[:4] == ["stopped", "True", "at", "12"], w
+    body = [int(x) for x in w[5:]]
+    # Position 12; the expected card is not the one read; both are batch A
+    # cards of the set; the card read still took its place.
+    assert (body[0] << 8 | body[1]) == 12
+    assert body[2:5] != body[5:8] and body[4] == body[7] == 1 and body[8] == 1
+
+
+def test_the_bench_and_the_link_agree_on_the_parts():
+    import host_tools  # noqa: F401
+    from link import proto
+    assert bench._MAX_PARTS == proto.ORDER_PARTS
+
+
+def test_the_stop_is_replayed_after_a_power_cut_and_the_order_is_not_on_the_flash(tmp_path):
+    """In CPython, with the journal on disk: a mismatch stops the game, the
+    shoe loses power, and the journal's replay stops it again with the same
+    irregularity byte for byte; no file the shoe wrote holds the order."""
+    import json
+    import random
+
+    import host_tools  # noqa: F401
+    from cardset import intake, ordercheck, registry
+    from link import journal, order, schema
+    from link.session import Session
+    from host_tools.sim.shuffler_emulate import TwoBatchSet
+    from support.wireboard import WireBoard, config
+
+    cards = TwoBatchSet(1)
+    reg = registry.Registry(cards.encode())
+    uids = [u for u, _c, _d, b in cards.entries() if b == registry.BATCH_A]
+    random.Random(3).shuffle(uids)
+    recs = [reg.find(u, len(u)) for u in uids]
+    secret, nonce = bytes(range(32)), bytes(range(32, 64))
+
+    class Board(WireBoard):
+        def pairing(self):
+            return ("SHUF1", secret)
+
+    def shoe():
+        emitted = []
+        s = Session(Board(), config("T1"), journal.Journal(str(tmp_path / "journal.bin")))
+        s.intake = intake.Intake(reg, s)
+        s.intake.check = ordercheck.OrderCheck()
+        game_emit = s.game.events.emit
+        s.game.events.emit = lambda buf, n: (emitted.append(bytes(buf[:n])), game_emit(buf, n))[1]
+        s.boot()
+        return s, emitted
+
+    s, emitted = shoe()
+    blob = order.seal(order.key(secret, "SHUF1", "T1", "A-1", reg.digest()), nonce, recs, 52)
+    for p in range(order.parts_of(52)):
+        name, args = schema.parse_command(schema.command_text("order", {
+            "id": "A-1", "part": p + 1, "parts": order.parts_of(52), "n": 52, "nonce": nonce.hex(),
+            "data": blob[p * order.PART:(p + 1) * order.PART].hex()}))
+        s.ACTIONS[name](s, args)
+    s.new_shoe(1, batch=1)
+    dealt = uids[20:] + uids[:20]
+    dealt[4], dealt[9] = dealt[9], dealt[4]
+    for k in range(5):
+        s.intake.take(bytearray(dealt[k]), 7, -1)
+    assert s.game.stopped and s.game.next_due() < 0
+    stop = [json.loads(e) for e in emitted if b"order_mismatch" in e]
+    assert [(e["position"], e["card"]) for e in stop] == [(5, cards_name(cards, dealt[4]))]
+
+    s2, emitted2 = shoe()  # power back: the journal replayed
+    assert s2.game.stopped and s2.intake.check.state == 0  # the order itself is gone with the RAM
+    assert [e for e in emitted2 if b"order_mismatch" in e] == [e for e in emitted if b"order_mismatch" in e]
+    plain = b"".join(r.to_bytes(2, "big") for r in recs)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(plain[i:i + 8] in data for i in range(0, len(plain) - 8, 2)), path
+
+
+def cards_name(cards, uid):
+    from baccarat import cards as _cards
+    return _cards.name(cards.card_of(uid)[2])
