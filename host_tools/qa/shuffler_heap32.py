@@ -69,7 +69,8 @@ gc.collect()
 import micropython
 micropython.qstr_info()
 #STEP vault
-from shuffler import vault   # what the first release loads (custody's vault): its names may need a new qstr pool
+from shuffler import vault   # what the first release loads: custody's vault and the order for the paired shoe
+from link import order       # (device._send_order); their names may need a new qstr pool
 gc.collect()
 sys.stdout.write("\nVAULT32 %d\n" % (gc.mem_alloc() - base))
 micropython.qstr_info()
@@ -96,8 +97,8 @@ def boot_resident32(heap_kib=None, name=BOARD):
     """boot_resident() in the 32-bit VM, the boot one stage a step:
     {"held", "in_use", "live_peak" (largest live heap between stages),
     "state", "halt", "inside": True when no step grew the heap, None when
-    one did (unknown), "after_release": held once shuffler/vault.py is
-    loaded too, as the first release loads it (docs/shuffler.md,
+    one did (unknown), "after_release": held once shuffler/vault.py and
+    link/order.py are loaded too, as the first release loads them (docs/shuffler.md,
     "Footprint": its names can need a new qstr pool), "names": the VM's
     interned names (qstrs) {"after_boot", "after_release",
     "pool_capacity" (names the pools allocated so far hold), "left" (names
@@ -273,7 +274,7 @@ def table(decks=8):
         ("boot inside the %d KiB heap" % budget, inside64,
          "yes, stage by stage" if b32["inside"] else "unknown (the heap grew)"),
         ("live peak between boot stages (bytes)", "-", cell(b32["live_peak"])),
-        ("resident once the first release loaded the vault (bytes)", "-",
+        ("resident once the first release loaded vault and order (bytes)", "-",
          "%s (%s)" % (cell(b32["after_release"]), "unknown" if b32["after_release"] is None else
                       "%.1f %%" % (100.0 * b32["after_release"] / (budget * 1024)))),
         ("names interned after boot / after the release (qstrs)", "-",

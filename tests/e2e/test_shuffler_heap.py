@@ -47,7 +47,7 @@ def test_the_32_bit_boot_fits_and_holds_its_budget():
     assert (b["state"], b["halt"]) == ("empty", "None")
     assert b["inside"] is True
     assert b["held"] <= heap32.RESIDENT_SHARE_32 * budget
-    # In play too: the first release loads shuffler/vault.py, whose names
+    # In play too: the first release loads shuffler/vault.py and link/order.py, whose names
     # must not need a new ~9 KB qstr pool (docs/shuffler.md, "Footprint";
     # with the secure element's names it held 156 480 B, 80.4 %, until they
     # were cut).
