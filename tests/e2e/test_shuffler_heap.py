@@ -43,7 +43,7 @@ def test_the_32_bit_boot_fits_and_holds_its_budget():
     b = heap32.boot_resident32()
     budget = heap.board_heap_kib() * 1024
     print("shuffler booted in 32 bits at %d B: %d held, live peak between stages %d; %s once the first "
-          "release loaded the vault" % (budget, b["held"], b["live_peak"], b["after_release"]))
+          "release loaded vault and order" % (budget, b["held"], b["live_peak"], b["after_release"]))
     assert (b["state"], b["halt"]) == ("empty", "None")
     assert b["inside"] is True
     assert b["held"] <= heap32.RESIDENT_SHARE_32 * budget
