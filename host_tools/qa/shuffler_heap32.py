@@ -40,6 +40,7 @@ gc.collect()
 #STEP
 base = gc.mem_alloc()
 live_peak = 0
+stage_peak = 0
 import board_config
 machine.LEVELS[board_config.INPUTS["home"]] = 0
 machine.LEVELS[board_config.INPUTS["door"]] = 0
@@ -53,6 +54,7 @@ _BOOT32_STAGE = r"""
 live_peak = max(live_peak, gc.mem_alloc() - base)
 if booted is None:
     booted = next(stages)
+stage_peak = max(stage_peak, gc.mem_alloc())
 gc.collect()
 #STEP boot
 """
@@ -63,8 +65,8 @@ gc.collect()
 held = gc.mem_alloc() - base
 live_peak = max(live_peak, held)
 board, session, device = booted
-sys.stdout.write("\nHEAP32 %d %d %d %s %s\n" % (held, gc.mem_alloc(), live_peak, device.machine.state[1],
-                                               session.halt))
+sys.stdout.write("\nHEAP32 %d %d %d %s %s %d\n" % (held, gc.mem_alloc(), live_peak, device.machine.state[1],
+                                                  session.halt, stage_peak))
 gc.collect()
 import micropython
 micropython.qstr_info()
@@ -97,7 +99,11 @@ def boot_resident32(heap_kib=None, name=BOARD):
     """boot_resident() in the 32-bit VM, the boot one stage a step:
     {"held", "in_use", "live_peak" (largest live heap between stages),
     "state", "halt", "inside": True when no step grew the heap, None when
-    one did (unknown), "after_release": held once shuffler/vault.py and
+    one did (unknown), "stage_peak": the most heap in use (the VM's
+    own included) at the end of a boot stage, before its garbage is
+    collected (this VM collects only between steps, so a stage whose live
+    heap and garbage pass the heap grows it; "gc_total": the heap the
+    collector has, a little under the one asked for), "after_release": held once shuffler/vault.py and
     link/order.py are loaded too, as the first release loads them (docs/shuffler.md,
     "Footprint": its names can need a new qstr pool), "names": the VM's
     interned names (qstrs) {"after_boot", "after_release",
@@ -120,7 +126,7 @@ def boot_resident32(heap_kib=None, name=BOARD):
     if res.rc != 0 or not lines:
         raise RuntimeError("the wasm32 VM stopped (%s) at %d KiB: %s" % (
             res.rc, heap_kib, (res.err or res.out).decode(errors="replace").strip()[-600:]))
-    held, used, peak, state, halt = lines[-1].split()[1:]
+    held, used, peak, state, halt, stage_peak = lines[-1].split()[1:]
     vault = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("VAULT32 ")]
     out = res.out.decode(errors="replace")
     pools = [int(x) for x in re.findall(r"qstr pool: n_pool=\d+, n_qstr=(\d+)", out)]
@@ -133,7 +139,8 @@ def boot_resident32(heap_kib=None, name=BOARD):
     return {"held": int(held), "in_use": int(used), "live_peak": int(peak), "state": state, "halt": halt,
             "inside": None if "boot" in unknown else True,
             "after_release": int(vault[-1].split()[1]) if vault and "vault" not in unknown else None,
-            "names": names}
+            "names": names, "stage_peak": int(stage_peak),
+            "gc_total": res.steps[0]["before"] if res.steps else None}
 
 
 # One batch through the device on the mechanism model (no link; as
@@ -276,6 +283,8 @@ def table(decks=8):
         ("boot inside the %d KiB heap" % budget, inside64,
          "yes, stage by stage" if b32["inside"] else "unknown (the heap grew)"),
         ("live peak between boot stages (bytes)", "-", cell(b32["live_peak"])),
+        ("  most in use within a stage, garbage included (bytes)", "-",
+         "%d of the collector's %s" % (b32["stage_peak"], cell(b32["gc_total"]))),
         ("resident once the first release loaded vault and order (bytes)", "-",
          "%s (%s)" % (cell(b32["after_release"]), "unknown" if b32["after_release"] is None else
                       "%.1f %%" % (100.0 * b32["after_release"] / (budget * 1024)))),
