@@ -157,6 +157,7 @@ def boot_stages():
     session.boot(problem)
     yield None
     device = Device(board, session, reg)
+    yield None   # its buffers are made; the start-up (entropy test, custody restored, homing) makes garbage
     if problem is None and session.tilt is None:
         device.start()
     # The boot-only functions leave the heap: their bytecode is held only by
