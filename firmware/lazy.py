@@ -12,11 +12,6 @@ there is memory to spare and host code keeps its own references.
 
 import sys
 
-# The modules loaded only for a while (at boot) and let go, as firmware paths
-# (the footprint benchmark counts them apart from the resident set).
-ON_DEMAND = ("manifest.py", "probes.py", "drivers/atecc608_setup.py", "drivers/atecc608_link.py",
-             "link/chipcount.py")
-
 
 def unload(name):
     if sys.implementation.name != "micropython":

@@ -65,6 +65,9 @@ def survey(board):
         read_chip(sys.modules[__name__], se)
         from lazy import unload
         unload("drivers.atecc608_setup")
+    # Only once it has run: a survey cut short (its module could not be
+    # loaded) must not leave the defaults standing for the next question
+    # as if they were the chip's answer.
     surveyed = True
 
 

@@ -7,6 +7,12 @@ so that a shoe pays the heap for it only when it has a reader.
 from cardset import intake, registry
 from drivers import ReaderFault
 
+# How a reader fault and its recovery read in the record (`reader_fault`
+# irregularities); the technician's acceptance (host_tools/acceptance.py)
+# tells a missed poll from a reader that stays down by them.
+FAULT = "reader: "
+RECOVERED = "reader recovered after: "
+
 
 class Reading:
     """The card reader and back sensor feeding the card-set checks.
@@ -40,10 +46,10 @@ class Reading:
         try:
             n = self.reader.poll(self.id)
         except ReaderFault as e:
-            self._report("reader: %s" % e)
+            self._report(FAULT + str(e))
             return
         if self.fault is not None:
-            self.session.alert("reader_fault", -1, "reader recovered after: %s" % self.fault)
+            self.session.alert("reader_fault", -1, RECOVERED + self.fault)
             self.fault = None
         if not n:
             return

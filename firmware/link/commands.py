@@ -1,5 +1,6 @@
 """How a host->device command is parsed, and the commands every device on
-the link takes (status, time, clear_tilt), defined once (docs/protocol.md 5).
+the link takes (secure, sign, status, time, clear_tilt), defined once
+(docs/protocol.md 5).
 
 A command table is a tuple of ``(name, ((key, kind, spec, default), ...))``
 rows; ``parse(body, table)`` checks a body against one. The shoe's table
@@ -32,7 +33,18 @@ MAX_SEQ = 0x7FFFFFFF
 # the canonical body lists them. spec: (low, high) for INT, (names, first
 # code) for CHOICE, None otherwise. A default of "" means "absent": the typed
 # value is "".
+#
+# ``secure`` and ``sign`` are a technician's bench questions (`shoe
+# acceptance`): the secure element, and a report digest signed by it, by the
+# same code on both devices (firmware/probes.py). Each device's ACTIONS
+# gives them (link/session.py, shuffler/link.py); the link's own
+# (link/dispatch.py LINK_ACTIONS) are status, time and clear_tilt. One table,
+# not two: on the shuffler, whose 32-bit boot fills its interned-name pool
+# to the last entry, one more name costs a new pool (9 KiB; docs/shuffler.md,
+# "Footprint").
 LINK_COMMANDS = (
+    ("secure", ()),
+    ("sign", (("digest", HEX, 64, REQUIRED),)),
     ("status", ()),
     ("time", (("t", INT, (0, MAX_UNIX), REQUIRED),)),
     ("clear_tilt", (("seq", INT, (0, MAX_SEQ), "0"),)),

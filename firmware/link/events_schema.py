@@ -71,6 +71,10 @@ LINK_EVENTS = (
     # The `order` command's last part opened: the shoe holds batch `id`'s
     # order and checks the next shoe dealt from that batch against it.
     ("order", "id:str n:int"),
+    # ... and a shuffler's (firmware/shuffler/probes.py): its sensors now, and
+    # their levels through one card's cycle ("010": clear, covered, clear).
+    ("inputs", "present:bool throat:bool gap:bool home:bool door:bool"),
+    ("cycle", "present:str throat:str gap:str tag:str colour:str message:str?"),
 )
 
 # The JSON of the shoe's `H` and `B` frames (docs/protocol.md 3, 7).
@@ -85,6 +89,12 @@ HAND_POSITIONS = POSITIONS[:6]
 PHASES = proto.PHASE_NAMES + (proto.PHASE_STOPPED,)
 
 _tables = {}
+
+
+def _shuffler_names():
+    """The shuffler's command names (shuffler/link.py), for its `accepted` events."""
+    from shuffler import link as _shuffler_link
+    return tuple(c[0] for c in _shuffler_link.COMMANDS)
 
 
 def _parse(text):
@@ -178,7 +188,7 @@ def _ok(kind, v):
     if kind == "reason":
         return v in ERROR_REASONS
     if kind == "command":
-        return v in schema.NAMES
+        return v in schema.NAMES or v in _shuffler_names()
     if kind == "hex16":
         return _is_hex(v, 16)
     if kind == "hex32":

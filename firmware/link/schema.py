@@ -36,11 +36,9 @@ COMMANDS = (
     )),
     # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
     ("clear_stop", ()),
-    # A technician's bench questions (`shoe acceptance`, firmware/probes.py):
-    # what the back sensor sees, the secure element, a report digest signed by it.
+    # A technician's bench question (`shoe acceptance`, firmware/probes.py):
+    # what the back sensor sees; the secure element's are the link's (link/commands.py).
     ("sensor", ()),
-    ("secure", ()),
-    ("sign", (("digest", HEX, 64, REQUIRED),)),
     # One part of a batch's order, sealed by the paired shuffler and relayed
     # by the pit unread (link/order.py; cardset/ordercheck.py).
     ("order", (

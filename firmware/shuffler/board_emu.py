@@ -15,6 +15,7 @@ one line each, answered by one line ``ok ...`` or ``err ...``:
     load A|B, release, clear         the operator's buttons (main.py acts on them)
     door open|close                  the door (forced open: the lock does not stop it)
     double, slip N, jam [AT]         arm a fault for the next pick
+    stick present|throat|gap|home L  that sensor reads L (0 or 1) whatever the machine does: a broken one
     entropy stuck|good               the entropy source sticks (health tests must catch it)
     take                             the oldest stack at the output: ``out UIDHEX COLOUR`` lines, then ok
     takeall                          everything inside (after a fault): ``out`` lines, then ok
@@ -226,6 +227,9 @@ class Board:
                 m.slip(int(words[1]))
             elif w == "jam":
                 m.jam(int(words[1]) if len(words) > 1 else 400)
+            elif w == "stick" and len(words) == 3 and words[1] in ("present", "throat", "gap", "home"):
+                level = int(words[2]) & 1
+                getattr(m, words[1])._read = lambda: level
             elif w == "entropy":
                 self._entropy.stuck = words[1] == "stuck"
             elif w == "take" or w == "takeall":

@@ -13,6 +13,14 @@ a grown journal is compacted (maybe_compact). The shoe's commands (`shoe`,
 `bets`, `exposed`) are not in its table: a host that sends one gets an
 `unknown_command` error.
 
+A technician's bench questions (`shoe acceptance --device shuffler`):
+``sensor`` (the mechanism's sensors as they read now), ``cycle`` (one card
+through the mechanism and back, each sensor's levels on the way) and the
+secure element's ``secure`` and ``sign``. They are answered by
+shuffler/probes.py, loaded for the question and let go after it
+(lazy.unload), and only while the machine is idle and holds no batch: a
+shuffler in play never carries their code.
+
 Every shuffler event carries ``"source":"shuffler"``; the host checks it
 against shuffler/schema.py.
 """
@@ -21,6 +29,7 @@ import json
 
 from link import journal as _journal
 from link import reports
+from link.commands import LINK_COMMANDS
 from link.core import Link
 
 SOURCE = "shuffler"
@@ -34,9 +43,32 @@ COMPACT_BYTES = 16384   # journal size beyond which an idle, fully acked shuffle
 OUTBOX_BYTES = 1536
 OUTBOX_SLOTS = 12
 
+# `sensor` (what its sensors read now, an `inputs` event) and `cycle`, then
+# the link's (secure and sign among them). Names the shuffler's boot already
+# interns, but for `secure`: see link/commands.py.
+COMMANDS = (("sensor", ()), ("cycle", ())) + LINK_COMMANDS
+
+
+def run(s, args):
+    """Every bench question: shuffler/probes.py, loaded for it and let go
+    (its name given as text, so that the boot interns none of it)."""
+    probes = __import__("shuffler.probes", None, None, ("run",))
+    try:
+        probes.run(s, args)
+    finally:
+        from lazy import unload
+        unload("shuffler.probes")
+
+
+ACTIONS = {"sensor": run, "cycle": run, "secure": run, "sign": run}
+ACTIONS.update(Link.ACTIONS)   # the link's own (link/dispatch.py)
+
 
 class ShufflerSession(Link):
     DEVICE = "shuffler"
+    COMMANDS = COMMANDS
+    ACTIONS = ACTIONS
+    device = None   # the Device, once booted (main.py): the bench questions need its mechanism
     wanted = -1   # the seq a checkpoint must cover (want_checkpoint); -1: none asked
 
     def want_checkpoint(self):

@@ -76,6 +76,23 @@ from link import order       # (device._send_order); their names may need a new 
 gc.collect()
 sys.stdout.write("\nVAULT32 %d\n" % (gc.mem_alloc() - base))
 micropython.qstr_info()
+gc.collect()
+#STEP
+import manifest
+manifest = None
+from lazy import unload
+unload("manifest")
+gc.collect()
+#STEP bench
+after_import = gc.mem_alloc() - base
+from shuffler import link as bench_link
+session.last_command = b"sensor"
+bench_link.run(session, {})
+bench_link = None
+gc.collect()
+#STEP bench
+sys.stdout.write("\nBENCH32 %d %d %d\n" % (after_import, gc.mem_alloc() - base, "shuffler.probes" in sys.modules))
+micropython.qstr_info()
 #STEP
 class NameProbe:
     pass
@@ -129,18 +146,32 @@ def boot_resident32(heap_kib=None, name=BOARD):
     held, used, peak, state, halt, stage_peak = lines[-1].split()[1:]
     vault = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("VAULT32 ")]
     out = res.out.decode(errors="replace")
-    pools = [int(x) for x in re.findall(r"qstr pool: n_pool=\d+, n_qstr=(\d+)", out)]
+    pools = [(int(a), int(b)) for a, b in re.findall(r"qstr pool: n_pool=(\d+), n_qstr=(\d+)", out)]
     step = [x.split()[1:] for x in out.splitlines() if x.startswith("POOLSTEP ")]
     names = None
-    if len(pools) == 3 and step:
-        capacity = pools[2] + int(step[-1][0])
-        names = {"after_boot": pools[0], "after_release": pools[1], "pool_capacity": capacity,
-                 "left": capacity - pools[1], "next_pool_bytes": int(step[-1][1])}
+    if len(pools) == 4 and step:
+        # After boot, after the release, after the boot check's manifest.py
+        # and a bench question (on a board the manifest is read at boot), and
+        # where the fresh names start; None if those took a new pool.
+        crossed = pools[3][0] != pools[0][0]
+        capacity = None if crossed else pools[3][1] + int(step[-1][0])
+        names = {"after_boot": pools[0][1], "after_release": pools[1][1], "after_bench": pools[2][1],
+                 "pool_capacity": capacity, "left": None if crossed else capacity - pools[2][1],
+                 "next_pool_bytes": int(step[-1][1])}
+    bench = [x for x in out.splitlines() if x.startswith("BENCH32 ")]
+    imported, after, loaded = bench[-1].split()[1:] if bench else (None, None, None)
+    known = after is not None and "bench" not in unknown
     return {"held": int(held), "in_use": int(used), "live_peak": int(peak), "state": state, "halt": halt,
             "inside": None if "boot" in unknown else True,
             "after_release": int(vault[-1].split()[1]) if vault and "vault" not in unknown else None,
             "names": names, "stage_peak": int(stage_peak),
-            "gc_total": res.steps[0]["before"] if res.steps else None}
+            "gc_total": res.steps[0]["before"] if res.steps else None,
+            # Held after a module was imported and let go (manifest.py, as at a
+            # board's boot), then after a bench question (`sensor`:
+            # shuffler/probes.py loaded and let go).
+            "after_import": int(imported) if known else None,
+            "after_bench": int(after) if known else None,
+            "probes_left": loaded == "True"}
 
 
 # One batch through the device on the mechanism model (no link; as
@@ -254,9 +285,10 @@ def batch_live(which, decks=8, heap_kib=BATCH_HEAP_KIB):
 # The 64-bit VM's smallest boot heap (tests/e2e/test_shuffler_heap.py); the
 # 32-bit figure governs. 214 KiB before the shuffler had its secure element
 # (its driver, the link key's ECDH at boot, signed checkpoints: 232) and the
-# link core journaled the chip's counter (issue 19: about 0.5 KiB more);
-# the real-time check (rt) needs 234 (at 233 custody's 832-byte records
-# buffer found no run of heap): 235 for that block's sake.
+# link core journaled the chip's counter (issue 19: about 0.5 KiB more;
+# the bench questions' resident dispatch about 1 KiB); the real-time check
+# (rt) needs 234 (at 233 custody's 832-byte records buffer found no run of
+# heap): 235 for that block's sake.
 BOOT_HEAP64_KIB = 235
 
 
@@ -285,16 +317,22 @@ def table(decks=8):
         ("live peak between boot stages (bytes)", "-", cell(b32["live_peak"])),
         ("  most in use within a stage, garbage included (bytes)", "-",
          "%d of the collector's %s" % (b32["stage_peak"], cell(b32["gc_total"]))),
+        ("held after a module imported and let go (bytes)", "-", cell(b32["after_import"])),
+        ("  then after a bench question (bytes)", "-",
+         "%s (shuffler/probes.py %s)" % (cell(b32["after_bench"]),
+                                         "still loaded" if b32["probes_left"] else "let go")),
         ("resident once the first release loaded vault and order (bytes)", "-",
          "%s (%s)" % (cell(b32["after_release"]), "unknown" if b32["after_release"] is None else
                       "%.1f %%" % (100.0 * b32["after_release"] / (budget * 1024)))),
-        ("names interned after boot / after the release (qstrs)", "-",
-         "unknown" if names is None else "%d / %d" % (names["after_boot"], names["after_release"])),
+        ("names interned after boot / the release / manifest and bench (qstrs)", "-",
+         "unknown" if names is None else "%d / %d / %d" % (names["after_boot"], names["after_release"],
+                                                           names["after_bench"])),
         ("  names left before the next qstr pool", "-",
-         "unknown" if names is None else "%d (of %d; the next pool: %d bytes)" % (
+         "unknown" if names is None else "none: the manifest or bench took one" if names["left"] is None
+         else "%d (of %d; the next pool: %d bytes)" % (
              names["left"], names["pool_capacity"], names["next_pool_bytes"])),
         ("  resident after release with that pool too", "-",
-         "unknown" if names is None or b32["after_release"] is None else "%d (%.1f %%, floor %.0f %% free)" % (
+         "unknown" if names is None or names["left"] is None or b32["after_release"] is None else "%d (%.1f %%, floor %.0f %% free)" % (
              b32["after_release"] + names["next_pool_bytes"],
              100.0 * (b32["after_release"] + names["next_pool_bytes"]) / (budget * 1024), 100 * FREE_FLOOR_32)),
         ("%d-deck batch, device + card set + model: live peak" % decks,

@@ -94,6 +94,10 @@ class Bench(acceptance.Technician):
                 self.emu.deal("new_shoe")
             elif what.startswith("sensor:"):
                 self.emu.deal("sensor " + what.split(":")[1])
+            elif what == "card:put":
+                self.emu.op("card %s back_a" % TEST_CARD.hex())
+            elif what == "card:take":
+                self.emu.op("takeall")
             elif what == "door:open":
                 self.emu.op("door open")
             elif what == "door:shut":
@@ -142,7 +146,7 @@ def _verify_args(report, public):
     return parser.parse_args(["--verify", str(report), "--public-key", str(public)])
 
 
-SPLIT = ("button", "door", "round", "secure", "back", "gate", "report")
+SPLIT = ("button", "door", "round", "secure", "back", "gate", "report", "card", "intake")
 
 
 def _lines(out):
@@ -197,11 +201,6 @@ def shoe(shoe_factory):
     return shoe_factory()
 
 
-# Under the default suite's load (two workers beside VMs, browsers and
-# servers) these full runs failed about once a run on a fresh clone (the
-# chip's answer to the bench's question did not come in time; alone they
-# pass): under `-m slow` until that is found (closing note, issue 24).
-@pytest.mark.slow
 def test_a_good_shoe_passes_every_step_and_its_report_is_signed_by_its_chip(shoe, staged, tmp_path, capsys):
     emu, args = shoe
     bench = Bench(emu)
@@ -215,8 +214,11 @@ def test_a_good_shoe_passes_every_step_and_its_report_is_signed_by_its_chip(shoe
     assert emu.secure.serial.hex() in lines["secure element"]
     heap = int(lines["heap"].split()[2])
     assert acceptance.HEAP_FREE_MIN <= heap < emu.heap
-    assert bench.done == ["test_card", "sensor:back_a", "sensor:back_b", "sensor:face", "button:no_more_bets",
-                          "button:exposed", "button:new_shoe"]
+    # The test card once, or again when a missed poll took it (acceptance.reader_step).
+    assert bench.done[0] == "test_card"
+    assert [w for w in bench.done if w != "test_card"] == ["sensor:back_a", "sensor:back_b", "sensor:face",
+                                                           "button:no_more_bets", "button:exposed",
+                                                           "button:new_shoe"]
     assert bench.asked == ["lights", "gate shut", "gate open"]
     report = (tmp_path / "report.md").read_text()
     assert "| reader | PASS |" in report and "| secure element | PASS |" in report and "ACC1" in report
@@ -241,11 +243,6 @@ def test_a_good_shoe_passes_every_step_and_its_report_is_signed_by_its_chip(shoe
         assert kind in kinds, kind
 
 
-# Under the default suite's load (two workers beside VMs, browsers and
-# servers) these full runs failed about once a run on a fresh clone (the
-# chip's answer to the bench's question did not come in time; alone they
-# pass): under `-m slow` until that is found (closing note, issue 24).
-@pytest.mark.slow
 def test_verify_passes_the_signed_report_and_fails_an_edited_one_or_another_key(shoe, tmp_path, capsys):
     emu, args = shoe
     assert acceptance.run(args, Bench(emu)) == 0
@@ -330,11 +327,6 @@ def test_the_first_bench_question_is_refused_while_a_shoe_is_in_play(shoe):
     assert got is None and reply == "sensor: a bench question, taken only while no shoe is in play"
 
 
-# Under the default suite's load (two workers beside VMs, browsers and
-# servers) these full runs failed about once a run on a fresh clone (the
-# chip's answer to the bench's question did not come in time; alone they
-# pass): under `-m slow` until that is found (closing note, issue 24).
-@pytest.mark.slow
 @pytest.mark.parametrize("chip,registered,words", [
     ("none", None, ("no ATECC608B answers at I2C 0x60", "secure_element in wiring.md")),
     ("blank", None, ("is present but not locked", "the configuration zone is not locked", "provision it")),
@@ -431,23 +423,83 @@ def shuffler_factory(tmp_path):
         emu.start()
         emu.wait_booted()
         made.append(emu)
-        return emu, _args(tmp_path, emu.host_path, emu.key_path, manifest, "shuffler")
+        return emu, _args(tmp_path, emu.host_path, emu.key_path, manifest, "shuffler", public=emu.pub_path)
     yield make
     for emu in made:
         emu.close()
 
 
-def test_a_good_shuffler_homes_its_door_switch_works_and_it_reports_its_heap(shuffler_factory, capsys):
+SHUFFLER_STEPS = ("link", "firmware", "round trip", "secure element", "steppers", "door open", "door shut",
+                  "card present", "throat", "gap", "intake reader", "heap", "report signed")
+
+
+def test_a_good_shuffler_passes_every_step_and_its_report_is_signed_by_its_chip(shuffler_factory, tmp_path,
+                                                                               capsys):
     emu, args = shuffler_factory()
     bench = Bench(emu)
-    assert acceptance.run(args, bench) == cli.EXIT_FOUND
+    assert acceptance.run(args, bench) == 0
     lines = _lines(capsys.readouterr().out)
-    for step in ("link", "firmware", "round trip", "steppers", "door open", "door shut", "heap"):
+    assert sorted(lines) == sorted(SHUFFLER_STEPS)
+    for step in SHUFFLER_STEPS:
         assert lines[step].startswith("PASS"), lines[step]
-    for step in ("secure element", "sensors"):
-        assert lines[step].startswith("FAIL") and "not available" in lines[step], lines[step]
-    assert lines["report signed"].startswith("FAIL")
-    assert bench.done == ["door:open", "door:shut"]
+    # The sensors changed state as the model's card moved them.
+    assert "empty tray 0, test card 1; through the cycle 101" in lines["card present"]
+    assert TEST_CARD.hex() in lines["intake reader"] and "back_a" in lines["intake reader"]
+    assert bench.done == ["door:open", "door:shut", "card:put", "card:take"]
+    # The chip's key is the registered one; the report verifies under it, by the shoe's check.
+    report = tmp_path / "report.md"
+    assert report.read_text().startswith("# Acceptance: shuffler SHUF7\n")
+    assert acceptance.run(_verify_args(report, args.public_key)) == 0
+    assert capsys.readouterr().out.startswith("PASS: ")
+    edited = tmp_path / "edited.md"
+    edited.write_text(report.read_text().replace("| throat | PASS |", "| throat | FAIL |"))
+    assert acceptance.run(_verify_args(edited, args.public_key)) == cli.EXIT_FOUND
+    assert "changed after it was signed" in capsys.readouterr().out
+    # The test card was taken out: the machine is empty again, as the
+    # technician found it.
+    assert emu.take(everything=True) == []
+
+
+@pytest.mark.parametrize("sensor,level,step,words", [
+    ("present", 1, "card present", ("reads a card with the intake tray empty", "inputs.card_present")),
+    ("throat", 1, "throat", ("reads covered with nothing fed", "inputs.throat")),
+    ("throat", 0, "throat", ("never saw the card pass", "missed_pick", "inputs.throat")),
+    ("gap", 0, "gap", ("never saw gap 0 at the gripper slot", "gap_lost", "inputs.gap")),
+])
+def test_a_stuck_shuffler_sensor_is_a_clear_fail_line(shuffler_factory, capsys, sensor, level, step, words):
+    emu, args = shuffler_factory()
+    emu.op("stick %s %d" % (sensor, level))
+    assert acceptance.run(args, Bench(emu)) == cli.EXIT_FOUND
+    lines = _lines(capsys.readouterr().out)
+    fails = [name for name, line in lines.items() if line.startswith("FAIL")]
+    assert step in fails, lines
+    for w in words:
+        assert w in lines[step], lines[step]
+    for other in ("link", "secure element", "steppers", "door open", "heap"):
+        assert lines[other].startswith("PASS"), lines[other]
+
+
+def test_a_shuffler_refuses_bench_questions_while_it_holds_a_batch(shuffler_factory):
+    """A cycle would move the cards of a batch in custody (its order is the
+    secret): with a batch inside, every bench question is refused in one
+    signed line, and the batch is untouched."""
+    from host_tools.store import db
+    emu, args = shuffler_factory()
+    emu.feed(emu.cards.new_deck_order(1))
+    emu.press("load A")
+    with db.Store(args.db) as store:
+        link = acceptance.Link(store, emu.host_path, emu.key)
+        try:
+            assert link.hello() is not None
+            assert link.wait(lambda e: e.get("type") == "custody" and e.get("to") == "loading", 30) is not None
+            for question, kind in (("cycle", "cycle"), ("sensor", "inputs"), ("secure", "secure")):
+                got, reply = acceptance.ask(link, question, kind)
+                assert got is None and reply == ("%s: a bench question, taken only while the shuffler is idle "
+                                                 "and holds no batch" % question), reply
+        finally:
+            link.close()
+    state = dict(w.split("=") for w in emu.op("state")[1].split()[1:])
+    assert int(state["tray"]) + int(state["path"]) + int(state["stack"]) == 52 and state["output"] == "0", state
 
 
 def test_a_stepper_that_never_reaches_home_is_a_clear_fail_line(shuffler_factory, capsys):

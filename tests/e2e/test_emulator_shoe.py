@@ -9,9 +9,10 @@ import threading
 
 import pytest
 
-from support.emuhost import core_events, powered_on, reference, restart
+from support.emuhost import Host, core_events, powered_on, reference, restart
 from host_tools.sim import dealer
 from host_tools.sim.emulate import Emulator
+from link import proto
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +85,39 @@ def test_long_outage_overflows_the_outbox_and_loses_nothing(staged, tmp_path):
         host.wait(lambda: core_events(host) == want, timeout=30, what="every event")
         assert sorted(host.events) == list(range(1, max(host.events) + 1))
         assert len(want) > 2 * 64
+
+
+def test_a_pit_pc_started_afresh_after_a_power_cut_acks_from_the_shoes_hello(staged, tmp_path):
+    """The shoe journals acks lazily (once a heartbeat), so after a power cut
+    it resends events the store already took. A pit PC that starts afresh
+    holds only what is resent: it must ack from the hello's ``acked`` on, or
+    no ack reaches the shoe and its window holds every later event back
+    (the flaky `shoe`-less reboot of tests/e2e/test_secure_counter.py)."""
+    with powered_on(staged, tmp_path / "flash", "EMU2") as (emu, host):
+        host.connect()
+        host.wait(lambda: host.acked >= 2 and host.find(type="link_up"), what="boot and link_up acked")
+        host.pump(1.5)           # a heartbeat later the shoe has journaled that ack
+        host.auto_ack = False    # then the acks stop reaching the journal
+        lines = dealer.script(7)[:24]
+        first, rest = lines[:16], lines[16:]
+        for line in first:
+            emu.deal(line)
+        held = reference(first)
+        shoe_seq = 2 + len(held)  # after boot and link_up
+        assert shoe_seq - 2 > proto.WINDOW  # more unacked events than the window
+        host.wait(lambda: [s for k, s, p in host.frames if k == "B" and s >= shoe_seq],
+                  what="a heartbeat from the shoe holding every event")
+        emu.power_cut()
+        host.close()
+        fresh = Host(emu)
+        try:
+            restart(emu)
+            fresh.connect()
+            assert fresh.hellos()[-1]["acked"] == 2
+            for line in rest:
+                emu.deal(line)
+            want = reference(lines)[len(held):]
+            fresh.wait(lambda: core_events(fresh)[-len(want):] == want, timeout=20,
+                       what="the events dealt after the power cut")
+        finally:
+            fresh.close()

@@ -125,7 +125,7 @@ def test_every_designation_and_exposed_mode_is_its_games_code():
 
 @pytest.mark.parametrize("body,reason,message", [
     (b"shuffle", "unknown_command", "unknown command 'shuffle' (known: bets, exposed, shoe, clear_stop, sensor, "
-                                    "secure, sign, order, status, time, clear_tilt)"),
+                                    "order, secure, sign, status, time, clear_tilt)"),
     (b"", "unknown_command", "unknown command ''"),
     (b"Bets", "unknown_command", "unknown command 'Bets'"),
     (b"\xffbets", "malformed", "the command is not UTF-8 text"),
@@ -311,10 +311,13 @@ def test_every_link_event_validates(link_wire):
     link_types = {t for s, t in seen if s == "link"}
     # checkpoint is v2's and emitted by the lead's session once it lands;
     # service_refused needs a power-on with NEW SHOE held mid-shoe, which
-    # tests/e2e/test_boot_manifest.py makes and checks against the schema.
+    # tests/e2e/test_boot_manifest.py makes and checks against the schema;
     # order needs a reader, a card set and a pairing: tests/e2e/test_shuffler_demo.py
-    # stores it (through the bridge's schema check) and reads it back.
-    assert set(events_schema.table("link")) - link_types <= {"checkpoint", "service_refused", "order"}, link_types
+    # stores it (through the bridge's schema check) and reads it back;
+    # inputs and cycle are a shuffler's, made by tests/e2e/test_acceptance.py
+    # through the Bridge, which checks each against the schema before storing it.
+    assert set(events_schema.table("link")) - link_types <= {"checkpoint", "service_refused", "order", "inputs",
+                                                              "cycle"}, link_types
     reasons = {e["reason"] for w in link_wire for e in w.json("E") if e["type"] == "error"
                and e.get("source") == "link"}
     assert {"malformed", "wrong_state", "bad_mac"} <= reasons

@@ -36,6 +36,7 @@ class Host:
         self.beats = False    # send a heartbeat every 0.5 s
         self.last_beat = 0.0
         self.acked = 0
+        self.shoe_acked = 0   # what the latest hello says the shoe holds as acked
         self.fkey = auth.frames_key(self.key)
         self.challenge = b"-"
         self.nonce = b""       # from the latest hello whose tag checked
@@ -56,8 +57,11 @@ class Host:
             if host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, self.challenge, body) == tag:
                 self.nonce = json.loads(payload)["nonce"].encode()
                 self.pending = False
+                self.shoe_acked = json.loads(payload).get("acked", 0)
             elif host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, b"-", body) != tag:
                 self.bad_tags.append(("H", d.seq))
+            else:
+                self.shoe_acked = json.loads(payload).get("acked", 0)
         elif d.kind == ord("B"):
             links = [b"-"] + ([self.beat_challenge] if self.beat_challenge else [])
             if all(host_frames.frame_mac(self.fkey, self.emu.shoe_id, d.kind, d.seq, link, body) != tag
@@ -152,8 +156,15 @@ class Host:
             self.send(host_frames.encode_ack(self.key, self.emu.shoe_id, self.nonce, seq))
 
     def ack_all(self):
-        """Ack the contiguous run of events held, as a bridge that stored them."""
-        s = 0
+        """Ack the contiguous run of events held, as a bridge that stored them.
+        The run starts where the shoe's latest hello says it is acked: a
+        bridge's store keeps the events of earlier connections, but a Host
+        made after a power cut holds only what was resent. The shoe journals
+        acks lazily (once a heartbeat), so it may resend many; counted from 0
+        the run would stop at the first one missing, no ack would ever
+        arrive, and the shoe's window (proto.WINDOW) would hold every later
+        event back."""
+        s = self.shoe_acked
         while s + 1 in self.events:
             s += 1
         self.ack(s)
