@@ -337,6 +337,15 @@ def mpy_cross_version():
 
 
 def compile_mpy(src, dst, source_name):
+    """``source_name`` is the module's path in the image (``link/core.py``).
+    The .mpy names itself by the path the board imports it from
+    (``link/core.mpy``, its ``__file__`` with the image root first on
+    sys.path), not by its source: a board interns both names as qstrs in
+    its heap, and the same string is one qstr (docs/design.md, "Heap
+    budgets": about one name in 25 of the shuffler's boot). Tracebacks name
+    the file on the flash, with the source's line numbers."""
+    if source_name.endswith(".py"):
+        source_name = source_name[:-3] + ".mpy"
     dst.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([str(MPY_CROSS), "-s", source_name, "-o", str(dst), str(src)],
                           capture_output=True, text=True, timeout=60)

@@ -74,11 +74,13 @@ def run_steps(steps, stdin=b"", heap=vm.DEFAULT_HEAP, paths=(), cwd=None, argv=(
     """Run ``steps`` (("code", source) | ("file", path) | ("module", name)),
     each a separate top-level call sharing one global namespace, in a VM of
     ``heap`` whose sys.path is ``paths`` (host directories, copied in under
-    the same names) then the firmware tree; ``cwd`` is copied in too and is
-    the working directory. Returns a Result."""
+    the same names; "" is the working directory) then the firmware tree;
+    ``cwd`` is copied in too and is the working directory. Returns a Result."""
     exe = node()
-    dirs = [os.path.abspath(p) for p in paths] + [vm.FIRMWARE]
-    mounts = list(dict.fromkeys(dirs + ([os.path.abspath(cwd)] if cwd else [])))
+    # "" is the working directory itself, as a board's sys.path starts: a
+    # module found there has a relative __file__ (shoe.mpy's own name).
+    dirs = [p if p == "" else os.path.abspath(p) for p in paths] + [vm.FIRMWARE]
+    mounts = list(dict.fromkeys([d for d in dirs if d] + ([os.path.abspath(cwd)] if cwd else [])))
     with tempfile.TemporaryDirectory(prefix="wasm32-") as tmp:
         spec_path = os.path.join(tmp, "spec.json")
         report_path = os.path.join(tmp, "report.json")

@@ -31,10 +31,10 @@ KEY_BYTES = const(32)
 JOURNAL_FILE = "journal.bin"
 CARDSET_FILE = "cardset.bin"  # written by `shoe deploy --cardset` (docs/cardset.md)
 # A microswitch bounces for a few ms; a dealer's press lasts over 50 ms.
-DEBOUNCE_MS = const(20)
+_DEBOUNCE_MS = const(20)
 # UART receive buffer: several whole link frames from the pit PC, or many
 # reader replies, so nothing is lost between two passes of the main loop.
-UART_RXBUF = const(1024)
+_UART_RXBUF = const(1024)
 
 # Debounced inputs, in the bit order of buttons(); the empty switch is last.
 _INPUTS = ("no_more_bets", "exposed", "new_shoe")
@@ -99,7 +99,7 @@ class MachineBoard:
     def _uart(self, cfg):
         # timeout=0: reads return what has arrived; drivers bound their own waits.
         return UART(cfg["id"], cfg["baud"], tx=Pin(cfg["tx"]), rx=Pin(cfg["rx"]),
-                    timeout=0, rxbuf=UART_RXBUF)
+                    timeout=0, rxbuf=_UART_RXBUF)
 
     def _i2c(self, cfg):
         return I2C(cfg["id"], scl=Pin(cfg["scl"]), sda=Pin(cfg["sda"]),
@@ -198,7 +198,7 @@ class MachineBoard:
             if level != self._raw[i]:
                 self._raw[i] = level
                 self._since[i] = now
-            elif level != self._state[i] and ticks_diff(now, self._since[i]) >= DEBOUNCE_MS:
+            elif level != self._state[i] and ticks_diff(now, self._since[i]) >= _DEBOUNCE_MS:
                 self._state[i] = level
                 if level and i != _EMPTY:
                     self._pressed |= 1 << i

@@ -16,9 +16,9 @@ except ImportError:  # CPython
         return x
 
 MAGIC = b"SHCS"
-VERSION = const(1)
-HEADER_SIZE = const(16)
-DIGEST_SIZE = const(32)
+_VERSION = const(1)
+_HEADER_SIZE = const(16)
+_DIGEST_SIZE = const(32)
 
 # What the IDs are. Only informative for the shoe (a UID and a code are both
 # just bytes to the lookup), but it lets a shoe refuse a set enrolled for the
@@ -69,7 +69,7 @@ class Registry:
         self._data = data
         # The digest goes first so that a damaged file is reported as damaged
         # rather than as whatever its flipped bits happen to say.
-        if len(data) < HEADER_SIZE + DIGEST_SIZE or bytes(data[0:4]) != MAGIC:
+        if len(data) < _HEADER_SIZE + _DIGEST_SIZE or bytes(data[0:4]) != MAGIC:
             raise CardSetError("card set: not a card-set file (no SHCS header)")
         self._check_digest()
         self._check_header()
@@ -77,8 +77,8 @@ class Registry:
 
     def _check_header(self):
         d = self._data
-        if d[4] != VERSION:
-            raise CardSetError("card set: version %d, this shoe reads %d" % (d[4], VERSION))
+        if d[4] != _VERSION:
+            raise CardSetError("card set: version %d, this shoe reads %d" % (d[4], _VERSION))
         if d[5] not in (KIND_UID, KIND_CODE):
             raise CardSetError("card set: unknown ID kind %d" % d[5])
         if not 1 <= d[6] <= MAX_ID:
@@ -99,12 +99,12 @@ class Registry:
         if self.count != decks * CARDS_PER_DECK + self.covers:
             raise CardSetError("card set: %d records for %d decks and %d cover cards"
                                % (self.count, decks, self.covers))
-        want = HEADER_SIZE + self.count * self.size + DIGEST_SIZE
+        want = _HEADER_SIZE + self.count * self.size + _DIGEST_SIZE
         if len(d) != want:
             raise CardSetError("card set: %d bytes, header says %d" % (len(d), want))
 
     def _check_digest(self):
-        end = len(self._data) - DIGEST_SIZE
+        end = len(self._data) - _DIGEST_SIZE
         digest = hashlib.sha256(memoryview(self._data)[:end]).digest()
         if digest != bytes(self._data[end:]):
             raise CardSetError("card set: SHA-256 mismatch, the file is corrupt")
@@ -119,7 +119,7 @@ class Registry:
         covers = 0
         seen = bytearray((MAX_DECKS * 2 * CARDS_PER_DECK + 7) >> 3)
         for i in range(self.count):
-            at = HEADER_SIZE + i * self.size
+            at = _HEADER_SIZE + i * self.size
             n = d[at]
             if not 1 <= n <= w:
                 raise CardSetError("card set: record %d has ID length %d" % (i, n))
@@ -164,7 +164,7 @@ class Registry:
         hi = self.count
         while lo < hi:
             mid = (lo + hi) >> 1
-            at = HEADER_SIZE + mid * size
+            at = _HEADER_SIZE + mid * size
             c = d[at] - n
             k = 0
             while not c and k < n:
@@ -181,23 +181,23 @@ class Registry:
     def digest(self):
         """The file's SHA-256 (its last 32 bytes): names this exact set."""
         d = self._data
-        return bytes(d[len(d) - DIGEST_SIZE:])
+        return bytes(d[len(d) - _DIGEST_SIZE:])
 
     def card(self, i):
-        return self._data[HEADER_SIZE + i * self.size + 1 + self.width]
+        return self._data[_HEADER_SIZE + i * self.size + 1 + self.width]
 
     def deck(self, i):
-        return self._data[HEADER_SIZE + i * self.size + 2 + self.width]
+        return self._data[_HEADER_SIZE + i * self.size + 2 + self.width]
 
     def batch(self, i):
-        return self._data[HEADER_SIZE + i * self.size + 3 + self.width]
+        return self._data[_HEADER_SIZE + i * self.size + 3 + self.width]
 
     def decks(self, batch):
         return self.decks_a if batch == BATCH_A else self.decks_b
 
     def id_of(self, i, buf):
         """Copy record i's ID into buf and return its length (for reports)."""
-        at = HEADER_SIZE + i * self.size
+        at = _HEADER_SIZE + i * self.size
         n = self._data[at]
         for k in range(n):
             buf[k] = self._data[at + 1 + k]
@@ -234,7 +234,7 @@ def encode(kind, entries, decks_a, decks_b):
     check_covers(covers)
     keyed.sort()
     out = bytearray(MAGIC)
-    out.extend(bytes([VERSION, kind, width, 0, len(keyed) & 0xFF, len(keyed) >> 8,
+    out.extend(bytes([_VERSION, kind, width, 0, len(keyed) & 0xFF, len(keyed) >> 8,
                       decks_a, decks_b, covers, 0, 0, 0]))
     for key, card, deck, batch in keyed:
         out.extend(key)

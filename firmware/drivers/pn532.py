@@ -42,7 +42,7 @@ ACK_TIMEOUT_MS = const(30)
 # InListPassiveTarget with one retry and no card answers in ~10 ms; a reply
 # later than this is a fault, not a slow card.
 REPLY_TIMEOUT_MS = const(100)
-PN532_IC = const(0x32)
+_PN532_IC = const(0x32)
 
 _HOST_TFI = const(0xD4)
 _CHIP_TFI = const(0xD5)
@@ -132,7 +132,7 @@ class PN532:
         d = self._data
         if n != 6:
             raise ReaderFault("GetFirmwareVersion reply has %d data bytes, not 4" % (n - 2))
-        if d[2] != PN532_IC:
+        if d[2] != _PN532_IC:
             raise ReaderFault("not a PN532: GetFirmwareVersion says IC 0x%02x" % d[2])
         self.firmware = (d[2], d[3], d[4], d[5])
         return self.firmware

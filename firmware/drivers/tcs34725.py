@@ -47,10 +47,10 @@ BACK_B = const(2)
 # Defaults for a white LED behind the window, to be replaced by calibrated
 # figures for the card stock in use (board configuration "calibration",
 # same key names in lower case). Shares are per mille of R+G+B.
-ATIME = const(0xF6)         # 10 cycles = 24 ms: short enough for a card in motion
-GAIN = const(1)             # 4x
-MIN_CLEAR = const(200)      # darker than this: no card in front of the window
-MAX_DISTANCE = const(150)   # farther than this from every reference: no decision
+_DEF_ATIME = const(0xF6)         # 10 cycles = 24 ms: short enough for a card in motion
+_DEF_GAIN = const(1)             # 4x
+_DEF_MIN_CLEAR = const(200)      # darker than this: no card in front of the window
+_DEF_MAX_DISTANCE = const(150)   # farther than this from every reference: no decision
 REFERENCES = (
     ("face", (340, 340, 320)),
     ("back_a", (560, 240, 200)),  # e.g. red backs
@@ -67,14 +67,14 @@ class TCS34725:
         self._one = bytearray(1)
         self._raw = bytearray(8)
         cfg = config or {}
-        atime = int(cfg.get("atime", ATIME))
-        gain = int(cfg.get("gain", GAIN))
+        atime = int(cfg.get("atime", _DEF_ATIME))
+        gain = int(cfg.get("gain", _DEF_GAIN))
         if not 0 <= atime <= 255 or gain not in (0, 1, 2, 3):
             raise ValueError("tcs34725: atime 0..255 and gain 0..3")
         # Datasheet: maximum count is 1024 per cycle, capped at 65535.
         self.full_scale = min(65535, 1024 * (256 - atime))
-        self._min_clear = int(cfg.get("min_clear", MIN_CLEAR))
-        self._max_distance = int(cfg.get("max_distance", MAX_DISTANCE))
+        self._min_clear = int(cfg.get("min_clear", _DEF_MIN_CLEAR))
+        self._max_distance = int(cfg.get("max_distance", _DEF_MAX_DISTANCE))
         # Reference shares packed as 3 x 3 little-endian 16-bit values, read
         # back by index in classify() so the per-card path allocates nothing.
         ref = bytearray(0)

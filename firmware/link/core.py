@@ -35,8 +35,8 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-SEND_BUDGET = const(4)  # event frames per step, so one step stays short
-READ_SIZE = const(256)
+_SEND_BUDGET = const(4)  # event frames per step, so one step stays short
+_READ_SIZE = const(256)
 
 
 class Limiter:
@@ -89,7 +89,7 @@ class Link:
         self.signer = auth.FrameSigner(self.key, self.shoe_id)
         self.journal = journal
         self.outbox = outbox if outbox is not None else Outbox()
-        self.rx = bytearray(READ_SIZE)
+        self.rx = bytearray(_READ_SIZE)
         self.tx = bytearray(frame.MAX_FRAME)
         self.out = JsonOut(frame.MAX_PAYLOAD - 1 - proto.MAC_HEX)
         self.decoder = frame.Decoder()
@@ -554,7 +554,7 @@ class Link:
         if self.up and (self.tilt is None or self.synced) and not self.tag_stale:
             if self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:
                 self.next_send = self.acked + 1  # go back N
-            budget = SEND_BUDGET
+            budget = _SEND_BUDGET
             last = box.last_seq()
             while budget and box.count and self.next_send <= last and \
                     self.next_send - self.acked <= proto.WINDOW:

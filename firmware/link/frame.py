@@ -21,12 +21,12 @@ from array import array
 
 MAX_FRAME = const(1024)  # from '$' to '\n' inclusive
 MAX_PAYLOAD = const(980)
-DOLLAR = const(0x24)
-STAR = const(0x2A)
-SPACE = const(0x20)
-NL = const(0x0A)
+_DOLLAR = const(0x24)
+_STAR = const(0x2A)
+_SPACE = const(0x20)
+_NL = const(0x0A)
 CR = const(0x0D)
-QMARK = const(0x3F)
+_QMARK = const(0x3F)
 
 # What a decoder reports besides a good frame.
 BAD_CRC = const(1)
@@ -107,26 +107,26 @@ def encode(out, kind, seq, payload, start, end, tail=None, tstart=0, tend=0):
         raise ValueError("payload of %d bytes exceeds %d" % (end - start + extra, MAX_PAYLOAD))
     if seq < 0:
         raise ValueError("negative seq")
-    out[0] = DOLLAR
+    out[0] = _DOLLAR
     out[1] = kind
     n = put_decimal(out, 2, seq)
-    out[n] = SPACE
+    out[n] = _SPACE
     n += 1
     for i in range(start, end):
         b = payload[i]
-        if b < 0x20 or b > 0x7E or b == DOLLAR:
-            b = QMARK
+        if b < 0x20 or b > 0x7E or b == _DOLLAR:
+            b = _QMARK
         out[n] = b
         n += 1
     if tail is not None:
-        out[n] = SPACE
+        out[n] = _SPACE
         n += 1
         for i in range(tstart, tend):
             out[n] = tail[i]
             n += 1
-    out[n] = STAR
+    out[n] = _STAR
     crc32_into(out, 1, n, out, n + 1)
-    out[n + 9] = NL
+    out[n + 9] = _NL
     return n + 10
 
 
@@ -154,7 +154,7 @@ class Decoder:
         buf = self.buf
         for i in range(count):
             b = data[i]
-            if b == DOLLAR:
+            if b == _DOLLAR:
                 if self.in_frame:
                     # No '$' in the message: the shoe reports it in an event, and a
                     # frame cannot carry '$' (it would go out as '?', under a tag
@@ -165,7 +165,7 @@ class Decoder:
                 self.n = 0
             elif not self.in_frame:
                 self.skipped += 1
-            elif b == NL:
+            elif b == _NL:
                 self.in_frame = False
                 self._finish(handler)
             elif b == CR:
@@ -184,7 +184,7 @@ class Decoder:
         buf = self.buf
         n = self.n
         star = n - 9
-        if star < 3 or buf[star] != STAR:
+        if star < 3 or buf[star] != _STAR:
             handler.on_bad(self, BAD_FRAME, "malformed frame: no '*' and 8-digit crc at the end")
             return
         for i in range(star + 1, n):
@@ -209,7 +209,7 @@ class Decoder:
         while i < star and 0x30 <= buf[i] <= 0x39 and i <= 11:
             seq = seq * 10 + buf[i] - 0x30
             i += 1
-        if i == 1 or i > 11 or buf[i] != SPACE or (buf[1] == 0x30 and i > 2):
+        if i == 1 or i > 11 or buf[i] != _SPACE or (buf[1] == 0x30 and i > 2):
             handler.on_bad(self, BAD_FRAME, "malformed frame: seq must be 1-10 digits then a space")
             return
         self.kind = kind

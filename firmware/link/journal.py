@@ -43,8 +43,8 @@ from array import array
 HEADER = b"SJRNL2\r\n"
 MARK_MAGIC = b"JM"
 MARK_BYTES = const(16)  # magic, gen, length, counter (u32 each but magic), crc16
-TAG_HEX = const(32)
-MAX_BODY = const(1024)
+_TAG_HEX = const(32)
+_MAX_BODY = const(1024)
 
 # Record kinds (docs/protocol.md 8).
 NEW_SHOE = const(0x4E)  # N
@@ -60,7 +60,7 @@ EVENT = const(0x45)     # E
 ACK = const(0x41)       # A
 COUNTER = const(0x4D)   # M
 BASE = const(0x53)      # S
-GEN = const(0x47)       # G: the journal's generation, its first record
+_GEN = const(0x47)       # G: the journal's generation, its first record
 CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
 SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its signature is not replayable)
 CHIP = const(0x55)        # U: the secure element's signature counter is at this value
@@ -142,7 +142,7 @@ def base_fields(body):
     return get_u32(body, 0), get_u32(body, 4), get_u32(body, 8)
 
 
-HEAD = const(4)      # LEN LEN KIND HCHK
+_HEAD = const(4)      # LEN LEN KIND HCHK
 OVERHEAD = const(6)  # HEAD + CRC
 
 
@@ -201,10 +201,10 @@ class Journal:
         self._card[2] = CARD
         self._short = bytearray(OVERHEAD)
         self._u32 = bytearray(4 + OVERHEAD)
-        self._ack = bytearray(4 + TAG_HEX + OVERHEAD)
+        self._ack = bytearray(4 + _TAG_HEX + OVERHEAD)
         self._ack[2] = ACK
         self._mark = bytearray(MARK_BYTES)
-        self._big = bytearray(MAX_BODY + OVERHEAD)
+        self._big = bytearray(_MAX_BODY + OVERHEAD)
 
     # ------------------------------------------------------------ tilt marker
 
@@ -284,31 +284,31 @@ class Journal:
             while True:
                 # Read into the journal's own buffer: a refill scans the whole
                 # journal mid-shoe, where a new block per record might not be found.
-                h = f.read(HEAD)
+                h = f.read(_HEAD)
                 if not h:
                     return OK, None, good
                 if len(h) >= 3 and KINDS.find(bytes((h[2],))) < 0:
                     return CORRUPT, _where(index, good) + ": unknown kind 0x%02x" % h[2], good
-                if len(h) < HEAD:
+                if len(h) < _HEAD:
                     return TORN, _where(index, good) + " cut short", good
                 blen = (h[0] << 8) | h[1]
                 if h[3] != _hchk(h[0], h[1], h[2]):
                     return CORRUPT, _where(index, good) + ": header check byte does not match", good
-                if blen > MAX_BODY:
-                    return CORRUPT, _where(index, good) + ": length %d exceeds %d" % (blen, MAX_BODY), good
-                for i in range(HEAD):
+                if blen > _MAX_BODY:
+                    return CORRUPT, _where(index, good) + ": length %d exceeds %d" % (blen, _MAX_BODY), good
+                for i in range(_HEAD):
                     rec[i] = h[i]
-                got_n = f.readinto(view[HEAD:HEAD + blen + 2])
+                got_n = f.readinto(view[_HEAD:_HEAD + blen + 2])
                 if (got_n or 0) < blen + 2:
                     return TORN, _where(index, good) + " cut short", good
-                want = (rec[HEAD + blen] << 8) | rec[HEAD + 1 + blen]
+                want = (rec[_HEAD + blen] << 8) | rec[_HEAD + 1 + blen]
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
                     return CORRUPT, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good
-                if h[2] == GEN:
-                    self.found_gen = get_u32(rec, HEAD)
+                if h[2] == _GEN:
+                    self.found_gen = get_u32(rec, _HEAD)
                 else:
-                    handler.record(h[2], view[HEAD:HEAD + blen], blen)
+                    handler.record(h[2], view[_HEAD:_HEAD + blen], blen)
                 good += blen + OVERHEAD
                 index += 1
 
@@ -316,7 +316,7 @@ class Journal:
 
     def _gen_record(self, gen):
         rec = self._u32
-        rec[2] = GEN
+        rec[2] = _GEN
         put_u32(rec, 4, gen)
         seal(rec, 4)
         return rec
@@ -413,19 +413,19 @@ class Journal:
         chain the shoe resumes from after a power cut)."""
         rec = self._ack
         put_u32(rec, 4, seq)
-        for i in range(TAG_HEX):
+        for i in range(_TAG_HEX):
             rec[8 + i] = tag[i]
-        self._write(rec, seal(rec, 4 + TAG_HEX))
+        self._write(rec, seal(rec, 4 + _TAG_HEX))
 
     def blob(self, kind, data, start, end):
         """A record with a variable body (event JSON, settings, alert): rare paths."""
         rec = self._big
         rec[2] = kind
         n = end - start
-        if n > MAX_BODY:
-            raise ValueError("journal record of %d bytes exceeds %d" % (n, MAX_BODY))
+        if n > _MAX_BODY:
+            raise ValueError("journal record of %d bytes exceeds %d" % (n, _MAX_BODY))
         for i in range(n):
-            rec[HEAD + i] = data[start + i]
+            rec[_HEAD + i] = data[start + i]
         total = seal(rec, n)
         self._write(memoryview(rec)[:total], total)
 
@@ -448,31 +448,31 @@ class Journal:
             f.write(self._gen_record(gen))
             size += 4 + OVERHEAD
             rec[2] = BASE
-            put_u32(rec, HEAD, seq)
-            put_u32(rec, HEAD + 4, acked)
-            put_u32(rec, HEAD + 8, counter)
-            for i in range(TAG_HEX):
-                rec[HEAD + 12 + i] = tag[i]
-            n = seal(rec, 12 + TAG_HEX)
+            put_u32(rec, _HEAD, seq)
+            put_u32(rec, _HEAD + 4, acked)
+            put_u32(rec, _HEAD + 8, counter)
+            for i in range(_TAG_HEX):
+                rec[_HEAD + 12 + i] = tag[i]
+            n = seal(rec, 12 + _TAG_HEX)
             f.write(memoryview(rec)[:n])
             size += n
             if self.chip >= 0:  # the chip's counter outlives the records that showed it
                 rec[2] = INTENT if self.intent else CHIP
-                put_u32(rec, HEAD, self.chip)
+                put_u32(rec, _HEAD, self.chip)
                 n = seal(rec, 4)
                 f.write(memoryview(rec)[:n])
                 size += n
             for buf, start, end in events:
                 rec[2] = EVENT
                 for i in range(end - start):
-                    rec[HEAD + i] = buf[start + i]
+                    rec[_HEAD + i] = buf[start + i]
                 n = seal(rec, end - start)
                 f.write(memoryview(rec)[:n])
                 size += n
             if shoe_body is not None:
                 rec[2] = QUIET_SHOE
                 for i in range(len(shoe_body)):
-                    rec[HEAD + i] = shoe_body[i]
+                    rec[_HEAD + i] = shoe_body[i]
                 n = seal(rec, len(shoe_body))
                 f.write(memoryview(rec)[:n])
                 size += n

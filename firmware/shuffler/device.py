@@ -34,15 +34,21 @@ from shuffler import commit as _commit
 from shuffler import custody, elevator
 from shuffler import seal as _seal   # resident: loading code at a seal, in a heap of holes, could fail
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
 IDLE = 0
 CHECK = 1
 SHUFFLE = 2
 
 STATE_FILE = "custody.json"
 # Event sizes (the fields are in shuffler/schema.py, which only the host loads).
-REVEAL_PART = 48      # records per reveal event (4 hex digits and a name each): well inside a frame
-RETURNED_PART = 48    # card names and records per returned event
-READ_SLACK = 32       # reads kept beyond the batch's size in a check pass
+_REVEAL_PART = const(48)  # records per reveal event (4 hex digits and a name each): well inside a frame
+_RETURNED_PART = const(48)  # card names and records per returned event
+_READ_SLACK = const(32)  # reads kept beyond the batch's size in a check pass
 
 
 def _exists(path):
@@ -66,10 +72,10 @@ class Device:
         # batch's read-back is the order its next shuffle pass feeds, so it
         # is only committed when read (returned_commit) and kept here until
         # that batch's next load, when it is revealed (_send_returned).
-        # Room for the batch and READ_SLACK more reads (foreign or extra cards;
+        # Room for the batch and _READ_SLACK more reads (foreign or extra cards;
         # beyond those a batch is rejected anyway and further reads are not
         # kept): two of these fit the heap where two of twice the batch did not.
-        size = 2 * (max_cards + READ_SLACK)
+        size = 2 * (max_cards + _READ_SLACK)
         self.read_orders = [None, array("H", bytes(size)), array("H", bytes(size))]
         self.read_order = self.read_orders[1]
         self.reads = 0
@@ -269,7 +275,7 @@ class Device:
         name = custody._name(b)
         salt = _commit.hexlify(m.salt[b])
         commitment = _commit.hexlify(m.commitment[b])
-        part = REVEAL_PART
+        part = _REVEAL_PART
         parts = (n + part - 1) // part
         for k in range(parts):
             lo = k * part
@@ -329,7 +335,7 @@ class Device:
         opens its returned_commit, one part at a time."""
         n = self.ret_n[b]
         reads = self.read_orders[b]
-        part = RETURNED_PART
+        part = _RETURNED_PART
         parts = max(1, (n + part - 1) // part)
         bid = self.ret_id[b]
         salt = _commit.hexlify(self.ret_salt[b])

@@ -9,7 +9,7 @@ the same probability, and fewer than two draws are needed on average
 (the mask is less than 2n).
 
 Bytes come from a preallocated pool that the DRBG refills, so a draw
-allocates nothing; only the refill (once per POOL bytes) makes the DRBG's
+allocates nothing; only the refill (once per _POOL bytes) makes the DRBG's
 hash objects.
 """
 
@@ -19,14 +19,14 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-POOL = const(256)
+_POOL = const(256)
 MAX_N = const(1 << 24)  # three bytes at most: small ints on every port
 
 
 class Uniform:
     """Uniform draws from a DRBG (anything with generate_into(buf))."""
 
-    def __init__(self, drbg, pool=POOL):
+    def __init__(self, drbg, pool=_POOL):
         self.drbg = drbg
         self.pool = bytearray(pool)
         self.pos = pool

@@ -1,6 +1,6 @@
 """HMAC-DRBG on SHA-256 (NIST SP 800-90A Rev. 1, 10.1.2), no prediction
 resistance flag: the shuffler reseeds before every batch instead (see
-shuffle.Decider), and a reseed counter forces one after RESEED_INTERVAL
+shuffle.Decider), and a reseed counter forces one after _RESEED_INTERVAL
 generate requests whatever the caller does.
 
 Why HMAC-DRBG: it needs only a hash, and ``hashlib.sha256`` is in every
@@ -30,7 +30,7 @@ BLOCK = const(64)               # SHA-256 block length, for the HMAC pads
 SEED_BYTES = const(64)
 NONCE_BYTES = const(32)
 MAX_REQUEST = const(65536)      # bytes per generate: 2**19 bits (SP 800-90A Table 2)
-RESEED_INTERVAL = const(1024)   # generate requests between reseeds; the standard allows 2**48
+_RESEED_INTERVAL = const(1024)   # generate requests between reseeds; the standard allows 2**48
 
 
 def _empty(p):
@@ -53,7 +53,7 @@ class HmacDrbg:
     tests instead call instantiate_with()/reseed_with() with the NIST vectors.
     """
 
-    def __init__(self, source=None, reseed_interval=RESEED_INTERVAL):
+    def __init__(self, source=None, reseed_interval=_RESEED_INTERVAL):
         self.source = source
         self.reseed_interval = reseed_interval
         self.key = bytearray(OUT)

@@ -38,7 +38,7 @@ ALPHA_LOG2 = const(30)      # false alarm probability 2**-30 per test
 RCT_CUTOFF = const(9)       # 1 + ceil(30 / 4)
 WINDOW = const(512)         # SP 800-90B window for non-binary samples
 APT_CUTOFF = const(71)      # 1 + CRITBINOM(512, 1/16, 1 - 2**-30)
-STARTUP_SAMPLES = const(1024)  # SP 800-90B 4.3: start-up test on 1024 samples
+_STARTUP_SAMPLES = const(1024)  # SP 800-90B 4.3: start-up test on 1024 samples
 
 RCT = "rct"
 APT = "apt"
@@ -125,7 +125,7 @@ class Tested:
     """An entropy source whose every sample passed the health tests.
 
     The DRBG reads only through this. ``startup()`` runs the tests over
-    STARTUP_SAMPLES samples that are then discarded (SP 800-90B 4.3).
+    _STARTUP_SAMPLES samples that are then discarded (SP 800-90B 4.3).
     """
 
     def __init__(self, raw, health=None):
@@ -134,7 +134,7 @@ class Tested:
         self._startup = bytearray(64)
 
     def startup(self):
-        left = STARTUP_SAMPLES
+        left = _STARTUP_SAMPLES
         buf = self._startup
         while left > 0:
             self.raw.read(buf)

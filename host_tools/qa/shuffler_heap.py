@@ -27,6 +27,7 @@ which prints both columns); the 32-bit figure is the one the budget governs.
 """
 
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -209,7 +210,11 @@ def _run(tmp, program, heap_kib, tag):
     path = os.path.join(tmp, "probe_%s.py" % tag.lower())
     with open(path, "w") as f:
         f.write(program)
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([tmp, stage_code()]))
+    # The image at the root of the working directory, imported relative to it
+    # as a board imports (sys.path[0] == ""): each module's __file__ is the
+    # name its .mpy carries, one qstr (deploy.compile_mpy).
+    shutil.copytree(stage_code(), tmp, dirs_exist_ok=True)
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join(["", tmp]))
     proc = subprocess.run(vm.micropython_cmd([path], heap="%dk" % heap_kib), env=env, cwd=tmp,
                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
     out = proc.stdout.decode(errors="replace")

@@ -52,7 +52,8 @@ def stage_code():
 
     root = pathlib.Path(vm.FIRMWARE)
     version = board_config.firmware_version(root).split("+")[-1]
-    out = pathlib.Path(tempfile.gettempdir()) / ("shuffler-mpy-%d-%s" % (os.getuid(), version))
+    # "-n2": the .mpy files name themselves by their image path (deploy.compile_mpy).
+    out = pathlib.Path(tempfile.gettempdir()) / ("shuffler-mpy-%d-%s-n2" % (os.getuid(), version))
     if out.is_dir():
         return str(out)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="shuffler-mpy-"))
