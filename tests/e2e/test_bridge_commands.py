@@ -140,7 +140,8 @@ def test_control_lines_pass_through_the_schema(line, want):
     ("bets now", "bets: expected key=value, got 'now'"),
     ("clear_tilt seq=-1", "clear_tilt: seq must be a whole number, got '-1'"),
     ("dance", "unknown request 'dance' (bets, exposed, new_shoe [decks= designation= exposed= batch= "
-              "set= setdigest=], clear_stop, sensor, secure, sign [digest=], status, time [t=], "
+              "set= setdigest=], clear_stop, sensor, order [id= part= parts= n= nonce= data=], secure, "
+              "sign [digest=], status, time [t=], "
               "clear_tilt [seq=], state)"),
 ])
 def test_a_bad_control_line_gets_the_shoes_own_message(line, message):

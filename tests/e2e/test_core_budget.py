@@ -2,7 +2,9 @@
 well under 48 KiB of MicroPython heap (the 64-bit unix VM, so an upper bound
 for the 32-bit boards), from the .mpy files `shoe deploy` stages. The bound
 was 40 KiB until the cold-deck test and its stop (Ch 5A, issue 25) added
-about 2.5 KiB of code (peak 38.9 -> 41.2 KiB); 42 KiB keeps the margin to 48."""
+about 2.5 KiB of code (peak 38.9 -> 41.2 KiB), and 42 until the real-time
+check's stop (issue 22: the game's `order_mismatch` stop and its journal
+record, peak 42.3 KiB); 44 KiB keeps the margin to 48."""
 
 import json
 
@@ -41,4 +43,4 @@ def test_whole_shoe_with_the_core_code_fits_in_48k(tmp_path):
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     assert r["ended"] and r["cards"] > 400
-    assert r["peak"] < 42 * 1024
+    assert r["peak"] < 44 * 1024

@@ -608,7 +608,7 @@ def test_a_shoe_tilted_on_its_secure_element_counter_is_a_critical_alert(shoe, t
     reason = "%s is 2, the journal's last is 1: journal restored from a copy, or chip swapped" % chipcount.REASON
     try:
         shoe.connect(manifest=DEPLOYED, service=False, tilt=reason)
-        got = _wait(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "counter_mismatch"])
+        got = until(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "counter_mismatch"])
     finally:
         bridge.close()
     assert got[0]["severity"] == "critical" and reason in got[0]["detail"]
