@@ -110,7 +110,9 @@ class Bench(acceptance.Technician):
             while select.select([fd], [], [], 0)[0]:
                 os.read(fd, 64)
             os.write(fd, b"gpio\n")
-            buf, end = b"", time.monotonic() + 5
+            # bounded, not a pause: the VM answers between its own steps, and
+            # on a loaded 2-core CI run 5 s was once not enough
+            buf, end = b"", time.monotonic() + 20
             while b"\n" not in buf and time.monotonic() < end:
                 if select.select([fd], [], [], 0.1)[0]:
                     buf += os.read(fd, 64)
