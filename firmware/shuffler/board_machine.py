@@ -43,15 +43,6 @@ class Hw:
 class Board(_mb.MachineBoard):
     _sealing = None   # the vault's key, once key() derived it
 
-    def pairing(self):
-        """(the paired device's id, the pairing secret) or None: ECDH of
-        the chip's slot-3 key with the peer's pairing key on the flash
-        (link/order.py pairing_from), once, then held in RAM."""
-        if getattr(self, "_pairing", None) is None:
-            from link import order
-            self._pairing = order.pairing_from(getattr(self, "secure_element", None), order.PAIR_FILE) or ()
-        return self._pairing or None
-
     def sealing_key(self):
         """The vault's key (shuffler/vault.py), derived by the secure
         element at boot (key()); None on a board without the chip or its
