@@ -76,6 +76,8 @@ def _reader(cfg):
     kind = cfg.get("kind")
     if kind == "pn532":
         from drivers.pn532_uart import PN532_UART
+        if "ack_ms" in cfg:   # the simulator's latency, not a chip's (host_tools/sim/emulate.py)
+            return PN532_UART(PtyUART(cfg["device"], 115200), cfg["ack_ms"])
         return PN532_UART(PtyUART(cfg["device"], 115200))
     if kind == "gm65":
         from drivers.gm65 import GM65

@@ -61,6 +61,13 @@ SECURE_HEAP_64 = 32 * 1024
 
 
 EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
+# The PN532's ACK comes within about a millisecond of a command, so the
+# driver waits 30 ms for it (drivers/pn532.py ACK_TIMEOUT_MS). The simulated
+# chip is a thread of this process across a pty, not a chip: on a loaded
+# 2-core run its ACK came after 30 ms now and then, and the emulated shoe
+# reported reader faults a real one would not. The emulated board waits this
+# long instead; a reader that is really gone still faults, later.
+EMULATED_ACK_MS = 150
 
 
 class Emulator(vmdevice.VMDevice):
@@ -122,7 +129,7 @@ class Emulator(vmdevice.VMDevice):
         self._sim = threading.Thread(target=sim.serve_hsu, args=(self.chip, self._sim_m, self._stop.is_set),
                                      daemon=True)
         self._sim.start()
-        return {"device": sim_path}
+        return {"device": sim_path, "ack_ms": EMULATED_ACK_MS}
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""
