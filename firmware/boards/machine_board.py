@@ -239,12 +239,10 @@ class MachineBoard:
 
     def pairing(self):
         """(the paired device's id, the pairing secret) or None: ECDH of
-        the chip's slot-3 key with the peer's pairing key on the flash
-        (link/order.py pairing_from), once, then held in RAM."""
-        if getattr(self, "_pairing", None) is None:
-            from link import order
-            self._pairing = order.pairing_from(getattr(self, "secure_element", None), order.PAIR_FILE) or ()
-        return self._pairing or None
+        the chip's slot-3 key with the peer's pairing key on the flash,
+        once (link/order.py board_pairing)."""
+        from link import order
+        return order.board_pairing(self, "")
 
     def key(self):
         """The per-shoe link key: derived by the secure element when the

@@ -68,6 +68,16 @@ def pairing_from(se, path):
     return bytes(data[:cut]).decode(), bytes(pair_secret(se, data[cut + 1:], bytearray(32)))
 
 
+def board_pairing(board, root):
+    """A board's ``pairing()``: pairing_from its chip and the peer file in
+    ``root`` (its flash's directory, "" on a board), worked out once per
+    boot and kept on the board (``()`` when unpaired), so the ECDH and the
+    file read are not repeated for every order."""
+    if getattr(board, "_pairing", None) is None:
+        board._pairing = pairing_from(getattr(board, "secure_element", None), root + PAIR_FILE) or ()
+    return board._pairing or None
+
+
 def _b(text):
     return text.encode() if isinstance(text, str) else bytes(text)
 

@@ -176,13 +176,10 @@ class Board:
 
     def pairing(self):
         """(the paired device's id, the pairing secret) or None: ECDH of
-        the chip's slot-3 key with the peer's pairing key (link/order.py
-        pairing_from), once, then held in RAM; the order for the shoe is
-        sealed under a key made from it."""
-        if self._pairing is None:
-            from link import order
-            self._pairing = order.pairing_from(self.secure_element, self._here + "/" + order.PAIR_FILE) or ()
-        return self._pairing or None
+        the chip's slot-3 key with the peer's pairing key on the flash,
+        once (link/order.py board_pairing)."""
+        from link import order
+        return order.board_pairing(self, self._here + "/")
 
     def sealing_key(self):
         """The vault's key, derived by the chip at boot (key()); None

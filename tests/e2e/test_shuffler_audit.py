@@ -127,16 +127,23 @@ def test_audit_passes_an_honest_shoe(honest):
     assert 300 < dealt < 416
 
 
-def test_audit_catches_a_card_switched_between_shuffler_and_shoe(honest, tmp_path):
-    tmp, doc, script, events, _cut = honest
-    # The 40th card line of the script (a card the shoe reads) is replaced by
-    # another card: someone switched it after the seal.
+def _switch_40th_card(doc, script):
+    """The script with its 40th card line (a card the shoe reads) naming
+    another card: (script, the card that was there, the card put there)."""
     card_lines = [i for i, line in enumerate(script) if line[:2] in doc["order"]]
     i = card_lines[39]
     was = script[i][:2]
     new = "AS" if was != "AS" else "KD"
     switched = list(script)
     switched[i] = new + script[i][2:]
+    return switched, was, new
+
+
+def test_audit_catches_a_card_switched_between_shuffler_and_shoe(honest, tmp_path):
+    tmp, doc, script, events, _cut = honest
+    # The 40th card line of the script (a card the shoe reads) is replaced by
+    # another card: someone switched it after the seal.
+    switched, was, new = _switch_40th_card(doc, script)
     evs = store_events(tmp_path / "s.db", switched, extra=[json.dumps(doc["seal"])])
     seq = [k for k, e in enumerate(evs, 1) if e["type"] == "card"][39]
     r = run_audit(tmp_path / "s.db", doc, tmp_path)
@@ -245,12 +252,7 @@ def test_audit_refuses_a_reveal_whose_names_were_edited_to_hide_a_switch(honest,
     commitment untouched, so the commitment still opens. No flag is given:
     the audit binds names to records by itself (the card set is required)."""
     tmp, doc, script, events, cut = honest
-    card_lines = [i for i, line in enumerate(script) if line[:2] in doc["order"]]
-    i = card_lines[39]
-    was = script[i][:2]
-    new = "AS" if was != "AS" else "KD"
-    switched = list(script)
-    switched[i] = new + script[i][2:]
+    switched, was, new = _switch_40th_card(doc, script)
     store_events(tmp_path / "s.db", switched, extra=[json.dumps(doc["seal"])])
     pos = (cut + 39) % len(doc["order"])
     assert doc["order"][pos] == was
