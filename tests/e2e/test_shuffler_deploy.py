@@ -46,9 +46,10 @@ def test_the_image_holds_the_shuffler_and_nothing_of_the_shoe(image):
     assert size < 96 * 1024
 
 
-def _boot_image(image, tmp_path, timeout=60):
-    """main.boot() of the image in the VM: (returncode, stdout, stderr); a
-    halted boot never returns, so its VM is stopped at ``timeout``."""
+def _boot_image(image, tmp_path, timeout=60, shown="board.manifest"):
+    """main.boot() of the image in the VM: (returncode, stdout, stderr), the
+    line ``BOOTED state halt SHOWN`` once booted; a halted boot never
+    returns, so its VM is stopped at ``timeout``."""
     (tmp_path / "machine.py").write_text(heap.FAKE_MACHINE)
     from host_tools.sim.shuffler_emulate import TwoBatchSet
     (tmp_path / "cardset.bin").write_bytes(TwoBatchSet(1).encode())
@@ -60,8 +61,8 @@ def _boot_image(image, tmp_path, timeout=60):
                      "machine.LEVELS[board_config.INPUTS['door']] = 0\n"
                      "import main\n"
                      "board, session, device = main.boot()\n"
-                     "print('BOOTED', device.machine and device.machine.state[1], repr(session.halt),"
-                     " board.manifest)\n")
+                     "print('BOOTED', device.machine and device.machine.state[1], repr(session.halt), %s)\n"
+                     % shown)
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), str(image)]))
     try:
         proc = subprocess.run(vm.micropython_cmd([str(probe)], heap="400k"), env=env, cwd=str(tmp_path),
@@ -108,27 +109,14 @@ def test_the_shuffler_checks_its_manifest_at_boot(image, tmp_path):
 def test_the_image_boots_from_its_own_files(image, tmp_path):
     """The staged tree is the only code on the path (plus the stand-in
     machine module): every module the shuffler imports is in the image."""
-    (tmp_path / "machine.py").write_text(heap.FAKE_MACHINE)
-    from host_tools.sim.shuffler_emulate import TwoBatchSet
-    (tmp_path / "cardset.bin").write_bytes(TwoBatchSet(1).encode())
-    os.link(image / "shoe_key.bin", tmp_path / "shoe_key.bin")
-    probe = tmp_path / "probe.py"
-    probe.write_text("import machine, board_config, sys\n"
-                     "machine.LEVELS[board_config.INPUTS['home']] = 0\n"
-                     "machine.LEVELS[board_config.INPUTS['door']] = 0\n"
-                     "import main\n"
-                     "board, session, device = main.boot()\n"
-                     "print('BOOTED', device.machine.state[1], session.halt,"
-                     " sorted(m for m in sys.modules if m.startswith(('baccarat', 'link', 'drivers'))))\n")
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), str(image)]))
-    proc = subprocess.run(vm.micropython_cmd([str(probe)], heap="400k"), env=env, cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr
-    line = [x for x in proc.stdout.splitlines() if x.startswith("BOOTED ")][-1]
+    rc, out, err = _boot_image(image, tmp_path, shown="sorted(m for m in sys.modules"
+                                                      " if m.startswith(('baccarat', 'link', 'drivers')))")
+    assert rc == 0, err
+    line = [x for x in out.splitlines() if x.startswith("BOOTED ")][-1]
     assert line.startswith("BOOTED empty None")
     assert "baccarat.game" not in line and "link.session" not in line and "link.schema" not in line
     # The chip's driver stays, its provisioning and the boot-only key
-    # derivation do not (as on the shoe: lazy.ON_DEMAND).
+    # derivation do not (as on the shoe: footprint.ON_DEMAND).
     assert "'drivers.atecc608'" in line
     assert "drivers.atecc608_setup" not in line and "drivers.atecc608_link" not in line
 
