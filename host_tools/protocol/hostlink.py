@@ -62,6 +62,7 @@ HEARTBEAT_S = 0.5      # the host must send a frame at least every 1000 ms (prot
 SILENCE_S = 3.0        # the shoe sends B after 1000 ms idle; 3 s of nothing is a dead link
 REOPEN_S = 0.5         # how often a vanished port is retried
 HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
+ACKS_TAKEN_S = 2.0     # the shoe's heartbeats show it refusing this bridge's acks for this long
 REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
 MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
 RESULT_TYPES = ("result",)
@@ -173,6 +174,7 @@ class HostLink:
         self.last_rx = 0.0
         self.last_tx = 0.0
         self.hello_asked = 0.0
+        self.acks_refused_at = None  # since when the shoe's heartbeats show our acks not taken
         self.gap_logged = None
         self.no_key_said = False
         self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0,
@@ -230,7 +232,9 @@ class HostLink:
         self.tally.flush()
         if now - self.last_rx > SILENCE_S:
             return "no frame from the shoe for %.1f s" % (now - self.last_rx)
-        if self.hello is None and now - self.hello_asked > HELLO_RETRY_S:
+        if (self.hello is None or self.challenge_open) and now - self.hello_asked > HELLO_RETRY_S:
+            # Every request is asked again until a verified hello answers it:
+            # the shoe that should have answered may have rebooted since.
             self.ask_hello(force=True)
         if self.attached and self.hello is not None and now - self.beat_asked >= BEAT_S:
             self.beat_prev, self.beat_challenge = self.beat_challenge, auth.new_nonce()
@@ -270,6 +274,15 @@ class HostLink:
         self.challenge_open = True
         self.hello_asked = now
         self._send(host_frames.encode_hello_request(self.challenge))
+
+    def _resync(self, why):
+        """The shoe's connection changed (or may have): acks and commands
+        under the old nonce would be refused, so it is dropped and a fresh
+        hello asked for; ``tick`` asks again until one answers."""
+        self.hello = None
+        self.acks_refused_at = None
+        self.set_state("connecting", why)
+        self.ask_hello()
 
     def set_state(self, state, detail):
         self.state = state
@@ -419,8 +432,16 @@ class HostLink:
                           for link in [proto.NO_CHALLENGE] + self.recent[-4:]):
             # Genuine but not the answer to the open challenge: the shoe
             # rebooted, repeated itself, answered an earlier request, or this
-            # is a playback. Not evidence of anything now: ask again.
-            self.ask_hello()
+            # is a playback. Not evidence of anything now: ask again. Under
+            # another nonce than ours, the connection our acks and commands
+            # are signed for may be gone (a reboot): it is dropped until a
+            # verified hello names the shoe's current one.
+            if self.hello is not None and hello.get("nonce") != self.hello["nonce"] \
+                    and shoe_id == self.shoe_id:
+                self._resync("shoe %s said hello under another connection (it rebooted, or a "
+                             "playback): asking for a fresh hello" % shown(shoe_id, 16))
+            else:
+                self.ask_hello()
             return
         self.stats["bad_tags"] += 1
         self.tally.note("forged_hello", "H%d claiming shoe %s: %s" % (
@@ -620,8 +641,20 @@ class HostLink:
         self.queued = max(0, seq - (stored or 0)) if seq > 0 else 0
         if self.queued <= 0:
             self.progress_at = now  # nothing waiting: the store is not behind
-        if stored is not None and beat["acked"] < stored:
+        if stored is not None and beat["acked"] < stored and self.refuse is None \
+                and self.hello is not None:
             self.ack_due = True
+            # The shoe has not taken the acks we keep sending: they are
+            # signed under a nonce it no longer knows (it rebooted and the
+            # hello saying so was lost), so it holds its events for good.
+            if self.acks_refused_at is None:
+                self.acks_refused_at = now
+            elif now - self.acks_refused_at > ACKS_TAKEN_S:
+                self._resync("shoe %s has refused this bridge's acks for %.0f s (it acks %d, the "
+                             "store holds %d): asking for a fresh hello"
+                             % (self.shoe_id, now - self.acks_refused_at, beat["acked"], stored))
+        else:
+            self.acks_refused_at = None
 
     def _ack(self):
         """Ack the last stored seq (0 when this store has none of the shoe's
@@ -665,8 +698,9 @@ class HostLink:
         elif event.get("type") == "error" and event.get("reason") in ("replayed", "bad_mac"):
             # Another host spoke (counter), or our nonce is not the shoe's
             # current one (it said hello again, e.g. after a reboot, and we
-            # missed it): the shoe's verified hello resyncs both. The key is
-            # right: the event that says so verified under it.
+            # missed it), or a device on the line sent it junk: the shoe's
+            # verified hello resyncs both, and ``tick`` asks until one comes.
+            # The key is right: the event that says so verified under it.
             self.ask_hello()
 
     def recording(self):
