@@ -63,6 +63,13 @@ SILENCE_S = 3.0        # the shoe sends B after 1000 ms idle; 3 s of nothing is 
 REOPEN_S = 0.5         # how often a vanished port is retried
 HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
 ACKS_TAKEN_S = 2.0     # the shoe's heartbeats show it refusing this bridge's acks for this long
+# After the last reboot, lost frame or stall, the link records again within
+# this: an unanswered hello request is asked again after HELLO_RETRY_S, acks
+# refused under a dead nonce show within ACKS_TAKEN_S plus a heartbeat, a
+# dead line is reopened after SILENCE_S. tests/unit/test_hostlink_recovery.py
+# holds random interleavings of those faults to it; `shoe soak powercut`
+# holds every power cut to it.
+RECOVER_S = 5.0
 REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
 MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
 RESULT_TYPES = ("result",)
