@@ -43,7 +43,7 @@ import hashlib
 import json
 import sys
 
-from host_tools.protocol import chain
+from host_tools.protocol import alerts, chain
 from host_tools.store import audit, db
 
 
@@ -406,8 +406,13 @@ def _check_pit_chains(store):
 def _report_alerts(store, shoe_id):
     """Print the shoe's stored alerts; return how many are critical (each a failure)."""
     critical = 0
-    for a in store.alerts(shoe_id):
-        if a["severity"] == "critical":
+    rows = store.alerts(shoe_id)
+    for a in rows:
+        if a["severity"] == "critical" and alerts.cleared(rows, a):
+            # A condition that ended (NOT RECORDING, then recording again):
+            # the chain above says whether anything was lost in it.
+            print("note shoe %s: critical alert %s, cleared: %s" % (shoe_id, a["kind"], a["detail"]))
+        elif a["severity"] == "critical":
             critical += 1
             print("FAIL shoe %s: critical alert %s: %s" % (shoe_id, a["kind"], a["detail"]))
         else:

@@ -35,6 +35,7 @@ from host_tools import logfile
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView
 from host_tools.bridge.session import Bridge
+from host_tools.protocol import alerts
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import audit, db
@@ -145,6 +146,8 @@ class Runner:
             print("link %s: %s" % (state, detail), flush=True)
 
     def _alert(self, severity, kind, detail):
+        if kind in alerts.CLEARS_ITSELF and severity == alerts.INFO:
+            self.view.clear(kind)  # the condition is over: its alarm goes, this note stays
         self.view.alert("%s: %s" % (kind, detail), severity, kind)
         if self.console is None:
             print("alert %s %s: %s" % (severity, kind, detail), flush=True)

@@ -151,6 +151,11 @@ class TableView:
                         next(iter(self.alerts)))
             del self.alerts[drop]
 
+    def clear(self, key):
+        """Take down every line raised with ``key``, whatever its severity."""
+        for k in [k for k in self.alerts if k[1] == key]:
+            del self.alerts[k]
+
     def link_state(self, state, detail=""):
         """Connection changes come from the bridge, not the shoe's events."""
         if state != self.link and state in ("lost", "reconnecting", "busy"):

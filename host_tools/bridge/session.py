@@ -40,6 +40,13 @@ class Bridge:
                              claim=self._take_lease, on_event=on_event, on_link=on_link,
                              on_alert=on_alert, deployed=deployed)
 
+    def __setattr__(self, name, value):
+        # The link calls these: set on the bridge, they must reach it.
+        if name in ("on_event", "on_link", "on_alert"):
+            setattr(self.link, name, value)
+        else:
+            object.__setattr__(self, name, value)
+
     def __getattr__(self, name):
         # The link's state and methods, read through the bridge (``bridge.hello``,
         # ``bridge.recording()``): one object to hold for a table.

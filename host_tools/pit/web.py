@@ -406,12 +406,13 @@ def audit(request, user, role, tbl, action, target, outcome):
 # -- reads -------------------------------------------------------------------
 
 def open_alerts(app, runner):
-    """The table's stored alerts no one has acknowledged yet."""
+    """The table's stored alerts no one has acknowledged yet, without the
+    conditions that have cleared themselves (alerts.open_only)."""
     store = app[STATE]["store"]
     if runner.shoe_id is None:
         return []
     acked = audit_mod.acks(store.db, runner.name)
-    return [a for a in store.alerts(runner.shoe_id) if str(a["id"]) not in acked]
+    return [a for a in alerts.open_only(store.alerts(runner.shoe_id)) if str(a["id"]) not in acked]
 
 
 def _runner(request):

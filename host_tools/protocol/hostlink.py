@@ -62,6 +62,7 @@ HEARTBEAT_S = 0.5      # the host must send a frame at least every 1000 ms (prot
 SILENCE_S = 3.0        # the shoe sends B after 1000 ms idle; 3 s of nothing is a dead link
 REOPEN_S = 0.5         # how often a vanished port is retried
 HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
+RECENT = 16            # earlier hello challenges whose answers are stale, not forged
 ACKS_TAKEN_S = 2.0     # the shoe's heartbeats show it refusing this bridge's acks for this long
 # After the last reboot, lost frame or stall, the link records again within
 # this: an unanswered hello request is asked again after HELLO_RETRY_S, acks
@@ -177,6 +178,8 @@ class HostLink:
         self.challenge = None  # what the next hello must cover
         self.challenge_open = False  # False once a hello has answered it
         self.recent = []       # earlier challenges of this link: a hello to one is stale, not forged
+        # (RECENT of them: a line that held a backlog of requests while the
+        # shoe was off delivers them at once, and the shoe answers each)
         self.ack_due = False
         self.last_rx = 0.0
         self.last_tx = 0.0
@@ -204,6 +207,11 @@ class HostLink:
         self.progress_at = time.monotonic()  # last time the store grew or the shoe had nothing queued
         self.link_detail = ""
         self.last_stored = None  # the newest stored seq, as last read (for other threads' eyes)
+        # NOT RECORDING as an alert (``_watch``): since when (monotonic), and
+        # the raised condition's start (wall clock) until it is cleared.
+        self.not_recording_at = None
+        self.outage = None
+        self.outage_checked = False  # an outage a previous bridge left open was looked for
 
     # -- what the transport calls -------------------------------------------
 
@@ -252,7 +260,44 @@ class HostLink:
                 self._ack()  # an ack doubles as the heartbeat and repairs a lost one
             else:
                 self._send(host_frames.encode_beat())
+        self._watch(now)
         return None
+
+    def _watch(self, now):
+        """NOT RECORDING is never silent: once it has lasted
+        alerts.NOT_RECORDING_S it is a stored critical ``not_recording``
+        alert (the console, the page and central all get it), and when the
+        bridge records again a clear of the same kind closes it, also one a
+        bridge before this one left open."""
+        ok, why = self.recording()
+        if not ok:
+            if self.not_recording_at is None:
+                self.not_recording_at = now
+            elif self.outage is None and now - self.not_recording_at >= alerts.NOT_RECORDING_S:
+                self.outage = time.time() - (now - self.not_recording_at)
+                self._outage_alert(alerts.CRITICAL, "NOT RECORDING for %.0f s (since %s): %s" % (
+                    now - self.not_recording_at, _clock(self.outage), why))
+            return
+        self.not_recording_at = None
+        if self.outage is None and not self.outage_checked and self.shoe_id is not None:
+            self.outage_checked = True
+            left = [a for a in alerts.open_only(self.store.alerts(self.shoe_id))
+                    if a["kind"] == "not_recording"]
+            if left:
+                self.outage = left[0]["first_time"]
+        if self.outage is not None:
+            since, self.outage = self.outage, None
+            self._outage_alert(alerts.INFO, "recording again after %.0f s not recording (since %s): %s"
+                               % (time.time() - since, _clock(since), why))
+
+    def _outage_alert(self, severity, detail):
+        log.log(logging.ERROR if severity == alerts.CRITICAL else logging.INFO, "not_recording: %s", detail)
+        if self.shoe_id is not None:  # a row tied to no shoe would be no table's
+            try:
+                self.store.alert(self.shoe_id, severity, "not_recording", detail)
+            except db.StoreError as e:
+                self._store_failed(e)
+        self.on_alert(severity, "not_recording", detail)
 
     def close(self, detached=False):
         """The transport stops: write what is pending (and, when it held a
@@ -276,7 +321,7 @@ class HostLink:
         if not force and self.challenge_open and now - self.hello_asked < HELLO_RETRY_S:
             return
         if self.challenge_open:
-            self.recent = self.recent[-3:] + [self.challenge]  # its answer may still come
+            self.recent = self.recent[1 - RECENT:] + [self.challenge]  # its answer may still come
         self.challenge = auth.new_nonce()
         self.challenge_open = True
         self.hello_asked = now
@@ -424,7 +469,7 @@ class HostLink:
         if tagged and self.challenge_open and self._tag_ok(shoe_id, proto.HELLO, seq, self.challenge,
                                                             body, tag):
             self.challenge_open = False
-            self.recent = self.recent[-3:] + [self.challenge]
+            self.recent = self.recent[1 - RECENT:] + [self.challenge]
             why = check_hello(hello)
             if why is not None:
                 self._invalid("hello", seq, payload, why)
@@ -436,7 +481,7 @@ class HostLink:
             self._verified_hello(seq, hello)
             return
         if tagged and any(self._tag_ok(shoe_id, proto.HELLO, seq, link, body, tag)
-                          for link in [proto.NO_CHALLENGE] + self.recent[-4:]):
+                          for link in [proto.NO_CHALLENGE] + self.recent):
             # Genuine but not the answer to the open challenge: the shoe
             # rebooted, repeated itself, answered an earlier request, or this
             # is a playback. Not evidence of anything now: ask again. Under

@@ -175,7 +175,9 @@ class Rig:
         as its transport does)."""
         self.clock.t += ms / 1000.0
         stalled = self.clock.t < self.stalled_until
-        if self.shoe is not None:
+        if self.shoe is None:
+            self.to_shoe.clear()  # nothing hears it
+        else:
             if self.to_shoe and not stalled:
                 data, self.to_shoe = bytes(self.to_shoe), bytearray()
                 self.board.inbox += self._carry(data, self.drop_to_shoe)

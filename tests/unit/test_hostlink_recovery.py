@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from host_tools.protocol import hostlink
+from host_tools.protocol import alerts, hostlink
 from support.linkrig import SHOE, Interleaving, Rig, VirtualClock, native_crc, play
 
 BOUND_S = hostlink.RECOVER_S
@@ -125,3 +125,42 @@ def test_random_reboots_losses_and_timeouts_always_end_in_recording(fast_dir, mo
 @pytest.mark.slow
 def test_the_link_model_over_thousands_of_seeds(fast_dir, monkeypatch):
     _model(range(200, 200 + int(os.environ.get("LINK_MODEL_SEEDS", "3000"))), fast_dir, monkeypatch)
+
+
+def _outages(rig):
+    return [(a["severity"], a["detail"]) for a in rig.store.alerts(SHOE) if a["kind"] == "not_recording"]
+
+
+def test_not_recording_past_the_bound_is_a_critical_alert_that_clears_itself(rig):
+    seen = []
+    rig.link.on_alert = lambda severity, kind, detail: seen.append((severity, kind))
+    rig.power_off()
+    rig.run(alerts.NOT_RECORDING_S - 1.0)
+    assert not rig.link.recording()[0] and _outages(rig) == [] and seen == []
+    assert rig.run(hostlink.STALE_S + 2.0, lambda: _outages(rig)) is not None
+    (severity, detail), = _outages(rig)
+    assert severity == "critical" and detail.startswith("NOT RECORDING for 10 s (since ") \
+        and detail.endswith("): no link to the shoe (waiting for the shoe's hello)"), detail
+    assert seen == [("critical", "not_recording")]
+    assert [a["kind"] for a in alerts.open_only(rig.store.alerts(SHOE))] == ["not_recording"]
+    rig.run(20.0)
+    assert len(_outages(rig)) == 1, "one alert for one outage, however long"
+    rig.power_on()
+    assert rig.run(hostlink.RECOVER_S, rig.recording_current) is not None
+    rig.step()
+    assert [s for s, _d in _outages(rig)] == ["critical", "info"]
+    assert _outages(rig)[1][1].startswith("recording again after 3")
+    assert seen == [("critical", "not_recording"), ("info", "not_recording")]
+    assert alerts.open_only(rig.store.alerts(SHOE)) == []
+
+
+def test_an_outage_a_stopped_bridge_left_open_is_cleared_by_the_next(rig):
+    rig.power_off()
+    assert rig.run(alerts.NOT_RECORDING_S + hostlink.STALE_S + 2.0, lambda: _outages(rig)) is not None
+    rig.start_bridge()       # the bridge restarts while the shoe is still off
+    rig.run(2.0)
+    rig.power_on()
+    assert rig.run(hostlink.RECOVER_S, rig.recording_current) is not None
+    rig.step()
+    assert [s for s, _d in _outages(rig)] == ["critical", "info"]
+    assert alerts.open_only(rig.store.alerts(SHOE)) == []
