@@ -34,10 +34,12 @@ def _figure(out, label):
 
 
 def test_chaos_sample_kills_shoe_and_bridge_and_loses_nothing(tmp_path):
-    rc, out = _shoe("soak", "chaos", "--shoe-kills", "3", "--bridge-kills", "3", "--decks", "1",
-                    "--seed", "5", "--dir", str(tmp_path))
+    rc, out = _shoe("soak", "chaos", "--shoe-kills", "3", "--bridge-kills", "3", "--double-kills", "2",
+                    "--decks", "1", "--seed", "5", "--dir", str(tmp_path))
     assert rc == 0, out
     assert _figure(out, "shoe kills") == "3" and _figure(out, "bridge kills") == "3"
+    assert _figure(out, "double kills") == "2"
+    assert _figure(out, "exact resumes") == "3/3 after shoe kills, 2/2 after double kills", out
     assert _figure(out, "bridge crashes") == "0"
     for label in ("lost", "duplicated", "out of order"):
         assert _figure(out, label) == "0", out
