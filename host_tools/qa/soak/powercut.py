@@ -72,6 +72,7 @@ def add_arguments(parser):
     parser.add_argument("--mistakes", type=float, default=0.05,
                         help="dealer mistakes per round (default 0.05)")
     parser.add_argument("--dir", help="keep the store, the keys and the chip here (default: a temp dir)")
+    parser.add_argument("--each", action="store_true", help="print a line for every cut")
 
 
 class PowerCut(BaseException):
@@ -498,7 +499,7 @@ def verify(table, work):
 
 # -- the soak -------------------------------------------------------------------------
 
-def soak(cuts, seed, mistakes, work, check_verify=True):
+def soak(cuts, seed, mistakes, work, check_verify=True, each=None):
     rng = random.Random(seed)
     fs = MemFS(random.Random(seed + 1))
     clock = Clock()
@@ -531,6 +532,9 @@ def soak(cuts, seed, mistakes, work, check_verify=True):
                 pass
             results["cuts"]["%s %s" % fs.where] += 1
             results["modes"][mode] += 1
+            if each is not None:
+                each("cut %d: %s %s, %s, at the shoe's seq %d (stored %d)" % (
+                    n + 1, fs.where[0], fs.where[1], mode, table.shoe.seq, table.stored()))
             table.power_off()
             fs.settle(mode)
             # Power back on; one boot in five is cut too, at one of its first
@@ -543,6 +547,8 @@ def soak(cuts, seed, mistakes, work, check_verify=True):
                     break
                 except PowerCut:
                     results["boots_cut"] += 1
+                    if each is not None:
+                        each("  its boot cut: %s %s" % fs.where)
                     table.power_off()
                     fs.settle(rng.choice(MODES))
             fs.plan = None
@@ -609,7 +615,7 @@ def run(args):
     with (contextlib.nullcontext(args.dir) if args.dir else tempfile.TemporaryDirectory(
             prefix="shoe-soak-powercut-")) as work:
         os.makedirs(work, exist_ok=True)
-        r = soak(args.cuts, args.seed, args.mistakes, work)
+        r = soak(args.cuts, args.seed, args.mistakes, work, each=print if args.each else None)
         failures = report(r)
     print("soak powercut: %.0f s: %s" % (time.monotonic() - t0, "FAIL" if failures else "PASS"))
     return 1 if failures else 0
