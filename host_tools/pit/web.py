@@ -523,9 +523,12 @@ async def events(request):
 
 
 async def metrics_page(request):
-    """Prometheus metrics, for staff (metrics.py; also on a loopback port)."""
-    _need(request, roles.STAFF, "the metrics")
-    return metrics.text(request.app[metrics.REGISTRY])
+    """Prometheus metrics, for staff (metrics.py; also on a loopback port),
+    counted as the asker's role may see them; ``?view=public`` gets none."""
+    _user, role = _need(request, roles.STAFF, "the metrics")
+    if _role(request) == roles.PUBLIC:
+        return _json_error(403, "the public view has no metrics")
+    return metrics.text(request.app[metrics.REGISTRY][role])
 
 
 async def vocabulary(request):
@@ -679,7 +682,8 @@ async def ack_alert(request):
         return _json_error(400, "give the reason as \"reason\": text (1-%d characters)" % REASON_MAX)
     reason = " ".join(reason.split())
     audit(request, user, role, runner.name, audit_mod.ACK, str(alert_id), audit_mod.ACK_OK + reason)
-    request.app[PIT].publish({"type": "ack", "table": runner.name, "alert": alert_id, "user": user})
+    request.app[PIT].publish({"type": "ack", "table": runner.name, "alert": alert_id, "kind": alert["kind"],
+                              "user": user})
     return web.json_response({"ok": True, "alert": alert_id, "user": user, "reason": reason})
 
 
