@@ -10,6 +10,7 @@ and so the central view (host_tools/central/view.py) wears the same headers.
 
 import collections
 import ipaddress
+import json
 import time
 
 from aiohttp import web
@@ -57,6 +58,41 @@ def refused(status, text, **extra):
     for k, v in extra.items():
         resp.headers[k] = v
     return resp
+
+
+JSON_DEPTH = 8   # the deepest body the API takes: {"args": {...}} is 2
+
+
+class BadBody(ValueError):
+    """A request body that is not the JSON object the API takes."""
+
+
+def _depth(value, limit):
+    """True when ``value`` nests no deeper than ``limit`` (iterative: a
+    deep value must not cost the server its stack)."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            if d > limit:
+                return False
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return True
+
+
+def json_object(raw):
+    """The body as a JSON object, or BadBody saying in one line why not.
+    Malformed, not UTF-8, nested past the parser's recursion limit (60,000
+    "[" once gave a 500) or past JSON_DEPTH: all the client's error."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise BadBody("the body must be a JSON object") from None
+    if not isinstance(data, dict):
+        raise BadBody("the body must be a JSON object")
+    if not _depth(data, JSON_DEPTH):
+        raise BadBody("the body's JSON nests deeper than %d levels" % JSON_DEPTH)
+    return data
 
 
 def forged_write(request):

@@ -588,14 +588,9 @@ audit_page = _static_page("audit.html", check_table=False)
 
 async def _body(request):
     try:
-        data = await request.json()
-    except (ValueError, UnicodeDecodeError):
-        raise web.HTTPBadRequest(text=json.dumps({"error": "the body must be a JSON object"}),
-                                 content_type="application/json")
-    if not isinstance(data, dict):
-        raise web.HTTPBadRequest(text=json.dumps({"error": "the body must be a JSON object"}),
-                                 content_type="application/json")
-    return data
+        return guard.json_object(await request.read())
+    except guard.BadBody as e:
+        raise web.HTTPBadRequest(text=json.dumps({"error": str(e)}), content_type="application/json")
 
 
 async def login(request):

@@ -220,3 +220,24 @@ def test_a_staff_stream_ends_with_its_session(pit):
             assert not stream.thread.is_alive(), "the %s left the stream open" % end_it
         finally:
             stream.close()
+
+
+def _deep(n):
+    return [("[" * n).encode(), ('{"a":' * 13000).encode(),  # each under the 64 KiB body cap ("[" * 30000 + "]" * 30000).encode(),
+            ('{"user":' + "[" * 900 + "]" * 900 + ',"password":"x"}').encode(),
+            ('{"alert":1,"reason":' + "[" * 900 + "]" * 900 + "}").encode(),
+            ('{"command":"status","args":{"a":' + "[" * 900 + "]" * 900 + "}}").encode()]
+
+
+@pytest.mark.parametrize("path", ["/api/login", "/api/tables/T1/ack-alert", "/api/tables/T1/command"])
+def test_json_of_any_depth_is_a_400_not_a_500(pit, path):
+    """60,000 nested brackets (and 900, under the parser's recursion limit,
+    as the value of a field) are a client's error: 400 with one line, as
+    staff, and the pit answers the next request."""
+    server, _s, _e, _c = pit
+    port = server.port
+    for body in _deep(60000):
+        status, _h, r = call(port, "POST", path, raw_body=body, headers=same_origin(port, True, server.staff),
+                             tls=True)
+        assert status == 400 and isinstance(r, dict) and "JSON" in r["error"], (path, body[:40], status, r)
+    assert call(port, "GET", "/api/me", headers={"Authorization": "Bearer " + server.staff}, tls=True)[0] == 200
