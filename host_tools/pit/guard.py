@@ -145,12 +145,26 @@ class Caps:
             del self.by_address[kind][address]
 
 
+# The login slow-down (Throttle.slow_down): past SLOW_AFTER failures in the
+# window on a user name or an address, every login attempt on it waits
+# SLOW_BASE, doubling per failure, up to SLOW_MAX: a guesser's pace, never a
+# lockout (only a (user, address) pair is locked, web.login).
+SLOW_AFTER, SLOW_BASE, SLOW_MAX = 5, 0.125, 1.0
+
+
+def slow_delay(failures):
+    """Seconds an attempt waits after ``failures`` recent failures on its name or address."""
+    if failures < SLOW_AFTER:
+        return 0.0
+    return min(SLOW_MAX, SLOW_BASE * 2 ** min(failures - SLOW_AFTER, 16))
+
+
 class Throttle:
-    """Failed logins per address and per user name, in a sliding window:
-    past ``limit`` failures in ``window`` seconds, that address or name is
-    refused (429) until the oldest failure leaves the window. A locked name
-    is refused even with the right password, so guessing from many
-    addresses gains nothing."""
+    """Failed logins per key in a sliding window: past ``limit`` failures
+    in ``window`` seconds a key is locked (``retry_after``) until the oldest
+    failure leaves the window; ``slow_down`` gives the wait its count calls
+    for. The pit locks only a (user, address) pair, so a guesser elsewhere
+    cannot lock a user out, and slows names and addresses down."""
 
     def __init__(self, limit=10, window=60.0, clock=time.monotonic):
         self.limit, self.window, self.clock = limit, window, clock
@@ -174,6 +188,10 @@ class Throttle:
             if q is not None and len(q) >= self.limit:
                 wait = max(wait, q[0] + self.window - self.clock())
         return wait
+
+    def slow_down(self, *keys):
+        """Seconds an attempt on these keys waits first (slow_delay of the most failed)."""
+        return slow_delay(max([len(self._recent(k) or ()) for k in keys] or [0]))
 
     def fail(self, *keys):
         """Note a failure; the keys that this failure locked."""

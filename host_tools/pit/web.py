@@ -26,6 +26,7 @@ and reloads the state from /api/tables.
 """
 
 import asyncio
+import collections
 import html
 import json
 import logging
@@ -59,6 +60,7 @@ IDLE_S = 30 * 60       # ...or this long after its last request
 COOKIE = "pit_session"
 ANSWER_S = 3.0         # how long a command waits for the shoe's accepted/error event
 REASON_MAX = 500
+LOGINS_PER_ADDRESS = 4  # logins being checked at once from one address (argon2 costs the pit's CPU)
 # Defaults of [web] in pit.toml (config.py): caps on what clients may hold open.
 STREAMS, STREAMS_PER_ADDRESS = 2000, 20
 REQUESTS, REQUESTS_PER_ADDRESS = 256, 32
@@ -96,6 +98,7 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
     app[STATE] = {"users_path": users_path, "sessions": {}, "clients": {}, "store": None, "tls": tls,
                   "streams": {},  # session token -> the queues of its open event streams
                   "names": allowed_names(cfg), "throttle": guard.Throttle(),
+                  "logins": collections.Counter(),  # address -> logins being checked
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
                                      REQUESTS, REQUESTS_PER_ADDRESS),
                   "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None,
@@ -593,31 +596,50 @@ async def _body(request):
         raise web.HTTPBadRequest(text=json.dumps({"error": str(e)}), content_type="application/json")
 
 
+def _login_keys(name, address):
+    """The throttle's keys of a login: the (user, address) pair it may lock,
+    and the name and the address it slows down (guard.Throttle)."""
+    return "user %s at %s" % (name, address), "user " + name, "address " + address
+
+
 async def login(request):
     data = await _body(request)
     state = request.app[STATE]
     name, password = data.get("user"), data.get("password")
     shown = name[:64] if isinstance(name, str) else "-"
     address = request.remote or "?"
-    keys = ("address " + address, "user " + shown)
-    wait = state["throttle"].retry_after(*keys)
+    pair, *slowed = _login_keys(shown, address)
+    throttle = state["throttle"]
+    wait = throttle.retry_after(pair)
     if wait > 0:
         audit(request, shown, "-", "-", "login", shown, "refused: locked for %.0f s more" % wait)
         return guard.refused(429, "too many failed logins: try again in %d s" % (int(wait) + 1),
                              **{"Retry-After": str(int(wait) + 1)})
+    checking = state["logins"]
+    if checking[address] >= LOGINS_PER_ADDRESS:
+        return guard.refused(429, "%d logins from %s are being checked already" % (checking[address], address),
+                             **{"Retry-After": "1"})
+    checking[address] += 1
     try:
-        users = users_mod.load(state["users_path"])
-    except users_mod.UsersError as e:
-        return _json_error(500, str(e))
-    role = await asyncio.get_running_loop().run_in_executor(None, users_mod.check, users, name, password)
+        delay = throttle.slow_down(*slowed)
+        if delay:  # right or wrong, the answer waits: the wait tells nothing
+            await asyncio.sleep(delay)
+        try:
+            users = users_mod.load(state["users_path"])
+        except users_mod.UsersError as e:
+            return _json_error(500, str(e))
+        role = await asyncio.get_running_loop().run_in_executor(None, users_mod.check, users, name, password)
+    finally:
+        checking[address] -= 1
+        if checking[address] <= 0:
+            del checking[address]
     if role is None:
-        locked = state["throttle"].fail(*keys)
+        locked = throttle.fail(pair, *slowed)
         audit(request, shown, "-", "-", "login", shown, "failed: wrong user name or password")
-        for key in locked:
-            log.warning("login throttle: %s locked after %d failures in %.0f s",
-                        key, state["throttle"].limit, state["throttle"].window)
-            audit(request, shown, "-", "-", "lock", key, "locked: %d failures in %.0f s"
-                  % (state["throttle"].limit, state["throttle"].window))
+        if pair in locked:
+            log.warning("login throttle: %s locked after %d failures in %.0f s", pair, throttle.limit, throttle.window)
+            audit(request, shown, "-", "-", "lock", pair, "locked: %d failures in %.0f s"
+                  % (throttle.limit, throttle.window))
         return _json_error(401, "wrong user name or password")
     now = time.time()
     for t, s in list(state["sessions"].items()):  # forget the ended ones

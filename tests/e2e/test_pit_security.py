@@ -172,27 +172,48 @@ def test_logout_ends_a_bearer_session_and_sessions_expire(pit):
         assert call(server.port, "GET", "/api/me", headers={"Authorization": "Bearer " + t}, tls=True)[2]["user"] is None
 
 
-def test_logins_are_throttled_per_address_and_per_user_and_logged(pit):
+def _timed_login(port, user, password, source):
+    t = time.monotonic()
+    status, h, _b = _login(port, user, password, source=source)
+    return status, h, time.monotonic() - t
+
+
+def test_a_lockout_is_per_user_and_address_and_the_slow_down_never_locks_anyone_out(pit):
+    """Ten wrong passwords for vic from one address lock vic at that address
+    only; guessing vic's password from many addresses, or many names from
+    one address, slows those attempts down (guard.SLOW_MAX at most) but never
+    refuses vic, or sam, the right password."""
+    from host_tools.pit import guard
     server, _s, _e, cfg = pit
     port = server.port
-    # ten wrong passwords for vic, from ten addresses: then vic is locked even with the right one
-    for i in range(10):
-        assert _login(port, "vic", "wrong password!", source="127.0.0.%d" % (10 + i))[0] == 401
-    status, h, _b = _login(port, "vic", PASSWORD, source="127.0.0.30")
-    assert status == 429 and int(h["retry-after"]) >= 1
-    # ten wrong names from one address: that address is locked, for anyone
-    for i in range(10):
+    for _ in range(10):
+        assert _login(port, "vic", "wrong password!", source="127.0.0.10")[0] == 401
+    status, h, _b = _login(port, "vic", PASSWORD, source="127.0.0.10")
+    assert status == 429 and int(h["retry-after"]) >= 1   # that pair is locked
+    status, _h, took = _timed_login(port, "vic", PASSWORD, "127.0.0.11")
+    assert status == 200, status                         # vic elsewhere is not
+    # a guesser spread over five more addresses: each of its tries is slowed...
+    slowed = []
+    for i in range(5):
+        status, _h, took = _timed_login(port, "vic", "wrong password!", "127.0.0.%d" % (50 + i))
+        assert status == 401
+        slowed.append(took)
+    assert min(slowed) >= guard.SLOW_MAX, slowed
+    # ...and vic, from an address of its own, still logs in (slowed at most SLOW_MAX)
+    status, _h, took = _timed_login(port, "vic", PASSWORD, "127.0.0.90")
+    assert status == 200, status
+    # eight names guessed from one address: that address is slowed, sam still logs in from it
+    for i in range(8):
         assert _login(port, "nobody%d" % i, "wrong password!", source="127.0.0.40")[0] == 401
-    status, h, _b = _login(port, "sam", PASSWORD, source="127.0.0.40")
-    assert status == 429 and int(h["retry-after"]) >= 1
-    assert _login(port, "sam", PASSWORD, source="127.0.0.41")[0] == 200  # elsewhere, sam still logs in
+    status, _h, took = _timed_login(port, "sam", PASSWORD, "127.0.0.40")
+    assert status == 200 and took >= guard.SLOW_MAX, (status, took)
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, action, target, outcome, client FROM audit_log"
                                      " WHERE action IN ('login', 'lock')"))
-    assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 10
-    assert ("vic", "lock", "user vic") in [r[:3] for r in rows]
-    assert any(r[1] == "lock" and r[2] == "address 127.0.0.40" for r in rows)
-    assert any(r[0] == "vic" and r[3].startswith("refused") and r[4] == "127.0.0.30" for r in rows)
+    assert ("vic", "lock", "user vic at 127.0.0.10") in [r[:3] for r in rows]
+    assert [r for r in rows if r[1] == "lock" and r[0] != "vic"] == []  # no name nor address locked
+    assert any(r[0] == "vic" and r[3].startswith("refused") and r[4] == "127.0.0.10" for r in rows)
+    assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 15
 
 
 def test_a_short_password_is_refused(tmp_path):

@@ -68,3 +68,17 @@ def test_a_write_must_be_json_from_the_pits_own_origin():
     assert "Origin" in guard.forged_write(_req({"Content-Type": "application/json", "Origin": own + ".evil"}))
     assert guard.forged_write(_req({"Content-Type": "application/json", "Referer": own + ".evil/"})) is not None
     assert guard.forged_write(_req({"Content-Type": "application/json"})) is not None
+
+
+def test_the_slow_down_grows_with_failures_and_stops_at_its_cap():
+    clock = Clock()
+    th = guard.Throttle(limit=10, window=60.0, clock=clock)
+    waits = []
+    for _ in range(guard.SLOW_AFTER + 6):
+        waits.append(th.slow_down("user vic", "address 10.0.0.1"))
+        th.fail("user vic")
+    assert waits[:guard.SLOW_AFTER] == [0.0] * guard.SLOW_AFTER
+    assert waits[guard.SLOW_AFTER] == guard.SLOW_BASE and waits == sorted(waits)
+    assert waits[-1] == guard.SLOW_MAX
+    clock.t += 61.0  # the failures left the window
+    assert th.slow_down("user vic") == 0.0
