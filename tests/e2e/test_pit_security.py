@@ -192,9 +192,9 @@ def test_a_lockout_is_per_user_and_address_and_the_slow_down_never_locks_anyone_
     assert status == 429 and int(h["retry-after"]) >= 1   # that pair is locked
     status, _h, took = _timed_login(port, "vic", PASSWORD, "127.0.0.11")
     assert status == 200, status                         # vic elsewhere is not
-    # a guesser spread over five more addresses: each of its tries is slowed...
+    # a guesser spread over more addresses: each of its tries is slowed...
     slowed = []
-    for i in range(5):
+    for i in range(2):
         status, _h, took = _timed_login(port, "vic", "wrong password!", "127.0.0.%d" % (50 + i))
         assert status == 401
         slowed.append(took)
@@ -202,18 +202,18 @@ def test_a_lockout_is_per_user_and_address_and_the_slow_down_never_locks_anyone_
     # ...and vic, from an address of its own, still logs in (slowed at most SLOW_MAX)
     status, _h, took = _timed_login(port, "vic", PASSWORD, "127.0.0.90")
     assert status == 200, status
-    # eight names guessed from one address: that address is slowed, sam still logs in from it
-    for i in range(8):
+    # six names guessed from one address: that address is slowed, sam still logs in from it
+    for i in range(6):
         assert _login(port, "nobody%d" % i, "wrong password!", source="127.0.0.40")[0] == 401
     status, _h, took = _timed_login(port, "sam", PASSWORD, "127.0.0.40")
-    assert status == 200 and took >= guard.SLOW_MAX, (status, took)
+    assert status == 200 and took >= guard.slow_delay(6) > 0, (status, took)
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, action, target, outcome, client FROM audit_log"
                                      " WHERE action IN ('login', 'lock')"))
     assert ("vic", "lock", "user vic at 127.0.0.10") in [r[:3] for r in rows]
     assert [r for r in rows if r[1] == "lock" and r[0] != "vic"] == []  # no name nor address locked
     assert any(r[0] == "vic" and r[3].startswith("refused") and r[4] == "127.0.0.10" for r in rows)
-    assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 15
+    assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 12
 
 
 def test_a_short_password_is_refused(tmp_path):
