@@ -115,31 +115,51 @@ def forged_write(request):
 
 
 class Caps:
-    """Per-address and total caps on requests in flight and open streams.
+    """Per-address and total caps on requests in flight and open streams,
+    with a reserve only staff may use.
 
     A stream is an open file for as long as its client likes; a request in
     flight is one for as long as it takes. Past a cap the client gets a 503
-    (all) or 429 (its address) at once, so no crowd of clients can take the
-    file descriptors the tables' stores need (web.py reserves those)."""
+    (all) or 429 (its address) at once, and its connection is closed with
+    it, so a refused client holds nothing: no crowd of clients can take the
+    file descriptors the tables' stores need (web.py reserves those). Clients
+    without a staff session (and not logging in) may fill the caps only up to
+    ``reserve`` short of them: the rest is kept for logins and staff, who are
+    also not held to the per-address caps (a crowd may share their address)."""
 
-    def __init__(self, streams, streams_per_address, requests, requests_per_address):
+    def __init__(self, streams, streams_per_address, requests, requests_per_address, reserve=None):
         self.limits = {"stream": (streams, streams_per_address), "request": (requests, requests_per_address)}
+        reserve = reserve or {}
+        self.reserve = {k: min(reserve.get(k, 0), self.limits[k][0] // 2) for k in self.limits}
         self.total = {"stream": 0, "request": 0}
+        self.public = {"stream": 0, "request": 0}
         self.by_address = {"stream": collections.Counter(), "request": collections.Counter()}
 
-    def take(self, kind, address):
-        """None, or the refusal to send."""
+    def take(self, kind, address, staff=False):
+        """None, or the refusal to send (which closes its connection)."""
         total, each = self.limits[kind]
-        if self.by_address[kind][address] >= each:
-            return refused(429, "too many %ss open from %s" % (kind, address), **{"Retry-After": "10"})
-        if self.total[kind] >= total:
-            return refused(503, "the pit serves as many %ss as it can now" % kind, **{"Retry-After": "10"})
-        self.by_address[kind][address] += 1
+        no = None
+        if staff:
+            if self.total[kind] >= total:
+                no = refused(503, "the pit serves as many %ss as it can now" % kind, **{"Retry-After": "10"})
+        elif self.by_address[kind][address] >= each:
+            no = refused(429, "too many %ss open from %s" % (kind, address), **{"Retry-After": "10"})
+        elif self.public[kind] >= total - self.reserve[kind] or self.total[kind] >= total:
+            no = refused(503, "the pit serves as many %ss as it can now" % kind, **{"Retry-After": "10"})
+        if no is not None:
+            no.force_close()
+            return no
         self.total[kind] += 1
+        if not staff:
+            self.public[kind] += 1
+            self.by_address[kind][address] += 1
         return None
 
-    def give(self, kind, address):
+    def give(self, kind, address, staff=False):
         self.total[kind] -= 1
+        if staff:
+            return
+        self.public[kind] -= 1
         self.by_address[kind][address] -= 1
         if self.by_address[kind][address] <= 0:
             del self.by_address[kind][address]

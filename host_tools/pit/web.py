@@ -64,6 +64,9 @@ LOGINS_PER_ADDRESS = 4  # logins being checked at once from one address (argon2 
 # Defaults of [web] in pit.toml (config.py): caps on what clients may hold open.
 STREAMS, STREAMS_PER_ADDRESS = 2000, 20
 REQUESTS, REQUESTS_PER_ADDRESS = 256, 32
+# Of those, what clients without a staff session never take: logins and
+# staff keep it through a flood (guard.Caps).
+STAFF_RESERVE = {"stream": 64, "request": 64}
 QUEUE = 1000          # bursts a client may fall behind before it is dropped
 KEEPALIVE_S = 15.0
 KEEPALIVE = b": keepalive\n\n"
@@ -100,7 +103,7 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
                   "names": allowed_names(cfg), "throttle": guard.Throttle(),
                   "logins": collections.Counter(),  # address -> logins being checked
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
-                                     REQUESTS, REQUESTS_PER_ADDRESS),
+                                     REQUESTS, REQUESTS_PER_ADDRESS, STAFF_RESERVE),
                   "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None,
                   "shuffle": shuffle_mod.ShuffleWatch(pit, pit.config.store)}
     app[metrics.REGISTRY], hist = metrics.registry(
@@ -312,7 +315,8 @@ async def _guard(request, handler):
     if request.path == "/api/events":  # a stream holds its own cap (events())
         return await handler(request)
     caps = state["caps"]
-    no = caps.take("request", address)
+    staff = request.path == "/api/login" or _session(request)[0] is not None
+    no = caps.take("request", address, staff)
     if no is not None:
         guard.headers(no, tls)
         return no
@@ -334,7 +338,7 @@ async def _guard(request, handler):
             guard.headers(resp, tls, framed)
         return resp
     finally:
-        caps.give("request", address)
+        caps.give("request", address, staff)
 
 
 # -- who asks ----------------------------------------------------------------
@@ -495,11 +499,12 @@ async def events(request):
     with its table. One cap per address and one in all (guard.Caps)."""
     state = request.app[STATE]
     address = request.remote or "?"
-    no = state["caps"].take("stream", address)
+    user, role, token = _session(request)
+    staff = token is not None
+    no = state["caps"].take("stream", address, staff)
     if no is not None:
         guard.headers(no, state["tls"])
         return no
-    user, role, token = _session(request)
     if request.query.get("view") == "public":
         role, token = roles.PUBLIC, None
     try:
@@ -522,7 +527,7 @@ async def events(request):
             if not queues:
                 state["streams"].pop(token, None)
     finally:
-        state["caps"].give("stream", address)
+        state["caps"].give("stream", address, staff)
 
 
 async def metrics_page(request):

@@ -82,3 +82,17 @@ def test_the_slow_down_grows_with_failures_and_stops_at_its_cap():
     assert waits[-1] == guard.SLOW_MAX
     clock.t += 61.0  # the failures left the window
     assert th.slow_down("user vic") == 0.0
+
+
+def test_the_staff_reserve_is_kept_from_the_public_and_a_refusal_closes_its_connection():
+    caps = guard.Caps(streams=10, streams_per_address=100, requests=10, requests_per_address=10,
+                      reserve={"stream": 4})
+    for i in range(6):
+        assert caps.take("stream", "10.0.0.%d" % i) is None
+    no = caps.take("stream", "10.0.0.99")
+    assert no.status == 503 and no.keep_alive is False        # the public stops 4 short
+    for _ in range(4):
+        assert caps.take("stream", "10.0.0.1", staff=True) is None  # staff, even from a crowded address
+    assert caps.take("stream", "10.0.0.1", staff=True).status == 503  # the whole cap holds for all
+    caps.give("stream", "10.0.0.1", staff=True)
+    assert caps.total["stream"] == 9 and caps.public["stream"] == 6
