@@ -102,15 +102,14 @@ def table_for(role, snap):
 # their places, not their faces. A card disclosed as it is dealt (``up``) is
 # face up at once, and so is a disclosed card a rule moves into a hand (an
 # ``assign`` that did not come from HELD: 13C(2)(b), 13D). A result shows
-# both hands. Never shown: burns (the exposed first one included: it is
+# both hands. An irregularity names no card below surveillance (the card
+# shows where it lies face up, if it ever does). Never shown: burns (the exposed first one included: it is
 # burned), discards, held cards (13A, 13B(2)) until their round turns them,
 # a face-down card of a round voided before its counts, the tallies of the
 # shoe, and whatever tells a deck order.
 
 THIRD_POSITIONS = HAND_POSITIONS[4:]          # P3, B3
 HELD_FROM = "HELD"
-# Irregularities whose card was disclosed at the table: the card is face up.
-DISCLOSED_RULES = ("13D", "13C2a", "13C2b")
 # Field kinds of the event schema that name cards or count them; and the
 # fields of other kinds that tell where a card is in the set or an order.
 _CARD_KINDS = ("card", "cards", "ranks", "tally")
@@ -143,9 +142,7 @@ def _face_up(event):
         return ("card", "deck")
     if kind == "assign" and pos in HAND_POSITIONS and event.get("from") != HELD_FROM:
         return ("card",)
-    if kind == "irregularity" and event.get("rule") in DISCLOSED_RULES:
-        return ("card", "deck")
-    return ()
+    return ()  # an irregularity names no card: a disclosed one shows where it lies face up in a hand
 
 
 def event_for(role, event):
@@ -181,8 +178,8 @@ def round_for(role, current, counts):
 
 def recall_for(role, rounds):
     """The recall's rounds (``RoundBook`` records) as ``role`` may see them:
-    a void round's cards that were never turned lose their faces, and each
-    irregularity keeps only a disclosed card."""
+    a void round's cards that were never turned lose their faces, and the
+    irregularities their cards."""
     if rounds is None or sees_everything(role):
         return rounds
     out = []

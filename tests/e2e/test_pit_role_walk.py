@@ -27,12 +27,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from host_tools.pit import tls
 from host_tools.store import db
+from support.faceup import cards_in, face_up_by_seq, shown_at
 from support.pitclient import Stream, call, same_origin
 from support.pitrig import running_pit
 
-HANDS = ("P1", "B1", "P2", "B2", "P3", "B3")
-THIRD = ("P3", "B3")
-CARD = re.compile(r"^(?:10|[2-9TJQKA])[SHDC]$")
 # The shoe, as the dealer plays it. The burn: an exposed ace, one card face down.
 BURN = ("shoe decks=8", "AS", "2C")
 # Round 1: Player 4-3 = 7 and Banker 3-4 = 7 both stand (tie); then an extra
@@ -68,22 +66,6 @@ def fresh_pit(tmp_path):
         yield rig
 
 
-def _cards(value, out=None):
-    """Every card name in a JSON value, as a value or as a key (tallies)."""
-    out = set() if out is None else out
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if CARD.match(k):
-                out.add(k)
-            _cards(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _cards(v, out)
-    elif isinstance(value, str) and CARD.match(value):
-        out.add(value)
-    return out
-
-
 def _dicts(value):
     if isinstance(value, dict):
         yield value
@@ -92,36 +74,6 @@ def _dicts(value):
     elif isinstance(value, list):
         for v in value:
             yield from _dicts(v)
-
-
-def face_up_by_seq(events):
-    """[(seq, cards face up in a hand once that event is committed)], from
-    surveillance's complete list of (seq, event), by the rules above."""
-    shown, face_down, out = set(), {}, []
-    for seq, e in events:
-        kind, pos = e.get("type"), e.get("pos")
-        if e.get("source") is None:
-            if kind in ("card", "assign") and pos in HANDS:
-                disclosed = (kind == "card" and e.get("up")) or (kind == "assign" and e.get("from") != "HELD")
-                if pos in THIRD or disclosed:
-                    shown.add(e["card"])
-                else:
-                    face_down.setdefault(e["round"], []).append(e["card"])
-            elif kind == "counts":
-                shown.update(face_down.pop(e["round"], ()))
-            elif kind == "result":
-                shown.update(e["player"] + e["banker"])
-        out.append((seq, frozenset(shown)))
-    return out
-
-
-def _shown_at(timeline, seq):
-    allowed = frozenset()
-    for s, cards in timeline:
-        if s > seq:
-            break
-        allowed = cards
-    return allowed
 
 
 class Walker:
@@ -176,21 +128,21 @@ def _staff_below(w):
 
 def _check_api_now(walkers, seq, timeline, point):
     """The API and recall as each role reads them at this point of the shoe."""
-    allowed = _shown_at(timeline(), seq)
+    allowed = shown_at(timeline(), seq)
     for w in walkers:
         if w.role == "surveillance":
             continue
         for path in ("/api/tables", "/api/tables/T1"):
             status, _h, body = w.get(path)
             assert status == 200, (w.role, path, status)
-            leaked = _cards(body) - allowed
+            leaked = cards_in(body) - allowed
             if w.role == "public":
-                leaked = _cards(body) - _result_cards(timeline)
+                leaked = cards_in(body) - _resultcards_in(timeline)
             assert not leaked, "%s read %s at %s: %s" % (w.role, path, point, sorted(leaked))
 
 
-def _result_cards(timeline):
-    return _shown_at(timeline(), 1 << 30)
+def _resultcards_in(timeline):
+    return shown_at(timeline(), 1 << 30)
 
 
 def _deal_and_wait(server, service, emu, lines, streams):
@@ -211,7 +163,7 @@ def test_a_viewer_is_not_sent_a_face_down_hand_card_in_the_live_round(pit):
         p1 = vic.wait(lambda m: m["type"] == "event" and m["event"].get("pos") == "P1")
     finally:
         vic.close()
-    assert "9H" not in _cards(p1), json.dumps(p1)
+    assert "9H" not in cards_in(p1), json.dumps(p1)
 
 
 def test_a_held_card_is_in_no_irregularity_and_no_recall_before_its_round(pit):
@@ -226,11 +178,11 @@ def test_a_held_card_is_in_no_irregularity_and_no_recall_before_its_round(pit):
         held = vic.wait(lambda m: m["type"] == "event" and m["event"].get("rule") == "13B2")
     finally:
         vic.close()
-    assert HELD not in _cards(held), json.dumps(held)
+    assert HELD not in cards_in(held), json.dumps(held)
     status, _h, t1 = call(server.port, "GET", "/api/tables/T1", headers={"Authorization": "Bearer " + token},
                           tls=True)
     assert status == 200 and t1["recall"], t1
-    assert HELD not in _cards(t1["recall"]), t1["recall"]
+    assert HELD not in cards_in(t1["recall"]), t1["recall"]
 
 
 def test_metrics_do_not_tell_a_viewer_that_an_edge_alert_is_open(pit):
@@ -317,7 +269,7 @@ def test_every_message_and_endpoint_as_each_role(fresh_pit):
     assert any(i.get("card") == HELD for r in t1["recall"] for i in r["irregularities"])
 
     line = timeline()
-    results = _result_cards(timeline)
+    results = _resultcards_in(timeline)
     edge_ids = {secret, still}
     for w in walkers:
         if w.role == "surveillance":
@@ -325,8 +277,8 @@ def test_every_message_and_endpoint_as_each_role(fresh_pit):
         latest = 0
         for m in w.stream.messages:
             latest = m.get("seq", latest)
-            allowed = results if w.role == "public" else _shown_at(line, latest)
-            leaked = _cards(m) - allowed
+            allowed = results if w.role == "public" else shown_at(line, latest)
+            leaked = cards_in(m) - allowed
             assert not leaked, "%s was sent %s: %s" % (w.role, sorted(leaked), json.dumps(m)[:600])
             _no_secret_signal(w, m, edge_ids)
         raw = bytes(w.stream.raw).decode()
@@ -346,7 +298,7 @@ def test_every_message_and_endpoint_as_each_role(fresh_pit):
                 assert not (_cards_in_text(body) & (set(NEVER) | {HELD})), (w.role, path)
                 assert "house edge" not in body and "dragon7" not in body, (w.role, path)
                 continue
-            leaked = _cards(body) - (results if w.role == "public" else _shown_at(line, 1 << 30))
+            leaked = cards_in(body) - (results if w.role == "public" else shown_at(line, 1 << 30))
             assert not leaked, "%s read %s: %s" % (w.role, path, sorted(leaked))
             if path != "/api/vocabulary":  # every kind's name, the same for all: no alert in it
                 _no_secret_signal(w, body, edge_ids)
