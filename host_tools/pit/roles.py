@@ -10,6 +10,10 @@ player). Staff see what their job needs; only surveillance sees everything.
 Every reply and every pushed message passes through here before it leaves
 the pit, so the page cannot show what the server never sent: hiding a field
 in the browser would still hand it to anyone reading the API or the stream.
+One function per kind of thing sent: ``table_for`` (the API's tables, with
+``round_for`` and ``recall_for``), ``message_for`` (the event stream, with
+``event_for`` and ``live_for``), ``alerts_for`` (lists, counts, /metrics).
+The central view serves its page through the same functions.
 """
 
 from host_tools.protocol import alerts as alert_kinds
@@ -103,10 +107,10 @@ def table_for(role, snap):
 # face up at once, and so is a disclosed card a rule moves into a hand (an
 # ``assign`` that did not come from HELD: 13C(2)(b), 13D). A result shows
 # both hands. An irregularity names no card below surveillance (the card
-# shows where it lies face up, if it ever does). Never shown: burns (the exposed first one included: it is
-# burned), discards, held cards (13A, 13B(2)) until their round turns them,
-# a face-down card of a round voided before its counts, the tallies of the
-# shoe, and whatever tells a deck order.
+# shows where it lies face up, if it ever does). Never shown: burns (the
+# exposed first one included: it is burned), discards, held cards (13A,
+# 13B(2)) until their round turns them, a face-down card of a round voided
+# before its counts, the tallies of the shoe, and whatever tells a deck order.
 
 THIRD_POSITIONS = HAND_POSITIONS[4:]          # P3, B3
 HELD_FROM = "HELD"
