@@ -4,9 +4,10 @@
 surveillance, each logged in over real HTTPS with its own event stream open
 while a shoe is dealt with irregularities: a card held face down for the
 next round (Ch 13B(2)), a card disclosed in a round (13D: void, then a
-simulated round), face-down burns, an edge alert only surveillance may know
-of, its acknowledgement, and the shoe running empty (13E) so ``shoe_end``
-with its tallies goes by.
+simulated round), face-down burns, the shoe's status (naming the held card)
+asked by a supervisor, an edge alert only surveillance may know of, its
+acknowledgement, and the shoe running empty (13E) so ``shoe_end`` with its
+tallies goes by.
 
 The oracle is the rules, not the pit's filter: a card may reach a role
 below surveillance only once it is face up in a hand at the table. Third
@@ -222,6 +223,12 @@ def test_every_message_and_endpoint_as_each_role(fresh_pit):
         seq = _sync(walkers, sue, lambda e: e.get("rule") == "13B2")
         # the held card's round has not begun: its card is nobody's below surveillance
         _check_api_now(walkers, seq, timeline, "the 13B(2) card held")
+        # a supervisor asks the shoe's status: its answer names the held card and the hands
+        sam = walkers[3]
+        status, _h, r = call(server.port, "POST", "/api/tables/T1/command", {"command": "status"},
+                             same_origin(server.port, True, sam.token), tls=True)
+        assert status == 200, r
+        _sync(walkers, sue, lambda e: e.get("source") == "link" and e.get("type") == "status")
         with db.Store(cfg.store) as store:
             seen = store.alert("WLK1", "warning", "gap", "events wait for a predecessor")
             secret = store.alert("WLK1", "info", "edge", EDGE)
@@ -264,6 +271,7 @@ def test_every_message_and_endpoint_as_each_role(fresh_pit):
     assert {"type", "rule", "card"} <= set(next(e for e in events if e.get("rule") == "13B2"))
     assert any(e.get("card") == "2C" and e.get("up") is False for e in events)
     assert any(e.get("type") == "shoe_end" and e.get("missing") for e in events)
+    assert any(e.get("type") == "status" and HELD in e.get("held", ()) for e in events)
     t1 = reads[sue]["/api/tables/T1"][1]
     assert t1["ranks_left"] is not None and any(a["kind"] == "edge" for a in t1["alerts"])
     assert any(i.get("card") == HELD for r in t1["recall"] for i in r["irregularities"])
