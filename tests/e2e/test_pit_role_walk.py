@@ -138,11 +138,11 @@ def _check_api_now(walkers, seq, timeline, point):
             assert status == 200, (w.role, path, status)
             leaked = cards_in(body) - allowed
             if w.role == "public":
-                leaked = cards_in(body) - _resultcards_in(timeline)
+                leaked = cards_in(body) - _result_cards(timeline)
             assert not leaked, "%s read %s at %s: %s" % (w.role, path, point, sorted(leaked))
 
 
-def _resultcards_in(timeline):
+def _result_cards(timeline):
     return shown_at(timeline(), 1 << 30)
 
 
@@ -277,7 +277,7 @@ def test_every_message_and_endpoint_as_each_role(fresh_pit):
     assert any(i.get("card") == HELD for r in t1["recall"] for i in r["irregularities"])
 
     line = timeline()
-    results = _resultcards_in(timeline)
+    results = _result_cards(timeline)
     edge_ids = {secret, still}
     for w in walkers:
         if w.role == "surveillance":
