@@ -96,3 +96,15 @@ def test_the_staff_reserve_is_kept_from_the_public_and_a_refusal_closes_its_conn
     assert caps.take("stream", "10.0.0.1", staff=True).status == 503  # the whole cap holds for all
     caps.give("stream", "10.0.0.1", staff=True)
     assert caps.total["stream"] == 9 and caps.public["stream"] == 6
+
+
+def test_a_body_is_a_json_object_of_bounded_depth_or_a_one_line_refusal():
+    import pytest
+    assert guard.json_object(b'{"command": "shoe", "args": {"decks": 8}}') == {"command": "shoe", "args": {"decks": 8}}
+    deep = b'{"a":' + b"[" * (guard.JSON_DEPTH - 1) + b"]" * (guard.JSON_DEPTH - 1) + b"}"
+    assert guard.json_object(deep)["a"]  # exactly JSON_DEPTH levels
+    for raw in (b"[" * 60000, b'{"a":' * 60000, b"[" * 30000 + b"]" * 30000, b'{"a":' + b"[" * guard.JSON_DEPTH
+                + b"]" * guard.JSON_DEPTH + b"}", b"\xff\xfe", b"[]", b"7", b""):
+        with pytest.raises(guard.BadBody) as e:
+            guard.json_object(raw)
+        assert "\n" not in str(e.value) and "JSON" in str(e.value), raw[:20]
