@@ -367,10 +367,10 @@ def _print_signed(shoe_id, r):
     shoe in play that is not yet signed (named, never hidden in a note)."""
     from host_tools.protocol.checkpoints import UNSIGNED_MAX
     if r.signed:
-        print("OK   shoe %s: %s covered by %d checkpoints its chip signed (verified under its public key), "
+        print("OK   shoe %s: %s covered by %d checkpoint%s its chip signed (verified under its public key), "
               "counters %d..%d without a gap" % (
                   shoe_id, "every event" if r.pending is None else "events 1..%d" % r.last_signed,
-                  r.signed, r.counters[0], r.counters[1]))
+                  r.signed, "" if r.signed == 1 else "s", r.counters[0], r.counters[1]))
     for seq, why in r.unsigned:
         if r.last_signed is not None and seq < r.last_signed:
             print("OK   shoe %s: checkpoint seq %d is unsigned (%s); a later signed checkpoint covers its "
