@@ -91,9 +91,10 @@ def run(args):
     from host_tools.demo import pit as pit_demo
     from host_tools.demo import proof
     why = pit_demo.check(args)
-    if why is None and not args.serve:
+    if why is None:
         try:
-            args.db = proof.store_path(args.db)
+            args.db = (proof.store_path(args.db, "shoe-pit-demo-", "pit.db") if args.serve
+                       else proof.store_path(args.db))
         except proof.BadStore as e:
             why = str(e)
     if why is not None:

@@ -36,6 +36,12 @@ from host_tools.sim import ptys
 # on a loaded machine a worst-case answer delayed further would pass the
 # firmware's bounded wait (maximum + 50 ms) and read as a faulty chip.
 EMULATED_CHIP_TIMING = 0.5
+# ... and the emulated board's driver waits this long beyond each maximum
+# (a board's driver waits 50 ms): the simulator is a thread of this process
+# serving a pty, and with two emulated devices on a loaded 2-core machine
+# its answer to the boot's ECDH came later than 50 ms, a faulty chip to the
+# shoe. A chip that is really gone still faults, later.
+EMULATED_CHIP_MARGIN_MS = 500
 
 
 class VMDevice:
@@ -120,7 +126,8 @@ class VMDevice:
         self._se_m, self._se_s, se_path = ptys.open_raw()
         self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set), daemon=True)
         self._se.start()
-        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
+        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS,
+                "margin_ms": EMULATED_CHIP_MARGIN_MS}
 
     def _provision(self, bus):
         """What `shoe deploy` does to a board's chip, done to the simulated
