@@ -148,7 +148,8 @@ def serve(args, console=None):
         proof.close_up(keys)
         if vm_shoes:
             for s in shoes:
-                s.start()
+                with proof.held():
+                    s.start()
         else:
             floor = standin.Floor(shoes, seed=args.seed)
             floor.start()

@@ -85,6 +85,22 @@ def run_verify(argv, timeout=300):
     return r.returncode, (r.stdout + r.stderr).rstrip("\n")
 
 
+class held:
+    """Ctrl-C and SIGTERM wait while a demo starts a part (a VM, a bridge
+    thread) and notes it for closing: one arriving in between would leave a
+    part nobody closes. They are delivered when the block ends."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __enter__(self):
+        signal.pthread_sigmask(signal.SIG_BLOCK, self.SIGNALS)
+        return self
+
+    def __exit__(self, *exc):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, self.SIGNALS)
+        return False
+
+
 class TermAsInterrupt:
     """SIGTERM ends a demo as Ctrl-C does (its ``finally`` closes every VM
     and thread it started) instead of killing the interpreter outright,

@@ -140,8 +140,9 @@ def _deal(args, proof):
     failure = []
     bridge = None
     try:
-        emu.start()
-        bridge = ThreadedBridge(path, emu.host_path, emu.key)
+        with proof.held():
+            emu.start()
+            bridge = ThreadedBridge(path, emu.host_path, emu.key)
         feeder = Feeder(emu, lines, bridge, pause=args.pace)
 
         def deal():
@@ -170,8 +171,9 @@ def _deal(args, proof):
     proof.close_up(devices)
     console.print(show.summary())
     with db.Store(path) as store:
-        fault = check_shoe(store, SHOE_ID)
-        stored = store.count(SHOE_ID)
+        recorded = store.shoe(SHOE_ID) is not None
+        fault = check_shoe(store, SHOE_ID) if recorded else (1, "nothing stored")
+        stored = store.count(SHOE_ID) if recorded else 0
     console.print("store: %s (%d events, hash chain %s)" % (
         path, stored, "intact" if fault is None else "BROKEN at seq %s: %s" % fault))
     console.print("keys: %s (0700; the link key %s.key and the chip's public key %s.pub, 0600)"

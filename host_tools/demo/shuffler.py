@@ -186,11 +186,14 @@ def run(args, out=print):
     devices = proof.device_dir(path)
     rig = shoe = shoe_bridge = None
     try:
-        rig = Rig(os.path.join(devices, SHUFFLER_ID), path, SHUFFLER_ID, decks=decks, seed=args.seed)
-        shoe = Emulator(os.path.join(devices, SHOE_ID), SHOE_ID, reader="pn532",
-                        cardset=os.path.join(rig.emu.dir, "cardset.bin"), secure=True)
+        with proof.held():   # each part noted for closing as it starts
+            rig = Rig(os.path.join(devices, SHUFFLER_ID), path, SHUFFLER_ID, decks=decks, seed=args.seed)
+        with proof.held():
+            shoe = Emulator(os.path.join(devices, SHOE_ID), SHOE_ID, reader="pn532",
+                            cardset=os.path.join(rig.emu.dir, "cardset.bin"), secure=True)
         proof.close_up(devices)
-        shoe_bridge = ThreadedBridge(path, shoe.host_path, shoe.key)
+        with proof.held():
+            shoe_bridge = ThreadedBridge(path, shoe.host_path, shoe.key)
         return _play(args, out, rig, shoe, shoe_bridge, path, decks, rng, devices, proof)
     except KeyboardInterrupt:
         out("demo stopped: interrupted")

@@ -20,6 +20,7 @@ copy of the link key to ``<flash>.key``: the flash keeps only the public
 halves the chip's ECDH needs (docs/security.md, "The key at rest").
 """
 
+import functools
 import json
 import os
 import pathlib
@@ -42,6 +43,21 @@ EMULATED_CHIP_TIMING = 0.5
 # its answer to the boot's ECDH came later than 50 ms, a faulty chip to the
 # shoe. A chip that is really gone still faults, later.
 EMULATED_CHIP_MARGIN_MS = 500
+
+
+def _die_with_parent(parent):
+    """In the VM's process before it runs: Linux kills it when the process
+    that started it dies, however that died (kill -9 included), so no VM
+    outlives its emulator. Only for VMs started from the main thread: the
+    signal follows the starting thread, not the process."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return   # not Linux: close() still powers the VM off
+    if os.getppid() != parent:
+        os._exit(1)   # the parent died before the line above
 
 
 class VMDevice:
@@ -78,7 +94,9 @@ class VMDevice:
         self.booted.clear()
         err = open(self.stderr_path, "ab")
         env = dict(os.environ, MICROPYPATH=env_path)
-        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                                     preexec_fn=functools.partial(_die_with_parent, os.getpid())
+                                     if threading.current_thread() is threading.main_thread() else None)
         err.close()
         return self.proc
 
