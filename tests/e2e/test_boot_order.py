@@ -64,3 +64,54 @@ def test_without_a_manifest_the_shoe_halts_before_any_unverified_import(staged, 
     assert ops == [], "a shoe whose boot check failed used its secure element: %r" % ops
     assert "manifest.json" in console and "halted" in console, console
     assert not (flash / "journal.bin").exists()
+
+
+def _bridge_line(flash, tmp_path, change=None, deployed=None, wait=20.0):
+    """The bridge's one line for an emulated shoe (its own flash, after
+    ``change``), once its hello is in: what the console and the page show."""
+    from host_tools.sim.rigs.bridge import ThreadedBridge
+    emu = Emulator(str(flash), "EMU1")
+    if change:
+        change(flash)
+    if callable(deployed):
+        deployed = deployed(flash)   # the deploy record of this power-on's image
+    emu.start()
+    tb = ThreadedBridge(str(tmp_path / "pit.db"), emu.host_path, emu.key, deployed=deployed)
+    try:
+        end = time.monotonic() + wait
+        lines = []
+        while time.monotonic() < end:
+            b = tb.bridge
+            if b is not None and b.hello is not None and b.state == "up":
+                lines.append(b.recording_line())
+                if len(lines) >= 5:
+                    break
+            time.sleep(0.1)
+        return tb.bridge.hello, lines
+    finally:
+        tb.close()
+        emu.close()
+
+
+def test_a_tilted_shoe_is_never_recording(staged, tmp_path):
+    flash = tmp_path / "flash"
+    shutil.copytree(staged, flash)
+    hello, lines = _bridge_line(flash, tmp_path, lambda f: (f / "notes.txt").write_text("not deployed"))
+    assert hello["tilt"] and "notes.txt" in hello["tilt"], hello
+    assert lines and not any(line.startswith("RECORDING") for line in lines), lines
+    assert "tilted" in lines[-1] and "notes.txt" in lines[-1], lines
+
+
+def test_a_shoe_under_firmware_mismatch_is_never_recording(staged, tmp_path):
+    flash = tmp_path / "flash"
+    shutil.copytree(staged, flash)
+    hello, lines = _bridge_line(flash, tmp_path, deployed="00" * 32)
+    assert hello["tilt"] is None
+    assert lines and not any(line.startswith("RECORDING") for line in lines), lines
+    assert "firmware_mismatch" in lines[-1], lines
+    # The same shoe, the deploy record matching: recording.
+    import hashlib
+    (tmp_path / "again").mkdir()
+    hello, lines = _bridge_line(flash, tmp_path / "again",
+                                deployed=lambda f: hashlib.sha256((f / "manifest.json").read_bytes()).hexdigest())
+    assert lines and lines[-1].startswith("RECORDING"), lines
