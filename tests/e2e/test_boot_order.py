@@ -43,7 +43,8 @@ def staged(tmp_path_factory):
     return base
 
 
-@pytest.mark.parametrize("damage", ["deleted", '{"files": ', '{"data": []}'])
+@pytest.mark.parametrize("damage", ["deleted", pytest.param('{"files": ', marks=pytest.mark.slow),
+                                    pytest.param('{"data": []}', marks=pytest.mark.slow)])
 def test_without_a_manifest_the_shoe_halts_before_any_unverified_import(staged, tmp_path, damage):
     flash = tmp_path / "flash"
     shutil.copytree(staged, flash)

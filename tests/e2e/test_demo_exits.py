@@ -59,7 +59,8 @@ def test_a_store_in_a_missing_directory_is_one_line(tmp_path):
     assert not (tmp_path / "nowhere").exists()
 
 
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("how", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow),
+                                 signal.SIGKILL])
 def test_no_vm_outlives_the_demo(tmp_path, how):
     proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "demo", "--db", str(tmp_path / "shoe.db"),
                              "--pace", "0.05"], cwd=vm.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -106,7 +106,7 @@ def test_the_shuffler_checks_its_manifest_at_boot(image, tmp_path):
     assert "shuffler/device.mpy does not match the manifest" in err
 
 
-@pytest.mark.parametrize("damage", ["deleted", "damaged"])
+@pytest.mark.parametrize("damage", ["deleted", pytest.param("damaged", marks=pytest.mark.slow)])
 def test_without_its_manifest_the_shuffler_halts_before_any_unverified_import(image, tmp_path, damage):
     """The manifest deleted (or damaged) and a trojan link/reports.py added,
     which MicroPython would import in place of the deployed .mpy: nothing
