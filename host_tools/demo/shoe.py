@@ -185,9 +185,9 @@ def _deal(args, proof):
     verified = 1
     if not failure:
         verified, out = proof.run_verify(argv)
-        console.print("the record is the shoe's own: `shoe verify` %s" % (
-            "exit 0, every event covered by a checkpoint its chip signed" if verified == 0
-            else "FAILED (exit %d):\n%s" % (verified, out)), highlight=False, soft_wrap=True)
+        console.print("shoe verify: %s" % (
+            "exit 0, the record is the shoe's own (every event covered by a checkpoint its chip signed)"
+            if verified == 0 else "FAILED (exit %d):\n%s" % (verified, out)), highlight=False, soft_wrap=True)
     for message in failure:
         console.print("[red]demo stopped:[/] %s" % message)
     ended = show.end is not None and show.end.get("reason") == "cover"
