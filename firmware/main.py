@@ -126,7 +126,7 @@ def _self_test(part):
 
 
 def _halt(reason):
-    sys.stderr.write(reason + "\n")
+    sys.stderr.write("halted: %s\n" % reason)
     while True:  # no watchdog runs yet: the shoe stays halted until reflashed
         time.sleep(1)
 

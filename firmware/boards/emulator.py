@@ -122,7 +122,10 @@ class Board:
         if secure and secure.get("device"):
             from boards.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
-            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
+            # margin_ms: the simulated chip answers from a thread of the host
+            # process across a pty, later than a chip on a bus when the host is loaded.
+            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60),
+                                           secure.get("margin_ms", 50))
         self._pairing = None
         self.wdt_ms = config.WDT_MS
         self.starved = 0

@@ -172,6 +172,8 @@ class HostLink:
         self.state = "down"
         self.shoe_id = shoe_id
         self.hello = None      # the latest verified hello (dict); its nonce signs acks and commands
+        self.tilted = None     # the shoe's tilt reason (its hello, or a stored tilt event) until tilt_cleared
+        self.mismatch = None   # firmware_mismatch's detail while the latest hello names other firmware
         self.counter = None
         self.refuse = None     # why this shoe's events must not be stored or acked, if so
         self.refused_logged = None
@@ -580,11 +582,14 @@ class HostLink:
         and service mode: each a critical alert (merged while it lasts), never a reason
         to drop the record (what the shoe sends is still evidence)."""
         manifest = hello.get("manifest")
+        self.mismatch = None
         if self.deployed is not None and manifest != self.deployed:
-            self._critical("firmware_mismatch", "shoe %s's hello names manifest %s, but `shoe deploy` "
-                           "recorded %s for it: the code on the shoe is not what was deployed"
-                           % (shoe_id, shown(str(manifest or "none"), 16), self.deployed[:16]))
+            self.mismatch = ("shoe %s's hello names manifest %s, but `shoe deploy` recorded %s for it: the "
+                             "code on the shoe is not what was deployed"
+                             % (shoe_id, shown(str(manifest or "none"), 16), self.deployed[:16]))
+            self._critical("firmware_mismatch", self.mismatch)
         tilt = hello.get("tilt")
+        self.tilted = shown(str(tilt), 120) if tilt is not None else None
         if isinstance(tilt, str) and tilt.startswith(chipcount.REASON):
             self._critical("counter_mismatch", "shoe %s tilted at boot: %s" % (shoe_id, shown(tilt, 120)))
         if hello.get("service") is True:
@@ -744,7 +749,12 @@ class HostLink:
         return "ok sent %s as command %d" % (name, counter)
 
     def _note(self, event):
-        """React to what the shoe says about this bridge's own frames."""
+        """React to what the shoe says about this bridge's own frames, and
+        to its tilt (a tilted shoe records no game: never RECORDING)."""
+        if event.get("source") == "link" and event.get("type") == "tilt":
+            self.tilted = shown(str(event.get("reason")), 120)
+        elif event.get("source") == "link" and event.get("type") == "tilt_cleared":
+            self.tilted = None
         if event.get("type") == "accepted" and _whole(event.get("counter")):
             self.counter = max(self.counter or 0, event["counter"])
         elif event.get("type") == "error" and event.get("reason") in ("replayed", "bad_mac"):
@@ -775,6 +785,11 @@ class HostLink:
                 what, ": " + self.link_detail if self.link_detail and self.state != "connecting" else "")
         if self.stall:
             return False, self.stall[1]
+        if self.mismatch:
+            return False, "firmware_mismatch: " + self.mismatch
+        if self.tilted is not None:
+            return False, ("the shoe is tilted (%s): it records no game until a supervisor's clear_tilt"
+                           % self.tilted)
         quiet = time.monotonic() - (self.fresh_at or 0.0)
         if quiet > STALE_S:
             return False, ("no heartbeat bound to this bridge's challenge and no new event for %.0f s: "

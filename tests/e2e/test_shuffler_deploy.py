@@ -106,6 +106,27 @@ def test_the_shuffler_checks_its_manifest_at_boot(image, tmp_path):
     assert "shuffler/device.mpy does not match the manifest" in err
 
 
+@pytest.mark.parametrize("damage", ["deleted", pytest.param("damaged", marks=pytest.mark.slow)])
+def test_without_its_manifest_the_shuffler_halts_before_any_unverified_import(image, tmp_path, damage):
+    """The manifest deleted (or damaged) and a trojan link/reports.py added,
+    which MicroPython would import in place of the deployed .mpy: nothing
+    on the flash is vouched for, so the shuffler halts before importing any
+    of it. Before, it went on with a tilt, and the trojan ran."""
+    import shutil
+    img = tmp_path / "img"
+    shutil.copytree(image, img)
+    if damage == "deleted":
+        (img / "manifest.json").unlink()
+    else:
+        (img / "manifest.json").write_text('{"files": ')
+    (img / "link" / "reports.py").write_text("open('ran.txt', 'w').write('trojan ran')\n")
+    (tmp_path / "run").mkdir()
+    rc, out, err = _boot_image(img, tmp_path / "run", timeout=8)
+    assert rc is None and "BOOTED" not in out, (out, err)   # halted: never returned
+    assert "halted: self-test: manifest.json" in err, err
+    assert not (tmp_path / "run" / "ran.txt").exists() and not (img / "ran.txt").exists(), "the trojan ran"
+
+
 def test_the_image_boots_from_its_own_files(image, tmp_path):
     """The staged tree is the only code on the path (plus the stand-in
     machine module): every module the shuffler imports is in the image."""
