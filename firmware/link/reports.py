@@ -242,6 +242,11 @@ def hello(s):
     o.text(getattr(s.board, "manifest", ""))
     o.raw(b',"service":')
     o.bool(getattr(s.board, "service", False))
+    parts = getattr(s.board, "parts", None)   # boards/parts.py: what dealing goes on without
+    if parts is not None and parts.faults:
+        degraded = parts.degraded()
+        if degraded:
+            _text(o, b',"parts":', degraded)
     o.raw(b',"t":')  # the clock command deadlines are set on (docs/protocol.md 4)
     o.int(s.board.ticks_ms() & proto.TICKS_MASK)
     o.raw(b',"nonce":"')
