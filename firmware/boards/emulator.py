@@ -110,6 +110,8 @@ class Board:
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
         self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
+        self._delay = getattr(config, "ANSWER_DELAY_MS", 0)
+        self._held = []   # (due ticks, frame): hellos a slow shoe has not sent yet
         dealer = config.READER.get("script")
         self._dealer = PtyUART(dealer) if dealer else None
         self._one = bytearray(1)
@@ -154,12 +156,24 @@ class Board:
     # -- host link ----------------------------------------------------------
 
     def link_read(self, buf):
+        if self._held:
+            self._release()
         return self._link.readinto(buf) or 0
 
     def link_write(self, buf, n):
+        if self._delay and n > 1 and buf[1] == 0x48:
+            # A slow shoe (`shoe emulate --answer-delay-ms`): its hello leaves
+            # this much later, as the answer of a slower MCU would.
+            self._held.append((time.ticks_add(time.ticks_ms(), self._delay), bytes(buf[:n])))
+            return
         # A full pty (nobody reading) drops the frame like an unplugged cable;
         # the session retransmits whatever was not acked.
         self._link.write(memoryview(buf)[:n])
+
+    def _release(self):
+        now = time.ticks_ms()
+        while self._held and time.ticks_diff(now, self._held[0][0]) >= 0:
+            self._link.write(self._held.pop(0)[1])
 
     # -- dealer channel: stands for the reader, back sensor and buttons -----
 
