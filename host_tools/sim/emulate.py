@@ -466,7 +466,7 @@ def main(argv=None):
           % (statistics.median(med), statistics.median(p99)))
     print("  boot replaying the full shoe's journal: median %.1f ms; heap free after: %d KiB"
           % (statistics.median(boots) / 1000, statistics.median(free) // 1024))
-    print("  one event's tag (BLAKE2s-128, %d-byte card event, chained): median %d us, p99 %d us"
+    print("  one event's tag (HMAC-SHA256-128, %d-byte card event, chained): median %d us, p99 %d us"
           % (body_bytes, statistics.median(m for m, _ in macs), statistics.median(p for _, p in macs)))
     return 0
 
