@@ -50,7 +50,7 @@ HELLO_S = 15.0
 ANSWER_S = 30.0
 QUIET_S = 2.0
 
-# Free heap after boot below this fails: the whole-shoe heap test
+# Free heap (the `status` event's, now, after a collection) below this fails: the whole-shoe heap test
 # (tests/e2e/test_emulator_heap.py) plays a shoe in 4 KiB less heap than the
 # board's, so twice that is the least a built board may be left with; less
 # means the build or the card set outgrew the budget (docs/design.md, "Heap budgets").
@@ -324,10 +324,11 @@ def heap_step(run):
         return Step("heap", False, "the `status` event carries no free heap: firmware older than the deploy "
                     "record? re-flash with `shoe deploy`")
     if heap < HEAP_FREE_MIN:
-        return Step("heap", False, "%d bytes free after boot, less than %d: the build or the card set outgrew "
+        return Step("heap", False, "%d bytes free now (status, after a collection), less than %d: the build "
+                    "or the card set outgrew "
                     "the board's heap; run `shoe bench footprint` and check the deployed card set"
                     % (heap, HEAP_FREE_MIN))
-    return Step("heap", True, "%d bytes free after boot (at least %d needed)" % (heap, HEAP_FREE_MIN))
+    return Step("heap", True, "%d bytes free now (at least %d needed)" % (heap, HEAP_FREE_MIN))
 
 
 def shoe_steps(link, tech, run, test_card=None):

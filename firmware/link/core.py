@@ -75,9 +75,10 @@ class Link:
     # boot(s) and refill(s). link/replay.py takes literal events; the shoe's
     # link/recovery.py replays the game's inputs too.
     RECOVERY = replay
-    # Free heap after boot, for `status`. main.py sets it on the class once
-    # booted: a new instance attribute would grow the session's attribute
-    # table (about 1 KiB in one block) in a heap already cut into holes.
+    # Free heap after boot. main.py sets it on the class once booted (a new
+    # instance attribute would grow the session's attribute table, about
+    # 1 KiB in one block, in a heap already cut into holes); >= 0 also says
+    # the VM has gc.mem_free, so `status` reports the heap free now.
     heap_free = -1
 
     def __init__(self, board, config, journal, outbox=None):

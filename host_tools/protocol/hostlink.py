@@ -61,15 +61,16 @@ PROTO = proto.PROTO
 HEARTBEAT_S = 0.5      # the host must send a frame at least every 1000 ms (protocol 7)
 SILENCE_S = 3.0        # the shoe sends B after 1000 ms idle; 3 s of nothing is a dead link
 REOPEN_S = 0.5         # how often a vanished port is retried
-HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered
+HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered (at least; see retry_s)
+HELLO_RETRY_MAX_S = 20.0  # ... and at most, however slow the shoe's measured answers
 RECENT = 16            # earlier hello challenges whose answers are stale, not forged
 ACKS_TAKEN_S = 2.0     # the shoe's heartbeats show it refusing this bridge's acks for this long
 # After the last reboot, lost frame or stall, the link records again within
-# this: an unanswered hello request is asked again after HELLO_RETRY_S, acks
-# refused under a dead nonce show within ACKS_TAKEN_S plus a heartbeat, a
-# dead line is reopened after SILENCE_S. tests/unit/test_hostlink_recovery.py
-# holds random interleavings of those faults to it; `shoe soak powercut`
-# holds every power cut to it.
+# this: an unanswered hello request is asked again after retry_s() (HELLO_RETRY_S
+# for a shoe that answers in under 0.75 s), acks refused under a dead nonce show
+# within ACKS_TAKEN_S plus a heartbeat, a dead line is reopened after SILENCE_S.
+# tests/unit/test_hostlink_recovery.py holds random interleavings of those
+# faults to it; `shoe soak powercut` holds every power cut to it.
 RECOVER_S = 5.0
 REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
 MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
@@ -182,6 +183,8 @@ class HostLink:
         self.recent = []       # earlier challenges of this link: a hello to one is stale, not forged
         # (RECENT of them: a line that held a backlog of requests while the
         # shoe was off delivers them at once, and the shoe answers each)
+        self.asked_at = {}     # challenge -> when it was sent (monotonic s): the shoe's answer time
+        self.answer_s = 0.0    # the slowest answer to a hello request seen on this link, s
         self.ack_due = False
         self.last_rx = 0.0
         self.last_tx = 0.0
@@ -249,7 +252,7 @@ class HostLink:
         self.tally.flush()
         if now - self.last_rx > SILENCE_S:
             return "no frame from the shoe for %.1f s" % (now - self.last_rx)
-        if (self.hello is None or self.challenge_open) and now - self.hello_asked > HELLO_RETRY_S:
+        if (self.hello is None or self.challenge_open) and now - self.hello_asked > self.retry_s():
             # Every request is asked again until a verified hello answers it:
             # the shoe that should have answered may have rebooted since.
             self.ask_hello(force=True)
@@ -320,13 +323,14 @@ class HostLink:
         request is still young, unless ``force``: the answer to it is on its
         way, and asking again would make that answer stale in turn."""
         now = time.monotonic()
-        if not force and self.challenge_open and now - self.hello_asked < HELLO_RETRY_S:
+        if not force and self.challenge_open and now - self.hello_asked < self.retry_s():
             return
         if self.challenge_open:
-            self.recent = self.recent[1 - RECENT:] + [self.challenge]  # its answer may still come
+            self._keep(self.challenge)  # its answer may still come
         self.challenge = auth.new_nonce()
         self.challenge_open = True
         self.hello_asked = now
+        self.asked_at[self.challenge] = now
         self._send(host_frames.encode_hello_request(self.challenge))
 
     def _resync(self, why):
@@ -337,6 +341,29 @@ class HostLink:
         self.acks_refused_at = None
         self.set_state("connecting", why)
         self.ask_hello()
+
+    def retry_s(self):
+        """How long a hello request waits for its answer before another is
+        sent: twice the slowest answer measured on this link, within
+        HELLO_RETRY_S and HELLO_RETRY_MAX_S. A shoe slower than the retry
+        would otherwise answer each request just after it was replaced,
+        and be asked again, for ever."""
+        return max(HELLO_RETRY_S, min(HELLO_RETRY_MAX_S, 2.0 * self.answer_s))
+
+    def _keep(self, challenge):
+        self.recent = self.recent[-(RECENT - 1):] + [challenge]
+        for old in [c for c in self.asked_at if c not in self.recent and c != self.challenge]:
+            del self.asked_at[old]
+
+    def _answered(self, challenge):
+        """A genuine hello covering ``challenge`` arrived now: how long the
+        shoe took to answer it (s), which the retry then adapts to."""
+        sent = self.asked_at.get(challenge)
+        if sent is None:
+            return None
+        took = time.monotonic() - sent
+        self.answer_s = max(self.answer_s, took)
+        return took
 
     def set_state(self, state, detail):
         self.state = state
@@ -471,7 +498,8 @@ class HostLink:
         if tagged and self.challenge_open and self._tag_ok(shoe_id, proto.HELLO, seq, self.challenge,
                                                             body, tag):
             self.challenge_open = False
-            self.recent = self.recent[1 - RECENT:] + [self.challenge]
+            self._answered(self.challenge)
+            self._keep(self.challenge)
             why = check_hello(hello)
             if why is not None:
                 self._invalid("hello", seq, payload, why)
@@ -482,24 +510,42 @@ class HostLink:
                 return
             self._verified_hello(seq, hello)
             return
-        if tagged and any(self._tag_ok(shoe_id, proto.HELLO, seq, link, body, tag)
-                          for link in [proto.NO_CHALLENGE] + self.recent):
+        older = None
+        if tagged:
+            older = next((link for link in [proto.NO_CHALLENGE] + self.recent
+                          if self._tag_ok(shoe_id, proto.HELLO, seq, link, body, tag)), None)
+        if older is not None:
             # Genuine but not the answer to the open challenge: the shoe
-            # rebooted, repeated itself, answered an earlier request, or this
-            # is a playback. Not evidence of anything now: ask again. Under
-            # another nonce than ours, the connection our acks and commands
-            # are signed for may be gone (a reboot): it is dropped until a
-            # verified hello names the shoe's current one.
+            # rebooted, repeated itself, answered an earlier request (a slow
+            # shoe), or this is a playback. Not evidence of anything now: ask
+            # again, no sooner than the shoe can answer. Under another nonce
+            # than ours, the connection our acks and commands are signed for
+            # may be gone (a reboot): it is dropped until a verified hello
+            # names the shoe's current one.
+            took = self._answered(older) if older != proto.NO_CHALLENGE else None
             if self.hello is not None and hello.get("nonce") != self.hello["nonce"] \
                     and shoe_id == self.shoe_id:
                 self._resync("shoe %s said hello under another connection (it rebooted, or a "
                              "playback): asking for a fresh hello" % shown(shoe_id, 16))
             else:
+                if took is not None and self.hello is None:
+                    self._refusing("shoe %s answered an older challenge of this bridge %.1f s after "
+                                   "it was sent: a slow shoe, not a wrong key; asking again every "
+                                   "%.1f s" % (shown(shoe_id, 16), took, self.retry_s()))
                 self.ask_hello()
             return
         self.stats["bad_tags"] += 1
         self.tally.note("forged_hello", "H%d claiming shoe %s: %s" % (
             seq, shown(shoe_id, 16), shown(payload)))
+        if self.hello is None and tagged and self._keyless(shoe_id, seq, body, tag):
+            # Under the all-zero key: a shoe that has no link key (its secure
+            # element does not answer, docs/design.md "Missing parts"). Anyone
+            # can make such a hello, so its words are shown as the shoe's
+            # unverified claim and nothing else changes.
+            self._refusing("shoe %s has no link key, so nothing it sends can be verified; its hello "
+                           "(unverified) says: %s" % (shown(shoe_id, 16), shown(str(hello.get("tilt")), 160)))
+            self.ask_hello()
+            return
         if self.hello is None:
             # Shown in the bridge's state; changes nothing else, and the
             # first verified hello clears it.
@@ -507,6 +553,12 @@ class HostLink:
                            "or someone else on the line; recording nothing"
                            % (self.port_path, key_id(self.key)))
         self.ask_hello()
+
+    def _keyless(self, shoe_id, seq, body, tag):
+        """The hello's tag is made under the all-zero shoe key (firmware/main.py NO_KEY)."""
+        fkey = auth.frames_key(bytes(32))
+        return any(_hmac.compare_digest(host_frames.frame_mac(fkey, shoe_id, proto.HELLO, seq, link, body), tag)
+                   for link in [self.challenge or proto.NO_CHALLENGE, proto.NO_CHALLENGE] + self.recent)
 
     def _verified_hello(self, seq, hello):
         shoe_id = hello["shoe"]

@@ -61,6 +61,9 @@ SECURE_HEAP_64 = 32 * 1024
 
 
 EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
+# The parts `--without` can take away (firmware/boards/parts.py says which
+# ones stop the dealing).
+WITHOUT = ("reader", "sensor", "secure_element", "buttons", "gate")
 # The PN532's ACK comes within about a millisecond of a command, so the
 # driver waits 30 ms for it (drivers/pn532.py ACK_TIMEOUT_MS). The simulated
 # chip is a thread of this process across a pty, not a chip: on a loaded
@@ -83,7 +86,7 @@ class Emulator(vmdevice.VMDevice):
     KIND = "shoe"
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False, service=False, provision=True):
+                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -99,15 +102,27 @@ class Emulator(vmdevice.VMDevice):
         os.set_blocking(self._deal_m, True)
         reader_cfg = {"script": deal_path}
         self.chip = None
+        for part in without:
+            if part not in WITHOUT:
+                raise ValueError("--without %s: the emulated board's parts are %s" % (part, ", ".join(WITHOUT)))
+        if "reader" in without and reader is None:
+            raise ValueError("--without reader needs --reader pn532 (without one, cards come on the dealer channel)")
+        if "secure_element" in without and not secure:
+            raise ValueError("--without secure_element needs --secure-element")
         if reader is not None:
-            reader_cfg.update(self._start_reader(reader, cardset))
+            reader_cfg.update(self._start_reader(reader, cardset, "reader" not in without))
         values = board_config.constants(
             "emulator", shoe_id, reader=reader,
             overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
         if service:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
+        if without:
+            values["ABSENT"] = sorted(without)   # boards/emulator.py: each fails as a board sees it
+        if answer_delay_ms:
+            values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (boards/emulator.py)
         if secure:
-            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure(provision))
+            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
+                                            **self._start_secure(provision, "secure_element" not in without))
         self.heap = values["HEAP"] + HEAP_64 + (SECURE_HEAP_64 if secure else 0)
         self._write_config(values)
         # Beside the flash, not in it: the boot check tilts on any file the
@@ -115,8 +130,10 @@ class Emulator(vmdevice.VMDevice):
         self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
         self._start_relay()
 
-    def _start_reader(self, reader, cardset):
-        """The simulated reader on its own pty, and the card set on the flash."""
+    def _start_reader(self, reader, cardset, present=True):
+        """The simulated reader on its own pty, and the card set on the flash;
+        not ``present``: the pty with nothing answering on it (a PN532
+        unplugged or dead)."""
         if reader != "pn532":
             raise ValueError("the emulator simulates a pn532 reader, not %r" % reader)
         from host_tools.sim import pn532 as sim
@@ -128,7 +145,8 @@ class Emulator(vmdevice.VMDevice):
         self._sim_m, self._sim_s, sim_path = ptys.open_raw()
         self._sim = threading.Thread(target=sim.serve_hsu, args=(self.chip, self._sim_m, self._stop.is_set),
                                      daemon=True)
-        self._sim.start()
+        if present:
+            self._sim.start()
         return {"device": sim_path, "ack_ms": EMULATED_ACK_MS}
 
     def present(self, uid):
@@ -179,7 +197,8 @@ class Emulator(vmdevice.VMDevice):
         fds = [self._deal_m, self._deal_s]
         if self.chip is not None:
             self._stop.set()
-            self._sim.join(2)
+            if self._sim.is_alive():
+                self._sim.join(2)
             fds += [self._sim_m, self._sim_s]
         self._close_link(*fds)
 
@@ -207,6 +226,14 @@ def add_arguments(parser):
                         help="put a simulated ATECC608B on the shoe's I2C bus (its EEPROM beside the flash)")
     parser.add_argument("--service", action="store_true",
                         help="power on with NEW SHOE held: service mode, announced in the hello")
+    parser.add_argument("--without", action="append", default=[], choices=WITHOUT, metavar="PART",
+                        help="power on with this part absent or broken, as a board sees it at boot "
+                             "(repeatable; one of %s): reader, sensor and secure_element do not "
+                             "answer on their bus, buttons read stuck pressed, the gate's pin cannot "
+                             "be claimed" % ", ".join(WITHOUT))
+    parser.add_argument("--answer-delay-ms", type=int, default=0, metavar="MS",
+                        help="a slow shoe: every hello and heartbeat answer leaves this much later "
+                             "(as on a slower MCU)")
 
 
 def run(args):
@@ -214,6 +241,13 @@ def run(args):
 
     from host_tools.sim import dealer as dealer_mod
 
+    if "reader" in args.without and not args.reader:
+        print("shoe emulate: --without reader needs --reader pn532 (without one, cards come on the "
+              "dealer channel)", file=sys.stderr)
+        return 2
+    if "secure_element" in args.without and not args.secure_element:
+        print("shoe emulate: --without secure_element needs --secure-element", file=sys.stderr)
+        return 2
     directory = args.dir or tempfile.mkdtemp(prefix="shoe-emulate-")
     tags = None
     if args.reader:
@@ -221,9 +255,11 @@ def run(args):
         path = os.path.join(directory + ".cardset")
         tags.write(path)
         emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path,
-                       secure=args.secure_element, service=args.service)
+                       secure=args.secure_element, service=args.service, without=args.without,
+                       answer_delay_ms=args.answer_delay_ms)
     else:
-        emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service)
+        emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service,
+                       without=args.without, answer_delay_ms=args.answer_delay_ms)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()
@@ -430,7 +466,7 @@ def main(argv=None):
           % (statistics.median(med), statistics.median(p99)))
     print("  boot replaying the full shoe's journal: median %.1f ms; heap free after: %d KiB"
           % (statistics.median(boots) / 1000, statistics.median(free) // 1024))
-    print("  one event's tag (BLAKE2s-128, %d-byte card event, chained): median %d us, p99 %d us"
+    print("  one event's tag (HMAC-SHA256-128, %d-byte card event, chained): median %d us, p99 %d us"
           % (body_bytes, statistics.median(m for m, _ in macs), statistics.median(p for _, p in macs)))
     return 0
 

@@ -131,16 +131,19 @@ class VMDevice:
 
     # -- the secure element ------------------------------------------------
 
-    def _start_secure(self, provision=True):
+    def _start_secure(self, provision=True, present=True):
         """The ATECC608B simulator in this process, its I2C bus on a pty;
         returns board_config's SECURE_ELEMENT for it. ``provision`` False:
         a chip as it leaves the factory (a technician's acceptance must fail
-        it), the link key left on the flash."""
+        it), the link key left on the flash. ``present`` False: the chip
+        provisioned, then taken off the bus."""
         from host_tools.sim import atecc608, i2cbus
 
         self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json", timing=EMULATED_CHIP_TIMING)
         bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
         self.chip_lines = self._provision(bus) if provision else ()
+        if not present:
+            bus.devices.clear()   # provisioned, then gone: its address is NAKed (a chip unsoldered)
         self._se_m, self._se_s, se_path = ptys.open_raw()
         self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set), daemon=True)
         self._se.start()

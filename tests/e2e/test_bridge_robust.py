@@ -250,7 +250,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
 
         def hello(body=None):
             stored = b._stored() or 0
-            base = {"proto": 2, "fw": "fuzz", "board": "emulator", "shoe": SHOE, "settings": "",
+            base = {"proto": proto.PROTO, "fw": "fuzz", "board": "emulator", "shoe": SHOE, "settings": "",
                     "seq": stored + 5, "acked": stored, "counter": b.counter or 0, "tilt": None,
                     "nonce": auth.new_nonce().decode(),
                     "chain": (store.shoe(SHOE) or {}).get("last_mac") or "0" * 32}
@@ -282,7 +282,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
                 feed("E", seq, body + b" " + tag, garble=rng.random() < 0.15)
             elif roll < 0.72:
                 hello(_mutate(rng, {
-                    "proto": 2, "fw": "f", "board": "b", "shoe": SHOE, "settings": "", "seq": seq,
+                    "proto": proto.PROTO, "fw": "f", "board": "b", "shoe": SHOE, "settings": "", "seq": seq,
                     "acked": seq - 1, "counter": 0, "tilt": None, "nonce": "0" * 16,
                     "chain": prev.decode()}))
                 if rng.random() < 0.5:

@@ -56,7 +56,7 @@ class FakeShoe:
         self.nonces.append(self.nonce)
         if chain is None:
             chain = self.tags.get(acked, auth.ZERO_MAC) if acked else auth.ZERO_MAC
-        body = {"proto": 2, "fw": "test", "board": "emulator", "shoe": self.shoe_id,
+        body = {"proto": proto.PROTO, "fw": "test", "board": "emulator", "shoe": self.shoe_id,
                 "settings": "", "seq": seq, "acked": acked, "counter": counter, "tilt": tilt, "t": 0,
                 "nonce": self.nonce, "chain": chain.decode()}
         body.update(extra)
@@ -103,7 +103,7 @@ class FakeShoe:
         self.frames.append((chr(dec.kind), dec.seq, payload))
         if dec.kind == ord("H"):
             version, _sp, challenge = payload.partition(b" ")
-            assert version == b"2" and len(challenge) == proto.NONCE_HEX, payload
+            assert version == b"%d" % proto.PROTO and len(challenge) == proto.NONCE_HEX, payload
             self.challenges.append(challenge)
         elif dec.kind == ord("B") and payload:
             # The bridge's heartbeat challenge: a shoe answers it at once.

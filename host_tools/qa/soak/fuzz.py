@@ -283,7 +283,7 @@ class BridgeTarget:
             counter = self.bridge.store.max_counter(SHOE)
         except Exception:  # noqa: BLE001 - a stored event may be anything the fuzz made
             counter = 0
-        return {"proto": 2, "fw": "fuzz", "board": "emulator", "shoe": SHOE, "settings": "",
+        return {"proto": proto.PROTO, "fw": "fuzz", "board": "emulator", "shoe": SHOE, "settings": "",
                 "seq": seq - 1, "acked": seq - 1, "counter": counter, "tilt": None,
                 "t": 0, "nonce": "0123456789abcdef", "chain": chain.decode("ascii", "replace")}
 
@@ -341,7 +341,7 @@ class BridgeTarget:
         if r < 0.90:  # any type letter and seq, any payload, good CRC
             kind = rng.choice(b"HEBACXZ" + bytes([rng.randrange(32, 127)]))
             seq = rng.choice((0, 1, rng.randrange(10 ** 10), 2 ** 31))
-            payload = mutate(rng, rng.choice((b"", dumps(rng.choice(self.events)), b"2 " + NONCE)))
+            payload = mutate(rng, rng.choice((b"", dumps(rng.choice(self.events)), b"%d " % proto.PROTO + NONCE)))
             return encode_frame(kind, seq, payload)
         # noise: random bytes, a long line, a frame that never ends
         kind = rng.randrange(3)
