@@ -33,7 +33,7 @@ import time
 
 from host_tools import logfile
 from host_tools.bridge import control
-from host_tools.bridge.console import TableView
+from host_tools.bridge.console import TableView, event_line
 from host_tools.bridge.session import Bridge
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
@@ -131,7 +131,10 @@ class Runner:
         self.monitor = None
         self.primed = None  # the shoe whose stored history the view holds
         self.asking = None  # a game-changing key waiting for y
-        self.said = None    # the recording line last printed (--no-console)
+        self.said = None    # the recording state last printed (--no-console)
+        self.shown = 0      # the last seq the view took from the store when it was primed
+        # The link calls these as it commits, changes state or stores an
+        # alert (the Bridge passes the writes on to its link).
         bridge.on_event = lambda seq, event: self.pending.append((seq, event))
         bridge.on_link = self._link
         bridge.on_alert = self._alert
@@ -222,25 +225,28 @@ class Runner:
             self.view.event(event, seq)
             if last_set is not None and i >= last_set and event.get("type") in ("shoe", "card"):
                 self._monitor(event)
-        done = history[-1][0] if history else 0
-        self.pending = [(q, e) for q, e in self.pending if q > done]
+        self.shown = history[-1][0] if history else 0
         self.view.tilt = (self.bridge.hello or {}).get("tilt") or self.view.tilt
 
     def drain(self):
-        """Show what was committed since the last turn."""
+        """Show what was committed since the last turn: on the console, and
+        in quiet mode one line per event this bridge committed."""
         if self.bridge.shoe_id is not None and self.primed != self.bridge.shoe_id:
             self._prime(self.bridge.shoe_id)
         pending, self.pending = self.pending, []
         for seq, event in pending:
+            if self.console is None:
+                print(event_line(seq, event), flush=True)
+            if seq <= self.shown:
+                continue  # already in the view, from the store at its priming
             self.view.event(event, seq)
             self._monitor(event)
-            if self.console is None and event.get("type") in ("irregularity", "error", "tilt",
-                                                              "shoe_end", "link_down", "link_up"):
-                print("seq %d %s" % (seq, json.dumps(event)), flush=True)
-        self.view.recording = self.bridge.recording()
-        line = self.bridge.recording_line()
-        if line != self.said:
-            self.said = line
+        self.view.recording = ok, why = self.bridge.recording()
+        # A line when the state or the reason changes, not at every stored seq.
+        said = (ok, None if ok else why)
+        if said != self.said:
+            self.said = said
+            line = self.bridge.recording_line()
             log.info(line)
             if self.console is None:
                 print(line, flush=True)
