@@ -11,8 +11,9 @@ in one line (``RECORDING: ...`` or ``NOT RECORDING: <reason>``) and exits 0
 only while it records: a monitoring script needs nothing else.
 
 Exit codes (each failure one line, never a traceback):
-0 ok / RECORDING; 1 NOT RECORDING (``--check``) or a request the bridge
-refused (``--send``); 2 bad arguments, a bad request line or an unusable key
+0 ok (the shoe accepted the command) / RECORDING; 1 NOT RECORDING
+(``--check``), or a request the bridge or the shoe refused, with the shoe's
+reason, or one the shoe did not answer within answers.ANSWER_S (``--send``); 2 bad arguments, a bad request line or an unusable key
 file; 3 another bridge owns this store, or another program holds the port;
 4 no bridge is running on this store (``--send``, ``--check``); 5 the store
 cannot be used.
@@ -35,6 +36,7 @@ from host_tools import logfile
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView, event_line
 from host_tools.bridge.session import Bridge
+from host_tools.protocol import answers
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import audit, db
@@ -135,9 +137,17 @@ class Runner:
         self.shown = 0      # the last seq the view took from the store when it was primed
         # The link calls these as it commits, changes state or stores an
         # alert (the Bridge passes the writes on to its link).
-        bridge.on_event = lambda seq, event: self.pending.append((seq, event))
+        self.waiting = []   # Answers: commands sent, the shoe's answer not yet shown
+        self.answers = {}   # command counter -> the shoe's answer event, until its Answer takes it
+        bridge.on_event = self._committed
         bridge.on_link = self._link
         bridge.on_alert = self._alert
+
+    def _committed(self, seq, event):
+        self.pending.append((seq, event))
+        counter = answers.answer_counter(event)
+        if counter is not None and any(a.counter == counter for a in self.waiting):
+            self.answers[counter] = event
 
     def _link(self, state, detail):
         self.view.link_state(state, detail)
@@ -160,11 +170,14 @@ class Runner:
         if name == "state":
             return "ok " + json.dumps(self.bridge.status(), sort_keys=True)
         reply = self.bridge.command(name, args)
-        self._audit(name, reply)
-        if name == "status":
-            # what the supervisor asks "status" for: is this table recorded?
-            reply += "; " + self.bridge.recording_line()
-        return reply
+        if answers.sent_counter(reply) is None:
+            self._audit(name, reply)  # not sent: this line is the whole answer
+            if name == "status":
+                reply += "; " + self.bridge.recording_line()
+            return reply
+        answer = Answer(self, name, reply)
+        self.waiting.append(answer)
+        return answer
 
     def _audit(self, name, reply):
         """A command from this console (or its control socket) is a row of
@@ -180,6 +193,22 @@ class Runner:
         except db.StoreError as e:
             log.error("the audit row of %s could not be written: %s", name, e)
 
+    def _answered(self):
+        """Show each command's answer once the shoe gave it (or its time ran out)."""
+        for answer in list(self.waiting):
+            text = answer()
+            if text is not None:
+                self.waiting.remove(answer)
+                if answer.on_console:
+                    self.view.notice = text
+
+    def _from_key(self, line):
+        reply = self.handle(line)
+        if isinstance(reply, Answer):
+            reply.on_console = True
+            return "%s; waiting for the shoe's answer" % reply.sent
+        return reply
+
     def key(self, ch):
         """One console keypress; False to quit. Game-changing keys ask
         first (y/N); every reply is shown on the console's reply line."""
@@ -187,7 +216,7 @@ class Runner:
             asked, self.asking = self.asking, None
             self.view.prompt = ""
             if ch == "y":
-                self.view.notice = self.handle(KEYS[asked])
+                self.view.notice = self._from_key(KEYS[asked])
             else:
                 self.view.notice = "cancelled: %s" % KEYS[asked]
             return True
@@ -197,7 +226,7 @@ class Runner:
             self.asking = ch
             self.view.prompt = "%s%s? y = yes, any other key = no" % (CONFIRM[ch][0].upper(), CONFIRM[ch][1:])
         elif ch in KEYS:
-            self.view.notice = self.handle(KEYS[ch])
+            self.view.notice = self._from_key(KEYS[ch])
         return True
 
     def _prime(self, shoe_id):
@@ -241,6 +270,7 @@ class Runner:
                 continue  # already in the view, from the store at its priming
             self.view.event(event, seq)
             self._monitor(event)
+        self._answered()
         self.view.recording = ok, why = self.bridge.recording()
         # A line when the state or the reason changes, not at every stored seq.
         said = (ok, None if ok else why)
@@ -278,6 +308,33 @@ class Runner:
         if getattr(self.monitor, "last", None):
             low = min(self.monitor.last.items(), key=lambda kv: kv[1])
             self.view.edges = "lowest house edge: %s %.3f%%" % (low[0], 100.0 * low[1])
+
+
+class Answer:
+    """A command the shoe has been sent: called, its reply line once the
+    shoe's own answer came (answers.reply_line) or ANSWER_S passed, else
+    None. The control socket keeps the client's connection until then; the
+    audit row records the answer, not the sending."""
+
+    def __init__(self, runner, name, sent):
+        self.runner, self.name, self.sent = runner, name, sent
+        self.counter = answers.sent_counter(sent)
+        self.deadline = time.monotonic() + answers.ANSWER_S
+        self.on_console = False
+        self.text = None
+
+    def __call__(self):
+        if self.text is None:
+            event = self.runner.answers.pop(self.counter, None)
+            if event is None and time.monotonic() < self.deadline:
+                return None
+            text = answers.reply_line(self.sent, event)
+            if self.name == "status":
+                # what the supervisor asks "status" for: is this table recorded?
+                text += "; " + self.runner.bridge.recording_line()
+            self.runner._audit(self.name, text)
+            self.text = text
+        return self.text
 
 
 def edge_monitor_factory():

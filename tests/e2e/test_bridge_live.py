@@ -127,3 +127,42 @@ def test_no_console_prints_every_card_result_irregularity_and_link_change(tmp_pa
         assert printed == [seq for seq, _e in stored]
     finally:
         term.close()
+
+
+def test_send_reports_the_shoes_own_answer(tmp_path):
+    """`shoe bridge --send` exits 0 only when the shoe accepted the command;
+    a refusal exits 1 with the shoe's reason."""
+    term = Tmux(tmp_path / "tmux.sock")
+    db_path = str(tmp_path / "s.db")
+    try:
+        term.run("emulate", shoe_command() + ["emulate", "--no-dealer", "--dir", str(tmp_path / "flash")])
+        head = term.wait("emulate", lambda s: re.search(r"^(/dev/\S+)\n# shoe \S+, flash .*?, key (\S+),",
+                                                          s, re.M), 90, "the emulator's pty and key")
+        term.run("bridge", shoe_command() + ["bridge", "--port", head.group(1), "--db", db_path,
+                                             "--key-file", head.group(2), "--no-console"])
+
+        def send(line):
+            r = subprocess.run(shoe_command() + ["bridge", "--db", db_path, "--send", line],
+                               capture_output=True, text=True, timeout=60)
+            return r.returncode, r.stdout.strip(), r.stderr
+
+        term.wait("bridge", lambda s: "RECORDING: shoe EMU1" in s, 60, "the bridge recording")
+        code, out, err = send("bets")
+        assert code == 1 and re.fullmatch(r"error sent bets as command \d+; refused by the shoe \(wrong_state\): "
+                                          r"no more bets: no card set loaded", out), (code, out, err)
+        code, out, err = send("clear_tilt")
+        assert code == 1 and out.endswith("refused by the shoe (wrong_state): clear_tilt: the shoe is not tilted")
+        code, out, err = send("clear_stop")
+        assert code == 1 and out.endswith("refused by the shoe (wrong_state): clear_stop: not stopped")
+        code, out, err = send("new_shoe decks=8")
+        assert code == 0 and re.fullmatch(r"ok sent shoe as command \d+; accepted by the shoe", out), out
+        code, out, err = send("bets")  # the burn is not done yet
+        assert code == 1 and out.endswith("no more bets: the burn or a 13C(2)(a) discard is not finished")
+        code, out, err = send("status")
+        assert code == 0 and "accepted by the shoe; RECORDING: shoe EMU1" in out and not err
+        # The refusals are in the record as the shoe's own events, under their counters.
+        from support.bridgecli import stored_events
+        refused = [e for e in stored_events(db_path, "EMU1") if e["type"] == "error" and "counter" in e]
+        assert [e["command"] for e in refused] == ["bets", "clear_tilt", "clear_stop", "bets"]
+    finally:
+        term.close()
