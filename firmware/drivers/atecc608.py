@@ -43,7 +43,7 @@ class SecureElementFault(Exception):
     """
 
     def __init__(self, message, status=-1):
-        Exception.__init__(self, message)
+        super().__init__(message)
         self.status = status
 
 
