@@ -21,6 +21,7 @@ import random
 import sys
 import time
 
+from host_tools import argtypes
 from host_tools.sim import ptys
 from host_tools.sim import Stop, stop_on_sigterm
 
@@ -30,7 +31,7 @@ GARBAGE = b"\x01\x9f\xfe\x07\x1b"
 
 def add_arguments(parser):
     parser.add_argument("--codes", required=True, help="file: one code per line, or a !fault")
-    parser.add_argument("--interval", type=float, default=0.3,
+    parser.add_argument("--interval", type=argtypes.seconds(), default=0.3,
                         help="seconds between two codes (a card passing the window)")
     parser.add_argument("--gap", type=float, default=0.5,
                         help="quiet seconds after a fault (longer than the driver's line timeout)")

@@ -28,6 +28,7 @@ import shutil
 import threading
 import time
 
+from host_tools import argtypes
 from host_tools import deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
 from host_tools.boards import config as board_config
@@ -249,12 +250,12 @@ class Emulator(vmdevice.VMDevice):
 
 def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=7, help="seed of the simulated dealer's shoe")
-    parser.add_argument("--dir", default=None,
+    parser.add_argument("--dir", default=None, type=argtypes.directory,
                         help="the shoe's flash (staged firmware, key, journal); reused as it is, "
                              "so a second run is a power cycle; delete it to reflash. "
-                             "Default: a new temp dir")
+                             "Default: a new private temp dir")
     parser.add_argument("--shoe-id", default=DEFAULT_SHOE_ID)
-    parser.add_argument("--interval", type=float, default=0.05,
+    parser.add_argument("--interval", type=argtypes.seconds(), default=0.05,
                         help="seconds between the dealer's actions")
     parser.add_argument("--irregularities", type=float, default=0.02,
                         help="probability per round of a dealer mistake")
@@ -273,11 +274,9 @@ def add_arguments(parser):
 
 
 def run(args):
-    import tempfile
-
     from host_tools.sim import dealer as dealer_mod
 
-    directory = args.dir or tempfile.mkdtemp(prefix="shoe-emulate-")
+    directory = args.dir or vmdevice.default_flash("shoe-emulate-")
     tags = None
     if args.reader:
         tags = TaggedSet(8)
