@@ -48,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 
+from host_tools import argtypes
 from host_tools import boards, exits
 from host_tools.protocol import keys, pubkeys
 from host_tools.boards import config
@@ -91,7 +92,7 @@ def add_arguments(parser):
     parser.add_argument("--dry-run", metavar="OUTDIR", help="stage into OUTDIR; no device")
     parser.add_argument("--shoe-id", help="this device's id on the link (default: a new random "
                                           "SHOE-xxxxxx, or SHUF-xxxxxx for a shuffler)")
-    parser.add_argument("--key-file", help="use this 32-byte key instead of a new random one")
+    parser.add_argument("--key-file", type=argtypes.file_path, help="use this 32-byte key instead of a new random one")
     parser.add_argument("--key-dir", default=str(DEFAULT_KEY_DIR),
                         help="where the pit PC keeps shoe keys (default %(default)s)")
     parser.add_argument("--reader", help="which fitted reader the firmware polls (default: boards.toml)")
@@ -107,6 +108,12 @@ def run(args):
     if bool(args.port) == bool(args.dry_run):
         print("shoe deploy: give either --port DEVICE to flash or --dry-run OUTDIR to stage",
               file=sys.stderr)
+        return 2
+    if args.port and not os.path.exists(args.port):
+        # Said before anything is staged, and not as mpremote says it ("in
+        # use by another program"): there is no device by that name.
+        print("shoe deploy: no board on %s (no such device): plug the board in over USB and check the "
+              "port's name (ls /dev/ttyACM* /dev/ttyUSB*)" % args.port, file=sys.stderr)
         return 2
     shuffler = getattr(args, "device", "shoe") == "shuffler"
     if shuffler and args.reader:

@@ -295,6 +295,35 @@ def _alert_of(event):
     return "warning", kind, "%s: %s" % (kind, rest)
 
 
+def event_line(seq, event):
+    """One stored event as one line of `shoe bridge --no-console`: what the
+    console shows, for a log or a person reading a plain terminal. Cards and
+    results read as a dealer would say them; alerts with their cause, as the
+    console's alert lines; anything else as its fields."""
+    kind = event.get("type")
+    sim = " (simulated)" if event.get("simulated") else ""
+    if kind == "card":
+        where = event.get("pos") or "no place"
+        up = " face up" if event.get("up") else ""
+        nxt = event.get("next") or "none"
+        return "seq %s round %s card %s %s%s%s, next %s, %s left" % (
+            seq, event.get("round"), where, event.get("card"), up, sim, nxt, event.get("left"))
+    if kind == "assign":
+        return "seq %s round %s card %s %s (held card, was %s)%s, next %s" % (
+            seq, event.get("round"), event.get("pos"), event.get("card"), event.get("from") or "held",
+            sim, event.get("next") or "none")
+    if kind == "result":
+        announce = ", ".join(event.get("announce") or [])
+        return "seq %s round %s result P %s | B %s  %s-%s  %s%s" % (
+            seq, event.get("round"), " ".join(event.get("player") or []), " ".join(event.get("banker") or []),
+            event.get("player_total"), event.get("banker_total"), announce or event.get("winner"), sim)
+    if kind in ALERT_TYPES:
+        severity, _key, text = _alert_of(event)
+        return "seq %s %s %s" % (seq, SEVERITY_LABEL.get(severity, (severity,))[0], text)
+    rest = " ".join("%s=%s" % (k, v) for k, v in event.items() if k not in ("type", "source"))
+    return ("seq %s %s %s" % (seq, kind, rest)).rstrip()
+
+
 def round_line(r, short=False):
     """One round as a single line for the demo's running log (``short``:
     the console's, fitting 80 columns with its irregularities)."""

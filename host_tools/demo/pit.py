@@ -45,6 +45,27 @@ def check(args):
             return "--tables must be 1..512, not %d" % tables
         if not 0 <= args.port <= 65535:
             return "--port must be 0..65535, not %d" % args.port
+        if args.port:
+            taken = _port_taken(args.port)
+            if taken:
+                return taken
+    return None
+
+
+def _port_taken(port):
+    """Why the page cannot have ``port`` on 127.0.0.1, or None: asked before
+    any emulator boots, so a taken port is said at once, not after them."""
+    import errno
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the page's own server binds
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                return "--port %d is taken on 127.0.0.1 (another program listens there): give another, " \
+                       "or --port 0 for any free one" % port
+            return "--port %d cannot be used on 127.0.0.1: %s" % (port, e.strerror or e)
     return None
 
 

@@ -102,6 +102,10 @@ def _adduser(args, cfg):
         return EXIT_USAGE
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
+    elif not sys.stdin.isatty():
+        print("pit: adduser asks for the password on a terminal, and there is none: run it in one, or "
+              "give the password as stdin's first line with --password-stdin", file=sys.stderr)
+        return EXIT_USAGE
     else:
         password = getpass.getpass("password for %s: " % args.user)
         if getpass.getpass("again: ") != password:

@@ -46,7 +46,7 @@ from host_tools.pit import roles
 from host_tools.pit import shuffle as shuffle_mod
 from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
-from host_tools.protocol import alerts, tablestate
+from host_tools.protocol import alerts, answers, tablestate
 from host_tools.store import audit as audit_mod
 from host_tools.store import db
 
@@ -58,7 +58,7 @@ GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supe
 SESSION_S = 8 * 3600   # a session ends this long after its login (a shift)...
 IDLE_S = 30 * 60       # ...or this long after its last request
 COOKIE = "pit_session"
-ANSWER_S = 3.0         # how long a command waits for the shoe's accepted/error event
+ANSWER_S = answers.ANSWER_S   # how long a command waits for the shoe's accepted/error event
 REASON_MAX = 500
 LOGINS_PER_ADDRESS = 4  # logins being checked at once from one address (argon2 costs the pit's CPU)
 # Defaults of [web] in pit.toml (config.py): caps on what clients may hold open.
@@ -751,11 +751,12 @@ async def command(request):
     reply = await asyncio.wrap_future(runner.command(cmd, pairs))
     answer = await _shoe_answer(request, runner, reply)
     if answer is None:
-        verdict = "no answer from the shoe within %.0f s" % ANSWER_S if reply.startswith("ok") else "not sent"
+        verdict = ("no answer from the shoe within %.0f s" % ANSWER_S if reply.startswith("ok")
+                   else "not sent: " + (reply[6:] if reply.startswith("error ") else reply))
     elif answer["type"] == "accepted":
         verdict = "accepted by the shoe"
     else:
         verdict = "rejected by the shoe: %s %s" % (answer.get("reason"), answer.get("message") or "")
     audit(request, user, role, runner.name, "command", line, "%s; %s" % (reply, verdict.strip()))
-    ok = reply.startswith("ok") and (answer is None or answer["type"] == "accepted")
+    ok = reply.startswith("ok") and answer is not None and answer["type"] == "accepted"
     return web.json_response({"ok": ok, "reply": reply, "shoe": verdict.strip()}, status=200 if ok else 409)

@@ -60,6 +60,15 @@ def _die_with_parent(parent):
         os._exit(1)   # the parent died before the line above
 
 
+def default_flash(prefix):
+    """A new flash directory for an emulated device, in a directory of its
+    own (mode 0700 from mkdtemp): the pit's copy of a device key is kept
+    beside the flash, and beside it in the shared temp directory (sticky,
+    open to all) the key check refuses it, as it would a real key left there."""
+    import tempfile
+    return os.path.join(tempfile.mkdtemp(prefix=prefix), "flash")
+
+
 class VMDevice:
     """Base of an emulated device: subclasses set ``self.dir`` (the flash)
     and call ``_open_link()`` before building their board_config."""

@@ -39,6 +39,7 @@ import tempfile
 import threading
 import time
 
+from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools import vm
 from host_tools.sim.rigs.bridge import Feeder, Stalled, StoreProgress
@@ -54,12 +55,12 @@ def add_arguments(parser):
     parser.add_argument("--double-kills", type=int, default=10,
                         help="SIGKILLs of the shoe and the bridge at once (default 10)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the shoes and of the kill plan")
-    parser.add_argument("--decks", type=int, default=8, help="decks per shoe (default 8)")
+    parser.add_argument("--decks", type=argtypes.whole(1, 16), default=8, help="decks per shoe (default 8)")
     parser.add_argument("--shoes", type=int, default=1,
                         help="shoes dealt in a row (more are added if the kills need more lines)")
     parser.add_argument("--jitter", type=float, default=0.15,
                         help="a kill falls 0..JITTER s after its line starts (default 0.15)")
-    parser.add_argument("--dir", help="keep the flash, store and logs here (default: a temp dir)")
+    parser.add_argument("--dir", type=argtypes.directory, help="keep the flash, store and logs here (default: a temp dir)")
     parser.add_argument("--stall", type=float, default=60.0,
                         help="seconds without progress before the soak gives up (default 60)")
 

@@ -57,6 +57,7 @@ import tempfile
 import time
 import traceback
 
+from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools import vm
 
@@ -70,10 +71,10 @@ TARGETS = ("bridge", "firmware", "firmware-vm", "pn532", "gm65", "replay", "sett
 
 
 def add_arguments(parser):
-    parser.add_argument("--count", type=int, default=20000,
+    parser.add_argument("--count", type=argtypes.whole(0), default=20000,
                         help="inputs to the bridge's frame path and to the firmware's parsers "
                              "under CPython, each (default 20000)")
-    parser.add_argument("--vm-count", type=int, default=2000,
+    parser.add_argument("--vm-count", type=argtypes.whole(0), default=2000,
                         help="inputs to the firmware's parsers inside the MicroPython VM (default 2000)")
     parser.add_argument("--tool-count", type=int,
                         help="inputs to each of pn532, gm65, replay and settle (default COUNT/10)")
