@@ -267,7 +267,7 @@ def image_files(device, module):
     gets: its device's declaration (firmware/images/, host_tools/image.py)
     with the board's bring-up ``module``. Nothing else is staged."""
     try:
-        return image.for_board(device, module).for_board(module) if device else []
+        return image.for_board(device, module).for_board(module)
     except image.ImageError as exc:
         raise DeployError(str(exc))
 
