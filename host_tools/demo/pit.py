@@ -111,6 +111,20 @@ def _write_key(path, key):
         f.write(key)
 
 
+def _demo_logins(users_file):
+    """One login per staff role, each with a new random password, so that
+    the page can be tried at once: [(name, password)], also written to the
+    demo's users file (argon2 hashes, as `shoe pit adduser` writes it)."""
+    import secrets
+    from host_tools.pit import users as users_mod
+    made = []
+    for role in users_mod.ROLES:
+        password = secrets.token_urlsafe(12)
+        users_mod.add(users_file, role, role, password)
+        made.append((role, password))
+    return made
+
+
 def serve(args, console=None):
     """Run the pit until SIGINT/SIGTERM; the exit code."""
     from host_tools.pit import config as config_mod
@@ -167,6 +181,8 @@ def serve(args, console=None):
             f.write("\n".join(lines) + "\n")
         cfg = config_mod.load(config_path)
         proof.close_up(keys)
+        print("  logins (this demo only): " + ", ".join("%s / %s" % np for np in _demo_logins(cfg.users)),
+              flush=True)
         if vm_shoes:
             for s in shoes:
                 with proof.held():
