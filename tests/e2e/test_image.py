@@ -94,6 +94,36 @@ class _SocketPort:
         self.sock.close()
 
 
+# The rig's UART with a PN532 behind it, at the chip's frame level: each
+# command frame (TFI 0xD4) is answered with the ACK and then its reply
+# (GetFirmwareVersion: IC 0x32, v1.6; InListPassiveTarget: no card in the
+# field; the rest: no data). Without it the staged shoe finds no reader and
+# halts (docs/design.md, "Missing parts"), answering nothing but hellos.
+PN532_ON_UART = r'''
+class UART:
+    def __init__(self, id, baudrate=9600, tx=None, rx=None, timeout=None, rxbuf=None):
+        self.out = bytearray()
+    def any(self):
+        return len(self.out)
+    def readinto(self, buf, n=None):
+        n = min(len(buf), len(self.out) if n is None else n)
+        if not n:
+            return None
+        buf[:n] = self.out[:n]
+        self.out = self.out[n:]
+        return n
+    def write(self, buf, n=None):
+        b = bytes(buf)
+        i = b.find(b"\x00\x00\xff")
+        if i >= 0 and len(b) > i + 6 and b[i + 3] not in (0, 0xff) and b[i + 5] == 0xd4:
+            cmd = b[i + 6]
+            body = bytes((0xd5, cmd + 1)) + {0x02: b"\x32\x01\x06\x07", 0x4a: b"\x00"}.get(cmd, b"")
+            self.out += b"\x00\x00\xff\x00\xff\x00"
+            self.out += bytes((0, 0, 0xff, len(body), (-len(body)) & 0xff)) + body
+            self.out += bytes(((-sum(body)) & 0xff, 0))
+        return len(buf)
+'''
+
 RUNNER = ("import machine, board_config\n"
           "for _name in ('home', 'door'):\n"
           "    if _name in getattr(board_config, 'INPUTS', {}):\n"
@@ -108,7 +138,7 @@ def test_the_staged_image_boots_and_answers_every_bench_question(staged, tmp_pat
     shutil.copytree(out, flash)
     rig = tmp_path / "rig"
     rig.mkdir()
-    (rig / "machine.py").write_text(shuffler_heap.FAKE_MACHINE)
+    (rig / "machine.py").write_text(shuffler_heap.FAKE_MACHINE + PN532_ON_UART)
     (rig / "rig_run.py").write_text(RUNNER)
     ours, theirs = socket.socketpair()
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(rig), str(flash)]))
