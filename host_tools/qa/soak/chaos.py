@@ -180,7 +180,12 @@ def run(args):
         for n, (at, kind) in enumerate(steps, 1):
             feeder.deal_until(lambda i: i >= at)
             if feeder.done():
-                break
+                # kills on the last lines, each taken as its power went: one
+                # more shoe, so every planned kill falls on a line
+                more = dealer.script(args.seed * 1000 + shoes, decks=args.decks, irregularity_rate=0.03)
+                lines += more
+                feeder.lines += more
+                shoes += 1
             line = lines[feeder.written]
             delay = rng.uniform(0, args.jitter)
             if kind in ("shoe", "both"):

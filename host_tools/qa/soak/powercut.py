@@ -474,7 +474,7 @@ def check(table, work):
         # (shoe verify fails on it too)
         out["counters"] += ", %d gap%s (%s)" % (len(gaps), "s" if len(gaps) > 1 else "", ", ".join(gaps[:5]))
     if out["counters"] != "strictly increasing" or not counters:  # (gaps included)
-        out["failures"].append("checkpoint counters: %s" % counters[:20])
+        out["failures"].append("the checkpoints' chip counters: %s" % (out["counters"] if counters else "none"))
     return out
 
 
