@@ -4,6 +4,7 @@ and a supervisor clears the stop with the page's button and its
 confirmation dialog (audited)."""
 
 import json
+import os
 
 import pytest
 
@@ -37,6 +38,10 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     page.wait_for_selector("#reply:has-text('refused: rejected by the shoe: wrong_state no more bets: "
                            "no card set loaded')", timeout=WAIT_MS)
     assert "ok" not in page.inner_text("#reply").split(":")[0]
+    shots = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "test-output", "screenshots")
+    os.makedirs(shots, exist_ok=True)
+    page.screenshot(path=os.path.join(shots, "table-command-refused.png"), full_page=True)
     context.close()
     for line in ["shoe decks=8", "KH up", "QH", "JH", "TH", "9H", "8H", "7H"]:
         emus["T1"].deal(line)
