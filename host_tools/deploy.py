@@ -108,12 +108,6 @@ def run(args):
         print("shoe deploy: give either --port DEVICE to flash or --dry-run OUTDIR to stage",
               file=sys.stderr)
         return 2
-    if args.port and not os.path.exists(args.port):
-        # Said before anything is staged, and not as mpremote says it ("in
-        # use by another program"): there is no device by that name.
-        print("shoe deploy: no board on %s (no such device): plug the board in over USB and check the "
-              "port's name (ls /dev/ttyACM* /dev/ttyUSB*)" % args.port, file=sys.stderr)
-        return 2
     shuffler = getattr(args, "device", "shoe") == "shuffler"
     if shuffler and args.reader:
         print("shoe deploy: --reader is the shoe's; a shuffler's intake reader is in its boards.toml table",
@@ -157,6 +151,12 @@ def run(args):
             print(line)
         return 0
     except (DeployError, boards.BoardError, keys.KeyFileError, pubkeys.PublicKeyFileError) as exc:
+        if args.port and not os.path.exists(args.port) and "failed to access" in str(exc):
+            # Not as mpremote says it ("may be in use by another program"):
+            # there is no device by that name.
+            print("shoe deploy: no board on %s (no such device): plug the board in over USB and check "
+                  "the port's name (ls /dev/ttyACM* /dev/ttyUSB*)" % args.port, file=sys.stderr)
+            return exits.EXIT_USAGE
         print("shoe deploy: %s" % exc, file=sys.stderr)
         return 1
     except OSError as exc:

@@ -4,6 +4,7 @@ and a supervisor clears the stop with the page's button and its
 confirmation dialog (audited)."""
 
 import json
+import os
 
 import pytest
 
@@ -11,6 +12,10 @@ from host_tools.store import db
 from support.browser import WAIT_MS, open_page
 from support.pitrig import PASSWORD, running_pit
 from support.waits import until as _wait
+
+from host_tools.protocol.answers import ANSWER_S
+
+ANSWER_MS = int(ANSWER_S * 1000) + 3 * WAIT_MS
 
 
 def _open(browser, server, path, user=None):
@@ -34,9 +39,14 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     context, page = _open(chromium, server, "/table/T1", user="sam")
     page.click("button[data-command=bets]")
     page.click("#confirm-yes")
+    # bounded above the pit's own wait for the shoe's answer (answers.ANSWER_S)
     page.wait_for_selector("#reply:has-text('refused: rejected by the shoe: wrong_state no more bets: "
-                           "no card set loaded')", timeout=WAIT_MS)
+                           "no card set loaded')", timeout=ANSWER_MS)
     assert "ok" not in page.inner_text("#reply").split(":")[0]
+    shots = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "test-output", "screenshots")
+    os.makedirs(shots, exist_ok=True)
+    page.screenshot(path=os.path.join(shots, "table-command-refused.png"), full_page=True)
     context.close()
     for line in ["shoe decks=8", "KH up", "QH", "JH", "TH", "9H", "8H", "7H"]:
         emus["T1"].deal(line)
@@ -51,7 +61,7 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     page.wait_for_selector(".alert.critical >> text=cold_deck", timeout=WAIT_MS)
     page.click("button[data-command=clear_stop]")
     page.click("#confirm-yes")
-    page.wait_for_selector("#reply:has-text('ok: accepted by the shoe')", timeout=WAIT_MS)  # no eval: the CSP forbids it
+    page.wait_for_selector("#reply:has-text('ok: accepted by the shoe')", timeout=ANSWER_MS)  # no eval: the CSP forbids it
     _wait(lambda: any(e["type"] == "stop_cleared" for e in _events(cfg)), what="stop_cleared")
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, role, target, outcome FROM audit_log WHERE target = 'clear_stop'"))
