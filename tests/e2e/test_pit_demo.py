@@ -21,7 +21,9 @@ def _start(tmp_path, *extra):
                              "--port", "0", "--pace", "0.05", "--db", str(tmp_path / "pit.db")] + list(extra),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=vm.ROOT)
     lines = []
-    deadline = time.monotonic() + 60
+    # Each table's flash is staged and its simulated chip provisioned before
+    # the page starts: over a minute on a loaded 2-core machine.
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         if not line:
