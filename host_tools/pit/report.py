@@ -60,22 +60,43 @@ def parse_rows(rows):
     return out
 
 
-def ranks_left(events):
-    """{"decks": n, "ranks": {"A": left, ...}} from the card set's events, or
-    None before a ``shoe`` event. Every ``card`` event is one card out of the
-    shoe (burns and cards drawn in error too); the sum equals the shoe's own
-    count of cards left."""
-    decks, ranks = None, None
-    for _seq, _t, event in events:
+class RanksLeft:
+    """Cards left per rank of the current card set, folded event by event:
+    the table's fold (host_tools/pit/tablefold.py) keeps one, so the page's
+    rank table moves with the same push as its "cards left", and the report
+    reads the stored events through ``ranks_left`` below. Every ``card``
+    event is one card out of the shoe (burns and cards drawn in error too);
+    the sum equals the shoe's own count of cards left."""
+
+    __slots__ = ("decks", "ranks")
+
+    def __init__(self):
+        self.decks, self.ranks = None, None
+
+    def fold(self, event):
         kind = event.get("type")
+        if event.get("source") is not None:
+            return
         if kind == "shoe":
             decks = event.get("decks")
-            ranks = {r: decks * SUITS for r in cards.RANK_CHARS} if isinstance(decks, int) else None
-        elif kind == "card" and ranks is not None:
+            self.decks = decks
+            self.ranks = {r: decks * SUITS for r in cards.RANK_CHARS} if isinstance(decks, int) else None
+        elif kind == "card" and self.ranks is not None:
             rank = str(event.get("card", "?"))[:1]
-            if rank in ranks:
-                ranks[rank] -= 1
-    return None if ranks is None else {"decks": decks, "ranks": ranks}
+            if rank in self.ranks:
+                self.ranks[rank] -= 1
+
+    def to_dict(self):
+        """{"decks": n, "ranks": {"A": left, ...}} (a copy), or None before a ``shoe`` event."""
+        return None if self.ranks is None else {"decks": self.decks, "ranks": dict(self.ranks)}
+
+
+def ranks_left(events):
+    """``RanksLeft`` of (seq, received, event) rows of a card set."""
+    left = RanksLeft()
+    for _seq, _t, event in events:
+        left.fold(event)
+    return left.to_dict()
 
 
 def report(events, info, shoe_id):

@@ -32,8 +32,9 @@ CRITICAL_ACK = frozenset(alert_kinds.CRITICAL_KINDS)
 # Kinds that tell a side bet's expectation: surveillance only.
 SECRET_KINDS = frozenset(("edge",))
 
-# The fields of a table the public scoreboard carries.
-PUBLIC_TABLE = ("name", "designation", "limits", "last_result", "roads", "scoreboard")
+# The fields of a table the public scoreboard carries ("language": the
+# display's labels, "card_set": which card set of the table's shoe this is).
+PUBLIC_TABLE = ("name", "designation", "limits", "last_result", "roads", "scoreboard", "language", "card_set")
 # What staff below surveillance never get of a table.
 STAFF_HIDDEN = ("ranks_left", "shuffle")
 
@@ -110,4 +111,12 @@ def message_for(role, message):
         event = _staff_event(message["event"])
         if event is not message["event"]:
             message = dict(message, event=event)
+    return _staff_live(message)
+
+
+def _staff_live(message):
+    """The pushed live state (tablefold.live) without what surveillance alone sees."""
+    live = message.get("live")
+    if isinstance(live, dict) and any(k in live for k in STAFF_HIDDEN):
+        message = dict(message, live={k: v for k, v in live.items() if k not in STAFF_HIDDEN})
     return message

@@ -10,6 +10,7 @@ other's internals.
 import copy
 import logging
 
+from host_tools.pit.report import RanksLeft
 from host_tools.protocol import chain
 from host_tools.protocol.tablestate import TableState
 from host_tools.roads import Board, RoadsError
@@ -29,6 +30,8 @@ class TableFold:
         self.board = Board()
         self.book = RoundBook(keep=recall)
         self.shuffler = ShufflerView()     # a shuffler on this port (host_tools/shuffler/pit.py)
+        self.ranks = RanksLeft()           # surveillance's rank table, folded with the cards left
+        self.card_sets = 0                 # card sets (shoe events) folded: the display's "shoe N"
 
     def fold(self, seq, event):
         """One committed, schema-valid event."""
@@ -37,6 +40,9 @@ class TableFold:
             self.shuffler.fold(event)
             return
         self.state.fold(seq, event)
+        self.ranks.fold(event)
+        if event.get("type") == "shoe" and event.get("source") is None:
+            self.card_sets += 1
         self.book.feed(event, seq)
         try:
             self.board.add(event)
@@ -54,10 +60,15 @@ class TableFold:
     def live(self):
         """What changes card by card, pushed with every event so a page
         updates in place (the roads, recall and statistics change only when
-        a round or a shoe ends; the page reads those then)."""
+        a round or a shoe ends; the page reads those then). Every figure of
+        it comes from this one fold at one seq: the cards left and the ranks
+        left (surveillance's; roles.py strips it for everyone else) cannot
+        disagree on a page that draws them from the same push."""
         full = self.state.to_dict()
-        return {k: full[k] for k in ("seq", "round", "phase", "next", "next_card", "cards_left",
-                                      "current", "last_result")}
+        out = {k: full[k] for k in ("seq", "round", "phase", "next", "next_card", "cards_left",
+                                     "current", "last_result")}
+        out["ranks_left"] = self.ranks.to_dict()
+        return out
 
     def view(self, detail=False):
         """The page's fields (copies): the summary, and with ``detail`` the
@@ -71,5 +82,6 @@ class TableFold:
             out["current"] = full["current"]
             out["roads"] = self.board.to_dict()
             out["cards_left"] = s.left
+            out["ranks_left"] = self.ranks.to_dict()
             out["recall"] = copy.deepcopy(self.book.last(self.recall))
         return out

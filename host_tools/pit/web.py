@@ -426,6 +426,16 @@ def _limits(runner):
     return getattr(runner.table, "limits", None)
 
 
+def _display_facts(runner):
+    """What the table's scoreboard heads itself with: the limits and the
+    labels' language from pit.toml, and which card set of the shoe this is
+    (counted by the table's fold, read under its lock)."""
+    with runner.lock:
+        card_set = runner.fold.card_sets or None
+    return {"limits": _limits(runner), "language": getattr(runner.table, "language", "en"),
+            "card_set": card_set}
+
+
 async def tables(request):
     role = _role(request)
     out = []
@@ -445,15 +455,13 @@ async def table(request):
     runner = _runner(request)
     role = _role(request)
     snap = runner.snapshot(detail=True)
-    snap["limits"] = _limits(runner)
+    snap.update(_display_facts(runner))
     with runner.lock:  # the board a table thread folds into; read under its lock
         snap["scoreboard"] = scoreboard.draw(runner.fold.board)
     if role != roles.PUBLIC:
         snap["alerts"] = open_alerts(request.app, runner)
     if roles.sees_everything(role):
         store = request.app[STATE]["store"]
-        snap["ranks_left"] = (report_mod.ranks_left(report_mod.card_set_events(store, runner.shoe_id))
-                              if runner.shoe_id else None)
         snap["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)  # for surveillance (issue 25)
     out = roles.table_for(role, snap)
     out["role"] = role
