@@ -327,8 +327,6 @@ async def api_table(request):
             snap["scoreboard"] = scoreboard.draw(t.fold.board)
         snap["pit"], snap["table"] = t.pit, t.tbl
         snap["alerts"] = (await view.alerts([t.shoe_id]))[t.shoe_id]
-        events, _head = await view.card_set(t)
-    snap["ranks_left"] = report_mod.ranks_left(events)
     snap["read_only"] = True
     snap["role"] = pit_roles.SURVEILLANCE  # the central record's view is surveillance's (docs/design.md)
     return web.json_response(snap)

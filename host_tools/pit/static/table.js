@@ -55,18 +55,24 @@ function drawStats(t) {
   const c = t.roads.counts;
   const counts = [["Banker", c.banker], ["Player", c.player], ["Tie", c.tie], ["Banker pair", c.banker_pair],
                   ["Player pair", c.player_pair], ["Natural", c.natural]];
-  const parts = [el("div", { class: "counts", id: "counts" },
-                    counts.map(([k, v]) => el("span", { dataset: { count: k.toLowerCase().replace(" ", "_") } }, k, el("b", {}, v))))];
-  const left = t.ranks_left;
-  if (left) {
-    const ranks = [..."A23456789TJQK"].filter((r) => r in left.ranks).map((r) => [r, left.ranks[r]]);
-    const total = ranks.reduce((s, [, n]) => s + n, 0);
-    parts.push(el("div", { class: "roadlabel" }, "Cards left per rank (" + total + " of " + left.decks * 52 + ")"),
-               el("div", { class: "ranks", id: "ranks", dataset: { total } },
-                  ranks.map(([r]) => el("div", { class: "r" }, r === "T" ? "10" : r)),
-                  ranks.map(([r, n]) => el("div", { dataset: { rank: r, left: n } }, n))));
-  }
-  fill($("stats"), parts);
+  fill($("stats"), el("div", { class: "counts", id: "counts" },
+                      counts.map(([k, v]) => el("span", { dataset: { count: k.toLowerCase().replace(" ", "_") } }, k, el("b", {}, v)))),
+       el("div", { id: "ranks-box" }));
+  drawRanks(t);
+}
+
+// Surveillance's cards left per rank: from the same fold and the same push as
+// "Cards left" in the facts line (tablefold.live), so the two never disagree.
+function drawRanks(t) {
+  const left = t.ranks_left, box = $("ranks-box");
+  if (!box) return;
+  if (!left) { fill(box); return; }
+  const ranks = [..."A23456789TJQK"].filter((r) => r in left.ranks).map((r) => [r, left.ranks[r]]);
+  const total = ranks.reduce((s, [, n]) => s + n, 0);
+  fill(box, el("div", { class: "roadlabel" }, "Cards left per rank (" + total + " of " + left.decks * 52 + ")"),
+       el("div", { class: "ranks", id: "ranks", dataset: { total, seq: t.seq === null ? "" : t.seq } },
+          ranks.map(([r]) => el("div", { class: "r" }, r === "T" ? "10" : r)),
+          ranks.map(([r, n]) => el("div", { dataset: { rank: r, left: n } }, n))));
 }
 
 // Who may acknowledge what is the server's rule (roles.py); the page only
@@ -235,6 +241,7 @@ function pushed(m) {
   Object.assign(last, live);
   drawFacts(last);
   drawRound(last);
+  drawRanks(last);
   document.body.dataset.seq = last.seq === null ? "" : last.seq;
 }
 
