@@ -53,6 +53,7 @@ log = logging.getLogger("shoe.pit.web")
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
+REPORT_ROLES = (roles.SURVEILLANCE, roles.SUPERVISOR)  # the end-of-shoe report (table_report, docs/pages.md)
 GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supervisor + confirm
 SESSION_S = 8 * 3600   # a session ends this long after its login (a shift)...
 IDLE_S = 30 * 60       # ...or this long after its last request
@@ -469,10 +470,12 @@ async def table(request):
 
 
 async def table_report(request):
-    """The end-of-shoe report's stored facts: irregularities, voids, every
-    alert with its acknowledgement, and the chain's anchor. Surveillance's."""
+    """The end-of-shoe report's stored facts: every round, irregularities,
+    voids, every alert with its acknowledgement, and the chain's anchor.
+    Surveillance's at any time; a supervisor's once the shoe has ended,
+    without what surveillance alone sees (report.for_staff, docs/pages.md)."""
     runner = _runner(request)
-    _need(request, (roles.SURVEILLANCE,), "the end-of-shoe report")
+    user, role = _need(request, REPORT_ROLES, "the end-of-shoe report")
     if runner.shoe_id is None:
         return _json_error(404, "table %s has recorded no shoe yet" % runner.name)
     store = request.app[STATE]["store"]
@@ -480,8 +483,14 @@ async def table_report(request):
                             runner.shoe_id)
     out["table"] = runner.name
     out["alerts"] = report_mod.alerts_with_acks(store, runner.name, runner.shoe_id)
-    out["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)
-    return web.json_response(out)
+    if roles.sees_everything(role):
+        out["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)
+        return web.json_response(out)
+    if out["ended"] is None:
+        audit(request, user, role, runner.name, "read", request.path, "refused: the shoe is in play")
+        return _json_error(403, "the report of a shoe in play is surveillance's; a supervisor reads it once "
+                                "the shoe has ended")
+    return web.json_response(report_mod.for_staff(out))
 
 
 async def audit_list(request):

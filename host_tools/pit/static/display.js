@@ -113,8 +113,7 @@ function draw(t) {
   words();
   document.title = label(lang, "table") + " " + t.name;
   $("title").textContent = t.name;
-  $("limits").textContent = t.limits || label(lang, "no_limits");
-  $("limits").classList.toggle("muted", !t.limits);
+  $("limits").textContent = t.limits || "\u2013";  // none in pit.toml, or the central record (it has no pit.toml)
   $("card-set").textContent = t.card_set || "-";
   const beads = t.scoreboard.bead_plate.cells;
   $("hands").textContent = beads.length;

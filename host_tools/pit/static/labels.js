@@ -7,7 +7,6 @@
 const WORDS = {
   table: ["Table", "台"],
   limits: ["Limits", "限红"],
-  no_limits: ["not set", "未设"],
   shoe: ["Shoe", "靴"],
   hands: ["Hands", "局数"],
   last: ["Last hand", "上局"],

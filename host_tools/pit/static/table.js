@@ -189,7 +189,8 @@ function drawFacts(t) {
 function showPanels(t) {
   const staff = t.role !== "public";
   for (const id of ["round-panel", "alerts-panel", "commands-panel", "recall-panel", "report-link"]) $(id).hidden = !staff;
-  $("report-link").hidden = t.role !== "surveillance";
+  // surveillance's report; a supervisor's once the shoe has ended (web.py table_report)
+  $("report-link").hidden = !(t.role === "surveillance" || t.role === "supervisor");
   $("audit-link").hidden = t.role !== "surveillance" || t.read_only === true;  // the central view has neither
   $("display-link").hidden = t.read_only === true;
   document.body.dataset.role = t.role;
