@@ -34,6 +34,26 @@ function drawRounds(rounds) {
     el("tbody", {}, rows)) : el("p", { class: "muted" }, "No round yet."));
 }
 
+// Alerts by kind and count (an edge monitor alone raises dozens a shoe);
+// every alert, with who acknowledged or what closed it, on request.
+function drawAlerts(alerts) {
+  const kinds = new Map();
+  for (const a of alerts) {
+    const k = kinds.get(a.kind) || { kind: a.kind, severity: a.severity, n: 0, open: 0, closed: 0 };
+    k.n += 1;
+    if (!a.ack) k.open += 1; else if (a.ack.closed) k.closed += 1;
+    kinds.set(a.kind, k);
+  }
+  const summary = table(["Kind", "Severity", "Alerts", "Closed by their clear", "Acknowledged", "Open"],
+    [...kinds.values()].map((k) => [k.kind, k.severity, k.n, k.closed, k.n - k.open - k.closed, k.open]), "alert-summary");
+  const every = el("details", { id: "alert-details" }, el("summary", {}, "Every alert (" + alerts.length + ")"),
+    table(["Time", "Severity", "Kind", "Detail", "Count", "Closed or acknowledged"],
+      alerts.map((a) => [when(a.time), a.severity, a.kind, a.detail, a.count,
+                         a.ack ? (a.ack.closed ? "closed by " : "") + a.ack.user + ", " + when(a.ack.time) +
+                                 (a.ack.reason ? ": " + a.ack.reason : "") : "open"]), "alert-list"));
+  fill($("alerts"), summary, alerts.length ? every : null);
+}
+
 async function main() {
   const [t, rep] = await Promise.all([api("/api/tables/" + encodeURIComponent(name)),
                                       api("/api/tables/" + encodeURIComponent(name) + "/report")]);
@@ -65,10 +85,7 @@ async function main() {
   else fill($("shuffle-score"), el("p", { class: "muted", id: "shuffle-none" }, "Not kept at central: the pit's report has it."));
   fill($("irregularities"), table(["Seq", "Round", "Section", "Rule", "Card", "Action", "Detail"],
     r.irregularities.map((i) => [i.seq, i.round, i.section, i.rule, i.card, i.action, i.detail]), "irregularity-list"));
-  fill($("alerts"), table(["Time", "Severity", "Kind", "Detail", "Count", "Acknowledged"],
-    r.alerts.map((a) => [when(a.time), a.severity, a.kind, a.detail, a.count,
-                         a.ack ? a.ack.user + ", " + when(a.ack.time) + (a.ack.reason ? ": " + a.ack.reason : "")
-                               : "open"]), "alert-list"));
+  drawAlerts(r.alerts);
   const ch = r.chain;
   fill($("chain"), el("table", { class: "list" }, el("tbody", {}, [
     ["Last stored seq", ch.last_seq],

@@ -86,8 +86,10 @@ function drawAlerts(t) {
   if (!t.alerts) return;
   if (!t.alerts.length) { fill($("alerts"), el("p", { class: "muted", id: "no-alerts" }, "None open.")); return; }
   fill($("alerts"), t.alerts.map((a) => el("div", { class: "alert " + a.severity, dataset: { alert: a.id, kind: a.kind } },
-    el("span", { class: "what" }, el("b", {}, a.kind), " ", a.detail, a.count > 1 ? " (\u00d7" + a.count + ")" : "",
-       el("div", { class: "muted" }, a.severity + " \u00b7 " + when(a.last_time))),
+    el("span", { class: "what" }, el("b", {}, a.kind === "edge" ? "edge monitor" : a.kind.replace(/_/g, " ")),
+       " ", a.kind === "edge" ? String(a.detail).replace(/^edge_alert /, "") : a.detail, a.count > 1 ? " (\u00d7" + a.count + ")" : "",
+       el("div", { class: "muted" }, a.severity + " \u00b7 " + when(a.last_time) +
+          (a.kind === "edge" ? " \u00b7 closes by itself when the edge clears" : ""))),
     el("button", { type: "button", class: "ack", disabled: !mayAck(a.kind),
                    title: mayAck(a.kind) ? "acknowledge, with a reason" :
                           (vocabulary.critical_ack.includes(a.kind) ? "a supervisor acknowledges this kind" :
