@@ -20,6 +20,7 @@ from host_tools.store.recall import RoundBook
 log = logging.getLogger("shoe.pit")
 
 RECALL = 10            # rounds kept for recall (GLI-24)
+RECENT = 12            # results on the overview's strip
 
 
 class TableFold:
@@ -70,18 +71,23 @@ class TableFold:
         out["ranks_left"] = self.ranks.to_dict()
         return out
 
+    def recent(self, n=RECENT):
+        """The last ``n`` results on the roads (the overview's strip), oldest first."""
+        return [{"round": b.round, "mark": b.winner, "banker_pair": bool(b.banker_pair),
+                 "player_pair": bool(b.player_pair), "natural": bool(b.natural)} for b in self.board.beads[-n:]]
+
     def view(self, detail=False):
         """The page's fields (copies): the summary, and with ``detail`` the
         round being dealt, the roads, the cards left and the recall."""
         s = self.state
         out = {"round": s.round, "phase": s.phase, "next": s.due(), "next_card": s.next,
                "last_result": dict(s.last_result) if s.last_result else None, "seq": s.seq,
-               "shuffler": self.shuffler.state() if self.shuffler.seen else None}
+               "shuffler": self.shuffler.state() if self.shuffler.seen else None,
+               "cards_left": s.left, "recent": self.recent()}
         if detail:
             full = s.to_dict()
             out["current"] = full["current"]
             out["roads"] = self.board.to_dict()
-            out["cards_left"] = s.left
             out["ranks_left"] = self.ranks.to_dict()
             out["recall"] = copy.deepcopy(self.book.last(self.recall))
         return out

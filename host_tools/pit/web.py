@@ -26,7 +26,6 @@ and reloads the state from /api/tables.
 """
 
 import asyncio
-import html
 import json
 import logging
 import os
@@ -40,6 +39,7 @@ from host_tools.bridge.command import parse_control
 from host_tools.pit import edges as edges_mod
 from host_tools.pit import guard
 from host_tools.pit import metrics
+from host_tools.pit import overview as overview_mod
 from host_tools.pit import report as report_mod
 from host_tools.pit import roles
 from host_tools.pit import shuffle as shuffle_mod
@@ -494,13 +494,36 @@ async def table_report(request):
 
 
 async def audit_list(request):
-    """The newest rows of the audit log, for surveillance."""
+    """The newest rows of the audit log, for surveillance; ``?q=`` and
+    ``?action=`` search the whole log (_audit_search)."""
     _need(request, (roles.SURVEILLANCE,), "the audit log")
     store = request.app[STATE]["store"]
     cols = audit_mod.AUDIT_COLUMNS
-    rows = store.db.execute("SELECT %s FROM audit_log ORDER BY id DESC LIMIT 500" % ", ".join(cols)).fetchall()
+    where, args = _audit_search(request.query)
+    rows = store.db.execute("SELECT %s FROM audit_log%s ORDER BY id DESC LIMIT 500" % (", ".join(cols), where),
+                            args).fetchall()
     _n, head, why = audit_mod.check_audit(store.db)
-    return web.json_response({"rows": [dict(zip(cols, r)) for r in rows], "head": head, "chain": why or "ok"})
+    actions = [a for (a,) in store.db.execute("SELECT DISTINCT action FROM audit_log ORDER BY action")]
+    return web.json_response({"rows": [dict(zip(cols, r)) for r in rows], "head": head, "chain": why or "ok",
+                              "actions": actions})
+
+
+def _audit_search(query):
+    """(SQL WHERE, arguments) of the audit page's search: ``action`` one
+    action exactly; ``q`` text found in the user, table, client, target or outcome
+    (a literal substring: % and _ are not wildcards)."""
+    where, args = [], []
+    action = query.get("action", "")[:40]
+    if action:
+        where.append("action = ?")
+        args.append(action)
+    text = query.get("q", "").strip()[:200]
+    if text:
+        like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append("(" + " OR ".join("%s LIKE ? ESCAPE '\\'" % c for c in ("user", "tbl", "target", "outcome",
+                                                                           "client")) + ")")
+        args += [like] * 5
+    return (" WHERE " + " AND ".join(where)) if where else "", args
 
 
 async def events(request):
@@ -552,32 +575,20 @@ async def vocabulary(request):
                                   critical_ack=sorted(roles.CRITICAL_ACK)))
 
 
-def _result_text(result):
-    if not result or not result.get("winner"):
-        return "-"
-    return "%s %s\u2013%s%s" % (result["winner"].capitalize(), result.get("player_total"),
-                                 result.get("banker_total"), " natural" if result.get("natural") else "")
-
-
 async def page(request):
-    """The overview, rendered here so it reads without script; overview.js
-    then keeps it live from /api/events (static/overview.js). The public
-    overview is each table's name, limits and last result."""
+    """The overview, rendered here so it reads without script (rows by
+    host_tools/pit/overview.py); overview.js then keeps it live from
+    /api/events. The public overview is each table's name, display link,
+    limits and last result."""
     role = _role(request)
     rows = []
     for runner in request.app[PIT].runners.values():
         s = runner.snapshot()
-        name = html.escape(s["name"])
-        result = html.escape(_result_text(s["last_result"]))
         if role == roles.PUBLIC:
-            rows.append('<tr data-table="%s"><td><a href="/table/%s">%s</a></td><td>%s</td><td>%s</td></tr>' % (
-                name, name, name, html.escape(str(_limits(runner) or "-")), result))
-            continue
-        rows.append('<tr data-table="%s"><td><a href="/table/%s">%s</a></td><td class="%s">%s</td>'
-                    "<td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
-                        name, name, name, "ok" if s["recording"] else "bad", html.escape(s["line"]),
-                        s["round"] if s["round"] is not None else "-", html.escape(str(s["next"] or "-")),
-                        result, len(roles.alerts_for(role, open_alerts(request.app, runner)))))
+            rows.append(overview_mod.public_row(s, _limits(runner)))
+        else:
+            rows.append(overview_mod.staff_row(s, _limits(runner),
+                                               len(roles.alerts_for(role, open_alerts(request.app, runner)))))
     file = "overview.html" if role != roles.PUBLIC else "public.html"
     with open(os.path.join(STATIC, file), encoding="utf-8") as f:
         body = f.read().replace("<!--ROWS-->", "\n".join(rows))
