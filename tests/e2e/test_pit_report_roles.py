@@ -59,3 +59,13 @@ def test_the_report_is_a_supervisors_once_the_shoe_has_ended(tmp_path):
             assert rep["rounds"][1]["natural"] and rep["rounds"][1]["player_pair"]
             assert len(rep["rounds"][0]["player"]) == 2 and len(rep["rounds"][0]["banker"]) == 2
         assert _get(server, "/api/tables/T1/report", vic)[0] == 403
+        # the audit page's search runs over the whole log on the server
+        status, log = _get(server, "/api/audit?action=login", sue)
+        assert status == 200 and log["rows"] and {r["action"] for r in log["rows"]} == {"login"}
+        assert "login" in log["actions"] and "read" in log["actions"]
+        status, log = _get(server, "/api/audit?q=in%20play", sue)
+        assert status == 200 and log["rows"] and all("in play" in r["outcome"] for r in log["rows"]), log
+        assert {r["user"] for r in log["rows"]} == {"sam"}
+        status, log = _get(server, "/api/audit?q=100%25_", sue)  # % and _ are literal, not wildcards
+        assert status == 200 and log["rows"] == []
+        assert _get(server, "/api/audit?q=sam", sam)[0] == 403

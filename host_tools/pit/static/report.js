@@ -23,7 +23,9 @@ function drawRounds(rounds) {
     const what = x.status === "void" ? "void (" + x.rule + ", wagers " + x.wagers + ")"
       : (x.simulated ? "simulated: " : "") + WINNER[x.winner] + (x.winner === "tie" ? "" : " wins");
     const marks = x.status === "void" ? "" : [x.natural ? "natural" : "", x.player_pair ? "player pair" : "",
-      x.banker_pair ? "banker pair" : ""].concat(x.announce || []).filter(Boolean).join(", ");
+      x.banker_pair ? "banker pair" : ""]
+      // the designation's own announcements (Dragon 7, Panda 8...); the winner is in the Result column
+      .concat((x.announce || []).filter((a) => !/ wins$|^tie hand$/i.test(a))).filter(Boolean).join(", ");
     const hand = (cards, total) => x.status === "void" ? "" : [cards.map((cd) => cardEl(cd, true)), " ", total];
     return el("tr", { dataset: { reportRound: x.round, status: x.status } },
       el("td", {}, x.round), el("td", {}, what), el("td", {}, hand(x.player || [], x.player_total)),
@@ -55,9 +57,14 @@ function drawAlerts(alerts) {
 }
 
 async function main() {
+  $("back").href = "/table/" + encodeURIComponent(name);
   const [t, rep] = await Promise.all([api("/api/tables/" + encodeURIComponent(name)),
                                       api("/api/tables/" + encodeURIComponent(name) + "/report")]);
   if (!t.ok || !rep.ok) {
+    // nothing to show but why: no empty panels, nothing to print
+    for (const panel of document.querySelectorAll("section.panel")) panel.hidden = !panel.contains($("summary"));
+    $("print").hidden = true;
+    $("heading").textContent = "Table " + name + ": no report";
     fill($("summary"), el("p", { class: "bad", id: "report-refused" }, rep.status === 401
                           ? "The end-of-shoe report is for surveillance, and for a supervisor once the shoe has ended: log in."
                           : (rep.data && rep.data.error) || (t.data && t.data.error) || "not available"));
@@ -66,7 +73,6 @@ async function main() {
   }
   const s = t.data, r = rep.data, c = s.roads.counts, central = s.read_only === true;
   if (r.partial) $("heading").after(el("p", { class: "muted", id: "partial" }, "For a supervisor: " + r.partial + "."));
-  $("back").href = "/table/" + encodeURIComponent(name);
   $("heading").textContent = "Table " + s.name + " \u00b7 shoe " + r.shoe;
   const ended = r.ended ? when(r.ended.time) + " (" + r.ended.reason + ", " + r.ended.rounds + " rounds, " +
                           r.ended.left + " cards left)" : "not ended (report so far)";

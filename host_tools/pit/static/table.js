@@ -194,7 +194,9 @@ function showPanels(t) {
   // surveillance's report; a supervisor's once the shoe has ended (web.py table_report)
   $("report-link").hidden = !(t.role === "surveillance" || t.role === "supervisor");
   $("audit-link").hidden = t.role !== "surveillance" || t.read_only === true;  // the central view has neither
-  $("display-link").hidden = t.read_only === true;
+  // the display is the players' screen: at central too (host_tools/central/view.py serves it)
+  // a viewer is not even told that an edge monitor raises alerts (roles.py)
+  $("alerts-what").textContent = t.role === "surveillance" ? "(irregularities, link, edge monitor)" : "(irregularities, link)";
   document.body.dataset.role = t.role;
 }
 
