@@ -21,8 +21,11 @@ WINNER = {"banker": "Banker", "player": "Player", "tie": "Tie"}
 def result_text(result):
     if not result or not result.get("winner"):
         return "-"
-    return "%s %s\u2013%s%s" % (WINNER.get(result["winner"], result["winner"]), result.get("player_total"),
-                                 result.get("banker_total"), " natural" if result.get("natural") else "")
+    mine, theirs = result.get("banker_total"), result.get("player_total")
+    if result["winner"] == "player":  # the winner's total first, as the display says it
+        mine, theirs = theirs, mine
+    return "%s %s\u2013%s%s" % (WINNER.get(result["winner"], result["winner"]), mine, theirs,
+                                 " natural" if result.get("natural") else "")
 
 
 def recording_words(recording, line):

@@ -22,7 +22,7 @@ from support.pitrig import PASSWORD, running_pit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOTS = os.path.join(ROOT, "test-output", "display")
-SIZES = ((1280, 720), (1920, 1080), (3840, 2160), (1080, 1920))
+SIZES = ((1280, 720), (1920, 1080), (3840, 2160), (1080, 1920), (1280, 1000))
 # Mostly alternating winners (a new Big Road column almost every round),
 # with ties, naturals and both pairs; the last hand a Banker natural pair.
 ROUNDS = ("B P Pn B T P B P Bn P B P T B P B Bp P B P P B T P B Pn B P B P B Bn P B P Bp").split()
@@ -56,7 +56,7 @@ BOARD_JS = """() => {
     }
   }
   const cut = [];
-  for (const e of document.querySelectorAll(".sb-head .fact b, .sb-head .cap, .sb-side .cap, .ask-row .side, .lg"))
+  for (const e of document.querySelectorAll(".sb-head .fact b, .sb-head .cap, .sb-side .cap, .ask-row .side, .lg, .cnt .k"))
     if (e.scrollWidth > e.clientWidth + 1) cut.push(e.textContent);
   const grids = {};
   for (const g of document.querySelectorAll("[data-road-grid]"))
@@ -93,8 +93,8 @@ def floor(tmp_path_factory):
         yield rig
 
 
-def _look(chromium, server, table, size, shot):
-    ctx = login_context(chromium, "http://127.0.0.1:%d" % server.port, None, PASSWORD, *size)
+def _look(chromium, server, table, size, shot, user=None):
+    ctx = login_context(chromium, "http://127.0.0.1:%d" % server.port, user, PASSWORD, *size)
     try:
         page = ctx.new_page()
         errors = []
@@ -127,8 +127,9 @@ def test_the_display_is_one_screen_with_whole_road_columns(chromium, floor, size
         assert grids["big_road"]["start"] > 0, grids
         assert all(g["shown"] > 0 for g in grids.values()), grids
         # Readable from three metres: a road cell of at least 40 px at 720 p, a pair dot of a third of it.
-        short = min(size)
-        assert grids["big_road"]["cell"] >= 40 * short / 720, grids
+        w, h = size
+        scale = min(h, w * 9 / 16) if w > h else w  # the page's unit: 16:9 height, or the portrait width
+        assert grids["big_road"]["cell"] >= 40 * scale / 720, grids
         assert out["dot"] >= grids["bead_plate"]["cell"] * 0.25, out
         assert out["strip"] >= 8, out
         text = out["text"]
@@ -138,6 +139,18 @@ def test_the_display_is_one_screen_with_whole_road_columns(chromium, floor, size
         else:
             assert "\u9650\u7ea2" in text and "\u5e84" in text and "\u95f2" in text and "\u548c" in text
             assert "Banker" not in text and "Big Road" not in text
+
+
+def test_the_display_is_the_same_whoever_is_logged_in_on_its_browser(chromium, floor):
+    """The players' screen asks for the public view: a staff login left on
+    its browser puts nothing more on it (docs/pages.md)."""
+    server, _service, _emus, _cfg = floor
+    seen = {}
+    for user in (None, "vic", "sam", "sue"):
+        out = _look(chromium, server, "T1", (1920, 1080), "display-en-1920x1080-%s.png" % (user or "anonymous"), user)
+        assert out["errors"] == [] and out["bad"] == [] and out["clipped"] == [], (user, out)
+        seen[user] = out["text"]
+    assert seen["vic"] == seen["sam"] == seen["sue"] == seen[None]
 
 
 def test_both_languages_side_by_side(chromium, floor):

@@ -12,7 +12,9 @@ let words = {};
 // is the road's tie slash (style.css), which once drew a 2,300 px line here.
 function resultCell(r) {
   if (!r || !r.winner) return "-";
-  const text = WINNER[r.winner] + " " + r.player_total + "\u2013" + r.banker_total + (r.natural ? " natural" : "");
+  // the winner's total first ("Banker 9–5"), as the player display says it
+  const [mine, theirs] = r.winner === "player" ? [r.player_total, r.banker_total] : [r.banker_total, r.player_total];
+  const text = WINNER[r.winner] + " " + mine + "\u2013" + theirs + (r.natural ? " natural" : "");
   return el("span", { class: "result result-" + r.winner, dataset: { winner: r.winner } }, text);
 }
 
