@@ -59,12 +59,14 @@ def staff_row(snap, limits, alerts):
             '<td>%s \u00b7 %s</td><td data-field="limits">%s</td>'
             '<td class="%s" data-field="line" title="%s"><b>%s</b><div class="why">%s</div></td>'
             '<td data-field="round">%s</td><td data-field="next" title="%s">%s</td><td data-field="left">%s</td>'
-            '<td data-field="result">%s</td><td data-field="recent"></td><td data-field="alerts">%d</td></tr>' % (
-                escape(name, quote=True), "yes" if snap["recording"] else "no", escape(name),
+            '<td data-field="result">%s</td><td data-field="recent">%s</td><td data-field="alerts">%d</td></tr>' % (
+                escape(name, quote=True), "yes" if snap["recording"] else "no", _links(name, name)[0],
                 escape(str(snap.get("shoe") or "no shoe")), escape(str(snap.get("designation"))),
                 page, display, escape(str(limits or "-")),
                 "ok" if snap["recording"] else "bad", escape(snap["line"] or "", quote=True), words,
                 escape("" if snap["recording"] else detail),
                 snap["round"] if snap.get("round") is not None else "-",
                 escape(POSITION_WORDS.get(nxt, ""), quote=True), escape(str(nxt or "-")),
-                left if left is not None else "-", escape(result_text(snap.get("last_result"))), alerts))
+                left if left is not None else "-", escape(result_text(snap.get("last_result"))),
+                "".join('<span class="chip-mini %s">%s</span>' % ((escape(b["mark"]),) * 2)
+                        for b in snap.get("recent") or ()), alerts))

@@ -27,9 +27,10 @@ WATCH_JS = """() => {
 }"""
 
 
-# The page once it shows N cards left: its cards left beside its rank table's total.
+# The page once it shows N cards left (bounded: a loaded machine may take
+# seconds per card): its cards left beside its rank table's total.
 SEEN_JS = """async () => {
-  const end = Date.now() + 5000;
+  const end = Date.now() + 30000;
   while (document.getElementById("left").textContent !== "N" && Date.now() < end)
     await new Promise((r) => setTimeout(r, 10));
   const ranks = document.getElementById("ranks");
@@ -63,13 +64,9 @@ def test_cards_left_and_the_rank_table_agree_after_every_card(chromium, tmp_path
             for i, outcome in enumerate(ROUNDS):
                 player, banker = (dealer.hand(w) for w in ROUNDS_TOTALS[outcome])
                 for card in (player[0], banker[0], player[1], banker[1]):  # P1, B1, P2, B2
-                    page.wait_for_function("n => document.getElementById('left').textContent === String(n)",
-                                           arg=left[0], timeout=WAIT_MS)
                     seen.append(deal(card))
                 if i + 1 < len(ROUNDS):
                     emu.deal("bets")
-            page.wait_for_function("n => document.getElementById('left').textContent === String(n)",
-                                   arg=left[0], timeout=WAIT_MS)
             assert errors == []
             assert [s for s in seen if not s["want"] == s["left"] == s["total"]] == [], seen
             assert service.runners["T1"].fold.state.left == left[0] == 416 - 2 - 4 * len(ROUNDS)
