@@ -2,8 +2,11 @@
 
 `shoe bridge` runs the analysis package's EdgeMonitor on its console; the
 pit runs the same monitor (made by the bridge's own ``edge_monitor_factory``)
-here, and what it raises becomes a stored alert (kind ``edge``) that the
-page shows and a supervisor acknowledges like any other.
+here, and what it raises becomes a stored alert (kind ``edge``) that
+surveillance's page shows. Its lifecycle (docs/pages.md): a wager turning
+player-favourable opens one; the monitor's clear for that wager closes it
+(a ``close`` row of the audit log: nobody need acknowledge a condition that
+has gone, though a person may earlier), and so does a new card set.
 
 Why a thread apart: pricing every offered wager after a result costs a few
 ms per round (`shoe bench analysis`), which must delay neither a table's
@@ -78,8 +81,9 @@ class EdgeWatch(Worker):
         if state.monitor is None:
             return
         for alert in state.monitor.observe(event) or ():
-            if alert.get("type") == "edge_clear" and alert.get("wager") in state.open:
-                self._close(store, name, shoe, state, alert["wager"], "the edge cleared: " + _edge_text(alert))
+            if alert.get("type") == "edge_clear":  # closes its alert; never an alert of its own
+                if alert.get("wager") in state.open:
+                    self._close(store, name, shoe, state, alert["wager"], "the edge cleared: " + _edge_text(alert))
                 continue
             rid = self._raise(store, name, shoe, alert)
             if alert.get("type") == "edge_alert":

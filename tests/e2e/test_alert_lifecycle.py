@@ -7,7 +7,6 @@ composition of test_pit_browser's edge test (Lucky Nines favourable with
 four nines among twelve cards), then three of the nines are dealt."""
 
 import json
-import os
 
 from host_tools.pit.edges import EdgeWatch
 from host_tools.settle.core import cards
@@ -113,4 +112,3 @@ def test_verify_summarises_alerts_by_kind_and_lists_them_on_request(tmp_path, ca
     out = capsys.readouterr().out
     assert out.count("\n") == 13 and "dragon7" in out
     store.close()
-    assert os.path.exists(path)
