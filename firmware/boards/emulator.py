@@ -41,6 +41,7 @@ driver, or None without one.
 import sys
 import time
 
+from boards import parts as _parts
 from boards.ptyuart import PtyUART
 
 LINE_MAX = 128
@@ -77,12 +78,27 @@ def _reader(cfg):
     if kind == "pn532":
         from drivers.pn532_uart import PN532_UART
         if "ack_ms" in cfg:   # the simulator's latency, not a chip's (host_tools/sim/emulate.py)
-            return PN532_UART(PtyUART(cfg["device"], 115200), cfg["ack_ms"])
-        return PN532_UART(PtyUART(cfg["device"], 115200))
+            reader = PN532_UART(PtyUART(cfg["device"], 115200), cfg["ack_ms"])
+        else:
+            reader = PN532_UART(PtyUART(cfg["device"], 115200))
+        reader.begin()   # as a board does at boot: a reader that does not answer is a fault now
+        return reader
     if kind == "gm65":
         from drivers.gm65 import GM65
         return GM65(PtyUART(cfg["device"], 9600))
     return None
+
+
+def _secure(cfg):
+    """The chip's driver on the pty bus, woken once at boot as a board does."""
+    from boards.ptyi2c import PtyI2C
+    from drivers.atecc608 import ATECC608
+    # margin_ms: the simulated chip answers from a thread of the host
+    # process across a pty, later than a chip on a bus when the host is loaded.
+    se = ATECC608(PtyI2C(cfg["device"]), cfg.get("address", 0x60), cfg.get("margin_ms", 50))
+    se.wake()
+    se.idle()
+    return se
 
 
 class Board:
@@ -96,6 +112,8 @@ class Board:
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
         self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
+        self._delay = getattr(config, "ANSWER_DELAY_MS", 0)
+        self._held = []   # (due ticks, frame): hellos a slow shoe has not sent yet
         dealer = config.READER.get("script")
         self._dealer = PtyUART(dealer) if dealer else None
         self._one = bytearray(1)
@@ -105,7 +123,16 @@ class Board:
         self._gate = 0
         self._line = bytearray(LINE_MAX)
         self._n = 0
-        self.reader = _reader(config.READER)
+        # Parts as a board builds them (boards/parts.py); ABSENT names the
+        # ones `shoe emulate --without` takes away, each failing the way a
+        # board sees it at boot (docs/design.md, "Missing parts").
+        absent = getattr(config, "ABSENT", ())
+        self.parts = _parts.Parts(absent)
+        if "buttons" in absent:
+            self.parts.fault(_parts.BUTTONS, "no_more_bets reads pressed at power-on (stuck or shorted)")
+        if "gate" in absent:
+            self.parts.fault(_parts.GATE, "its driver pin could not be claimed (ValueError: invalid pin)")
+        self.reader = self.parts.build(_parts.READER, _reader, config.READER)
         self._sensor_sim = None
         self.back_sensor = None
         if config.SENSOR and config.SENSOR.get("kind") == "tcs34725":
@@ -113,16 +140,16 @@ class Board:
             from drivers.tcs34725 import TCS34725
             self._sensor_sim = SimTCS34725()
             self._sensor_sim.show("back_a")
-            self.back_sensor = TCS34725(self._sensor_sim, config.SENSOR.get("calibration"))
+            self._sensor_sim.fail = "sensor" in absent   # nothing answers at 0x29
+            self.back_sensor = self.parts.build(_parts.SENSOR, TCS34725, self._sensor_sim,
+                                                config.SENSOR.get("calibration"))
         # NEW SHOE held at power-on (service mode): the emulator has no
         # button, so board_config says whether it was held.
         self.service = bool(getattr(config, "HELD_AT_POWER_ON", False))
         self.secure_element = None
         secure = getattr(config, "SECURE_ELEMENT", None)
         if secure and secure.get("device"):
-            from boards.ptyi2c import PtyI2C
-            from drivers.atecc608 import ATECC608
-            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
+            self.secure_element = self.parts.build(_parts.SECURE, _secure, secure)
         self._pairing = None
         self.wdt_ms = config.WDT_MS
         self.starved = 0
@@ -131,12 +158,24 @@ class Board:
     # -- host link ----------------------------------------------------------
 
     def link_read(self, buf):
+        if self._held:
+            self._release()
         return self._link.readinto(buf) or 0
 
     def link_write(self, buf, n):
+        if self._delay and n > 1 and buf[1] == 0x48:
+            # A slow shoe (`shoe emulate --answer-delay-ms`): its hello leaves
+            # this much later, as the answer of a slower MCU would.
+            self._held.append((time.ticks_add(time.ticks_ms(), self._delay), bytes(buf[:n])))
+            return
         # A full pty (nobody reading) drops the frame like an unplugged cable;
         # the session retransmits whatever was not acked.
         self._link.write(memoryview(buf)[:n])
+
+    def _release(self):
+        now = time.ticks_ms()
+        while self._held and time.ticks_diff(now, self._held[0][0]) >= 0:
+            self._link.write(self._held.pop(0)[1])
 
     # -- dealer channel: stands for the reader, back sensor and buttons -----
 

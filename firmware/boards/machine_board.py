@@ -22,6 +22,8 @@ from machine import I2C, SPI, UART, WDT, Pin
 from micropython import const
 from time import ticks_diff, ticks_ms
 
+from boards import parts as _parts
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # seen by mypy only: MicroPython has no typing module
     from typing import Any
@@ -54,15 +56,17 @@ class MachineBoard:
         self.cardset_path = CARDSET_FILE
         self.ticks_ms = ticks_ms
         self.ticks_diff = ticks_diff
+        # Every part is built through parts.build: an absent or faulty one is
+        # None and named in parts.faults, never an exception out of here
+        # (boards/parts.py says which ones stop the dealing).
+        self.parts = _parts.Parts()
         self._inputs = []
-        for name in _INPUTS:
-            self._inputs.append(Pin(config.BUTTONS[name], Pin.IN, Pin.PULL_UP))
-        self._inputs.append(Pin(config.EMPTY["pin"], Pin.IN, Pin.PULL_UP))
-        n = len(self._inputs)
-        self._raw = bytearray(n)       # last sampled level, 1 = active
-        self._state = bytearray(n)     # debounced level
-        self._since = [0] * n          # ticks of the last raw change
-        self._pressed = 0              # new presses not yet reported
+        self._raw = bytearray(0)
+        self._state = bytearray(0)
+        self._since = []  # type: list
+        self._pressed = 0
+        self.service = False
+        self.parts.build(_parts.BUTTONS, self._make_inputs, config)
         self._leds = []
         for name in _LEDS:
             self._leds.append(Pin(config.LEDS[name], Pin.OUT, value=0))
@@ -70,11 +74,7 @@ class MachineBoard:
         if config.GATE:
             # Energised = plunger across the card path. Off at boot, so a shoe
             # whose controller is dead or in reset never traps the cards.
-            self._gate = Pin(config.GATE["pin"], Pin.OUT, value=0)
-        # Service mode: NEW SHOE held at power-on. The watchdog stays off and
-        # Ctrl-C keeps working, so `shoe deploy` (mpremote) can take over the
-        # USB REPL; in play neither is possible without opening the shoe.
-        self.service = self._inputs[_NEW_SHOE].value() == 0
+            self._gate = self.parts.build(_parts.GATE, self._make_gate, config.GATE["pin"])
         self._wdt = None
         self.wdt_ms = config.WDT_MS
         if not self.service:
@@ -82,14 +82,57 @@ class MachineBoard:
         self._key = b""
         self._one = bytearray(1)
         self._make_link(config.LINK)
-        self.reader = self._make_reader(config.READER)
+        self.reader = self.parts.build(_parts.READER, self._start_reader, config.READER)
+        self.feed()
         self.back_sensor = None
         if config.SENSOR:
-            self.back_sensor = self._make_sensor(config.SENSOR)
+            self.back_sensor = self.parts.build(_parts.SENSOR, self._make_sensor, config.SENSOR)
         self.secure_element = None
         secure = getattr(config, "SECURE_ELEMENT", None)
         if secure:
-            self.secure_element = self._make_secure(secure)
+            self.secure_element = self.parts.build(_parts.SECURE, self._start_secure, secure)
+        self.feed()
+
+    def _make_inputs(self, config):
+        """The buttons and the empty switch. A button other than NEW SHOE
+        read pressed at power-on is stuck or shorted: it would act on its
+        own, so it is a fault (NEW SHOE held selects service mode)."""
+        inputs = []
+        for name in _INPUTS:
+            inputs.append(Pin(config.BUTTONS[name], Pin.IN, Pin.PULL_UP))
+        inputs.append(Pin(config.EMPTY["pin"], Pin.IN, Pin.PULL_UP))
+        n = len(inputs)
+        self._inputs = inputs
+        self._raw = bytearray(n)       # last sampled level, 1 = active
+        self._state = bytearray(n)     # debounced level
+        self._since = [0] * n          # ticks of the last raw change
+        # Service mode: NEW SHOE held at power-on. The watchdog stays off and
+        # Ctrl-C keeps working, so `shoe deploy` (mpremote) can take over the
+        # USB REPL; in play neither is possible without opening the shoe.
+        self.service = inputs[_NEW_SHOE].value() == 0
+        for i in range(_NEW_SHOE):
+            if inputs[i].value() == 0:
+                raise ConfigError("%s reads pressed at power-on (stuck or shorted)" % _INPUTS[i])
+
+    def _make_gate(self, pin):
+        return Pin(pin, Pin.OUT, value=0)
+
+    def _start_reader(self, cfg):
+        """The reader, woken and configured once at boot when its driver can
+        be (a PN532): a reader that does not answer is found here, not at
+        the first card."""
+        reader = self._make_reader(cfg)
+        if hasattr(reader, "begin"):
+            reader.begin()
+        return reader
+
+    def _start_secure(self, cfg):
+        """The secure element, woken once at boot: a chip that does not
+        acknowledge its address is found here, with the bus's answer."""
+        se = self._make_secure(cfg)
+        se.wake()
+        se.idle()
+        return se
 
     def watchdog_ms(self, ms):
         return ms
@@ -102,8 +145,26 @@ class MachineBoard:
                     timeout=0, rxbuf=_UART_RXBUF)
 
     def _i2c(self, cfg):
-        return I2C(cfg["id"], scl=Pin(cfg["scl"]), sda=Pin(cfg["sda"]),
-                   freq=cfg.get("freq", 400000))
+        """The one I2C object of bus ``cfg["id"]``, made the first time a
+        part asks for it and shared by every part on it: on the rp2 port
+        ``I2C(0, ...)`` re-clocks the one peripheral, so a second
+        construction would silently change the first part's frequency.
+        boards.toml gives every part on a bus the same pins and frequency
+        (host_tools/boards validates it); a part asking otherwise is a
+        configuration error, not a quiet re-clock."""
+        buses = getattr(self, "_i2c_buses", None)  # type: Any
+        if buses is None:
+            buses = self._i2c_buses = {}
+        want = (cfg["scl"], cfg["sda"], cfg.get("freq", 100000))
+        held = buses.get(cfg["id"])
+        if held is not None:
+            if held[0] != want:
+                raise ConfigError("I2C%d is already scl=%d sda=%d at %d Hz; a part asks for scl=%d sda=%d at %d Hz"
+                                  % ((cfg["id"],) + held[0] + want))
+            return held[1]
+        bus = I2C(cfg["id"], scl=Pin(want[0]), sda=Pin(want[1]), freq=want[2])
+        buses[cfg["id"]] = (want, bus)
+        return bus
 
     def _spi(self, cfg):
         # The PN532 shifts LSB first (its SPI mode 0).
@@ -137,11 +198,10 @@ class MachineBoard:
         if cfg["kind"] not in ("atecc608b", "atecc608") or cfg["bus"] != "i2c":
             raise ConfigError("no driver for a %s secure element on %s" % (cfg["kind"], cfg["bus"]))
         from drivers.atecc608 import ATECC608
-        # 100 kHz at most, so the address byte 0x00 holds SDA low past tWLO
-        # (60 us) and wakes the chip.
-        return ATECC608(I2C(cfg["id"], scl=Pin(cfg["scl"]), sda=Pin(cfg["sda"]),
-                            freq=min(cfg.get("freq", 100000), 100000)),
-                        cfg.get("address", 0x60))
+        # On the bus as boards.toml configures it: at most 100 kHz there, so
+        # the address byte 0x00 holds SDA low past tWLO (60 us) and wakes the
+        # chip (the validator refuses a faster bus for it).
+        return ATECC608(self._i2c(cfg), cfg.get("address", 0x60))
 
     # -- host link ---------------------------------------------------------
 
@@ -212,7 +272,7 @@ class MachineBoard:
 
     def empty(self):
         self._sample()
-        return self._state[_EMPTY] == 1
+        return len(self._state) > _EMPTY and self._state[_EMPTY] == 1
 
     def lights(self, mask):
         for i in range(len(self._leds)):

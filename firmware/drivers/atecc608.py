@@ -43,7 +43,7 @@ class SecureElementFault(Exception):
     """
 
     def __init__(self, message, status=-1):
-        Exception.__init__(self, message)
+        super().__init__(message)   # MicroPython has no Exception.__init__
         self.status = status
 
 
@@ -204,7 +204,8 @@ class ATECC608:
                 break
             except OSError:
                 if ticks_diff(deadline, ticks_ms()) <= 0:
-                    raise SecureElementFault("no answer from the ATECC608 to %s in time" % name)
+                    raise SecureElementFault("ATECC608 did not acknowledge a read (%s) at 0x%02x in time"
+                                             % (name, self._addr))
                 sleep_ms(1)
         count = one[0]
         view = self._views.get(count - 1)

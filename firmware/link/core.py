@@ -75,9 +75,10 @@ class Link:
     # boot(s) and refill(s). link/replay.py takes literal events; the shoe's
     # link/recovery.py replays the game's inputs too.
     RECOVERY = replay
-    # Free heap after boot, for `status`. main.py sets it on the class once
-    # booted: a new instance attribute would grow the session's attribute
-    # table (about 1 KiB in one block) in a heap already cut into holes.
+    # Free heap after boot. main.py sets it on the class once booted (a new
+    # instance attribute would grow the session's attribute table, about
+    # 1 KiB in one block, in a heap already cut into holes); >= 0 also says
+    # the VM has gc.mem_free, so `status` reports the heap free now.
     heap_free = -1
 
     def __init__(self, board, config, journal, outbox=None):
@@ -176,6 +177,12 @@ class Link:
         if self.had_shoe and getattr(b, "service", False):
             b.leave_service()
             reports.tilt(self, "a shoe is in play (the journal holds it): end the shoe first", b"service_refused")
+
+    def refusal(self, name, args):
+        """Why the device refuses the authentic command ``name`` now (a str,
+        the reason the host shows), or None to accept it. Asked before
+        ``accepted`` is reported: an accepted command is one the device acts on."""
+        return None
 
     def reset_device(self):
         """clear_tilt: the device's own state starts over (the link's is kept)."""

@@ -79,7 +79,7 @@ LINK_EVENTS = (
 
 # The JSON of the shoe's `H` and `B` frames (docs/protocol.md 3, 7).
 HELLO = "proto:int fw:str board:str shoe:str settings:str seq:int acked:int counter:int " \
-        "tilt:str|null manifest:str? service:bool? t:int? nonce:hex16 chain:hex32"
+        "tilt:str|null manifest:str? service:bool? parts:str? t:int? nonce:hex16 chain:hex32"
 BEAT = "acked:int queued:int t:int"
 
 # Where a card can go, as events name it; the first six are the hands' places.

@@ -10,7 +10,9 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-PROTO = const(2)
+# 3: shoe -> host tags are HMAC-SHA256 (the port's C hashlib), was keyed
+# BLAKE2s in pure Python (docs/protocol.md 4).
+PROTO = const(3)
 
 # Frame types (docs/protocol.md 2).
 HELLO = const(0x48)      # H: shoe's handshake; host's hello request

@@ -204,8 +204,12 @@ def status(s, device):
     else:
         o.text(s.tilt)
     if s.heap_free >= 0:
+        # The heap free now, after a collection (the tags' garbage is not
+        # in use): what is left for play at this moment, not at boot.
+        import gc
+        gc.collect()
         o.raw(b',"heap":')
-        o.int(s.heap_free)
+        o.int(gc.mem_free())
     if s.time_t >= 0:
         o.raw(b',"t":')
         o.int(s.time_t + s.board.ticks_diff(s.board.ticks_ms(), s.time_ticks) // 1000)
@@ -242,6 +246,11 @@ def hello(s):
     o.text(getattr(s.board, "manifest", ""))
     o.raw(b',"service":')
     o.bool(getattr(s.board, "service", False))
+    parts = getattr(s.board, "parts", None)   # boards/parts.py: what dealing goes on without
+    if parts is not None and parts.faults:
+        degraded = parts.degraded()
+        if degraded:
+            _text(o, b',"parts":', degraded)
     o.raw(b',"t":')  # the clock command deadlines are set on (docs/protocol.md 4)
     o.int(s.board.ticks_ms() & proto.TICKS_MASK)
     o.raw(b',"nonce":"')

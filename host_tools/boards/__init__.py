@@ -5,6 +5,7 @@ board_config, the wiring table, the diagram, the BOM) goes through
 `get()`, so a board that fails validation cannot be deployed or documented.
 """
 
+import importlib.resources
 import pathlib
 import tomllib
 
@@ -12,8 +13,12 @@ from host_tools import exits
 
 from host_tools.boards.mcus import BUS_GPIO_KEYS, BUS_ROLES, MCUS
 
+# The source tree's top (hardware/, the generated docs): only a checkout has it.
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BOARDS_TOML = ROOT / "boards.toml"
+# boards.toml is package data (host_tools/boards/boards.toml, a link to the
+# top-level file in the source tree, the file itself in a wheel), so an
+# installed `shoe deploy` reads the same boards as a checkout.
+BOARDS_TOML = pathlib.Path(str(importlib.resources.files(__name__) / "boards.toml"))
 
 # Optional extra GPIOs a reader may use besides its bus pins.
 READER_GPIO_KEYS = ("irq", "reset")
@@ -124,6 +129,11 @@ def validate(name, board, parts):
     return problems
 
 
+# The ATECC608B wakes when SDA is held low for tWLO (60 us): the address byte
+# 0x00 does that at 100 kHz (80 us), not at 400 kHz (20 us).
+I2C_WAKE_HZ = 100000
+
+
 def check_secure_element(name, board):
     """Every real board carries the secure element on an I2C bus, at an
     address no other device on that bus answers to (a clash would make both
@@ -142,9 +152,18 @@ def check_secure_element(name, board):
     if not isinstance(address, int) or not 0x08 <= address <= 0x77:
         problems.append("%s: secure_element.address = %r is not a 7-bit I2C address" % (name, address))
         return problems
+    freq = se.get("freq", I2C_WAKE_HZ)
+    if not isinstance(freq, int) or not 0 < freq <= I2C_WAKE_HZ:
+        problems.append("%s: secure_element.freq = %r; its I2C bus runs at %d Hz at most, or the "
+                        "address byte 0x00 cannot hold SDA low long enough to wake the chip"
+                        % (name, freq, I2C_WAKE_HZ))
     for where, table in _buses(board):
         if where == "secure_element" or table.get("bus") != "i2c" or table.get("id") != se.get("id"):
             continue
+        if table.get("freq", I2C_WAKE_HZ) != freq:
+            problems.append("%s: %s.freq = %r, secure_element.freq = %r: one I2C%s bus has one "
+                            "frequency (the firmware makes one bus object for both)"
+                            % (name, where, table.get("freq"), freq, se.get("id")))
         kind = table.get("kind", where.split(".")[-1])
         if I2C_ADDRESS.get(kind) == address:
             problems.append("%s: secure_element.address = 0x%02x is also the %s's address on I2C%s"

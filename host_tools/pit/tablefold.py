@@ -61,13 +61,16 @@ class TableFold:
     def live(self):
         """What changes card by card, pushed with every event so a page
         updates in place (the roads, recall and statistics change only when
-        a round or a shoe ends; the page reads those then). Every figure of
-        it comes from this one fold at one seq: the cards left and the ranks
-        left (surveillance's; roles.py strips it for everyone else) cannot
-        disagree on a page that draws them from the same push."""
+        a round or a shoe ends; the page reads those then). ``counts``: the
+        round's announced point counts, once its first four cards are
+        turned (host_tools/pit/roles.py shows their faces from then on).
+        Every figure of it comes from this one fold at one seq: the cards
+        left and the ranks left (surveillance's; roles.py strips it for
+        everyone else) cannot disagree on a page that draws them from the
+        same push."""
         full = self.state.to_dict()
         out = {k: full[k] for k in ("seq", "round", "phase", "next", "next_card", "cards_left",
-                                     "current", "last_result")}
+                                     "current", "counts", "last_result")}
         out["ranks_left"] = self.ranks.to_dict()
         return out
 
@@ -87,6 +90,7 @@ class TableFold:
         if detail:
             full = s.to_dict()
             out["current"] = full["current"]
+            out["counts"] = full["counts"]
             out["roads"] = self.board.to_dict()
             out["ranks_left"] = self.ranks.to_dict()
             out["recall"] = copy.deepcopy(self.book.last(self.recall))

@@ -9,7 +9,7 @@ acceptance") and defined once here.
 
 Tag of an event (link v2, firmware/link/host_frames.py)::
 
-    BLAKE2s-128(K_frames, SHOE_ID " E" SEQ " " PREV " " event bytes)
+    HMAC-SHA256-128(K_frames, SHOE_ID " E" SEQ " " PREV " " event bytes)
 
 PREV is the previous event's tag, the chain's ``first_prev`` for its first
 stored event, or 32 zeros where the shoe may restart its chain

@@ -28,6 +28,7 @@ import shutil
 import threading
 import time
 
+from host_tools import argtypes
 from host_tools import deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
 from host_tools.boards import config as board_config
@@ -61,6 +62,9 @@ SECURE_HEAP_64 = 32 * 1024
 
 
 EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
+# The parts `--without` can take away (firmware/boards/parts.py says which
+# ones stop the dealing).
+WITHOUT = ("reader", "sensor", "secure_element", "buttons", "gate")
 # The PN532's ACK comes within about a millisecond of a command, so the
 # driver waits 30 ms for it (drivers/pn532.py ACK_TIMEOUT_MS). The simulated
 # chip is a thread of this process across a pty, not a chip: on a loaded
@@ -83,7 +87,7 @@ class Emulator(vmdevice.VMDevice):
     KIND = "shoe"
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False, service=False, provision=True):
+                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -99,15 +103,27 @@ class Emulator(vmdevice.VMDevice):
         os.set_blocking(self._deal_m, True)
         reader_cfg = {"script": deal_path}
         self.chip = None
+        for part in without:
+            if part not in WITHOUT:
+                raise ValueError("--without %s: the emulated board's parts are %s" % (part, ", ".join(WITHOUT)))
+        if "reader" in without and reader is None:
+            raise ValueError("--without reader needs --reader pn532 (without one, cards come on the dealer channel)")
+        if "secure_element" in without and not secure:
+            raise ValueError("--without secure_element needs --secure-element")
         if reader is not None:
-            reader_cfg.update(self._start_reader(reader, cardset))
+            reader_cfg.update(self._start_reader(reader, cardset, "reader" not in without))
         values = board_config.constants(
             "emulator", shoe_id, reader=reader,
             overrides={"LINK": {"device": shoe_path}, "READER": reader_cfg})
         if service:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
+        if without:
+            values["ABSENT"] = sorted(without)   # boards/emulator.py: each fails as a board sees it
+        if answer_delay_ms:
+            values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (boards/emulator.py)
         if secure:
-            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {}, **self._start_secure(provision))
+            values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
+                                            **self._start_secure(provision, "secure_element" not in without))
         self.heap = values["HEAP"] + HEAP_64 + (SECURE_HEAP_64 if secure else 0)
         self._write_config(values)
         # Beside the flash, not in it: the boot check tilts on any file the
@@ -115,8 +131,10 @@ class Emulator(vmdevice.VMDevice):
         self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
         self._start_relay()
 
-    def _start_reader(self, reader, cardset):
-        """The simulated reader on its own pty, and the card set on the flash."""
+    def _start_reader(self, reader, cardset, present=True):
+        """The simulated reader on its own pty, and the card set on the flash;
+        not ``present``: the pty with nothing answering on it (a PN532
+        unplugged or dead)."""
         if reader != "pn532":
             raise ValueError("the emulator simulates a pn532 reader, not %r" % reader)
         from host_tools.sim import pn532 as sim
@@ -128,7 +146,8 @@ class Emulator(vmdevice.VMDevice):
         self._sim_m, self._sim_s, sim_path = ptys.open_raw()
         self._sim = threading.Thread(target=sim.serve_hsu, args=(self.chip, self._sim_m, self._stop.is_set),
                                      daemon=True)
-        self._sim.start()
+        if present:
+            self._sim.start()
         return {"device": sim_path, "ack_ms": EMULATED_ACK_MS}
 
     def present(self, uid):
@@ -151,8 +170,71 @@ class Emulator(vmdevice.VMDevice):
 
     def start(self):
         """Power on: run main.py in the VM with this shoe's flash."""
+        self._write_deploy_record()
         return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")],
                                               heap="%dk" % (self.heap // 1024)), self.dir)
+
+    def _write_deploy_record(self):
+        """What `shoe deploy` leaves beside the pit's key: the flash's
+        manifest.json byte for byte (``KEY.manifest.json``, keys.deployed_manifest),
+        which the bridge checks the hello against and `shoe acceptance`'s
+        firmware step reads. Only where the key is kept off the flash (a
+        shoe with its chip): a file in the flash that its manifest does not
+        cover tilts the boot check."""
+        record = os.path.splitext(self.key_path)[0] + ".manifest.json"
+        if os.path.dirname(os.path.abspath(record)) == self.dir:
+            return
+        with open(os.path.join(self.dir, deploy.MANIFEST), "rb") as f:
+            data = f.read()
+        with open(record, "wb") as f:
+            f.write(data)
+        self.record_path = record
+
+    def bench(self, line):
+        """A technician's action on the emulated shoe, one line: what a
+        person does with their hands at a real one (`shoe emulate
+        --no-dealer` reads these from its terminal). Returns what to print
+        once it is done (the shoe has taken a dealer-channel line), or None."""
+        words = line.split()
+        if not words:
+            return None
+        if words[0] == "present":
+            if self.chip is None:
+                return "no reader: start with --reader pn532 to present a tag"
+            try:
+                uid = bytes.fromhex(words[1] if len(words) == 2 else "")
+            except ValueError:
+                uid = b""
+            if not 4 <= len(uid) <= 10:
+                return "present TAG: the tag's ID in hex, 4 to 10 bytes (e.g. present 04a1b2c3d4e5f6)"
+            self.present(uid)
+            return "tag %s at the antenna" % uid.hex()
+        if words == ["gpio"]:
+            lights, gate = self.gpio()
+            lit = [name for bit, name in ((1, "PLAYER"), (2, "BANKER"), (4, "STOP")) if lights & bit]
+            return "lights: %s lit; gate %s" % (" ".join(lit) or "none", "open" if gate else "shut")
+        if words[0] == "help":
+            return BENCH_HELP
+        line = " ".join(words)
+        self.deal(line)   # the buttons, the back sensor, and any dealing-script line
+        return "%s: done" % line
+
+    def gpio(self, timeout=20.0):
+        """(light bits, gate open) as the board drives them now: the dealer
+        channel's ``gpio`` question, answered between the VM's steps."""
+        self.wait_booted()
+        fd = self._deal_m
+        while select.select([fd], [], [], 0)[0]:
+            os.read(fd, 64)
+        os.write(fd, b"gpio\n")
+        buf, end = b"", time.monotonic() + timeout
+        while b"\n" not in buf and time.monotonic() < end:
+            if select.select([fd], [], [], 0.1)[0]:
+                buf += os.read(fd, 64)
+        words = buf.replace(b"\x06", b"").split(b"\n")[0].split()
+        if words[:1] != [b"gpio"] or len(words) < 3:
+            raise RuntimeError("the shoe did not answer gpio within %.0f s" % timeout)
+        return int(words[1]), int(words[2]) == 1
 
     def deal(self, line, timeout=10.0):
         """One dealing-script line on the dealer channel. Waits for the boot
@@ -179,19 +261,20 @@ class Emulator(vmdevice.VMDevice):
         fds = [self._deal_m, self._deal_s]
         if self.chip is not None:
             self._stop.set()
-            self._sim.join(2)
+            if self._sim.is_alive():
+                self._sim.join(2)
             fds += [self._sim_m, self._sim_s]
         self._close_link(*fds)
 
 
 def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=7, help="seed of the simulated dealer's shoe")
-    parser.add_argument("--dir", default=None,
+    parser.add_argument("--dir", default=None, type=argtypes.directory,
                         help="the shoe's flash (staged firmware, key, journal); reused as it is, "
                              "so a second run is a power cycle; delete it to reflash. "
-                             "Default: a new temp dir")
+                             "Default: a new private temp dir")
     parser.add_argument("--shoe-id", default=DEFAULT_SHOE_ID)
-    parser.add_argument("--interval", type=float, default=0.05,
+    parser.add_argument("--interval", type=argtypes.seconds(), default=0.05,
                         help="seconds between the dealer's actions")
     parser.add_argument("--irregularities", type=float, default=0.02,
                         help="probability per round of a dealer mistake")
@@ -207,23 +290,38 @@ def add_arguments(parser):
                         help="put a simulated ATECC608B on the shoe's I2C bus (its EEPROM beside the flash)")
     parser.add_argument("--service", action="store_true",
                         help="power on with NEW SHOE held: service mode, announced in the hello")
+    parser.add_argument("--without", action="append", default=[], choices=WITHOUT, metavar="PART",
+                        help="power on with this part absent or broken, as a board sees it at boot "
+                             "(repeatable; one of %s): reader, sensor and secure_element do not "
+                             "answer on their bus, buttons read stuck pressed, the gate's pin cannot "
+                             "be claimed" % ", ".join(WITHOUT))
+    parser.add_argument("--answer-delay-ms", type=int, default=0, metavar="MS",
+                        help="a slow shoe: every hello and heartbeat answer leaves this much later "
+                             "(as on a slower MCU)")
 
 
 def run(args):
-    import tempfile
-
     from host_tools.sim import dealer as dealer_mod
 
-    directory = args.dir or tempfile.mkdtemp(prefix="shoe-emulate-")
+    if "reader" in args.without and not args.reader:
+        print("shoe emulate: --without reader needs --reader pn532 (without one, cards come on the "
+              "dealer channel)", file=sys.stderr)
+        return 2
+    if "secure_element" in args.without and not args.secure_element:
+        print("shoe emulate: --without secure_element needs --secure-element", file=sys.stderr)
+        return 2
+    directory = args.dir or vmdevice.default_flash("shoe-emulate-")
     tags = None
     if args.reader:
         tags = TaggedSet(8)
         path = os.path.join(directory + ".cardset")
         tags.write(path)
         emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path,
-                       secure=args.secure_element, service=args.service)
+                       secure=args.secure_element, service=args.service, without=args.without,
+                       answer_delay_ms=args.answer_delay_ms)
     else:
-        emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service)
+        emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service,
+                       without=args.without, answer_delay_ms=args.answer_delay_ms)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()
@@ -249,8 +347,25 @@ def run(args):
                 stop.wait(args.interval)
             print("# dealer: %d lines dealt (seed %d); the shoe keeps running until Ctrl-C"
                   % (n, args.seed), flush=True)
+        if args.no_dealer:
+            print("# the bench: type a line and Enter (help lists them): " + BENCH_HELP, flush=True)
+        bench = args.no_dealer and sys.stdin is not None and not sys.stdin.closed
         while not stop.is_set() and emu.proc.poll() is None:
-            stop.wait(0.2)
+            if not bench:
+                stop.wait(0.2)
+                continue
+            if not select.select([sys.stdin], [], [], 0.2)[0]:
+                continue
+            line = sys.stdin.readline()
+            if not line:
+                bench = False  # end of input: the shoe keeps running
+                continue
+            try:
+                said = emu.bench(line)
+            except RuntimeError as e:
+                said = str(e)
+            if said:
+                print("# " + said, flush=True)
     except KeyboardInterrupt:
         pass
     finally:
@@ -260,6 +375,11 @@ def run(args):
         print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
         return 1
     return 0
+
+
+BENCH_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "
+              "sensor sees;  present TAG: a tag (hex ID) at the reader;  gpio: the lights and the gate;  "
+              "any dealing-script line (9H, 9H up, cover, shoe decks=8): to the dealer channel")
 
 
 class TaggedSet:
@@ -430,7 +550,7 @@ def main(argv=None):
           % (statistics.median(med), statistics.median(p99)))
     print("  boot replaying the full shoe's journal: median %.1f ms; heap free after: %d KiB"
           % (statistics.median(boots) / 1000, statistics.median(free) // 1024))
-    print("  one event's tag (BLAKE2s-128, %d-byte card event, chained): median %d us, p99 %d us"
+    print("  one event's tag (HMAC-SHA256-128, %d-byte card event, chained): median %d us, p99 %d us"
           % (body_bytes, statistics.median(m for m, _ in macs), statistics.median(p for _, p in macs)))
     return 0
 

@@ -10,7 +10,7 @@ Why these choices:
   that rows were not edited, dropped or reordered *by accident* or by anyone
   who did not bother to recompute it. The shoe's tag chain (link v2,
   docs/protocol.md) is what makes the record trustworthy: each event's tag
-  (column ``mac``) is a keyed BLAKE2s over the shoe id, the seq, the previous
+  (column ``mac``) is an HMAC-SHA256 (first 16 bytes) over the shoe id, the seq, the previous
   event's tag and the event bytes, so only the key holder can extend it, and
   ``shoe verify --key-file`` catches a store edited and re-chained by anyone
   with write access to this file. ``first_prev`` is the PREV of the first
@@ -43,7 +43,7 @@ makes the split between event and shoe id unambiguous.
 
 Tag of a row (checked with the shoe key, firmware/link/host_frames.py)::
 
-    BLAKE2s-128(K_frames, SHOE_ID " E" SEQ " " PREV " " event bytes)
+    HMAC-SHA256-128(K_frames, SHOE_ID " E" SEQ " " PREV " " event bytes)
 
 PREV is the previous row's ``mac``, ``first_prev`` for the first row, or 32
 zeros where the shoe restarted its chain (host_tools/protocol/chain.py, ``may_restart``).

@@ -40,11 +40,26 @@ class Pin:
             return LEVELS.get(self.id, 1)
         LEVELS[self.id] = 1 if x else 0
 
+PN532_SILENT = False   # True: nothing answers on the reader's UART
+
+def _pn532_answer(buf):
+    # A PN532 on HSU, just enough for the driver's boot: the ACK, then the
+    # reply frame (GetFirmwareVersion says IC 0x32).
+    if PN532_SILENT or len(buf) < 8 or buf[0] != 0 or buf[2] != 0xFF or buf[5] != 0xD4:
+        return b""
+    data = bytes([0xD5, buf[6] + 1]) + (b"\x32\x01\x06\x07" if buf[6] == 2 else b"")
+    n = len(data)
+    return (b"\x00\x00\xff\x00\xff\x00" + bytes([0, 0, 0xFF, n, (256 - n) & 0xFF]) + data
+            + bytes([(256 - sum(data)) & 0xFF, 0]))
+
 class UART:
     def __init__(self, id, baudrate=9600, tx=None, rx=None, timeout=None, rxbuf=None):
         self.args = (id, baudrate, tx.id, rx.id, timeout)
         self.rx = bytearray()
         UARTS.append(self)
+    def write(self, buf):
+        self.rx += _pn532_answer(buf)
+        return len(buf)
     def any(self):
         return len(self.rx)
     def readinto(self, buf, n=None):
@@ -54,13 +69,45 @@ class UART:
         self.rx = self.rx[n:]
         return n or None
 
+I2CS = []
+I2C_ABSENT = set()    # addresses nothing acknowledges
+
 class I2C:
+    # A TCS34725 at 0x29 and an ATECC608 at 0x60 that answers its wake
+    # (04 11 33 43) and goes idle.
     def __init__(self, id, scl=None, sda=None, freq=400000):
         self.args = (id, scl.id, sda.id, freq)
+        self.group = b""
+        self.awake = False
+        I2CS.append(self.args)
+    def _here(self, addr):
+        if addr in I2C_ABSENT:
+            raise OSError(19)
     def readfrom_mem_into(self, addr, reg, buf):
+        self._here(addr)
         buf[0] = 0x44 if reg == 0x92 else 1   # TCS34725 ID register; AVALID set
     def writeto_mem(self, addr, reg, buf):
+        self._here(addr)
         I2C_WRITES.append((addr, reg, buf[0]))
+    def writeto(self, addr, buf, stop=True):
+        if addr == 0:
+            if 0x60 not in I2C_ABSENT:
+                self.group = b"\x04\x11\x33\x43"
+                self.awake = True
+            raise OSError(19)
+        self._here(addr)
+        if bytes(buf) == b"\x02":
+            if not self.awake:
+                raise OSError(19)    # idle while asleep: NAKed
+            self.awake = False
+        return len(buf)
+    def readfrom_into(self, addr, buf, stop=True):
+        self._here(addr)
+        if not self.group:
+            raise OSError(19)
+        for i in range(len(buf)):
+            buf[i] = self.group[i]
+        self.group = self.group[len(buf):]
 
 SPIS = []
 
@@ -70,6 +117,12 @@ class SPI:
     def __init__(self, id, baudrate=1000000, polarity=0, phase=0, firstbit=0, sck=None,
                  mosi=None, miso=None):
         SPIS.append((id, baudrate, polarity, phase, firstbit, sck.id, mosi.id, miso.id))
+    # No chip answers on this bus: the status byte never says ready.
+    def write(self, buf):
+        pass
+    def readinto(self, buf, write=0):
+        for i in range(len(buf)):
+            buf[i] = 0
 
 class WDT:
     def __init__(self, id=0, timeout=5000):
@@ -122,6 +175,9 @@ out["sensor"] = type(b.back_sensor).__name__
 out["secure"] = type(b.secure_element).__name__
 out["uarts"] = [u.args for u in machine.UARTS]
 out["spis"] = machine.SPIS
+out["i2cs"] = machine.I2CS
+out["faults"] = b.parts.faults
+out["halt"] = b.parts.halt
 buf = bytearray(64)
 n = b.link_read(buf)
 out["link_in"] = bytes(buf[:n]).decode()
@@ -143,7 +199,7 @@ _STAGES = {}
 
 
 def run_board(tmp_path, board, module, overrides=None, reader=None, stdin="", pressed_at_boot=(),
-              key=bytes(range(32))):
+              key=bytes(range(32)), machine_extra=""):
     """Run PROBE with the staged firmware; the working directory (the device's
     root, where shoe_key.bin lives) holds the fake machine and board_config."""
     stage = _STAGES.get((board, reader))
@@ -155,7 +211,7 @@ def run_board(tmp_path, board, module, overrides=None, reader=None, stdin="", pr
     if key is not None:
         (fake / deploy.KEY_NAME).write_bytes(key)
     levels = "".join("LEVELS[%d] = 0\n" % p for p in pressed_at_boot)
-    (fake / "machine.py").write_text(FAKE_MACHINE + levels)
+    (fake / "machine.py").write_text(FAKE_MACHINE + levels + machine_extra)
     # A board_config with test overrides shadows the staged one.
     values = config.constants(board, "T-9", reader, overrides)
     (fake / "board_config.py").write_text(config.render(values))
@@ -177,7 +233,9 @@ def result(proc):
 def test_esp32s3_bring_up_drives_the_dealer_io(tmp_path):
     proc = run_board(tmp_path, "esp32s3", "esp32s3", reader="gm65", stdin="hello")
     head, out = result(proc)
-    assert out["service"] is False and out["wdt"] == [5000] and out["fed"] == [2]
+    # Fed twice by the bring-up (after the reader's and the chip's first
+    # answers, each a bounded wait on its bus), then twice by the probe.
+    assert out["service"] is False and out["wdt"] == [5000] and out["fed"] == [4]
     assert out["buttons"] == [0, 1, 0, 2]           # debounced, each press reported once
     assert out["empty"] == [False, True]
     assert out["leds"] == [1, 0, 1]                 # mask 5: Player and stop
@@ -199,7 +257,15 @@ def test_esp32s3_bring_up_drives_the_dealer_io(tmp_path):
 def test_default_reader_is_built_on_the_boards_toml_bus(tmp_path, board, module, reader, uarts,
                                                          spis, cs):
     _, out = result(run_board(tmp_path, board, module))
-    assert (out["reader"], out["uarts"], out["spis"], out["cs"]) == (reader, uarts, spis, cs)
+    assert (out["uarts"], out["spis"], out["cs"]) == (uarts, spis, cs)
+    if spis:
+        # The stand-in SPI has no PN532 on it: the bring-up survives the
+        # silent reader, names it, and the shoe would halt (boards/parts.py).
+        assert out["reader"] == "NoneType"
+        assert out["faults"] == ["reader: no ACK from the PN532 to SAMConfiguration within 30 ms"]
+        assert out["halt"] == "part missing or faulty, dealing refused: " + out["faults"][0]
+    else:
+        assert out["reader"] == reader and out["faults"] == [] and out["halt"] is None
     assert out["alloc"] == 0
 
 
@@ -233,3 +299,34 @@ def test_rp2_refuses_a_watchdog_it_cannot_count(tmp_path):
 def test_a_missing_or_short_key_is_a_precise_error(tmp_path, content, message):
     proc = run_board(tmp_path, "esp32s3", "esp32s3", reader="gm65", key=content)
     assert message in proc.stdout + proc.stderr
+
+
+def test_one_i2c_bus_object_per_bus_at_the_frequency_boards_toml_gives(tmp_path):
+    """The sensor and the secure element share I2C0: one machine.I2C is made
+    for it, at boards.toml's frequency, and no part re-clocks it (the rp2
+    port's I2C(0, ...) reconfigures the one peripheral; before, the chip's
+    driver made a second one at min(freq, 100 kHz) over the sensor's 400)."""
+    from host_tools import boards
+    pico = boards.get("pico")
+    _, out = result(run_board(tmp_path, "pico", "rp2"))
+    assert (out["sensor"], out["secure"]) == ("TCS34725", "ATECC608")
+    sensor, chip = pico["sensor"], pico["secure_element"]
+    assert sensor["freq"] == chip["freq"]
+    assert out["i2cs"] == [[0, sensor["scl"], sensor["sda"], sensor["freq"]]]
+
+
+@pytest.mark.parametrize("absent, fault, halts", [
+    ("I2C_ABSENT.add(0x29)", "back sensor: tcs34725: no reply at 0x29 ([Errno 19] ENODEV)", False),
+    ("I2C_ABSENT.add(0x60)", "secure element: ATECC608 did not acknowledge a read (wake) at 0x60 in time",
+     True),
+    ("PN532_SILENT = True", "reader: no ACK from the PN532 to SAMConfiguration within 30 ms", True),
+])
+def test_a_part_that_does_not_answer_is_named_not_raised(tmp_path, absent, fault, halts):
+    """The real board's bring-up with one part silent on its bus: the board
+    is built, the watchdog armed and fed, the part is None and its fault is
+    the part's name and the bus's answer; dealing is refused only for the
+    parts boards/parts.py names unsafe."""
+    _, out = result(run_board(tmp_path, "pico", "rp2", machine_extra=absent + "\n"))
+    assert out["faults"] == [fault]
+    assert out["halt"] == ("part missing or faulty, dealing refused: " + fault if halts else None)
+    assert out["wdt"] == [5000] and out["fed"][0] >= 2

@@ -8,6 +8,7 @@ it, stays up and records the next good frame. A sample of the frame-path fuzz
 (`shoe soak fuzz` runs the long one) runs in-process at the end.
 """
 
+import concurrent.futures
 import json
 import random
 import sqlite3
@@ -250,7 +251,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
 
         def hello(body=None):
             stored = b._stored() or 0
-            base = {"proto": 2, "fw": "fuzz", "board": "emulator", "shoe": SHOE, "settings": "",
+            base = {"proto": proto.PROTO, "fw": "fuzz", "board": "emulator", "shoe": SHOE, "settings": "",
                     "seq": stored + 5, "acked": stored, "counter": b.counter or 0, "tilt": None,
                     "nonce": auth.new_nonce().decode(),
                     "chain": (store.shoe(SHOE) or {}).get("last_mac") or "0" * 32}
@@ -282,7 +283,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
                 feed("E", seq, body + b" " + tag, garble=rng.random() < 0.15)
             elif roll < 0.72:
                 hello(_mutate(rng, {
-                    "proto": 2, "fw": "f", "board": "b", "shoe": SHOE, "settings": "", "seq": seq,
+                    "proto": proto.PROTO, "fw": "f", "board": "b", "shoe": SHOE, "settings": "", "seq": seq,
                     "acked": seq - 1, "counter": 0, "tilt": None, "nonce": "0" * 16,
                     "chain": prev.decode()}))
                 if rng.random() < 0.5:
@@ -371,8 +372,12 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
         shoe.pump(lambda f: shoe.acked() == 2)
         code, line = _check(path)
         assert code == 0 and line == "RECORDING: shoe T9 on %s, stored through seq 2" % shoe.path
-        r = _cli("--db", str(path), "--send", "status")
-        assert r.returncode == 0 and r.stdout.startswith("ok sent status as command 1; RECORDING: shoe T9")
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            run = pool.submit(_cli, "--db", str(path), "--send", "status")
+            shoe.answer_next_command()
+            r = run.result()
+        assert r.returncode == 0 and r.stdout.startswith(
+            "ok sent status as command 1; accepted by the shoe; RECORDING: shoe T9"), r.stdout
         r = _cli("--db", str(path), "--send", "state")
         state = json.loads(r.stdout[3:])
         assert state["recording"] is True and state["line"].startswith("RECORDING")

@@ -16,7 +16,7 @@ import pytest
 from support.emuhost import Host, core_events, emulate_cli, reference, restart
 from host_tools.sim.emulate import Emulator
 
-from link import auth, frame, host_frames, schema  # noqa: E402
+from link import auth, frame, host_frames, proto, schema  # noqa: E402
 from link import hmac as link_hmac  # noqa: E402
 
 BURN_AND_ROUND = ["shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C", "KS"]
@@ -80,7 +80,7 @@ def test_handshake_then_numbered_events_equal_to_replay(emu, host):
     hello = host.hellos()[0]
     with open(os.path.join(emu.dir, "manifest.json")) as f:
         values = json.load(f)
-    assert hello["proto"] == 2 and hello["board"] == "emulator" and hello["shoe"] == "EMU1"
+    assert hello["proto"] == proto.PROTO and hello["board"] == "emulator" and hello["shoe"] == "EMU1"
     assert hello["fw"] == values["firmware_version"]
     assert hello["acked"] == 0 and hello["counter"] == 0 and hello["tilt"] is None
     assert hello["settings"] == ""
@@ -211,8 +211,10 @@ def test_power_cut_mid_round_resumes_the_exact_round(emu, host):
     host.auto_ack = True
     for s in range(acked + 1, last + 1):
         assert host.events[s] == seen[s], s  # the very same bytes and seq
-    boot = host.find(type="boot", resumed=True)
-    assert boot and boot[0] == last + 1
+    # The boot event follows the resent ones, in a later frame: wait for it
+    # (on a loaded machine it was not there yet when `last` was).
+    boot = host.wait_event(timeout=30, type="boot", resumed=True)
+    assert boot[0] == last + 1
     hello = host.hellos()[0]
     assert hello["acked"] == acked and hello["tilt"] is None
     # The command counter survived, and the old command, signed for the last

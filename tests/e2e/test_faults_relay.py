@@ -189,7 +189,7 @@ def test_a_frame_forged_on_the_line_is_not_stored_and_alerted(tmp_path):
         return [forged("E", seq, b'{"type":"result","round":1,"winner":"player"} '
                        + b"0123456789abcdef" * 2),
                 forged("H", 0, json.dumps({
-                    "proto": 2, "shoe": "EVIL", "seq": 0, "acked": 0, "counter": 0, "tilt": None,
+                    "proto": 3, "shoe": "EVIL", "seq": 0, "acked": 0, "counter": 0, "tilt": None,
                     "nonce": "0" * 16, "chain": "0" * 32}).encode() + b" " + b"f" * 32),
                 line]
 

@@ -147,7 +147,7 @@ def test_forged_hellos_never_change_the_shoe(shoe, bridge, tmp_path):
         evil.master, evil.slave = shoe.master, shoe.slave  # the same line
         evil.challenges = shoe.challenges
         evil.hello(seq=99)                               # another key: forged
-        shoe.send("H", 1, b'{"proto":2,"shoe":"T9","seq":1} ' + b"0" * 32)  # no key at all
+        shoe.send("H", 1, b'{"proto":3,"shoe":"T9","seq":1} ' + b"0" * 32)  # no key at all
         time.sleep(0.5)
         assert bridge.bridge.shoe_id == SHOE
         # A hello for another shoe id signed with this very key: genuine, but
@@ -318,7 +318,7 @@ def test_a_v1_shoe_gets_one_line_naming_both_versions(shoe, bridge, tmp_path):
         shoe.send("E", 1, b'{"type":"bets","round":1}')
         time.sleep(0.2)
     bridge.close()
-    assert bridge.bridge.refuse == "shoe speaks link protocol 1, this bridge speaks 2: not recording"
+    assert bridge.bridge.refuse == "shoe speaks link protocol 1, this bridge speaks %d: not recording" % proto.PROTO
     with db.Store(tmp_path / "b.db") as s:
         refused = [d for _s, _t, k, d in s.link_log() if k == "refused"]
         assert refused == [bridge.bridge.refuse] and s.count(SHOE) == 0

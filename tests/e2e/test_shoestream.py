@@ -20,7 +20,7 @@ KEY = bytes(range(32))
 
 
 def test_host_signer_makes_the_shoes_tags():
-    """The stream's hashlib signer and the shoe's allocation-free BLAKE2s
+    """The stream's hmac signer and the shoe's own FrameSigner
     give the same tag, over links and payloads of every length class."""
     shoe = auth.FrameSigner(KEY, "S-1")
     host = shoestream.HostSigner(KEY, "S-1")

@@ -3,7 +3,7 @@ only, come back into the outbox as the host catches up, and reach the host
 complete, in order, with every tag chained to the one before — also when a
 power cut falls in the middle and the host then acks beyond what the
 rebooted shoe holds in memory (the acked event's tag is recovered from the
-journal). The tag oracle is CPython's hashlib.blake2s (host_frames)."""
+journal). The tag oracle is CPython's hmac (host_frames)."""
 
 import json
 

@@ -16,6 +16,7 @@ BENCHES = {
     "ordercheck": "host_tools.qa.bench.ordercheck",
     "pit": "host_tools.qa.bench.pit",
     "coldeck": "host_tools.qa.bench.coldeck",
+    "cost": "host_tools.qa.bench.cost",
     "pn532": __name__,  # pn532_main below: its module takes a bare run count
     "secure": "host_tools.qa.bench.secure",
     "shoe": "host_tools.sim.emulate",

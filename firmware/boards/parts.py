@@ -1,0 +1,70 @@
+"""The parts a board is built from, and what the loss of each at boot means.
+
+A board builds every part its configuration names through ``Parts.build``:
+a part that is absent or faulty (its bus NAKs the address, a reader does not
+answer its first command, a pin cannot be claimed) becomes None and its fault
+is kept as one line naming the part and the bus's own error. Nothing a part
+does at boot may raise out of the board's constructor: main.py builds the
+board after arming the watchdog, so an exception there rebooted a real shoe
+in a loop with its REPL on the pit's line.
+
+Dealing is refused (the shoe halts: its hellos name the fault, nothing else
+is sent, STOP lit, gate closed) only where the loss makes dealing unsafe:
+
+- reader: a card drawn would not be seen, so the record would miss it;
+- secure element: it holds the link key (when provisioned with it) and
+  signs the checkpoints; a record without its signatures fails the
+  auditor's rule (docs/security.md);
+- buttons: without "no more bets" no round can start, and a button stuck
+  pressed at power-on would act on its own.
+
+The others only degrade, and dealing goes on: the hello's ``parts`` names the
+fault and an `error` event records it.
+
+- back sensor: face-up news comes from the dealer's "exposed card" button,
+  as when the sensor fails mid-shoe (reading.py);
+- gate: optional (docs/design.md); a card drawn when none is due is handled
+  by Chapter 13 as in a shoe without one.
+
+A halt is not written to the journal: the fault is physical, so every boot
+checks again and halts again until the part is fixed; the journal is
+replayed untouched once it is.
+"""
+
+READER = "reader"
+SENSOR = "back sensor"
+SECURE = "secure element"
+BUTTONS = "buttons"
+GATE = "gate"
+UNSAFE = (READER, SECURE, BUTTONS)
+HALT = "part missing or faulty, dealing refused: "
+
+
+class Parts:
+    def __init__(self, absent=()):
+        self.absent = absent   # the emulator's `--without` names (boards.toml part names)
+        self.faults = []       # "part: the bus's error", in the order built
+        self.halt = None       # the first unsafe fault, as the hello's tilt says it
+
+    def build(self, name, make, *args):
+        """``make(*args)``, or None with the fault kept when it raises."""
+        try:
+            return make(*args)
+        except Exception as e:  # every driver's and bus's error: OSError, ReaderFault, ...
+            self.fault(name, e)
+            return None
+
+    def fault(self, name, e):
+        text = "%s: %s" % (name, e)
+        self.faults.append(text)
+        if self.halt is None and name in UNSAFE:
+            self.halt = HALT + text
+
+    def degraded(self):
+        """The faults of parts dealing goes on without, one line (or "")."""
+        out = ""
+        for text in self.faults:
+            name = text[:text.find(":")]
+            if name not in UNSAFE:
+                out = text if not out else out + "; " + text
+        return out
