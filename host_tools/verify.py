@@ -60,6 +60,8 @@ def add_arguments(parser):
                         "default: the .pub beside --key-file, or in --key-dir")
     parser.add_argument("--mac-only", action="store_true",
                         help="check the MAC chain only, without the signed checkpoints")
+    parser.add_argument("--alerts", action="store_true",
+                        help="list every stored alert (without it: one line per shoe, by kind and count)")
 
 
 def parse_anchor(text):
@@ -290,7 +292,7 @@ def run(args):
                 cp = latest_checkpoint(store, shoe_id)
                 if cp:
                     print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
-            bad += _report_alerts(store, shoe_id)
+            bad += _report_alerts(store, shoe_id, getattr(args, "alerts", False))
         if not shoes:
             print("OK   store is empty")
         if not args.central:
@@ -421,9 +423,12 @@ def _check_pit_chains(store):
     return bad
 
 
-def _report_alerts(store, shoe_id):
-    """Print the shoe's stored alerts; return how many are critical (each a failure)."""
-    critical = 0
+def _report_alerts(store, shoe_id, every=False):
+    """Print the shoe's stored alerts; return how many are critical (each a
+    failure, each named). The rest are one line by kind and count (an edge
+    monitor alone raises dozens a shoe, which buried the verdict), or with
+    ``every`` (--alerts) one line each."""
+    critical, kinds = 0, {}
     rows = store.alerts(shoe_id)
     for a in rows:
         if a["severity"] == "critical" and alerts.cleared(rows, a):
@@ -433,7 +438,14 @@ def _report_alerts(store, shoe_id):
         elif a["severity"] == "critical":
             critical += 1
             print("FAIL shoe %s: critical alert %s: %s" % (shoe_id, a["kind"], a["detail"]))
-        else:
+        elif every:
             print("note shoe %s: %s alert %s x%d: %s" % (shoe_id, a["severity"], a["kind"],
                                                         a["count"], a["detail"]))
+        else:
+            kinds[(a["kind"], a["severity"])] = kinds.get((a["kind"], a["severity"]), 0) + 1
+    if kinds:
+        n = sum(kinds.values())
+        print("note shoe %s: %d alert%s: %s (--alerts lists them)" % (
+            shoe_id, n, "" if n == 1 else "s",
+            ", ".join("%s %d (%s)" % (k, c, sev) for (k, sev), c in sorted(kinds.items()))))
     return critical

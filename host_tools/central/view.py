@@ -291,6 +291,15 @@ class View:
             central.append(a)
         return {"pits": rows, "central": central}
 
+    async def display_facts(self, t):
+        """What the player display heads itself with, as the pit's web.py
+        gives it: the card set's number (the record's count of the shoe's
+        ``shoe`` events); the limits and language are pit.toml's, which the
+        record does not hold (the display shows a dash and English)."""
+        cur = self.conn.cursor()
+        await cur.execute("SELECT count(*) FROM events WHERE shoe_id = %s AND type = 'shoe'", (t.shoe_id,))
+        return {"limits": None, "language": "en", "card_set": (await cur.fetchone())[0] or None}
+
     async def card_set(self, t):
         """The table's current card set, as report.py reads it: its events
         (each parsed once) and the chain head."""
@@ -323,6 +332,8 @@ async def api_tables(request):
 
 
 async def api_table(request):
+    """A table as the pit's /api/tables/NAME gives it; ``?view=public`` is
+    the player display's view (roles.table_for), as at the pit."""
     view = request.app[VIEW]
     async with view.lock:
         t = view.table(request.match_info["name"])
@@ -331,8 +342,9 @@ async def api_table(request):
             snap["scoreboard"] = scoreboard.draw(t.fold.board)
         snap["pit"], snap["table"] = t.pit, t.tbl
         snap["alerts"] = (await view.alerts([t.shoe_id]))[t.shoe_id]
-        events, _head = await view.card_set(t)
-    snap["ranks_left"] = report_mod.ranks_left(events)
+        snap.update(await view.display_facts(t))
+    if request.query.get("view") == "public":
+        return web.json_response(pit_roles.table_for(pit_roles.PUBLIC, snap))
     snap["read_only"] = True
     return web.json_response(dict(pit_roles.table_for(ROLE, snap), role=ROLE))
 
@@ -416,6 +428,19 @@ async def pit_log_page(request):
     return web.Response(text=text, content_type="text/html")
 
 
+async def audit_page(request):
+    """The pit's audit log lives in the pit's store; what central holds of
+    it (every pit's audit rows, as they arrived) is /pit-log. Say so on a
+    page, in the pit page's style, rather than a bare 404."""
+    text = _html("notcentral.html", (("<!--WHAT-->", "The audit log"),
+                                     ("<!--WHY-->", "Each pit keeps its own audit log (who logged in, who sent "
+                                      "which command, who acknowledged which alert) in its store; open it on "
+                                      "the pit's page. The central record holds every pit's audit rows and "
+                                      "alerts as they arrived: "),
+                                     ("<!--LINK-->", '<a id="pit-log" href="/pit-log">pit alerts and audit rows</a>')))
+    return web.Response(text=text, content_type="text/html")
+
+
 def _static_page(file):
     async def handler(request):
         request.app[VIEW].table(request.match_info["name"])  # 404 for a table the record lacks
@@ -461,6 +486,8 @@ def make_app(dsn):
     app.router.add_get("/", page)
     app.router.add_get("/table/{name}", _static_page("table.html"))
     app.router.add_get("/table/{name}/report", _static_page("report.html"))
+    app.router.add_get("/display/{name}", _static_page("display.html"))
+    app.router.add_get("/audit", audit_page)
     app.router.add_static("/static/", STATIC)
     app.router.add_get("/api/me", api_me)
     app.router.add_get("/api/tables", api_tables)

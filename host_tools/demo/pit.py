@@ -21,6 +21,10 @@ import threading
 import time
 
 VM_TABLES = 4
+# The demo's tables show a floor's variety on their player displays: each its
+# limits, and the labels in English, Chinese or both (pit.toml's language).
+DEMO_LIMITS = ("25 - 5,000", "100 - 10,000", "10 - 2,000", "500 - 50,000")
+DEMO_LANGUAGES = ("en", "zh", "both")
 
 
 def add_arguments(parser):
@@ -175,7 +179,9 @@ def serve(args, console=None):
             if not os.path.exists(key_file):
                 _write_key(key_file, s.key)
             lines += ["[[table]]", 'name = "T%d"' % (i + 1), 'port = "%s"' % s.path,
-                      'key_file = "%s"' % key_file, 'shoe = "%s"' % s.shoe_id]
+                      'key_file = "%s"' % key_file, 'shoe = "%s"' % s.shoe_id,
+                      'limits = "%s"' % DEMO_LIMITS[i % len(DEMO_LIMITS)],
+                      'language = "%s"' % DEMO_LANGUAGES[i % len(DEMO_LANGUAGES)]]
         config_path = os.path.join(workdir, "pit.toml")
         with open(config_path, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -29,7 +29,10 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 TOP_KEYS = ("store", "users", "web", "table", "casino")
 CASINO_KEYS = ("nats", "casino", "pit", "domain", "nats_seed", "nats_ca")
 WEB_KEYS = ("host", "port", "names", "cert", "key", "streams", "streams_per_address", "metrics_port")
-TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe", "limits")
+TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe", "limits", "language")
+# The player display's label languages (host_tools/pit/static/labels.js holds the words):
+# English, Chinese (庄 / 闲 / 和 for Banker / Player / Tie), or both side by side.
+LANGUAGES = ("en", "zh", "both")
 
 
 class ConfigError(ValueError):
@@ -37,8 +40,9 @@ class ConfigError(ValueError):
 
 
 class Table:
-    def __init__(self, name, port, key_file, designation, shoe, limits=None):
+    def __init__(self, name, port, key_file, designation, shoe, limits=None, language="en"):
         self.limits = limits
+        self.language = language
         self.name = name
         self.port = port
         self.key_file = key_file
@@ -175,7 +179,10 @@ def parse(data, path="pit.toml"):
         limits = _string(path, where + ".limits", t.get("limits"), required=False)
         if limits is not None and (len(limits) > 40 or not limits.isprintable()):
             _fail(path, where + ".limits", "use at most 40 printable characters")
-        out.append(Table(name, port_path, key_file, designation, shoe, limits))
+        language = _string(path, where + ".language", t.get("language", "en"))
+        if language not in LANGUAGES:
+            _fail(path, where + ".language", "%r is not one of %s" % (language, ", ".join(LANGUAGES)))
+        out.append(Table(name, port_path, key_file, designation, shoe, limits, language))
     return PitConfig(path, store, users, host, port, out, _casino(path, data.get("casino")), names, cert, tls_key,
                      *caps)
 

@@ -14,6 +14,7 @@ import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 from baccarat import cards  # noqa: E402
 from link import events_schema as E  # noqa: E402
+from host_tools.pit import roles  # noqa: E402
 from host_tools.store import audit  # noqa: E402
 
 # The event types read here, named through the schema (a renamed type or
@@ -23,7 +24,9 @@ _CARD = E.require("card", "card", "left")
 _IRREGULARITY = E.require("irregularity", "rule", "section", "round", "action")
 _VOID = E.require("void", "round", "rule", "wagers")
 _END = E.require("shoe_end", "reason", "rounds", "left")
-READ = ("shoe", "card", "irregularity", "void", "cover", "last_hand", "shoe_end")
+_RESULT = E.require("result", "round", "player", "banker", "player_total", "banker_total", "winner", "natural",
+                    "player_pair", "banker_pair", "announce", "simulated")
+READ = ("shoe", "card", "irregularity", "void", "cover", "last_hand", "shoe_end", "result")
 SUITS = len(cards.SUIT_CHARS)
 
 
@@ -60,22 +63,43 @@ def parse_rows(rows):
     return out
 
 
-def ranks_left(events):
-    """{"decks": n, "ranks": {"A": left, ...}} from the card set's events, or
-    None before a ``shoe`` event. Every ``card`` event is one card out of the
-    shoe (burns and cards drawn in error too); the sum equals the shoe's own
-    count of cards left."""
-    decks, ranks = None, None
-    for _seq, _t, event in events:
+class RanksLeft:
+    """Cards left per rank of the current card set, folded event by event:
+    the table's fold (host_tools/pit/tablefold.py) keeps one, so the page's
+    rank table moves with the same push as its "cards left", and the report
+    reads the stored events through ``ranks_left`` below. Every ``card``
+    event is one card out of the shoe (burns and cards drawn in error too);
+    the sum equals the shoe's own count of cards left."""
+
+    __slots__ = ("decks", "ranks")
+
+    def __init__(self):
+        self.decks, self.ranks = None, None
+
+    def fold(self, event):
         kind = event.get("type")
+        if event.get("source") is not None:
+            return
         if kind == "shoe":
             decks = event.get("decks")
-            ranks = {r: decks * SUITS for r in cards.RANK_CHARS} if isinstance(decks, int) else None
-        elif kind == "card" and ranks is not None:
+            self.decks = decks
+            self.ranks = {r: decks * SUITS for r in cards.RANK_CHARS} if isinstance(decks, int) else None
+        elif kind == "card" and self.ranks is not None:
             rank = str(event.get("card", "?"))[:1]
-            if rank in ranks:
-                ranks[rank] -= 1
-    return None if ranks is None else {"decks": decks, "ranks": ranks}
+            if rank in self.ranks:
+                self.ranks[rank] -= 1
+
+    def to_dict(self):
+        """{"decks": n, "ranks": {"A": left, ...}} (a copy), or None before a ``shoe`` event."""
+        return None if self.ranks is None else {"decks": self.decks, "ranks": dict(self.ranks)}
+
+
+def ranks_left(events):
+    """``RanksLeft`` of (seq, received, event) rows of a card set."""
+    left = RanksLeft()
+    for _seq, _t, event in events:
+        left.fold(event)
+    return left.to_dict()
 
 
 def report(events, info, shoe_id):
@@ -84,7 +108,7 @@ def report(events, info, shoe_id):
     and counts."""
     info = info or {}
     out = {"shoe": shoe_id, "started": None, "designation": None, "decks": None, "ended": None,
-           "irregularities": [], "voids": [], "notes": [],
+           "irregularities": [], "voids": [], "notes": [], "rounds": [],
            "chain": {"last_seq": info.get("last_seq"), "head_hash": info.get("head_hash"),
                      "last_tag": info.get("last_mac"), "anchor": None}}
     if info.get("last_seq") is not None and info.get("last_mac"):
@@ -99,6 +123,9 @@ def report(events, info, shoe_id):
             out["irregularities"].append(item)
         elif kind == "void":
             out["voids"].append(dict({k: event.get(k) for k in _VOID}, seq=seq))
+            out["rounds"].append(dict({k: event.get(k) for k in _VOID}, seq=seq, status="void"))
+        elif kind == "result":
+            out["rounds"].append(dict({k: event.get(k) for k in _RESULT}, seq=seq, status="result"))
         elif kind in ("cover", "last_hand"):
             out["notes"].append({"seq": seq, "round": event.get("round"), "what": kind.replace("_", " "),
                                  "rule": event.get("rule")})
@@ -106,6 +133,23 @@ def report(events, info, shoe_id):
             out["ended"] = dict({k: event.get(k) for k in _END}, seq=seq, time=received)
     left = ranks_left(events)
     out["ranks_left"] = left
+    return out
+
+
+def for_staff(out):
+    """The report as staff below surveillance may read it (docs/pages.md):
+    no cards left per rank, no shuffle score, no edge alert (roles.py's
+    SECRET_KINDS), and no irregularity's card, which may be one that left
+    the shoe face down (a held or discarded card, Ch 13). Every round's
+    hands stay: they were dealt face up."""
+    out = dict(out, ranks_left=None)
+    out.pop("shuffle", None)
+    out["irregularities"] = [{k: v for k, v in i.items() if k not in ("card", "detail")}
+                             for i in out["irregularities"]]
+    if "alerts" in out:
+        out["alerts"] = [a for a in out["alerts"] if a.get("kind") not in roles.SECRET_KINDS]
+    out["partial"] = "what surveillance alone sees is left out: ranks left, the shuffle score, " \
+                     "edge alerts and the cards named by irregularities"
     return out
 
 

@@ -41,8 +41,9 @@ SECRET_KINDS = frozenset(("edge",))
 # order check's expected card): staff below surveillance get the kind's meaning.
 CARD_DETAIL_KINDS = frozenset(("cold_deck", "order_mismatch"))
 
-# The fields of a table the public scoreboard carries.
-PUBLIC_TABLE = ("name", "designation", "limits", "last_result", "roads", "scoreboard")
+# The fields of a table the public scoreboard carries ("language": the
+# display's labels, "card_set": which card set of the table's shoe this is).
+PUBLIC_TABLE = ("name", "designation", "limits", "last_result", "roads", "scoreboard", "language", "card_set")
 # What staff below surveillance never get of a table.
 STAFF_HIDDEN = ("ranks_left", "shuffle")
 
@@ -202,8 +203,14 @@ def recall_for(role, rounds):
 
 
 def live_for(role, live):
-    """An event message's ``live`` (``TableFold.live``) as staff ``role`` may see it."""
-    if live is None or sees_everything(role) or "current" not in live:
+    """An event message's ``live`` (``TableFold.live``) as staff ``role`` may
+    see it: without what surveillance alone sees (the ranks left), the
+    round without the cards not face up in a hand."""
+    if live is None or sees_everything(role):
+        return live
+    if any(k in live for k in STAFF_HIDDEN):
+        live = {k: v for k, v in live.items() if k not in STAFF_HIDDEN}
+    if "current" not in live:
         return live
     return dict(live, current=round_for(role, live["current"], live.get("counts")))
 

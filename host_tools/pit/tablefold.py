@@ -10,6 +10,7 @@ other's internals.
 import copy
 import logging
 
+from host_tools.pit.report import RanksLeft
 from host_tools.protocol import chain
 from host_tools.protocol.tablestate import TableState
 from host_tools.roads import Board, RoadsError
@@ -19,6 +20,7 @@ from host_tools.store.recall import RoundBook
 log = logging.getLogger("shoe.pit")
 
 RECALL = 10            # rounds kept for recall (GLI-24)
+RECENT = 12            # results on the overview's strip
 
 
 class TableFold:
@@ -29,6 +31,8 @@ class TableFold:
         self.board = Board()
         self.book = RoundBook(keep=recall)
         self.shuffler = ShufflerView()     # a shuffler on this port (host_tools/shuffler/pit.py)
+        self.ranks = RanksLeft()           # surveillance's rank table, folded with the cards left
+        self.card_sets = 0                 # card sets (shoe events) folded: the display's "shoe N"
 
     def fold(self, seq, event):
         """One committed, schema-valid event."""
@@ -37,6 +41,9 @@ class TableFold:
             self.shuffler.fold(event)
             return
         self.state.fold(seq, event)
+        self.ranks.fold(event)
+        if event.get("type") == "shoe" and event.get("source") is None:
+            self.card_sets += 1
         self.book.feed(event, seq)
         try:
             self.board.add(event)
@@ -56,10 +63,21 @@ class TableFold:
         updates in place (the roads, recall and statistics change only when
         a round or a shoe ends; the page reads those then). ``counts``: the
         round's announced point counts, once its first four cards are
-        turned (host_tools/pit/roles.py shows their faces from then on)."""
+        turned (host_tools/pit/roles.py shows their faces from then on).
+        Every figure of it comes from this one fold at one seq: the cards
+        left and the ranks left (surveillance's; roles.py strips it for
+        everyone else) cannot disagree on a page that draws them from the
+        same push."""
         full = self.state.to_dict()
-        return {k: full[k] for k in ("seq", "round", "phase", "next", "next_card", "cards_left",
-                                      "current", "counts", "last_result")}
+        out = {k: full[k] for k in ("seq", "round", "phase", "next", "next_card", "cards_left",
+                                     "current", "counts", "last_result")}
+        out["ranks_left"] = self.ranks.to_dict()
+        return out
+
+    def recent(self, n=RECENT):
+        """The last ``n`` results on the roads (the overview's strip), oldest first."""
+        return [{"round": b.round, "mark": b.winner, "banker_pair": bool(b.banker_pair),
+                 "player_pair": bool(b.player_pair), "natural": bool(b.natural)} for b in self.board.beads[-n:]]
 
     def view(self, detail=False):
         """The page's fields (copies): the summary, and with ``detail`` the
@@ -67,12 +85,13 @@ class TableFold:
         s = self.state
         out = {"round": s.round, "phase": s.phase, "next": s.due(), "next_card": s.next,
                "last_result": dict(s.last_result) if s.last_result else None, "seq": s.seq,
-               "shuffler": self.shuffler.state() if self.shuffler.seen else None}
+               "shuffler": self.shuffler.state() if self.shuffler.seen else None,
+               "cards_left": s.left, "recent": self.recent()}
         if detail:
             full = s.to_dict()
             out["current"] = full["current"]
             out["counts"] = full["counts"]
             out["roads"] = self.board.to_dict()
-            out["cards_left"] = s.left
+            out["ranks_left"] = self.ranks.to_dict()
             out["recall"] = copy.deepcopy(self.book.last(self.recall))
         return out

@@ -27,7 +27,6 @@ and reloads the state from /api/tables.
 
 import asyncio
 import collections
-import html
 import json
 import logging
 import os
@@ -41,6 +40,7 @@ from host_tools.bridge.command import parse_control
 from host_tools.pit import edges as edges_mod
 from host_tools.pit import guard
 from host_tools.pit import metrics
+from host_tools.pit import overview as overview_mod
 from host_tools.pit import report as report_mod
 from host_tools.pit import roles
 from host_tools.pit import shuffle as shuffle_mod
@@ -54,6 +54,7 @@ log = logging.getLogger("shoe.pit.web")
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
+REPORT_ROLES = (roles.SURVEILLANCE, roles.SUPERVISOR)  # the end-of-shoe report (table_report, docs/pages.md)
 GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supervisor + confirm
 SESSION_S = 8 * 3600   # a session ends this long after its login (a shift)...
 IDLE_S = 30 * 60       # ...or this long after its last request
@@ -434,6 +435,16 @@ def _limits(runner):
     return getattr(runner.table, "limits", None)
 
 
+def _display_facts(runner):
+    """What the table's scoreboard heads itself with: the limits and the
+    labels' language from pit.toml, and which card set of the shoe this is
+    (counted by the table's fold, read under its lock)."""
+    with runner.lock:
+        card_set = runner.fold.card_sets or None
+    return {"limits": _limits(runner), "language": getattr(runner.table, "language", "en"),
+            "card_set": card_set}
+
+
 async def tables(request):
     role = _role(request)
     out = []
@@ -453,15 +464,13 @@ async def table(request):
     runner = _runner(request)
     role = _role(request)
     snap = runner.snapshot(detail=True)
-    snap["limits"] = _limits(runner)
+    snap.update(_display_facts(runner))
     with runner.lock:  # the board a table thread folds into; read under its lock
         snap["scoreboard"] = scoreboard.draw(runner.fold.board)
     if role != roles.PUBLIC:
         snap["alerts"] = open_alerts(request.app, runner)
     if roles.sees_everything(role):
         store = request.app[STATE]["store"]
-        snap["ranks_left"] = (report_mod.ranks_left(report_mod.card_set_events(store, runner.shoe_id))
-                              if runner.shoe_id else None)
         snap["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)  # for surveillance (issue 25)
     out = roles.table_for(role, snap)
     out["role"] = role
@@ -469,10 +478,12 @@ async def table(request):
 
 
 async def table_report(request):
-    """The end-of-shoe report's stored facts: irregularities, voids, every
-    alert with its acknowledgement, and the chain's anchor. Surveillance's."""
+    """The end-of-shoe report's stored facts: every round, irregularities,
+    voids, every alert with its acknowledgement, and the chain's anchor.
+    Surveillance's at any time; a supervisor's once the shoe has ended,
+    without what surveillance alone sees (report.for_staff, docs/pages.md)."""
     runner = _runner(request)
-    _need(request, (roles.SURVEILLANCE,), "the end-of-shoe report")
+    user, role = _need(request, REPORT_ROLES, "the end-of-shoe report")
     if runner.shoe_id is None:
         return _json_error(404, "table %s has recorded no shoe yet" % runner.name)
     store = request.app[STATE]["store"]
@@ -480,18 +491,47 @@ async def table_report(request):
                             runner.shoe_id)
     out["table"] = runner.name
     out["alerts"] = report_mod.alerts_with_acks(store, runner.name, runner.shoe_id)
-    out["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)
-    return web.json_response(out)
+    if roles.sees_everything(role):
+        out["shuffle"] = shuffle_mod.shoe_score(store, runner.shoe_id)
+        return web.json_response(out)
+    if out["ended"] is None:
+        audit(request, user, role, runner.name, "read", request.path, "refused: the shoe is in play")
+        return _json_error(403, "the report of a shoe in play is surveillance's; a supervisor reads it once "
+                                "the shoe has ended")
+    return web.json_response(report_mod.for_staff(out))
 
 
 async def audit_list(request):
-    """The newest rows of the audit log, for surveillance."""
+    """The newest rows of the audit log, for surveillance; ``?q=`` and
+    ``?action=`` search the whole log (_audit_search)."""
     _need(request, (roles.SURVEILLANCE,), "the audit log")
     store = request.app[STATE]["store"]
     cols = audit_mod.AUDIT_COLUMNS
-    rows = store.db.execute("SELECT %s FROM audit_log ORDER BY id DESC LIMIT 500" % ", ".join(cols)).fetchall()
+    where, args = _audit_search(request.query)
+    rows = store.db.execute("SELECT %s FROM audit_log%s ORDER BY id DESC LIMIT 500" % (", ".join(cols), where),
+                            args).fetchall()
     _n, head, why = audit_mod.check_audit(store.db)
-    return web.json_response({"rows": [dict(zip(cols, r)) for r in rows], "head": head, "chain": why or "ok"})
+    actions = [a for (a,) in store.db.execute("SELECT DISTINCT action FROM audit_log ORDER BY action")]
+    return web.json_response({"rows": [dict(zip(cols, r)) for r in rows], "head": head, "chain": why or "ok",
+                              "actions": actions})
+
+
+def _audit_search(query):
+    """(SQL WHERE, arguments) of the audit page's search: ``action`` one
+    action exactly; ``q`` text found in the user, table, client, target or outcome
+    (a literal substring: % and _ are not wildcards)."""
+    where, args = [], []
+    action = query.get("action", "")[:40]
+    if action:
+        where.append("action = ?")
+        args.append(action)
+    text = query.get("q", "").strip()[:200]
+    if text:
+        like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append("(" + " OR ".join("%s LIKE ? ESCAPE '\\'" % c for c in ("user", "tbl", "target", "outcome",
+                                                                           "client")) + ")")
+        args += [like] * 5
+    return (" WHERE " + " AND ".join(where)) if where else "", args
 
 
 async def events(request):
@@ -547,32 +587,20 @@ async def vocabulary(request):
                                   critical_ack=sorted(roles.CRITICAL_ACK)))
 
 
-def _result_text(result):
-    if not result or not result.get("winner"):
-        return "-"
-    return "%s %s\u2013%s%s" % (result["winner"].capitalize(), result.get("player_total"),
-                                 result.get("banker_total"), " natural" if result.get("natural") else "")
-
-
 async def page(request):
-    """The overview, rendered here so it reads without script; overview.js
-    then keeps it live from /api/events (static/overview.js). The public
-    overview is each table's name, limits and last result."""
+    """The overview, rendered here so it reads without script (rows by
+    host_tools/pit/overview.py); overview.js then keeps it live from
+    /api/events. The public overview is each table's name, display link,
+    limits and last result."""
     role = _role(request)
     rows = []
     for runner in request.app[PIT].runners.values():
         s = runner.snapshot()
-        name = html.escape(s["name"])
-        result = html.escape(_result_text(s["last_result"]))
         if role == roles.PUBLIC:
-            rows.append('<tr data-table="%s"><td><a href="/table/%s">%s</a></td><td>%s</td><td>%s</td></tr>' % (
-                name, name, name, html.escape(str(_limits(runner) or "-")), result))
-            continue
-        rows.append('<tr data-table="%s"><td><a href="/table/%s">%s</a></td><td class="%s">%s</td>'
-                    "<td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>" % (
-                        name, name, name, "ok" if s["recording"] else "bad", html.escape(s["line"]),
-                        s["round"] if s["round"] is not None else "-", html.escape(str(s["next"] or "-")),
-                        result, len(roles.alerts_for(role, open_alerts(request.app, runner)))))
+            rows.append(overview_mod.public_row(s, _limits(runner)))
+        else:
+            rows.append(overview_mod.staff_row(s, _limits(runner),
+                                               len(roles.alerts_for(role, open_alerts(request.app, runner)))))
     file = "overview.html" if role != roles.PUBLIC else "public.html"
     with open(os.path.join(STATIC, file), encoding="utf-8") as f:
         body = f.read().replace("<!--ROWS-->", "\n".join(rows))

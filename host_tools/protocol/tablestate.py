@@ -28,7 +28,20 @@ _ROUND_KINDS = ("bets", "card", "assign", "result", "void", "counts")
 RESULT_FIELDS = ("round", "winner", "player", "banker", "player_total", "banker_total", "natural",
                  "player_pair", "banker_pair", "simulated")
 
+# What each place and wait means, in words a new supervisor reads (the
+# overview's legend and the titles of its "Next card" column).
+POSITION_WORDS = {
+    "P1": "the Player's first card", "B1": "the Banker's first card",
+    "P2": "the Player's second card", "B2": "the Banker's second card",
+    "P3": "the Player's third card", "B3": "the Banker's third card",
+    "BURN": "a card burned face down after the first (Ch 5F)",
+    "DISCARD": "a card discarded (Ch 13C(2)(a))", "HELD": "a card held for the next round (Ch 13A, 13B(2))",
+    BETTING: "betting is open: no card is due until the dealer presses No more bets",
+    NO_SET: "no card set in the shoe: a new shoe is loaded next",
+}
+
 VOCABULARY = {
+    "position_words": POSITION_WORDS,
     "phases": list(E.PHASES),
     "positions": list(POSITIONS),
     "hand_positions": list(HAND_POSITIONS),

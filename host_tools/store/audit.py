@@ -177,13 +177,34 @@ def check_alerts(db):
 
 ACK = "ack"
 ACK_OK = "ok: "  # an acknowledgement's outcome: "ok: " and the reason given
+# An alert closed by what raised it, not by a person (the edge monitor's
+# clear, host_tools/pit/edges.py): the same outcome form, its own action.
+CLOSE = "close"
+CLOSER = "system"  # the role a close is written under
 
 
 def acks(db, tbl):
-    """{alert id (text): {"user", "time", "reason"}} of a table's acknowledged alerts."""
+    """{alert id (text): {"user", "time", "reason", "closed"}} of a table's
+    alerts that are no longer open: acknowledged by a person, or closed by
+    what raised them (``closed`` true); the first of either counts."""
     out = {}
-    for target, user, when, outcome in db.execute(
-            "SELECT target, user, time, outcome FROM audit_log WHERE action = ? AND tbl = ?"
-            " AND (outcome = 'ok' OR outcome LIKE 'ok: %') ORDER BY id", (ACK, tbl)):
-        out.setdefault(target, {"user": user, "time": when, "reason": outcome[len(ACK_OK):]})
+    for action, target, user, when, outcome in db.execute(
+            "SELECT action, target, user, time, outcome FROM audit_log WHERE action IN (?, ?) AND tbl = ?"
+            " AND (outcome = 'ok' OR outcome LIKE 'ok: %') ORDER BY id", (ACK, CLOSE, tbl)):
+        out.setdefault(target, {"user": user, "time": when, "reason": outcome[len(ACK_OK):],
+                                "closed": action == CLOSE})
     return out
+
+
+def close(store, tbl, alert_id, closer, why):
+    """Close an alert on behalf of ``closer`` (a monitor's name): one chained
+    audit row, in its own write transaction on ``store`` (a db.Store)."""
+    def write():
+        store.db.execute("BEGIN IMMEDIATE")
+        try:
+            record(store.db, closer, CLOSER, "-", tbl, CLOSE, str(alert_id), ACK_OK + why)
+        except BaseException:
+            store.db.execute("ROLLBACK")
+            raise
+        store.db.execute("COMMIT")
+    store._retry(write)

@@ -76,6 +76,6 @@ def test_an_older_audit_log_is_chained_as_it_stands(tmp_path):
         s.db.execute("BEGIN IMMEDIATE")
         audit.ensure(s.db)
         s.db.execute("COMMIT")
-        assert audit.acks(s.db, "T1") == {"1": {"user": "sam", "time": 1.0, "reason": ""}}
+        assert audit.acks(s.db, "T1") == {"1": {"user": "sam", "time": 1.0, "reason": "", "closed": False}}
     code, out = _verify(path)
     assert code == 0 and "OK   audit log: 1 rows" in out and "OK   alerts: 1 states" in out, out

@@ -396,7 +396,9 @@ def test_central_pages_fit_1280_and_1920_and_metrics_scrape(tmp_path, hub, dsn, 
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             for width in (1280, 1920):
                 page = browser.new_page(viewport={"width": width, "height": 1000})
-                for path, name in (("/", "central"), ("/table/P2%2FT1", "central-table")):
+                for path, name in (("/", "central"), ("/table/P2%2FT1", "central-table"),
+                                   ("/table/P2%2FT1/report", "central-report"),
+                                   ("/display/P2%2FT1", "central-display"), ("/audit", "central-audit")):
                     for _ in range(50):  # the server may still be binding
                         try:
                             page.goto(base + path)
@@ -408,6 +410,14 @@ def test_central_pages_fit_1280_and_1920_and_metrics_scrape(tmp_path, hub, dsn, 
                     page.screenshot(path=os.path.join(PAGES, "%s-%d.png" % (name, width)), full_page=True)
                     out = page.evaluate(OVERFLOW_JS)
                     assert out["scroll"] <= out["vw"] and out["bad"] == [], (path, width, out)
+                    text = page.inner_text("body")
+                    if name == "central-display":  # the player display of a table in the record
+                        assert page.locator("[data-road-grid=bead_plate] .cell").count() > 0
+                        assert "rollback" not in text and "Cards left" not in text
+                    if name == "central-audit":  # a page that says where the audit log is, not a 404
+                        assert "audit log is the pit's" in text and page.locator("a#pit-log").count() == 1
+                    if name == "central-report":  # what central does not hold is named, not "no card dealt"
+                        assert "No card dealt yet" not in text and "not kept at central" in text
                 page.close()
             browser.close()
         status, h, text = call(port, "GET", "/metrics")

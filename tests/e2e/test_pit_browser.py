@@ -70,10 +70,11 @@ def test_the_overview_loads_with_every_table(chromium, pit):
     context, page = _open(chromium, server, "/", user="vic")
     try:
         rows = page.eval_on_selector_all("#tables tbody tr", "rs => rs.map(r => [r.dataset.table, "
-                                         "r.dataset.recording, r.querySelector('[data-field=line]').textContent])")
+                                         "r.dataset.recording, r.querySelector('[data-field=line]').textContent,"
+                                         "r.querySelector('[data-field=line]').title])")
         assert [r[0] for r in rows] == ["T1", "T2"]
-        for name, recording, line in rows:
-            assert recording == "yes" and line.startswith("RECORDING: shoe WEB"), rows
+        for name, recording, words, line in rows:  # in plain words; the bridge's line is the title
+            assert recording == "yes" and words == "Recording" and line.startswith("RECORDING: shoe WEB"), rows
         page.click("a[href='/table/T2']")
         page.wait_for_selector("body[data-page=table][data-loaded=yes]", timeout=WAIT_MS)
         assert page.text_content("#title") == "Table T2"

@@ -1,6 +1,7 @@
 """Every pit page, as each role sees it, in real headless Chromium at 1280
 and 1920 pixels wide: a table whose last round is a tie, with naturals,
-both pairs and open alerts (a critical one and an edge one). Nothing on any
+both pairs and open alerts (a critical one and an edge one), and a table
+whose shoe has ended (its report is a supervisor's too). Nothing on any
 page may be wider than the viewport (the overview's tie cell once drew a
 2,300 px line), and an anonymous browser is never sent a burned card, the
 cards left, an alert or the edge monitor. Screenshots of each page per role
@@ -22,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHOTS = os.path.join(ROOT, "test-output", "pages")
 WIDTHS = (1280, 1920)
 ROLES = (None, "vic", "sam", "sue")   # anonymous, viewer, supervisor, surveillance
-PAGES = ("/", "/table/T1", "/display/T1", "/table/T1/report", "/audit")
+PAGES = ("/", "/table/T1", "/display/T1", "/table/T1/report", "/table/T2/report", "/audit")
 # a tie, naturals, a player pair and a banker pair, and a tie last
 ROUNDS = ["B", "Pn", "T", "P", "Bp", "B", "Bn", "P", "P", "T"]
 
@@ -38,6 +39,8 @@ def floor(tmp_path_factory):
             dealer = Dealer(emus[name])
             dealer.new_shoe()
             for i, outcome in enumerate(ROUNDS):
+                if name == "T2" and i == len(ROUNDS) - 2:
+                    emus[name].deal("cover")  # T2's shoe ends after the next two hands (Ch 9D)
                 dealer.round(outcome, bets=i + 1 < len(ROUNDS))
         end = time.monotonic() + 20
         while any((r.fold.state.last_result or {}).get("round") != len(ROUNDS) for r in service.runners.values()):

@@ -89,12 +89,13 @@ class Server:
 
 
 @contextlib.contextmanager
-def running_pit(tmp, shoes, **server_kw):
+def running_pit(tmp, shoes, tables=None, **server_kw):
     """A pit in ``tmp`` with one emulated shoe per table, ``shoes`` being
     {table name: shoe id}; users sam (supervisor), vic (viewer) and sue
-    (surveillance), all with PASSWORD; ``server_kw``: Server's keywords (TLS,
-    caps). Yields (server, service, emulators by table, config) once every
-    table records; everything is stopped on the way out."""
+    (surveillance), all with PASSWORD; ``tables``: more pit.toml lines per
+    table name (``{"T2": 'language = "zh"'}``); ``server_kw``: Server's
+    keywords (TLS, caps). Yields (server, service, emulators by table,
+    config) once every table records; everything is stopped on the way out."""
     emus = {name: Emulator(str(tmp / ("flash%d" % i)), shoe)
             for i, (name, shoe) in enumerate(shoes.items(), 1)}
     for e in emus.values():
@@ -103,8 +104,8 @@ def running_pit(tmp, shoes, **server_kw):
     try:
         toml = tmp / "pit.toml"
         toml.write_text('store = "pit.db"\n' + "".join(
-            '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\nlimits = "25 - 5,000"\n'
-            % (name, e.host_path, e.key_path) for name, e in emus.items()))
+            '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\nlimits = "25 - 5,000"\n%s\n'
+            % (name, e.host_path, e.key_path, (tables or {}).get(name, "")) for name, e in emus.items()))
         cfg = config_mod.load(str(toml))
         users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)
         users_mod.add(cfg.users, "vic", "viewer", PASSWORD)

@@ -30,9 +30,9 @@ export function derivedMark(road, mark) {
   return el("span", { class: "stroke " + colour });
 }
 
-function inner(road, cell) {
+function inner(road, cell, beadText) {
   if (road === "bead_plate") {
-    return [el("span", { class: "bead " + cell.mark }, BEAD_TEXT[cell.mark]), flags(cell)];
+    return [el("span", { class: "bead " + cell.mark }, beadText[cell.mark]), flags(cell)];
   }
   if (road === "big_road") {
     return [el("span", { class: "ring " + cell.mark }),
@@ -43,7 +43,9 @@ function inner(road, cell) {
   return [derivedMark(road, cell.mark)];
 }
 
-function cellEl(road, cell) {
+// One cell of a road, placed at its (col, row) of the road's grid;
+// `beadText` names the Bead Plate's winners (the display's language).
+export function cellEl(road, cell, beadText = BEAD_TEXT) {
   const data = { road, col: cell.col, row: cell.row, mark: cell.mark };
   if (cell.round !== undefined) Object.assign(data, {
     round: cell.round, bankerPair: cell.banker_pair ? 1 : 0, playerPair: cell.player_pair ? 1 : 0,
@@ -52,7 +54,7 @@ function cellEl(road, cell) {
   if (cell.lcol !== undefined) { data.lcol = cell.lcol; data.lrow = cell.lrow; }
   return el("div", { class: "cell", dataset: data,
                      style: { "grid-column": String(cell.col + 1), "grid-row": String(cell.row + 1) } },
-            inner(road, cell));
+            inner(road, cell, beadText));
 }
 
 // Fill `box` with the five roads of `scoreboard` (the API's "scoreboard").

@@ -55,18 +55,24 @@ function drawStats(t) {
   const c = t.roads.counts;
   const counts = [["Banker", c.banker], ["Player", c.player], ["Tie", c.tie], ["Banker pair", c.banker_pair],
                   ["Player pair", c.player_pair], ["Natural", c.natural]];
-  const parts = [el("div", { class: "counts", id: "counts" },
-                    counts.map(([k, v]) => el("span", { dataset: { count: k.toLowerCase().replace(" ", "_") } }, k, el("b", {}, v))))];
-  const left = t.ranks_left;
-  if (left) {
-    const ranks = [..."A23456789TJQK"].filter((r) => r in left.ranks).map((r) => [r, left.ranks[r]]);
-    const total = ranks.reduce((s, [, n]) => s + n, 0);
-    parts.push(el("div", { class: "roadlabel" }, "Cards left per rank (" + total + " of " + left.decks * 52 + ")"),
-               el("div", { class: "ranks", id: "ranks", dataset: { total } },
-                  ranks.map(([r]) => el("div", { class: "r" }, r === "T" ? "10" : r)),
-                  ranks.map(([r, n]) => el("div", { dataset: { rank: r, left: n } }, n))));
-  }
-  fill($("stats"), parts);
+  fill($("stats"), el("div", { class: "counts", id: "counts" },
+                      counts.map(([k, v]) => el("span", { dataset: { count: k.toLowerCase().replace(" ", "_") } }, k, el("b", {}, v)))),
+       el("div", { id: "ranks-box" }));
+  drawRanks(t);
+}
+
+// Surveillance's cards left per rank: from the same fold and the same push as
+// "Cards left" in the facts line (tablefold.live), so the two never disagree.
+function drawRanks(t) {
+  const left = t.ranks_left, box = $("ranks-box");
+  if (!box) return;
+  if (!left) { fill(box); return; }
+  const ranks = [..."A23456789TJQK"].filter((r) => r in left.ranks).map((r) => [r, left.ranks[r]]);
+  const total = ranks.reduce((s, [, n]) => s + n, 0);
+  fill(box, el("div", { class: "roadlabel" }, "Cards left per rank (" + total + " of " + left.decks * 52 + ")"),
+       el("div", { class: "ranks", id: "ranks", dataset: { total, seq: t.seq === null ? "" : t.seq } },
+          ranks.map(([r]) => el("div", { class: "r" }, r === "T" ? "10" : r)),
+          ranks.map(([r, n]) => el("div", { dataset: { rank: r, left: n } }, n))));
 }
 
 // Who may acknowledge what is the server's rule (roles.py); the page only
@@ -80,8 +86,10 @@ function drawAlerts(t) {
   if (!t.alerts) return;
   if (!t.alerts.length) { fill($("alerts"), el("p", { class: "muted", id: "no-alerts" }, "None open.")); return; }
   fill($("alerts"), t.alerts.map((a) => el("div", { class: "alert " + a.severity, dataset: { alert: a.id, kind: a.kind } },
-    el("span", { class: "what" }, el("b", {}, a.kind), " ", a.detail, a.count > 1 ? " (\u00d7" + a.count + ")" : "",
-       el("div", { class: "muted" }, a.severity + " \u00b7 " + when(a.last_time))),
+    el("span", { class: "what" }, el("b", {}, a.kind === "edge" ? "edge monitor" : a.kind.replace(/_/g, " ")),
+       " ", a.kind === "edge" ? String(a.detail).replace(/^edge_alert /, "") : a.detail, a.count > 1 ? " (\u00d7" + a.count + ")" : "",
+       el("div", { class: "muted" }, a.severity + " \u00b7 " + when(a.last_time) +
+          (a.kind === "edge" ? " \u00b7 closes by itself when the edge clears" : ""))),
     el("button", { type: "button", class: "ack", disabled: !mayAck(a.kind),
                    title: mayAck(a.kind) ? "acknowledge, with a reason" :
                           (vocabulary.critical_ack.includes(a.kind) ? "a supervisor acknowledges this kind" :
@@ -185,9 +193,12 @@ function drawFacts(t) {
 function showPanels(t) {
   const staff = t.role !== "public";
   for (const id of ["round-panel", "alerts-panel", "commands-panel", "recall-panel", "report-link"]) $(id).hidden = !staff;
-  $("report-link").hidden = t.role !== "surveillance";
+  // surveillance's report; a supervisor's once the shoe has ended (web.py table_report)
+  $("report-link").hidden = !(t.role === "surveillance" || t.role === "supervisor");
   $("audit-link").hidden = t.role !== "surveillance" || t.read_only === true;  // the central view has neither
-  $("display-link").hidden = t.read_only === true;
+  // the display is the players' screen: at central too (host_tools/central/view.py serves it)
+  // a viewer is not even told that an edge monitor raises alerts (roles.py)
+  $("alerts-what").textContent = t.role === "surveillance" ? "(irregularities, link, edge monitor)" : "(irregularities, link)";
   document.body.dataset.role = t.role;
 }
 
@@ -237,6 +248,7 @@ function pushed(m) {
   Object.assign(last, live);
   drawFacts(last);
   drawRound(last);
+  drawRanks(last);
   document.body.dataset.seq = last.seq === null ? "" : last.seq;
 }
 
