@@ -165,10 +165,11 @@ class Game:
 
     # ----------------------------------------------------------------- inputs
 
-    def new_shoe(self, decks=8, designation=STANDARD, exposed=EXPOSED_SIMULATED, batch=1):
+    def new_shoe(self, decks=8, designation=STANDARD, exposed=EXPOSED_SIMULATED, batch=1, checked=b""):
         """A new card set is in the shoe (Ch 5): reset and expect the burn.
         ``batch`` (1 A, 2 B) is only recorded: which batch of the enrolled
-        set is dealt matters to the record (Ch 3B), not to the rules."""
+        set is dealt matters to the record (Ch 3B), not to the rules; so are
+        ``checked``, the shoe event's order fields (cardset/ordercheck.py)."""
         if decks < 1 or decks > 16:
             self.error(b"new shoe: decks must be 1 to 16")
             return
@@ -189,7 +190,7 @@ class Game:
         self.left = decks * cards.CARDS_PER_DECK
         self.phase = BURNING
         self.burn_left = -1  # -1: the first, exposed burn card is due
-        self.events.shoe(BURN)
+        self.events.shoe(BURN, checked)
 
     def bets(self):
         """The dealer announced "no more bets" (Ch 7D, 8B)."""
@@ -384,7 +385,10 @@ class Game:
         wrong-batch card, reader fault). It is reported and changes nothing."""
         # The inspected set (Ch 4) defines which cards belong; the two batches
         # of a shuffler table differ by back colour (Ch 3B, 4D).
-        section = b"Ch 3B, 4D" if rule == "wrong_batch" else b"Ch 4" if rule != "reader_fault" else b"equipment"
+        if rule == events.ORDER_STALE or rule == events.ORDER_FOREIGN:
+            section = events.ORDER_REFUSED_SECTION  # cardset/ordercheck.py: an order refused
+        else:
+            section = b"Ch 3B, 4D" if rule == "wrong_batch" else b"Ch 4" if rule != "reader_fault" else b"equipment"
         self.events.irregularity(rule, section, c, b"ignored; game unchanged", detail)
 
     def error(self, message):

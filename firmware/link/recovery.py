@@ -49,16 +49,18 @@ class GameReplay(replay.Replay):
         elif kind == _journal.ORDER_STOP:
             g.mismatch(body)
         elif kind == _journal.NEW_SHOE or kind == _journal.QUIET_SHOE:
-            decks, designation, exposed, batch, settings = _journal.shoe_fields(body, blen)
+            decks, designation, exposed, batch, settings, checked = _journal.shoe_fields(body, blen)
             if self.boot:
                 s.settings = settings
                 s.shoe_values = (decks, designation, exposed, batch)
             if s.intake is not None:
                 s.intake.new_shoe(batch)
+                if s.intake.check is not None:
+                    s.intake.check.dealt(checked)  # no order at or below this shoe's is taken again
             # A compacted journal's shoe record follows its events as literals,
             # so replaying it must not emit them a second time.
             s.mute = kind == _journal.QUIET_SHOE
-            g.new_shoe(decks, designation, exposed, batch)
+            g.new_shoe(decks, designation, exposed, batch, checked)
             s.mute = False
         else:
             return False

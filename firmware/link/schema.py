@@ -33,6 +33,10 @@ COMMANDS = (
         ("batch", CHOICE, (BATCHES, 1), "A"),
         ("set", WORD, None, ""),
         ("setdigest", HEX, None, ""),
+        # The batch the pit saw released for this shoe (the shuffler's
+        # ``order`` event, e.g. A-2): the shoe then arms only that order
+        # (cardset/ordercheck.py). Absent: the newest order it opened.
+        ("order", WORD, None, ""),
     )),
     # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
     ("clear_stop", ()),
@@ -44,8 +48,8 @@ COMMANDS = (
     ("order", (
         ("id", WORD, None, REQUIRED),
         ("part", INT, (1, proto.ORDER_PARTS), REQUIRED),
-        ("parts", INT, (1, proto.ORDER_PARTS), REQUIRED),
         ("n", INT, (1, proto.ORDER_RECORDS), REQUIRED),
+        ("serial", INT, (1, proto.ORDER_SERIAL), REQUIRED),
         ("nonce", HEX, 64, REQUIRED),
         ("data", BLOB, 2 * proto.ORDER_PART, REQUIRED),
     )),

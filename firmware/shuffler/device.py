@@ -85,6 +85,10 @@ class Device:
         self.ret_salt = [None, bytearray(_commit.SALT_BYTES), bytearray(_commit.SALT_BYTES)]
         self.ret_commit = [None, None, None]
         self.returning = 0   # the batch being checked came back from the shoe
+        # Each sealed batch's serial: its seal's chip counter (shuffler/seal.py),
+        # bound into the order the shoe gets (link/order.py). RAM only: a
+        # power cut breaks a seal, and a new seal spends a new counter.
+        self.serials = [0, 0, 0]
         self.phase = IDLE
         self.batch = 0
         self.i = 0
@@ -233,7 +237,14 @@ class Device:
         deals that batch unchecked."""
         get = getattr(self.board, "pairing", None)
         pair = get() if get is not None else None
+        serial = self.serials[b]
         if pair is None:
+            return
+        if serial < 1:
+            # No chip counter was spent for this seal: an order without its
+            # serial would be refused, so none is sent and the shoe says it
+            # deals unchecked (the pit raises order_unchecked).
+            self.session.error("order: batch %s's seal has no chip counter; no order sent" % custody._name(b))
             return
         from link import order as _order
         peer, secret = pair
@@ -241,14 +252,14 @@ class Device:
         n = m.size[b]
         bid = m.batch_id[b]
         nonce = m.commitment[b]
-        k = _order.key(secret, self.session.shoe_id, peer, bid, self.registry.digest())
+        k = _order.key(secret, self.session.shoe_id, peer, bid, serial, self.registry.digest())
         blob = _order.seal(k, nonce, m.records[b], n)
         parts = _order.parts_of(n)
         nonce_hex = _commit.hexlify(nonce)
         for p in range(parts):
             lo = p * _order.PART
             self.session.send({"type": _order.NAME, "batch": custody._name(b), "id": bid, "shoe": peer,
-                               "part": p + 1, "parts": parts, "n": n, "nonce": nonce_hex,
+                               "part": p + 1, "parts": parts, "n": n, "serial": serial, "nonce": nonce_hex,
                                "data": _commit.hexlify(blob[lo:lo + _order.PART])})
 
     def clear_tilt(self):
@@ -300,6 +311,7 @@ class Device:
                     ev["unsigned"] = "no secure element"
                 else:
                     _seal.sign(se, self.session.shoe_id, ev)
+                self.serials[1 if ev["batch"] == "A" else 2] = ev.get("counter", 0)
         want = getattr(self.session, "want_checkpoint", None)
         if want is not None:
             want()

@@ -137,9 +137,9 @@ def test_a_dropped_order_and_a_replayed_one(table):
     mark = len(bridge.events)
     replies = [pit.send(name, args) for name, args in pit.parts["A-1"]]
     assert all(r.startswith("ok") for r in replies), replies   # the pit's link takes them; the shoe judges
-    refused = _wait(bridge, lambda e: (e.get("type") == "irregularity" and e.get("rule") == getattr(E, 'ORDER_STALE', 'order_stale'))
+    refused = _wait(bridge, lambda e: (e.get("type") == "irregularity" and e.get("rule") == E.ORDER_STALE)
                     or (e.get("type") == "order" and e.get("source") == "link"), "the shoe's answer to A-1", mark)
-    if refused.get("rule") != getattr(E, 'ORDER_STALE', 'order_stale'):
+    if refused.get("rule") != E.ORDER_STALE:
         problems.append("replay: the shoe took the replayed order: %s" % refused)
     else:
         assert refused["section"] == E.ORDER_REFUSED_SECTION and "A-1" in refused["detail"], refused
@@ -173,6 +173,6 @@ def test_a_dropped_order_and_a_replayed_one(table):
         from host_tools.store import db as _db
         with _db.Store(db) as store:
             kinds = [a["kind"] for a in orderwatch.replay(store)]
-        if not ("order_unchecked" in kinds and getattr(E, 'ORDER_STALE', 'order_stale') in kinds):
+        if not ("order_unchecked" in kinds and E.ORDER_STALE in kinds):
             problems.append("the pit's alerts: %s" % kinds)
     assert not problems, "\n".join(problems)
