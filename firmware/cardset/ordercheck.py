@@ -199,6 +199,20 @@ class OrderCheck:
             why = b"the pit named " + named.encode() + b"; the order held is " + self.id.encode()
         return b',"order":null,"unchecked":"' + why + b'"'
 
+    def journaled(self, body, checked):
+        """A NEW_SHOE record's body (link/journal.py shoe_body) with the shoe
+        event's order fields after the settings text and a NUL, so the
+        journal's replay writes the same event and restores ``floor``.
+        Here, not in the journal module, which the shuffler loads too."""
+        return body + b"\x00" + checked
+
+    def unjournaled(self, settings):
+        """(settings text, order fields as bytes) of a NEW_SHOE record's text."""
+        cut = settings.find("\x00")
+        if cut < 0:
+            return settings, b""
+        return settings[:cut], settings[cut + 1:].encode()
+
     def dealt(self, checked):
         """A shoe record's order fields, replayed from the journal at boot:
         no order at or below its serial is taken again."""

@@ -126,21 +126,14 @@ def card_fields(body, blen):
     return body[0], body[1] != 0, ident
 
 
-def shoe_body(decks, designation, exposed, batch, settings, checked=b""):
-    """The body of a NEW_SHOE record: four codes, the settings text, and
-    when the shoe is paired with a shuffler a NUL and the shoe event's order
-    fields (cardset/ordercheck.py ``arm``)."""
-    body = bytes((decks, designation, exposed, batch)) + settings.encode()
-    return body + b"\x00" + checked if checked else body
+def shoe_body(decks, designation, exposed, batch, settings):
+    """The body of a NEW_SHOE record: four codes, then the settings text."""
+    return bytes((decks, designation, exposed, batch)) + settings.encode()
 
 
 def shoe_fields(body, blen):
-    """(decks, designation, exposed, batch, settings text, order fields) of
-    a NEW_SHOE record."""
-    cut = 4
-    while cut < blen and body[cut] != 0:
-        cut += 1
-    return body[0], body[1], body[2], body[3], bytes(body[4:cut]).decode(), bytes(body[cut + 1:blen])
+    """(decks, designation, exposed, batch, settings text) of a NEW_SHOE record."""
+    return body[0], body[1], body[2], body[3], bytes(body[4:blen]).decode()
 
 
 def base_fields(body):

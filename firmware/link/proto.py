@@ -38,9 +38,6 @@ TICKS_HALF = const(0x20000000)
 ORDER_PART = const(64)
 ORDER_RECORDS = const(416)
 ORDER_PARTS = const(14)
-# An order's serial is the shuffler chip's seal counter: the ATECC608B's
-# counters stop at 2,097,151.
-ORDER_SERIAL = const(2097151)
 
 # Authentication (docs/protocol.md 4).
 MAC_BYTES = const(16)

@@ -49,13 +49,16 @@ class GameReplay(replay.Replay):
         elif kind == _journal.ORDER_STOP:
             g.mismatch(body)
         elif kind == _journal.NEW_SHOE or kind == _journal.QUIET_SHOE:
-            decks, designation, exposed, batch, settings, checked = _journal.shoe_fields(body, blen)
+            decks, designation, exposed, batch, settings = _journal.shoe_fields(body, blen)
+            checked = b""
+            if s.intake is not None and s.intake.check is not None:
+                settings, checked = s.intake.check.unjournaled(settings)
             if self.boot:
                 s.settings = settings
                 s.shoe_values = (decks, designation, exposed, batch)
             if s.intake is not None:
                 s.intake.new_shoe(batch)
-                if s.intake.check is not None:
+                if checked:
                     s.intake.check.dealt(checked)  # no order at or below this shoe's is taken again
             # A compacted journal's shoe record follows its events as literals,
             # so replaying it must not emit them a second time.

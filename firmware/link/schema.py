@@ -20,6 +20,11 @@ from link.commands import (BLOB, CHOICE, HEX, INT, LINK_COMMANDS, MAX_SEQ, MAX_U
                            REQUIRED, WORD)
 from link.settings import BATCHES, settings_digest, settings_text  # noqa: F401 (one home, re-exported)
 
+# An order's serial is the shuffler chip's seal counter (link/order.py): the
+# ATECC608B's counters stop at 2,097,151. Here, not in link/proto.py: the
+# shuffler, which loads proto on a 32-bit board short of names, never parses it.
+ORDER_SERIAL = 2097151
+
 # The shoe's own commands, then the link's (link/commands.py: every device
 # takes those). name -> ((key, kind, spec, default text or REQUIRED), ...),
 # in the order the canonical body lists them; see link/commands.py.
@@ -49,7 +54,7 @@ COMMANDS = (
         ("id", WORD, None, REQUIRED),
         ("part", INT, (1, proto.ORDER_PARTS), REQUIRED),
         ("n", INT, (1, proto.ORDER_RECORDS), REQUIRED),
-        ("serial", INT, (1, proto.ORDER_SERIAL), REQUIRED),
+        ("serial", INT, (1, ORDER_SERIAL), REQUIRED),
         ("nonce", HEX, 64, REQUIRED),
         ("data", BLOB, 2 * proto.ORDER_PART, REQUIRED),
     )),

@@ -217,7 +217,9 @@ class Session(core.Link):
         checked = b""
         if self.intake is not None and self.intake.check is not None:
             checked = self.intake.check.arm(self, batch, named)
-        body = _journal.shoe_body(decks, designation, exposed, batch, self.settings, checked)
+        body = _journal.shoe_body(decks, designation, exposed, batch, self.settings)
+        if checked:
+            body = self.intake.check.journaled(body, checked)
         j = self.journal
         j.blob(_journal.NEW_SHOE, body, 0, len(body))
         self.game.new_shoe(decks, designation, exposed, batch, checked)

@@ -85,10 +85,6 @@ class Device:
         self.ret_salt = [None, bytearray(_commit.SALT_BYTES), bytearray(_commit.SALT_BYTES)]
         self.ret_commit = [None, None, None]
         self.returning = 0   # the batch being checked came back from the shoe
-        # Each sealed batch's serial: its seal's chip counter (shuffler/seal.py),
-        # bound into the order the shoe gets (link/order.py). RAM only: a
-        # power cut breaks a seal, and a new seal spends a new counter.
-        self.serials = [0, 0, 0]
         self.phase = IDLE
         self.batch = 0
         self.i = 0
@@ -237,14 +233,18 @@ class Device:
         deals that batch unchecked."""
         get = getattr(self.board, "pairing", None)
         pair = get() if get is not None else None
-        serial = self.serials[b]
         if pair is None:
             return
-        if serial < 1:
-            # No chip counter was spent for this seal: an order without its
-            # serial would be refused, so none is sent and the shoe says it
-            # deals unchecked (the pit raises order_unchecked).
-            self.session.error("order: batch %s's seal has no chip counter; no order sent" % custody._name(b))
+        # The order's serial (link/order.py) is its seal's chip counter: the
+        # chip's counter 1 as it stands, since the batch released is always
+        # the last one sealed (load releases a sealed batch before the one
+        # coming back can be sealed; a power cut or a door breaks a seal).
+        # Read, not kept: one more attribute here costs the 32-bit board
+        # about 112 bytes (docs/shuffler.md, "Footprint"). A chip that does
+        # not answer sends no order: the shoe says it deals unchecked.
+        try:
+            serial = self.board.secure_element.counter(1, False)
+        except Exception:  # SecureElementFault or the bus's OSError
             return
         from link import order as _order
         peer, secret = pair
@@ -311,7 +311,6 @@ class Device:
                     ev["unsigned"] = "no secure element"
                 else:
                     _seal.sign(se, self.session.shoe_id, ev)
-                self.serials[1 if ev["batch"] == "A" else 2] = ev.get("counter", 0)
         want = getattr(self.session, "want_checkpoint", None)
         if want is not None:
             want()

@@ -133,6 +133,11 @@ def test_a_dropped_order_and_a_replayed_one(table):
     _wait(bridge, lambda e: e.get("type") == "order" and e.get("source") == "link" and e.get("id") == "A-2",
           "the shoe's order A-2")
 
+    # Each order's serial is its seal's chip counter (link/order.py).
+    seals = {e["id"]: e["counter"] for e in rig.shuffler_events("custody") if e.get("to") == "sealed"}
+    serials = {a["id"]: a["serial"] for parts in pit.parts.values() for _n, a in parts}
+    assert serials == {k: seals[k] for k in serials} and serials["A-1"] < serials["B-1"] < serials["A-2"]
+
     # -- 3. The replay: A-1's stored parts, sent again.
     mark = len(bridge.events)
     replies = [pit.send(name, args) for name, args in pit.parts["A-1"]]

@@ -72,7 +72,7 @@ def test_the_largest_part_is_well_inside_a_frame():
     parts = order.parts_of(416)
     assert parts == proto.ORDER_PARTS and parts * order.PART >= len(blob)
     body = schema.command_text("order", {"id": "A-2147483647", "part": parts, "n": 416,
-                                         "serial": proto.ORDER_SERIAL,
+                                         "serial": schema.ORDER_SERIAL,
                                          "nonce": nonce.hex(), "data": blob[:order.PART].hex()})
     assert len(body) + len(" @1073741823 ") + proto.MAC_HEX <= 300 < MAX_PAYLOAD
     name, args = schema.parse_command(body)
