@@ -41,7 +41,7 @@ VM_TIMEOUT_S = 120
 # The shoe's budget (docs/design.md, "Heap budgets"): resident firmware and
 # card set on the pico board at most this share of its heap, measured in the
 # 32-bit VM (tests/test_boards_footprint.py holds it).
-RESIDENT_SHARE_32 = 0.60  # docs/design.md "Heap budgets": 55 % until issues 19 and 24, 56 % until the real-time check (+7,936 B)
+RESIDENT_SHARE_32 = 0.61  # docs/design.md "Heap budgets": 55 % until issues 19 and 24, 56 % until the real-time check (+7,936 B), 60 % until fresh orders (117,760 B: the serial rule, the shoe event's order fields, the refusal irregularities)
 
 # Runs inside the VM with the staged tree on MICROPYPATH. The shoe loop only
 # touches preallocated objects and small ints, so what it measures is the
