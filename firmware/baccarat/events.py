@@ -46,6 +46,13 @@ ORDER_MISMATCH_SECTION = b"Ch 5B"
 ORDER_STOPPED = b"stopped until clear_stop"
 ORDER_DETAIL = b"not the card the shuffler's committed order has at this position"
 ORDER_UNKNOWN = b"an ID the card set does not know, where the committed order has a card"
+# An order refused (cardset/ordercheck.py): not newer than the last the shoe
+# opened or dealt (replayed, stale), or one that does not open under its
+# pairing key (foreign). Ch 5H(4): the shoe cannot vouch that the batch is
+# the one the shuffler secured and released; the game is unchanged.
+ORDER_STALE = b"order_stale"
+ORDER_FOREIGN = b"order_foreign"
+ORDER_REFUSED_SECTION = b"Ch 5H(4)"
 # A mismatch's journal body (link/journal.py ORDER_STOP), one byte each but
 # the position: position (2), expected card, deck, batch, read card, deck,
 # batch (NONE_BYTE: not known; the batches are kept for the record, the
@@ -149,7 +156,9 @@ class Events:
 
     # ------------------------------------------------------------- events
 
-    def shoe(self, nxt):
+    def shoe(self, nxt, checked=b""):
+        """``checked``: the order fields a paired shoe adds, already JSON
+        (cardset/ordercheck.py ``arm`` writes them; the journal keeps them)."""
         g = self.g
         o = self._begin(b"shoe")
         o.raw(b',"decks":')
@@ -163,6 +172,8 @@ class Events:
         o.raw(b'","cards":')
         o.int(g.left)
         self._pos(b',"next":', nxt)
+        if checked:
+            o.raw(checked)
         self._send()
 
     def bets(self):

@@ -165,10 +165,11 @@ class Game:
 
     # ----------------------------------------------------------------- inputs
 
-    def new_shoe(self, decks=8, designation=STANDARD, exposed=EXPOSED_SIMULATED, batch=1):
+    def new_shoe(self, decks=8, designation=STANDARD, exposed=EXPOSED_SIMULATED, batch=1, checked=b""):
         """A new card set is in the shoe (Ch 5): reset and expect the burn.
         ``batch`` (1 A, 2 B) is only recorded: which batch of the enrolled
-        set is dealt matters to the record (Ch 3B), not to the rules."""
+        set is dealt matters to the record (Ch 3B), not to the rules; so are
+        ``checked``, the shoe event's order fields (cardset/ordercheck.py)."""
         why = self.new_shoe_refusal(decks)
         if why is not None:
             self.error(why)
@@ -185,7 +186,7 @@ class Game:
         self.left = decks * cards.CARDS_PER_DECK
         self.phase = BURNING
         self.burn_left = -1  # -1: the first, exposed burn card is due
-        self.events.shoe(BURN)
+        self.events.shoe(BURN, checked)
 
     # What each dealer or supervisor input is refused for, as bytes (None:
     # taken). The inputs check with these, and so does the link before it
@@ -413,7 +414,10 @@ class Game:
         wrong-batch card, reader fault). It is reported and changes nothing."""
         # The inspected set (Ch 4) defines which cards belong; the two batches
         # of a shuffler table differ by back colour (Ch 3B, 4D).
-        section = b"Ch 3B, 4D" if rule == "wrong_batch" else b"Ch 4" if rule != "reader_fault" else b"equipment"
+        if rule == events.ORDER_STALE or rule == events.ORDER_FOREIGN:
+            section = events.ORDER_REFUSED_SECTION  # cardset/ordercheck.py: an order refused
+        else:
+            section = b"Ch 3B, 4D" if rule == "wrong_batch" else b"Ch 4" if rule != "reader_fault" else b"equipment"
         self.events.irregularity(rule, section, c, b"ignored; game unchanged", detail)
 
     def error(self, message):

@@ -42,7 +42,7 @@ def _shoe(g, words):
         g.new_shoe(a["decks"], a["designation"], a["exposed"], a["batch"])
     else:
         # A session (the dealer channel) also keeps the card set's name and digest.
-        g.new_shoe(a["decks"], a["designation"], a["exposed"], a["batch"], a["set"], a["setdigest"])
+        g.new_shoe(a["decks"], a["designation"], a["exposed"], a["batch"], a["set"], a["setdigest"], a["order"])
     return None
 
 

@@ -28,12 +28,22 @@ COLD_DECK_PATTERNS = (events.ASCENDING.decode(), events.DESCENDING.decode())
 # The real-time check's irregularity (cardset/ordercheck.py, Ch 5B).
 ORDER_MISMATCH = events.ORDER_MISMATCH.decode()
 ORDER_MISMATCH_SECTION = events.ORDER_MISMATCH_SECTION.decode()
+# An order the shoe refused (cardset/ordercheck.py, Ch 5H(4)): replayed or
+# stale, or foreign (it does not open under the shoe's pairing key).
+ORDER_STALE = events.ORDER_STALE.decode()
+ORDER_FOREIGN = events.ORDER_FOREIGN.decode()
+ORDER_REFUSED_SECTION = events.ORDER_REFUSED_SECTION.decode()
+ORDER_REFUSED = (ORDER_STALE, ORDER_FOREIGN)
+# A paired shoe's `shoe` event names the order that checks it (and its
+# serial), or is null with why it is dealt unchecked (cardset/ordercheck.py).
+SHOE_ORDER, SHOE_SERIAL, SHOE_UNCHECKED = "order", "serial", "unchecked"
 # An `error` event's reason (docs/protocol.md 6).
 ERROR_REASONS = ("bad_crc", "bad_frame", "unknown_frame", "bad_mac", "proto", "replayed", "malformed",
                  "unknown_command", "wrong_state", "bad_ack", "tilted", "expired")
 
 GAME_EVENTS = (
-    ("shoe", "decks:int designation:designation exposed:exposed batch:batch cards:int next:pos"),
+    ("shoe", "decks:int designation:designation exposed:exposed batch:batch cards:int next:pos "
+             "order:str|null? serial:int? unchecked:str?"),
     ("bets", "round:int"),
     ("card", "round:int pos:pos|null card:card up:bool next:pos|null simulated:bool left:int deck:int? burn:int?"),
     ("assign", "round:int pos:pos card:card next:pos|null from:pos? simulated:bool?"),
@@ -70,7 +80,7 @@ LINK_EVENTS = (
     ("signature", "digest:str sig:str message:str?"),
     # The `order` command's last part opened: the shoe holds batch `id`'s
     # order and checks the next shoe dealt from that batch against it.
-    ("order", "id:str n:int"),
+    ("order", "id:str n:int serial:int"),
     # ... and a shuffler's (firmware/shuffler/probes.py): its sensors now, and
     # their levels through one card's cycle ("010": clear, covered, clear).
     ("inputs", "present:bool throat:bool gap:bool home:bool door:bool"),

@@ -10,7 +10,7 @@ relays it, unchanged, as an ``order`` command to the shoe of the table
 (host_tools/protocol/orderrelay.py). The pit sees ciphertext only.
 
 The key: ``key()`` below, HMAC-SHA256 of the pairing secret over a label
-naming the shuffler, the shoe, the batch and the card set. The pairing
+naming the shuffler, the shoe, the batch, its serial and the card set. The pairing
 secret is ECDH between the two devices' secure elements: each chip's slot-3
 key pair (drivers/atecc608.py PAIR_SLOT, made inside the chip) with the
 other device's pairing public key, which pairing puts on the flash
@@ -21,10 +21,17 @@ card set they index (records are positions in the enrolled set's file, so
 a shoe with another set could not read them). The nonce is the batch's
 commitment: public, published at the seal, new for every sealed order.
 
+The serial is the shuffler chip's seal counter (its counter 1, spent once
+per seal and signed into the seal, shuffler/seal.py): it only grows, and
+nobody but that chip can move it. Bound into the key, it cannot be changed
+on the way, so the shoe can refuse any order not newer than the last it
+opened or dealt (cardset/ordercheck.py): a replayed or stale order
+(docs/shuffler.md, "Fresh and bound").
+
 Sizes: 416 records (8 decks) are 832 bytes, 848 with the tag: fourteen
 parts of at most PART (64) bytes, 128 hex digits each. The command ``order
-id=A-12 part=1 parts=14 n=416 nonce=<64 hex> data=<128 hex> @DEADLINE
-MAC`` is under 300 bytes, well inside a frame's 980-byte payload: the shoe
+id=A-12 part=1 n=416 serial=17 nonce=<64 hex> data=<128 hex> @DEADLINE
+MAC`` is under 300 bytes (its part count follows from n), well inside a frame's 980-byte payload: the shoe
 parses a command by copying it a few times, and after a boot its heap has
 holes of a few hundred bytes, not of a kilobyte (parts of 128 bytes, about
 420-byte commands, failed there now and then in the 64-bit emulator).
@@ -43,10 +50,12 @@ RECORD_BYTES = 2
 PAIR_FILE = "pair_peer.bin"  # on the flash: the paired device's id, a newline, its 64-byte pairing key
 
 
-def key(secret, shuffler_id, shoe_id, batch_id, set_digest):
-    """The batch's key: HMAC-SHA256(pairing secret, label). ``set_digest``
-    is the card set's SHA-256 (32 bytes; registry.Registry.digest())."""
-    msg = b"shuffler->shoe order v1 " + _b(shuffler_id) + b" " + _b(shoe_id) + b" " + _b(batch_id) + b" "
+def key(secret, shuffler_id, shoe_id, batch_id, serial, set_digest):
+    """The batch's key: HMAC-SHA256(pairing secret, label). ``serial`` is
+    the seal's chip counter (an int); ``set_digest`` is the card set's
+    SHA-256 (32 bytes; registry.Registry.digest())."""
+    msg = b"shuffler->shoe order v2 " + _b(shuffler_id) + b" " + _b(shoe_id) + b" " + _b(batch_id) + \
+        b" " + _b(str(serial)) + b" "
     return _hmac.digest(secret, msg + bytes(set_digest))
 
 

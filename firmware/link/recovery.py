@@ -50,15 +50,20 @@ class GameReplay(replay.Replay):
             g.mismatch(body)
         elif kind == _journal.NEW_SHOE or kind == _journal.QUIET_SHOE:
             decks, designation, exposed, batch, settings = _journal.shoe_fields(body, blen)
+            checked = b""
+            if s.intake is not None and s.intake.check is not None:
+                settings, checked = s.intake.check.unjournaled(settings)
             if self.boot:
                 s.settings = settings
                 s.shoe_values = (decks, designation, exposed, batch)
             if s.intake is not None:
                 s.intake.new_shoe(batch)
+                if checked:
+                    s.intake.check.dealt(checked)  # no order at or below this shoe's is taken again
             # A compacted journal's shoe record follows its events as literals,
             # so replaying it must not emit them a second time.
             s.mute = kind == _journal.QUIET_SHOE
-            g.new_shoe(decks, designation, exposed, batch)
+            g.new_shoe(decks, designation, exposed, batch, checked)
             s.mute = False
         else:
             return False

@@ -20,6 +20,11 @@ from link.commands import (BLOB, CHOICE, HEX, INT, LINK_COMMANDS, MAX_SEQ, MAX_U
                            REQUIRED, WORD)
 from link.settings import BATCHES, settings_digest, settings_text  # noqa: F401 (one home, re-exported)
 
+# An order's serial is the shuffler chip's seal counter (link/order.py): the
+# ATECC608B's counters stop at 2,097,151. Here, not in link/proto.py: the
+# shuffler, which loads proto on a 32-bit board short of names, never parses it.
+ORDER_SERIAL = 2097151
+
 # The shoe's own commands, then the link's (link/commands.py: every device
 # takes those). name -> ((key, kind, spec, default text or REQUIRED), ...),
 # in the order the canonical body lists them; see link/commands.py.
@@ -33,6 +38,10 @@ COMMANDS = (
         ("batch", CHOICE, (BATCHES, 1), "A"),
         ("set", WORD, None, ""),
         ("setdigest", HEX, None, ""),
+        # The batch the pit saw released for this shoe (the shuffler's
+        # ``order`` event, e.g. A-2): the shoe then arms only that order
+        # (cardset/ordercheck.py). Absent: the newest order it opened.
+        ("order", WORD, None, ""),
     )),
     # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
     ("clear_stop", ()),
@@ -44,8 +53,8 @@ COMMANDS = (
     ("order", (
         ("id", WORD, None, REQUIRED),
         ("part", INT, (1, proto.ORDER_PARTS), REQUIRED),
-        ("parts", INT, (1, proto.ORDER_PARTS), REQUIRED),
         ("n", INT, (1, proto.ORDER_RECORDS), REQUIRED),
+        ("serial", INT, (1, ORDER_SERIAL), REQUIRED),
         ("nonce", HEX, 64, REQUIRED),
         ("data", BLOB, 2 * proto.ORDER_PART, REQUIRED),
     )),

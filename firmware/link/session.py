@@ -47,7 +47,7 @@ def _exposed(s, args):
 
 def _shoe(s, args):
     s.new_shoe(args["decks"], args["designation"], args["exposed"], args["batch"], args["set"],
-               args["setdigest"])
+               args["setdigest"], args["order"])
 
 
 def _clear_stop(s, args):
@@ -208,7 +208,7 @@ class Session(core.Link):
         return False
 
     def new_shoe(self, decks=8, designation=_game.STANDARD, exposed=_game.EXPOSED_SIMULATED,
-                 batch=BATCH_A, set_name="", set_digest=""):
+                 batch=BATCH_A, set_name="", set_digest="", named=""):
         if not self._playable("new shoe"):
             return
         if self.game.stopped:
@@ -230,12 +230,18 @@ class Session(core.Link):
                                                _game.EXPOSED_MODES[exposed], set_name, set_digest,
                                                settings.BATCHES[batch - 1])
         self.shoe_values = (decks, designation, exposed, batch)
+        # Armed (or not) before the record is written: the shoe event says
+        # which order checks this shoe, or that none does on a paired shoe
+        # (cardset/ordercheck.py), and a replay must say it again.
+        checked = b""
+        if self.intake is not None and self.intake.check is not None:
+            checked = self.intake.check.arm(self, batch, named)
         body = _journal.shoe_body(decks, designation, exposed, batch, self.settings)
+        if checked:
+            body = self.intake.check.journaled(body, checked)
         j = self.journal
         j.blob(_journal.NEW_SHOE, body, 0, len(body))
-        self.game.new_shoe(decks, designation, exposed, batch)
-        if self.intake is not None and self.intake.check is not None:
-            self.intake.check.arm(batch)
+        self.game.new_shoe(decks, designation, exposed, batch, checked)
         if not self.spilled and not self.tag_stale:
             # A new shoe resets the game, so nothing before it is needed to
             # rebuild the state: only the unacked events carry over, and

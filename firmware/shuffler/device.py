@@ -235,20 +235,31 @@ class Device:
         pair = get() if get is not None else None
         if pair is None:
             return
+        # The order's serial (link/order.py) is its seal's chip counter: the
+        # chip's counter 1 as it stands, since the batch released is always
+        # the last one sealed (load releases a sealed batch before the one
+        # coming back can be sealed; a power cut or a door breaks a seal).
+        # Read, not kept: one more attribute here costs the 32-bit board
+        # about 112 bytes (docs/shuffler.md, "Footprint"). A chip that does
+        # not answer sends no order: the shoe says it deals unchecked.
+        try:
+            serial = self.board.secure_element.counter(1, False)
+        except Exception:  # SecureElementFault or the bus's OSError
+            return
         from link import order as _order
         peer, secret = pair
         m = self.machine
         n = m.size[b]
         bid = m.batch_id[b]
         nonce = m.commitment[b]
-        k = _order.key(secret, self.session.shoe_id, peer, bid, self.registry.digest())
+        k = _order.key(secret, self.session.shoe_id, peer, bid, serial, self.registry.digest())
         blob = _order.seal(k, nonce, m.records[b], n)
         parts = _order.parts_of(n)
         nonce_hex = _commit.hexlify(nonce)
         for p in range(parts):
             lo = p * _order.PART
             self.session.send({"type": _order.NAME, "batch": custody._name(b), "id": bid, "shoe": peer,
-                               "part": p + 1, "parts": parts, "n": n, "nonce": nonce_hex,
+                               "part": p + 1, "parts": parts, "n": n, "serial": serial, "nonce": nonce_hex,
                                "data": _commit.hexlify(blob[lo:lo + _order.PART])})
 
     def clear_tilt(self):

@@ -25,5 +25,5 @@ EVENTS = (
     ("shuffler_boot", "decks:int restored:bool"),
     # The released batch's order for its paired shoe, sealed (link/order.py):
     # ciphertext the pit relays to that shoe as an ``order`` command.
-    ("order", "batch:str id:str shoe:str part:int parts:int n:int nonce:hex64 data:str"),
+    ("order", "batch:str id:str shoe:str part:int parts:int n:int serial:int nonce:hex64 data:str"),
 )

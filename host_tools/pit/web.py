@@ -43,6 +43,7 @@ from host_tools.pit import metrics
 from host_tools.pit import overview as overview_mod
 from host_tools.pit import report as report_mod
 from host_tools.pit import roles
+from host_tools.pit import orderwatch
 from host_tools.pit import shuffle as shuffle_mod
 from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
@@ -106,7 +107,8 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
                                      REQUESTS, REQUESTS_PER_ADDRESS, STAFF_RESERVE),
                   "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None,
-                  "shuffle": shuffle_mod.ShuffleWatch(pit, pit.config.store)}
+                  "shuffle": shuffle_mod.ShuffleWatch(pit, pit.config.store),
+                  "orders": orderwatch.OrderWatch(pit, pit.config.store)}
     app[metrics.REGISTRY], hist = metrics.registry(
         lambda: [(r.name, r.recording, r.fold.state.seq, r.last_commit, r) for r in pit.runners.values()],
         lambda runner: open_alerts(app, runner),
@@ -281,17 +283,20 @@ async def _startup(app):
         app[PIT].listeners.append(state["edges"].listener)
     state["shuffle"].start()
     app[PIT].listeners.append(state["shuffle"].listener)
+    state["orders"].start()
+    app[PIT].listeners.append(state["orders"].listener)
 
 
 async def _shutdown(app):
     state = app[STATE]
     for listener in (state.get("listener"), state["edges"] and state["edges"].listener,
-                     state["shuffle"].listener):
+                     state["shuffle"].listener, state["orders"].listener):
         if listener in app[PIT].listeners:
             app[PIT].listeners.remove(listener)
     if state["edges"] is not None:
         state["edges"].close()
     state["shuffle"].close()
+    state["orders"].close()
     if state.get("keepalive") is not None:
         state["keepalive"].cancel()
     if state.get("broadcast") is not None:

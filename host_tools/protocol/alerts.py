@@ -71,6 +71,15 @@ KINDS = {
                   "clear_stop after inspection"),
     "order_mismatch": ("alert", CRITICAL, "the shoe stopped the game: a card left that is not the one the "
                        "shuffler's committed order has at its place (Ch 5B); clear_stop after inspection"),
+    # The shuffler's order for the shoe (host_tools/pit/orderwatch.py; docs/shuffler.md, "Fresh and bound").
+    "order_stale": ("alert", CRITICAL, "the shoe refused an order not newer than the last it opened or dealt: "
+                    "a replayed or stale order on the relay (Ch 5H(4))"),
+    "order_foreign": ("alert", CRITICAL, "the shoe refused an order that does not open under its pairing key: "
+                      "altered, another shoe's or another pair's (Ch 5H(4))"),
+    "order_not_released": ("alert", CRITICAL, "the order the shoe armed is not the batch the shuffler last "
+                           "released for it"),
+    "order_unchecked": ("alert", WARNING, "a shoe paired with a shuffler is dealt without the real-time check "
+                        "(no order armed: dropped, lost in a power cut, or never sent)"),
     "shuffle": ("alert", WARNING, "the shoe's shuffle score says the shuffle was weak (p below its level)"),
     "firmware_mismatch": ("alert", CRITICAL, "the shoe runs firmware other than the deployed manifest's"),
     "counter_mismatch": ("alert", CRITICAL, "the shoe's secure element counter is not where its journal "

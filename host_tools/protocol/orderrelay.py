@@ -12,7 +12,8 @@ No I/O here: an event in, a command (name, args) out.
 
 from link import order as _order
 
-FIELDS = ("id", "part", "parts", "n", "nonce", "data")
+# The event's fields the command carries (its ``parts`` follows from ``n``).
+FIELDS = ("id", "part", "n", "serial", "nonce", "data")
 
 
 def for_shoe(event):

@@ -86,10 +86,10 @@ def test_the_stop_is_replayed_after_a_power_cut_and_the_order_is_not_on_the_flas
         return s, emitted
 
     s, emitted = shoe()
-    blob = order.seal(order.key(secret, "SHUF1", "T1", "A-1", reg.digest()), nonce, recs, 52)
+    blob = order.seal(order.key(secret, "SHUF1", "T1", "A-1", 3, reg.digest()), nonce, recs, 52)
     for p in range(order.parts_of(52)):
         name, args = schema.parse_command(schema.command_text("order", {
-            "id": "A-1", "part": p + 1, "parts": order.parts_of(52), "n": 52, "nonce": nonce.hex(),
+            "id": "A-1", "part": p + 1, "n": 52, "serial": 3, "nonce": nonce.hex(),
             "data": blob[p * order.PART:(p + 1) * order.PART].hex()}))
         s.ACTIONS[name](s, args)
     s.new_shoe(1, batch=1)
@@ -114,3 +114,59 @@ def test_the_stop_is_replayed_after_a_power_cut_and_the_order_is_not_on_the_flas
 def cards_name(cards, uid):
     from baccarat import cards as _cards
     return _cards.name(cards.card_of(uid)[2])
+
+
+def test_a_shoe_dealt_against_an_order_refuses_it_again_after_a_power_cut(tmp_path):
+    """In CPython, with the journal on disk: the shoe event names the order
+    armed; after a power cut the journal's shoe record brings back that
+    serial, so the same parts, relayed again, are a stale order."""
+    import json
+    import random
+
+    import host_tools  # noqa: F401
+    from cardset import intake, ordercheck, registry
+    from link import events_schema as E
+    from link import journal, order, schema
+    from link.session import Session
+    from host_tools.sim.shuffler_emulate import TwoBatchSet
+    from support.wireboard import WireBoard, config
+
+    cards = TwoBatchSet(1)
+    reg = registry.Registry(cards.encode())
+    uids = [u for u, _c, _d, b in cards.entries() if b == registry.BATCH_A]
+    random.Random(4).shuffle(uids)
+    recs = [reg.find(u, len(u)) for u in uids]
+    secret, nonce = bytes(range(32)), bytes(range(32, 64))
+
+    class Board(WireBoard):
+        def pairing(self):
+            return ("SHUF1", secret)
+
+    def shoe():
+        emitted = []
+        s = Session(Board(), config("T1"), journal.Journal(str(tmp_path / "journal.bin")))
+        s.intake = intake.Intake(reg, s)
+        s.intake.check = ordercheck.OrderCheck()
+        game_emit = s.game.events.emit
+        s.game.events.emit = lambda buf, n: (emitted.append(json.loads(bytes(buf[:n]))), game_emit(buf, n))[1]
+        s.boot()
+        return s, emitted
+
+    blob = order.seal(order.key(secret, "SHUF1", "T1", "A-1", 9, reg.digest()), nonce, recs, 52)
+    commands = [schema.parse_command(schema.command_text("order", {
+        "id": "A-1", "part": p + 1, "n": 52, "serial": 9, "nonce": nonce.hex(),
+        "data": blob[p * order.PART:(p + 1) * order.PART].hex()})) for p in range(order.parts_of(52))]
+    s, emitted = shoe()
+    for name, args in commands:
+        s.ACTIONS[name](s, args)
+    s.new_shoe(1, batch=1)
+    shoe_event = [e for e in emitted if e["type"] == "shoe"][-1]
+    assert (shoe_event[E.SHOE_ORDER], shoe_event[E.SHOE_SERIAL]) == ("A-1", 9)
+
+    s2, emitted2 = shoe()   # power back: the journal replayed, the order gone with the RAM
+    assert s2.intake.check.state == 0 and s2.intake.check.floor == 9
+    for name, args in commands:
+        s2.ACTIONS[name](s2, args)
+    stale = [e for e in emitted2 if e["type"] == "irregularity"]
+    assert [(e["rule"], e["section"]) for e in stale] == [(E.ORDER_STALE, E.ORDER_REFUSED_SECTION)]
+    assert s2.intake.check.state == 0

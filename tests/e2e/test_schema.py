@@ -100,13 +100,13 @@ def test_doc_event_tables_match_the_schema():
     ("exposed", "exposed", {}),
     (b"status", "status", {}),
     (b"shoe", "shoe", {"decks": 8, "designation": game.STANDARD, "exposed": game.EXPOSED_SIMULATED,
-                       "batch": 1, "set": "", "setdigest": ""}),
-    (b"shoe batch=B decks=16 designation=no-commission exposed=burn set=BLUE-07 setdigest=9f00AA11",
+                       "batch": 1, "set": "", "setdigest": "", "order": ""}),
+    (b"shoe batch=B decks=16 designation=no-commission exposed=burn set=BLUE-07 setdigest=9f00AA11 order=B-3",
      "shoe", {"decks": 16, "designation": game.NO_COMMISSION, "exposed": game.EXPOSED_BURN,
-              "batch": 2, "set": "BLUE-07", "setdigest": "9f00AA11"}),
+              "batch": 2, "set": "BLUE-07", "setdigest": "9f00AA11", "order": "B-3"}),
     (b"shoe decks=1 designation=ez", "shoe", {"decks": 1, "designation": game.EZ,
                                               "exposed": game.EXPOSED_SIMULATED, "batch": 1,
-                                              "set": "", "setdigest": ""}),
+                                              "set": "", "setdigest": "", "order": ""}),
     (b"time t=0", "time", {"t": 0}),
     (b"time t=4102444800", "time", {"t": 4102444800}),
     (b"clear_tilt", "clear_tilt", {"seq": 0}),
@@ -134,7 +134,7 @@ def test_every_designation_and_exposed_mode_is_its_games_code():
     (b"exposed 1", "malformed", "exposed: expected key=value, got '1'"),
     (b"shoe decks", "malformed", "shoe: expected key=value, got 'decks'"),
     (b"shoe colour=red", "malformed", "shoe: unexpected argument 'colour=red' (allowed: decks, "
-                                      "designation, exposed, batch, set, setdigest)"),
+                                      "designation, exposed, batch, set, setdigest, order)"),
     (b"shoe decks=6 decks=8", "malformed", "shoe: decks given twice"),
     (b"shoe decks=0", "malformed", "shoe: decks must be 1 to 16, got 0"),
     (b"shoe decks=17", "malformed", "shoe: decks must be 1 to 16, got 17"),
@@ -240,6 +240,16 @@ def game_events():
     checked.card(47, False)
     checked.clear_stop()
     checked.mismatch(bytes([0, 13, 31, 4, 1, 255, 255, 255, 0]))
+    # A paired shoe names the order armed, or why none is (cardset/ordercheck.py
+    # writes these fields); a replayed order is refused as an irregularity.
+    from baccarat import events as _events
+    from cardset import ordercheck
+    held = ordercheck.OrderCheck()
+    paired = type("S", (), {"board": type("B", (), {"pairing": lambda _self: ("SHUF1", bytes(32))})()})()
+    fresh = game.Game(lambda buf, n: emitted.append(bytes(buf[:n])))
+    fresh.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED, 1, held.arm(paired, 1))
+    fresh.new_shoe(8, game.STANDARD, game.EXPOSED_SIMULATED, 1, b',"order":"A-2","serial":7')
+    fresh.alert(_events.ORDER_STALE, -1, "order A-1 (serial 5) refused: replayed or stale")
     return [json.loads(e) for e in out + emitted]
 
 

@@ -70,7 +70,7 @@ def test_a_signed_body_parses_through_the_schema():
     payload = body.split(" ", 1)[1].encode()
     signed = auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 9, payload)
     assert schema.parse_command(signed.rsplit(b" @", 1)[0]) == (
-        "shoe", {"decks": 6, "designation": 0, "exposed": 0, "batch": 2, "set": "", "setdigest": ""})
+        "shoe", {"decks": 6, "designation": 0, "exposed": 0, "batch": 2, "set": "", "setdigest": "", "order": ""})
 
 
 def test_outbox_matches_a_list_model_through_wraparound():

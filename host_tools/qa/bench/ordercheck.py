@@ -34,6 +34,7 @@ from host_tools.sim import vmcode
 SHOE_ID = "HOT"
 SHUFFLER_ID = "SHUF9"
 BATCH_ID = "A-7"
+SERIAL = 19  # the seal's chip counter the order is bound to (link/order.py)
 DECKS = 8
 HEAP_64_EXTRA = 20 * 1024  # the emulated shoe's 64-bit slack (host_tools/sim/emulate.py HEAP_64)
 _MAX_PARTS = 14  # link/proto.py ORDER_PARTS (a test checks they agree)  # the emulated shoe's 64-bit slack (host_tools/sim/emulate.py HEAP_64)
@@ -61,11 +62,11 @@ def arrangement(directory, seed=7, switch=None):
     recs = [reg.find(u, len(u)) for u in uids]
     secret = bytes(rng.randrange(256) for _ in range(32))
     nonce = bytes(rng.randrange(256) for _ in range(32))
-    key = order.key(secret, SHUFFLER_ID, SHOE_ID, BATCH_ID, reg.digest())
+    key = order.key(secret, SHUFFLER_ID, SHOE_ID, BATCH_ID, SERIAL, reg.digest())
     blob = order.seal(key, nonce, recs, len(recs))
     parts = order.parts_of(len(recs))
-    commands = [schema.command_text("order", {"id": BATCH_ID, "part": p + 1, "parts": parts, "n": len(recs),
-                                              "nonce": nonce.hex(),
+    commands = [schema.command_text("order", {"id": BATCH_ID, "part": p + 1, "n": len(recs),
+                                              "serial": SERIAL, "nonce": nonce.hex(),
                                               "data": blob[p * order.PART:(p + 1) * order.PART].hex()})
                 for p in range(parts)]
     cut = rng.randrange(10, len(uids) - 10)
