@@ -8,18 +8,30 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUBS  := $(VENV)/stubs
 
-.PHONY: venv demo test bench soak clean postgres chromium node wasm32 systemd
+.PHONY: venv venv-build demo test bench soak clean postgres chromium node wasm32 systemd
 
 venv: $(STAMP)
 
+# Built once, under a lock: a second `make demo` or `make venv` started while
+# the first builds waits for it and then finds the stamp, instead of racing
+# on the same pip install. The editable install uses the pinned setuptools
+# (no build isolation: nothing fetched, no build-backend warnings).
 $(STAMP): requirements.txt pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	$(BIN)/python -m pip install --quiet --no-deps --target $(STUBS)/rp2 micropython-rp2-rpi-pico-stubs==1.29.0.post1
-	$(BIN)/python -m pip install --quiet --no-deps --target $(STUBS)/esp32s3 micropython-esp32-esp32-generic-s3-stubs==1.29.0.post1
-	touch $(STAMP)
+	@if command -v flock >/dev/null; then flock $(VENV).lock $(MAKE) --no-print-directory venv-build; \
+	  else $(MAKE) --no-print-directory venv-build; fi
+
+venv-build:
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt requirements.txt ] && [ $(STAMP) -nt pyproject.toml ]; then exit 0; fi; \
+	  echo "make: building $(VENV) from requirements.txt (once; a few minutes)"; \
+	  set -e; \
+	  $(PYTHON) -m venv $(VENV); \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip; \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt; \
+	  PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .; \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --upgrade --target $(STUBS)/rp2 micropython-rp2-rpi-pico-stubs==1.29.0.post1; \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --upgrade --target $(STUBS)/esp32s3 micropython-esp32-esp32-generic-s3-stubs==1.29.0.post1; \
+	  touch $(STAMP); \
+	  echo "make: done; the command is $(BIN)/shoe (or: . $(BIN)/activate, then shoe)"
 
 demo: $(STAMP)
 	$(BIN)/shoe demo --seed 7
@@ -75,4 +87,4 @@ bench: $(STAMP) wasm32
 	$(BIN)/shoe bench all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache node_modules
+	rm -rf $(VENV) $(VENV).lock .pytest_cache .mypy_cache node_modules

@@ -120,7 +120,7 @@ def _self_test(part):
 
 
 def _halt(reason):
-    sys.stderr.write(reason + "\n")
+    sys.stderr.write("halted: %s\n" % reason)
     while True:  # no watchdog runs yet: the shoe stays halted until reflashed
         time.sleep(1)
 
@@ -187,7 +187,11 @@ def run():
         # Only a shoe with a reader pays the heap for the card-set checks.
         import reading as _reading
         cardset, set_problem = _reading.load(board)
-    from baccarat import game, script
+    from baccarat import game
+    if getattr(board, "dealer_line", None) is not None:
+        # The emulator's dealer channel reads script lines; no shoe's image
+        # holds baccarat/script.py (firmware/images/).
+        from baccarat import script
     from link.journal import Journal
     from link.session import Session
 

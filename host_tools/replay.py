@@ -11,6 +11,7 @@ import io
 import json
 import sys
 
+from host_tools import argtypes
 from host_tools import exits, vm, wasm32
 
 
@@ -21,7 +22,7 @@ class ReplayError(RuntimeError):
 def add_arguments(parser):
     parser.add_argument("script", nargs="?", default="-", help="dealing script file, or - for stdin")
     parser.add_argument("--vm", choices=wasm32.VM_CHOICES, default="cpython")
-    parser.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython or wasm32)")
+    parser.add_argument("--heap", type=argtypes.heap, default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython or wasm32)")
 
 
 def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):

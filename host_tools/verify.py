@@ -43,7 +43,7 @@ import hashlib
 import json
 import sys
 
-from host_tools.protocol import chain
+from host_tools.protocol import alerts, chain
 from host_tools.store import audit, db
 
 
@@ -76,10 +76,11 @@ def parse_anchor(text):
     return shoe, int(seq), mac
 
 
-def check_shoe(store, shoe_id, fkey=None, anchors=()):
+def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
     """None if the shoe's record is whole, else (seq, reason) for the first
     fault. ``fkey`` (auth.frames_key of the shoe key) adds the tag chain;
-    ``anchors`` are (seq, mac) pairs the store must still hold."""
+    ``anchors`` are (seq, mac) pairs the store must still hold; the seqs
+    where the tag chain restarts under zeros are appended to ``restarts``."""
     info = store.shoe(shoe_id)
     hashed = getattr(store, "HASHED", True)
     prev = db.GENESIS
@@ -130,6 +131,8 @@ def check_shoe(store, shoe_id, fkey=None, anchors=()):
             if verdict.kind not in (chain.STORED, chain.MALFORMED):
                 return seq, ("tag does not verify under the shoe's key: the event was altered, "
                              "or an event before it is missing or altered")
+            if verdict.how == chain.RESTART and restarts is not None:
+                restarts.append(seq)
             tags[seq] = row["mac"]
             link = row["mac"]
         prev = digest
@@ -251,13 +254,14 @@ def run(args):
             kept = list(anchors.get(shoe_id, ()))
             if hasattr(store, "anchors") and shoe_key is not None:
                 kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
-            fault = check_shoe(store, shoe_id, shoe_key, kept)
+            restarts = []
+            fault = check_shoe(store, shoe_id, shoe_key, kept, restarts)
             signed = None
             if fault:
                 print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
                 bad += 1
             elif not args.mac_only and (shoe_key is not None or args.pubkey):
-                signed = _check_signed(store, shoe_id, args)
+                signed = _check_signed(store, shoe_id, args, info, shoe_key, restarts)
                 if signed is None or signed.fault:
                     bad += 1
             if not fault and (signed is None or not signed.fault) and \
@@ -275,7 +279,7 @@ def run(args):
                 if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
                     print("note shoe %s: the bridge recorded key %s, this key is %s" % (
                         shoe_id, info["key_id"], key_id))
-                if info["first_seq"] not in (None, 1):
+                if info["first_seq"] not in (None, 1) and signed is None:
                     print("note shoe %s: the record starts at seq %d; seqs before it are in "
                           "another store" % (shoe_id, info["first_seq"]))
                 for seq, mac in anchors.get(shoe_id, ()):
@@ -317,10 +321,20 @@ def _deployed_manifest(args, shoe_id):
     return deployed_manifest(path)
 
 
-def _check_signed(store, shoe_id, args):
-    """The shoe's signed checkpoints (protocol/checkpoints.py): a Result,
-    or None after printing the one line that says no public key is at hand."""
+def _check_signed(store, shoe_id, args, info, shoe_key, restarts):
+    """The auditor's rule on the shoe's record (protocol/checkpoints.py): a
+    Result, or None after printing the one line that says why it cannot be
+    applied (no public key, no MAC key, not the whole record)."""
     from host_tools.protocol import checkpoints, pubkeys
+    if shoe_key is None:
+        print("FAIL shoe %s: --pubkey needs the MAC key too (--key-file or --key-dir): a signature covers "
+              "the events before it only through their tags" % shoe_id)
+        return None
+    if info["first_seq"] not in (None, 1):
+        print("FAIL shoe %s: the record starts at seq %d: events 1..%d of the device are not in it, and a "
+              "record is the device's own only whole, from its first event" % (
+                  shoe_id, info["first_seq"], info["first_seq"] - 1))
+        return None
     pem = None
     if args.central and not args.pubkey and hasattr(store, "public_key"):
         pem = store.public_key(shoe_id)
@@ -342,25 +356,29 @@ def _check_signed(store, shoe_id, args):
         print("FAIL shoe %s: public key: %s" % (shoe_id, e))
         return None
     rows = ((row["seq"], row["event"], row["mac"]) for row in store.rows(shoe_id))
-    result = checkpoints.check(shoe_id, rows, key, _deployed_manifest(args, shoe_id))
+    result = checkpoints.check(shoe_id, rows, key, _deployed_manifest(args, shoe_id), restarts)
     if result.fault:
-        print("FAIL shoe %s: checkpoint seq %d: %s" % (shoe_id, result.fault[0], result.fault[1]))
+        print("FAIL shoe %s: seq %d: %s" % (shoe_id, result.fault[0], result.fault[1]))
     return result
 
 
 def _print_signed(shoe_id, r):
+    """The auditor's rule held: what covers the record, and the tail of a
+    shoe in play that is not yet signed (named, never hidden in a note)."""
+    from host_tools.protocol.checkpoints import UNSIGNED_MAX
     if r.signed:
-        print("OK   shoe %s: %d signed checkpoints verified under its public key, counters %d..%d" % (
-            shoe_id, r.signed, r.counters[0], r.counters[1]))
-    else:
-        print("note shoe %s: no signed checkpoint in the record" % shoe_id)
+        print("OK   shoe %s: %s covered by %d checkpoint%s its chip signed (verified under its public key), "
+              "counters %d..%d without a gap" % (
+                  shoe_id, "every event" if r.pending is None else "events 1..%d" % r.last_signed,
+                  r.signed, "" if r.signed == 1 else "s", r.counters[0], r.counters[1]))
     for seq, why in r.unsigned:
-        print("note shoe %s: checkpoint seq %d is unsigned: %s" % (shoe_id, seq, why))
-    start = (r.last_signed or 0) + 1
-    if r.last_seq is not None and start <= r.last_seq:
-        print("note shoe %s: events %d..%d come after the last signed checkpoint%s: only their MACs "
-              "vouch for them" % (shoe_id, start, r.last_seq,
-                                  " (seq %d)" % r.last_signed if r.last_signed else ""))
+        if r.last_signed is not None and seq < r.last_signed:
+            print("OK   shoe %s: checkpoint seq %d is unsigned (%s); a later signed checkpoint covers its "
+                  "events and proves the counter" % (shoe_id, seq, why))
+    if r.pending is not None:
+        print("OK   shoe %s: events %d..%d not yet signed: the device's latest, no shoe ended among them, "
+              "within the %d events it may leave unsigned (its next checkpoint signs them)"
+              % (shoe_id, r.pending[0], r.pending[1], UNSIGNED_MAX))
 
 
 def _check_logs(store):
@@ -406,8 +424,13 @@ def _check_pit_chains(store):
 def _report_alerts(store, shoe_id):
     """Print the shoe's stored alerts; return how many are critical (each a failure)."""
     critical = 0
-    for a in store.alerts(shoe_id):
-        if a["severity"] == "critical":
+    rows = store.alerts(shoe_id)
+    for a in rows:
+        if a["severity"] == "critical" and alerts.cleared(rows, a):
+            # A condition that ended (NOT RECORDING, then recording again):
+            # the chain above says whether anything was lost in it.
+            print("note shoe %s: critical alert %s, cleared: %s" % (shoe_id, a["kind"], a["detail"]))
+        elif a["severity"] == "critical":
             critical += 1
             print("FAIL shoe %s: critical alert %s: %s" % (shoe_id, a["kind"], a["detail"]))
         else:

@@ -169,13 +169,9 @@ class Game:
         """A new card set is in the shoe (Ch 5): reset and expect the burn.
         ``batch`` (1 A, 2 B) is only recorded: which batch of the enrolled
         set is dealt matters to the record (Ch 3B), not to the rules."""
-        if decks < 1 or decks > 16:
-            self.error(b"new shoe: decks must be 1 to 16")
-            return
-        if self.stopped:
-            # The stop names suspect cards; only the supervisor lifts it, so a
-            # "new shoe" press cannot carry a cold deck past it.
-            self.error(_STOPPED)
+        why = self.new_shoe_refusal(decks)
+        if why is not None:
+            self.error(why)
             return
         if self.phase == DEALING and not self.simulated and self.np + self.nb > 0:
             # The set is replaced under a round: it cannot be completed, so it
@@ -191,19 +187,52 @@ class Game:
         self.burn_left = -1  # -1: the first, exposed burn card is due
         self.events.shoe(BURN)
 
+    # What each dealer or supervisor input is refused for, as bytes (None:
+    # taken). The inputs check with these, and so does the link before it
+    # accepts a pit command (link/session.py ``refusal``), so a command the
+    # game would refuse is answered as refused, with this reason.
+
+    def new_shoe_refusal(self, decks):
+        if decks < 1 or decks > 16:
+            return b"new shoe: decks must be 1 to 16"
+        if self.stopped:
+            # The stop names suspect cards; only the supervisor lifts it, so a
+            # "new shoe" press cannot carry a cold deck past it.
+            return _STOPPED
+        return None
+
+    def bets_refusal(self):
+        if self.stopped:
+            return _STOPPED
+        if self.phase == NO_SHOE:
+            return b"no more bets: no card set loaded"
+        if self.phase != OPEN and self.phase != DEALING:
+            return b"no more bets: the burn or a 13C(2)(a) discard is not finished"
+        return None
+
+    def exposed_refusal(self):
+        pos = self.last_pos
+        if self.last < 0:
+            return b"exposed: no card has been drawn"
+        if pos == BURN and not self.last_first_burn:
+            return None
+        if pos <= B2 and pos >= P1 and self.phase == DEALING and not self.simulated:
+            return None
+        if pos == HELD and self.n_held > 0:
+            return None
+        return b"exposed: nothing to apply (the last card is face up by rule, or its round is complete)"
+
+    def clear_stop_refusal(self):
+        return None if self.stopped else b"clear_stop: not stopped"
+
     def bets(self):
         """The dealer announced "no more bets" (Ch 7D, 8B)."""
-        if self.stopped:
-            self.error(_STOPPED)
+        why = self.bets_refusal()
+        if why is not None:
+            self.error(why)
             return
         if self.phase == DEALING:
             return  # betting is already closed: pressing again does nothing
-        if self.phase == NO_SHOE:
-            self.error(b"no more bets: no card set loaded")
-            return
-        if self.phase != OPEN:
-            self.error(b"no more bets: the burn or a 13C(2)(a) discard is not finished")
-            return
         self.b2_window = False
         self._start_round(False)
         self.events.bets()
@@ -285,8 +314,9 @@ class Game:
         """A supervisor's confirmed clear_stop: play resumes where it stopped.
         The run starts over, so an order that is still unshuffled stops the
         game again RUN cards later."""
-        if not self.stopped:
-            self.error(b"clear_stop: not stopped")
+        why = self.clear_stop_refusal()
+        if why is not None:
+            self.error(why)
             return
         self.stopped = False
         self.run[ADMIT] = 0
@@ -348,12 +378,13 @@ class Game:
 
     def exposed(self):
         """The dealer marks the last card drawn as disclosed."""
+        why = self.exposed_refusal()
         c = self.last
         pos = self.last_pos
-        if c < 0:
-            self.error(b"exposed: no card has been drawn")
+        self.last = -1  # a press uses the last card up, taken or not
+        if why is not None:
+            self.error(why)
             return
-        self.last = -1
         if pos == BURN and not self.last_first_burn:
             self.burn_left += 1  # it no longer counts as a face-down burn card
             if self.phase == OPEN:
@@ -362,11 +393,9 @@ class Game:
             self._simulated_from(c)
         elif pos <= B2 and pos >= P1 and self.phase == DEALING and not self.simulated:
             self._disclosed_in_round(c)
-        elif pos == HELD and self.n_held > 0:
+        else:  # a held card (exposed_refusal leaves no other case)
             self.n_held -= 1
             self._disclosed_stray(c, self.held_rule == 2)
-        else:
-            self.error(b"exposed: nothing to apply (the last card is face up by rule, or its round is complete)")
 
     def empty(self):
         """The empty sensor tripped (13E when a round cannot be completed)."""

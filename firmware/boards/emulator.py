@@ -93,7 +93,9 @@ def _secure(cfg):
     """The chip's driver on the pty bus, woken once at boot as a board does."""
     from boards.ptyi2c import PtyI2C
     from drivers.atecc608 import ATECC608
-    se = ATECC608(PtyI2C(cfg["device"]), cfg.get("address", 0x60))
+    # margin_ms: the simulated chip answers from a thread of the host
+    # process across a pty, later than a chip on a bus when the host is loaded.
+    se = ATECC608(PtyI2C(cfg["device"]), cfg.get("address", 0x60), cfg.get("margin_ms", 50))
     se.wake()
     se.idle()
     return se

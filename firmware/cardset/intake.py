@@ -51,10 +51,17 @@ class Intake:
         # but the cover card is compared with the committed order first.
         self.check = None
 
+    def batch_refusal(self, batch):
+        """Why a shoe cannot be dealt from ``batch`` (str), or None."""
+        if batch not in (_registry.BATCH_A, _registry.BATCH_B) or not self.registry.decks(batch):
+            return "new shoe refused: card set has no batch %s" % _registry.batch_name(batch)
+        return None
+
     def new_shoe(self, batch):
         """Start a shoe dealt from ``batch``; every card may be dealt once again."""
-        if batch not in (_registry.BATCH_A, _registry.BATCH_B) or not self.registry.decks(batch):
-            raise ValueError("card set has no batch %s" % _registry.batch_name(batch))
+        why = self.batch_refusal(batch)
+        if why is not None:
+            raise ValueError(why)
         self.batch = batch
         seen = self._seen
         for i in range(len(seen)):

@@ -178,6 +178,12 @@ class Link:
             b.leave_service()
             reports.tilt(self, "a shoe is in play (the journal holds it): end the shoe first", b"service_refused")
 
+    def refusal(self, name, args):
+        """Why the device refuses the authentic command ``name`` now (a str,
+        the reason the host shows), or None to accept it. Asked before
+        ``accepted`` is reported: an accepted command is one the device acts on."""
+        return None
+
     def reset_device(self):
         """clear_tilt: the device's own state starts over (the link's is kept)."""
 

@@ -69,6 +69,9 @@ def command(s, counter, payload):
         if s.halt is not None:
             raise proto.Rejected("wrong_state", "clear_tilt: the boot self-test failed (%s); "
                                  "a technician must reflash the firmware" % s.halt, name)
+    why = s.refusal(name, args)
+    if why is not None:
+        raise proto.Rejected("wrong_state", why, name)
     reports.accepted(s, name, counter)
     s.ACTIONS[name](s, args)
 

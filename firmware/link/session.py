@@ -62,12 +62,8 @@ def _bench(s, name, args):
     """A technician's bench question (sensor, secure, sign): firmware/probes.py
     answers it. That module is not resident: it is loaded by the first such
     question, and only while no shoe is in play (mid-shoe nothing is loaded,
-    docs/design.md), then stays; a shoe at a table never pays its heap."""
-    import sys
-    if "probes" not in sys.modules and s.game.phase != _game.NO_SHOE:
-        s._error("wrong_state", "%s: a bench question, taken only while no shoe is in play" % name,
-                 name)
-        return
+    docs/design.md; ``Session.refusal``), then stays; a shoe at a table never
+    pays its heap."""
     import probes
     probes.ACTIONS[name](s, args)
 
@@ -87,9 +83,6 @@ def _sign(s, args):
 def _order(s, args):
     """A part of the batch's order from the paired shuffler, relayed by the
     pit unread (cardset/ordercheck.py keeps, opens and answers it)."""
-    if s.intake is None or s.intake.check is None:
-        s._error("wrong_state", "order: this shoe has no card reader to check an order with", "order")
-        return
     s.intake.check.command(s, args, s.game.phase == _game.NO_SHOE)
 
 
@@ -174,6 +167,32 @@ class Session(core.Link):
     def status(self):
         reports.status(self, _game_status)
 
+    def refusal(self, name, args):
+        """A pit command the shoe would not act on is refused with the game's
+        own reason (baccarat/game.py), before it is accepted: the pit shows
+        "no more bets: no card set loaded", never a command that seemed done."""
+        g = self.game
+        why = None
+        if name == "bets":
+            why = g.bets_refusal()
+        elif name == "exposed":
+            why = g.exposed_refusal()
+        elif name == "clear_stop":
+            why = g.clear_stop_refusal()
+        elif name == "shoe":
+            why = g.new_shoe_refusal(args["decks"])
+            if why is None and self.intake is not None and not g.stopped:
+                why = self.intake.batch_refusal(args["batch"])
+        elif name == "sensor" or name == "secure" or name == "sign":
+            import sys
+            if "probes" not in sys.modules and g.phase != _game.NO_SHOE:
+                return "%s: a bench question, taken only while no shoe is in play" % name
+        elif name == "order" and (self.intake is None or self.intake.check is None):
+            return "order: this shoe has no card reader to check an order with"
+        if why is None or isinstance(why, str):
+            return why
+        return why.decode()
+
     def _scratch_emit(self, buf, n):
         f = self.filler
         if f is not None:
@@ -202,11 +221,11 @@ class Session(core.Link):
             return
         if self.intake is not None:
             # A batch the loaded card set does not hold cannot be dealt.
-            try:
-                self.intake.new_shoe(batch)
-            except ValueError as e:
-                self._error("wrong_state", "new shoe refused: %s" % e, "shoe")
+            why = self.intake.batch_refusal(batch)
+            if why is not None:
+                self._error("wrong_state", why, "shoe")
                 return
+            self.intake.new_shoe(batch)
         self.settings = settings.settings_text(decks, _game.DESIGNATIONS[designation],
                                                _game.EXPOSED_MODES[exposed], set_name, set_digest,
                                                settings.BATCHES[batch - 1])

@@ -67,7 +67,7 @@ def _check_files():
 def _halt(reason):
     """A listed file is missing or altered: none of its code may run, so
     nothing is imported and nothing is sent, as the shoe halts."""
-    sys.stderr.write(reason + "\n")
+    sys.stderr.write("halted: %s\n" % reason)
     import time
     while True:  # no watchdog runs yet: halted until reflashed
         time.sleep(1)

@@ -15,6 +15,7 @@ stretch is one alert, not one per round.
 import json
 import sys
 
+from host_tools import exits
 from host_tools.settle.core import cards
 from host_tools.settle.table import Table, TableError
 
@@ -93,8 +94,11 @@ def run(args):
     except (TableError, ValueError, composition.CompositionError) as exc:
         print("shoe edges: %s" % exc, file=sys.stderr)
         return 2
+    if exits.waits_on_a_terminal(args.file, "edges", "exported events (shoe export --db DB | shoe edges -)"):
+        return exits.EXIT_USAGE
     stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
     bad = 0
+    events = rounds = alerts = 0
     with stream:
         for number, line in enumerate(stream, 1):
             if not line.strip():
@@ -107,10 +111,17 @@ def run(args):
                 print("shoe edges: line %d: not a JSON event: %s" % (number, exc), file=sys.stderr)
                 bad += 1
                 continue
+            events += 1
+            rounds += event.get("type") == "result"
             for out in monitor.observe(event):
                 if out["type"] == "edge_error":
                     bad += 1
+                alerts += out["type"] == "edge_alert"
                 print(json.dumps(out), flush=True)
             if args.every and event.get("type") == "result" and monitor.last is not None:
                 print(json.dumps({"type": "edges", "round": event.get("round"), "house_edge": monitor.last}))
+    # The alerts are stdout's JSON lines; this count goes to stderr, so a
+    # quiet shoe (no side bet worth flagging) still says it was watched.
+    print("shoe edges: %d events, %d rounds watched, %d alerts, %d bad lines" % (events, rounds, alerts, bad),
+          file=sys.stderr)
     return 1 if bad else 0

@@ -5,6 +5,7 @@ board_config, the wiring table, the diagram, the BOM) goes through
 `get()`, so a board that fails validation cannot be deployed or documented.
 """
 
+import importlib.resources
 import pathlib
 import tomllib
 
@@ -12,8 +13,12 @@ from host_tools import exits
 
 from host_tools.boards.mcus import BUS_GPIO_KEYS, BUS_ROLES, MCUS
 
+# The source tree's top (hardware/, the generated docs): only a checkout has it.
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BOARDS_TOML = ROOT / "boards.toml"
+# boards.toml is package data (host_tools/boards/boards.toml, a link to the
+# top-level file in the source tree, the file itself in a wheel), so an
+# installed `shoe deploy` reads the same boards as a checkout.
+BOARDS_TOML = pathlib.Path(str(importlib.resources.files(__name__) / "boards.toml"))
 
 # Optional extra GPIOs a reader may use besides its bus pins.
 READER_GPIO_KEYS = ("irq", "reset")

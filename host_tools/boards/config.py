@@ -7,12 +7,13 @@ for a real board and by `shoe emulate` for the emulator.
 """
 
 import hashlib
+import pathlib
 import re
 import tomllib
 
-from host_tools import boards
+from host_tools import boards, vm
 
-FIRMWARE_DIR = boards.ROOT / "firmware"
+FIRMWARE_DIR = pathlib.Path(vm.FIRMWARE)
 RELEASE = "0.1.0"
 SHOE_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 

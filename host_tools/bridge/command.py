@@ -11,8 +11,9 @@ in one line (``RECORDING: ...`` or ``NOT RECORDING: <reason>``) and exits 0
 only while it records: a monitoring script needs nothing else.
 
 Exit codes (each failure one line, never a traceback):
-0 ok / RECORDING; 1 NOT RECORDING (``--check``) or a request the bridge
-refused (``--send``); 2 bad arguments, a bad request line or an unusable key
+0 ok (the shoe accepted the command) / RECORDING; 1 NOT RECORDING
+(``--check``), or a request the bridge or the shoe refused, with the shoe's
+reason, or one the shoe did not answer within answers.ANSWER_S (``--send``); 2 bad arguments, a bad request line or an unusable key
 file; 3 another bridge owns this store, or another program holds the port;
 4 no bridge is running on this store (``--send``, ``--check``); 5 the store
 cannot be used.
@@ -33,8 +34,9 @@ import time
 
 from host_tools import logfile
 from host_tools.bridge import control
-from host_tools.bridge.console import TableView
+from host_tools.bridge.console import TableView, event_line
 from host_tools.bridge.session import Bridge
+from host_tools.protocol import alerts, answers
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import audit, db
@@ -131,10 +133,21 @@ class Runner:
         self.monitor = None
         self.primed = None  # the shoe whose stored history the view holds
         self.asking = None  # a game-changing key waiting for y
-        self.said = None    # the recording line last printed (--no-console)
-        bridge.on_event = lambda seq, event: self.pending.append((seq, event))
+        self.said = None    # the recording state last printed (--no-console)
+        self.shown = 0      # the last seq the view took from the store when it was primed
+        # The link calls these as it commits, changes state or stores an
+        # alert (the Bridge passes the writes on to its link).
+        self.waiting = []   # Answers: commands sent, the shoe's answer not yet shown
+        self.answers = {}   # command counter -> the shoe's answer event, until its Answer takes it
+        bridge.on_event = self._committed
         bridge.on_link = self._link
         bridge.on_alert = self._alert
+
+    def _committed(self, seq, event):
+        self.pending.append((seq, event))
+        counter = answers.answer_counter(event)
+        if counter is not None and any(a.counter == counter for a in self.waiting):
+            self.answers[counter] = event
 
     def _link(self, state, detail):
         self.view.link_state(state, detail)
@@ -145,6 +158,8 @@ class Runner:
             print("link %s: %s" % (state, detail), flush=True)
 
     def _alert(self, severity, kind, detail):
+        if kind in alerts.CLEARS_ITSELF and severity == alerts.INFO:
+            self.view.clear(kind)  # the condition is over: its alarm goes, this note stays
         self.view.alert("%s: %s" % (kind, detail), severity, kind)
         if self.console is None:
             print("alert %s %s: %s" % (severity, kind, detail), flush=True)
@@ -157,11 +172,14 @@ class Runner:
         if name == "state":
             return "ok " + json.dumps(self.bridge.status(), sort_keys=True)
         reply = self.bridge.command(name, args)
-        self._audit(name, reply)
-        if name == "status":
-            # what the supervisor asks "status" for: is this table recorded?
-            reply += "; " + self.bridge.recording_line()
-        return reply
+        if answers.sent_counter(reply) is None:
+            self._audit(name, reply)  # not sent: this line is the whole answer
+            if name == "status":
+                reply += "; " + self.bridge.recording_line()
+            return reply
+        answer = Answer(self, name, reply)
+        self.waiting.append(answer)
+        return answer
 
     def _audit(self, name, reply):
         """A command from this console (or its control socket) is a row of
@@ -177,6 +195,22 @@ class Runner:
         except db.StoreError as e:
             log.error("the audit row of %s could not be written: %s", name, e)
 
+    def _answered(self):
+        """Show each command's answer once the shoe gave it (or its time ran out)."""
+        for answer in list(self.waiting):
+            text = answer()
+            if text is not None:
+                self.waiting.remove(answer)
+                if answer.on_console:
+                    self.view.notice = text
+
+    def _from_key(self, line):
+        reply = self.handle(line)
+        if isinstance(reply, Answer):
+            reply.on_console = True
+            return "%s; waiting for the shoe's answer" % reply.sent
+        return reply
+
     def key(self, ch):
         """One console keypress; False to quit. Game-changing keys ask
         first (y/N); every reply is shown on the console's reply line."""
@@ -184,7 +218,7 @@ class Runner:
             asked, self.asking = self.asking, None
             self.view.prompt = ""
             if ch == "y":
-                self.view.notice = self.handle(KEYS[asked])
+                self.view.notice = self._from_key(KEYS[asked])
             else:
                 self.view.notice = "cancelled: %s" % KEYS[asked]
             return True
@@ -194,7 +228,7 @@ class Runner:
             self.asking = ch
             self.view.prompt = "%s%s? y = yes, any other key = no" % (CONFIRM[ch][0].upper(), CONFIRM[ch][1:])
         elif ch in KEYS:
-            self.view.notice = self.handle(KEYS[ch])
+            self.view.notice = self._from_key(KEYS[ch])
         return True
 
     def _prime(self, shoe_id):
@@ -222,25 +256,29 @@ class Runner:
             self.view.event(event, seq)
             if last_set is not None and i >= last_set and event.get("type") in ("shoe", "card"):
                 self._monitor(event)
-        done = history[-1][0] if history else 0
-        self.pending = [(q, e) for q, e in self.pending if q > done]
+        self.shown = history[-1][0] if history else 0
         self.view.tilt = (self.bridge.hello or {}).get("tilt") or self.view.tilt
 
     def drain(self):
-        """Show what was committed since the last turn."""
+        """Show what was committed since the last turn: on the console, and
+        in quiet mode one line per event this bridge committed."""
         if self.bridge.shoe_id is not None and self.primed != self.bridge.shoe_id:
             self._prime(self.bridge.shoe_id)
         pending, self.pending = self.pending, []
         for seq, event in pending:
+            if self.console is None:
+                print(event_line(seq, event), flush=True)
+            if seq <= self.shown:
+                continue  # already in the view, from the store at its priming
             self.view.event(event, seq)
             self._monitor(event)
-            if self.console is None and event.get("type") in ("irregularity", "error", "tilt",
-                                                              "shoe_end", "link_down", "link_up"):
-                print("seq %d %s" % (seq, json.dumps(event)), flush=True)
-        self.view.recording = self.bridge.recording()
-        line = self.bridge.recording_line()
-        if line != self.said:
-            self.said = line
+        self._answered()
+        self.view.recording = ok, why = self.bridge.recording()
+        # A line when the state or the reason changes, not at every stored seq.
+        said = (ok, None if ok else why)
+        if said != self.said:
+            self.said = said
+            line = self.bridge.recording_line()
             log.info(line)
             if self.console is None:
                 print(line, flush=True)
@@ -272,6 +310,33 @@ class Runner:
         if getattr(self.monitor, "last", None):
             low = min(self.monitor.last.items(), key=lambda kv: kv[1])
             self.view.edges = "lowest house edge: %s %.3f%%" % (low[0], 100.0 * low[1])
+
+
+class Answer:
+    """A command the shoe has been sent: called, its reply line once the
+    shoe's own answer came (answers.reply_line) or ANSWER_S passed, else
+    None. The control socket keeps the client's connection until then; the
+    audit row records the answer, not the sending."""
+
+    def __init__(self, runner, name, sent):
+        self.runner, self.name, self.sent = runner, name, sent
+        self.counter = answers.sent_counter(sent)
+        self.deadline = time.monotonic() + answers.ANSWER_S
+        self.on_console = False
+        self.text = None
+
+    def __call__(self):
+        if self.text is None:
+            event = self.runner.answers.pop(self.counter, None)
+            if event is None and time.monotonic() < self.deadline:
+                return None
+            text = answers.reply_line(self.sent, event)
+            if self.name == "status":
+                # what the supervisor asks "status" for: is this table recorded?
+                text += "; " + self.runner.bridge.recording_line()
+            self.runner._audit(self.name, text)
+            self.text = text
+        return self.text
 
 
 def edge_monitor_factory():

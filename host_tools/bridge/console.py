@@ -151,6 +151,11 @@ class TableView:
                         next(iter(self.alerts)))
             del self.alerts[drop]
 
+    def clear(self, key):
+        """Take down every line raised with ``key``, whatever its severity."""
+        for k in [k for k in self.alerts if k[1] == key]:
+            del self.alerts[k]
+
     def link_state(self, state, detail=""):
         """Connection changes come from the bridge, not the shoe's events."""
         if state != self.link and state in ("lost", "reconnecting", "busy"):
@@ -288,6 +293,35 @@ def _alert_of(event):
             "error %s: %s%s" % (rest, event.get("message"), count)
     rest = ", ".join("%s=%s" % (k, v) for k, v in event.items() if k not in ("type", "source"))
     return "warning", kind, "%s: %s" % (kind, rest)
+
+
+def event_line(seq, event):
+    """One stored event as one line of `shoe bridge --no-console`: what the
+    console shows, for a log or a person reading a plain terminal. Cards and
+    results read as a dealer would say them; alerts with their cause, as the
+    console's alert lines; anything else as its fields."""
+    kind = event.get("type")
+    sim = " (simulated)" if event.get("simulated") else ""
+    if kind == "card":
+        where = event.get("pos") or "no place"
+        up = " face up" if event.get("up") else ""
+        nxt = event.get("next") or "none"
+        return "seq %s round %s card %s %s%s%s, next %s, %s left" % (
+            seq, event.get("round"), where, event.get("card"), up, sim, nxt, event.get("left"))
+    if kind == "assign":
+        return "seq %s round %s card %s %s (held card, was %s)%s, next %s" % (
+            seq, event.get("round"), event.get("pos"), event.get("card"), event.get("from") or "held",
+            sim, event.get("next") or "none")
+    if kind == "result":
+        announce = ", ".join(event.get("announce") or [])
+        return "seq %s round %s result P %s | B %s  %s-%s  %s%s" % (
+            seq, event.get("round"), " ".join(event.get("player") or []), " ".join(event.get("banker") or []),
+            event.get("player_total"), event.get("banker_total"), announce or event.get("winner"), sim)
+    if kind in ALERT_TYPES:
+        severity, _key, text = _alert_of(event)
+        return "seq %s %s %s" % (seq, SEVERITY_LABEL.get(severity, (severity,))[0], text)
+    rest = " ".join("%s=%s" % (k, v) for k, v in event.items() if k not in ("type", "source"))
+    return ("seq %s %s %s" % (seq, kind, rest)).rstrip()
 
 
 def round_line(r, short=False):

@@ -7,6 +7,10 @@ it without configuration. One request per connection, one line each way:
     request:  a shoe command (docs/protocol.md 5), e.g. new_shoe batch=B | state
     reply:    ok <detail>      or      error <reason>
 
+A command's reply is the shoe's own answer (host_tools/protocol/answers.py):
+the connection is held until the shoe accepts or refuses it, at most
+ANSWER_S, while the bridge's loop goes on.
+
 The requests are the shoe's commands exactly as firmware/link/schema.py
 defines them, so this socket can never offer an argument the shoe lacks (as
 `batch` once was) or pass one it would refuse: ``command.parse_control``
@@ -17,8 +21,8 @@ without ``t=`` is the pit PC's clock.
 
 ``state`` is answered by the bridge itself (JSON: link, shoe id, last stored
 seq, events stored) and is what tests and `shoe demo` poll; the other
-requests are signed and sent to the shoe, and the shoe's answer arrives in the
-event stream like every other event.
+requests are signed and sent to the shoe, and the shoe's answer (stored in
+the event stream like every other event) is the reply.
 
 Who may ask: the socket is mode 0600 and, on Linux, each connection's peer
 uid (SO_PEERCRED) must be the bridge's own; anyone else gets ``error
@@ -41,6 +45,8 @@ import os
 import socket
 import struct
 import time
+
+from host_tools.protocol.answers import ANSWER_S
 
 MAX_LINE = 512
 REQUEST_S = 1.0  # a request's whole deadline, from accept to its complete line
@@ -77,6 +83,7 @@ class ControlServer:
         self.path = path
         self.handle = handle
         self.clients = {}  # fd -> [socket, bytes so far, deadline]
+        self.waiting = []  # (socket, answer): a request whose reply waits for the device
         self.lock_fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -138,6 +145,12 @@ class ControlServer:
             if now > deadline:
                 del self.clients[fd]
                 _finish(conn, "error request not complete within %.1f s" % REQUEST_S)
+        for item in list(self.waiting):
+            conn, answer = item
+            reply = answer()
+            if reply is not None:
+                self.waiting.remove(item)
+                _finish(conn, reply)
 
     def _answer(self, conn, data, open_end):
         if len(data) > MAX_LINE or (b"\n" in data and len(data.split(b"\n", 1)[0]) > MAX_LINE):
@@ -147,12 +160,21 @@ class ControlServer:
         if not line:
             _finish(conn, "error empty request")
             return
-        _finish(conn, self.handle(line))
+        reply = self.handle(line)
+        if callable(reply):
+            # The device's answer is still to come: the connection waits for
+            # it (the answer bounds its own wait), nothing else does.
+            self.waiting.append((conn, reply))
+        else:
+            _finish(conn, reply)
 
     def close(self):
         for conn, _d, _t in self.clients.values():
             conn.close()
+        for conn, _answer in self.waiting:
+            _finish(conn, "error the bridge stopped before the device answered")
         self.clients = {}
+        self.waiting = []
         self.sock.close()
         try:
             os.unlink(self.path)
@@ -184,7 +206,7 @@ def _finish(conn, reply):
     conn.close()
 
 
-def request(db_path, line, timeout=5.0):
+def request(db_path, line, timeout=ANSWER_S + 5.0):
     """Send one control line to the bridge of ``db_path``; return its reply."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)

@@ -40,12 +40,26 @@ class Bridge:
                              claim=self._take_lease, on_event=on_event, on_link=on_link,
                              on_alert=on_alert, deployed=deployed)
 
+    # The transport's own attributes; every other attribute is the link's.
+    OWN = ("port_path", "baud", "ser", "last_open_try", "lease", "link")
+
     def __getattr__(self, name):
         # The link's state and methods, read through the bridge (``bridge.hello``,
         # ``bridge.recording()``): one object to hold for a table.
         if name == "link":
             raise AttributeError(name)
         return getattr(self.link, name)
+
+    def __setattr__(self, name, value):
+        # ... and written through it: ``bridge.on_event = f`` must reach the
+        # link that calls it. (A write that stayed on this object once left
+        # the console on what it showed at the hello for the whole shoe.)
+        if name in Bridge.OWN:
+            object.__setattr__(self, name, value)
+        elif not hasattr(self.link, name):
+            raise AttributeError("neither the bridge nor its link has %r" % name)
+        else:
+            setattr(self.link, name, value)
 
     def _open(self):
         now = time.monotonic()

@@ -59,6 +59,9 @@ READ_ONLY = ("this is the central record's view, read-only: acknowledge and send
              "at the pit's own page")
 
 VIEW = web.AppKey("view", object)
+# Whom the central record's page is for: every table, message and metric it
+# serves passes the pit's one filter (host_tools/pit/roles.py) as this role.
+ROLE = pit_roles.SURVEILLANCE
 
 
 class CentralTable:
@@ -204,6 +207,7 @@ class View:
                 with t.lock:
                     messages.append({"type": "event", "table": name, "live": t.fold.live()})
         messages += [{"type": "alert", "table": name} for name in sorted(alerted)]
+        messages = [m for m in (pit_roles.message_for(ROLE, m) for m in messages) if m is not None]
         if messages and self.broadcast is not None:
             self.broadcast.send(pit_web.encode(messages))
         if self.refresh_seconds is not None:
@@ -314,7 +318,7 @@ async def api_tables(request):
         snap = t.snapshot()
         snap["pit"], snap["table"] = t.pit, t.tbl
         snap["alerts"] = alerts[t.shoe_id]
-        out.append(snap)
+        out.append(pit_roles.table_for(ROLE, snap))
     return web.json_response({"tables": out, "read_only": True})
 
 
@@ -330,8 +334,7 @@ async def api_table(request):
         events, _head = await view.card_set(t)
     snap["ranks_left"] = report_mod.ranks_left(events)
     snap["read_only"] = True
-    snap["role"] = pit_roles.SURVEILLANCE  # the central record's view is surveillance's (docs/design.md)
-    return web.json_response(snap)
+    return web.json_response(dict(pit_roles.table_for(ROLE, snap), role=ROLE))
 
 
 async def api_report(request):
@@ -356,7 +359,7 @@ async def metrics_page(request):
     host scrapes it, nobody on the LAN does."""
     if not guard.is_loopback(request.remote or ""):
         return web.json_response({"error": "metrics are served to loopback clients only"}, status=403)
-    return metrics.text(request.app[metrics.REGISTRY])
+    return metrics.text(request.app[metrics.REGISTRY][ROLE])
 
 
 async def refused(request):
@@ -368,7 +371,7 @@ async def api_events(request):
     re-reads that table), in the pit's format and by the pit's own stream.
     The central record is surveillance's view: its clients are sent the
     surveillance messages (see docs/design.md on who may reach it)."""
-    return await pit_web.stream(request, request.app[VIEW].broadcast.clients[pit_roles.SURVEILLANCE])
+    return await pit_web.stream(request, request.app[VIEW].broadcast.clients[ROLE])
 
 
 def _html(file, replace=()):
@@ -475,7 +478,7 @@ def make_app(dsn):
         lambda: [(t.name, True, t.folded or None, t.stored_at, t) for t in list(view.tables.values())],
         lambda t: range(view.open_alerts.get(t.shoe_id, 0)),
         lambda: view.broadcast.count() if view.broadcast is not None else 0,
-        histogram=central_metrics.VIEW_REFRESH)
+        histogram=central_metrics.VIEW_REFRESH, each=(ROLE,))
     for path in ("/api/login", "/api/logout", "/api/tables/{name}/ack-alert",
                  "/api/tables/{name}/command"):
         app.router.add_post(path, refused)

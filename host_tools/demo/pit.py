@@ -17,7 +17,6 @@ dealt seeded shoes at a dealer's pace; what runs is said on the first line.
 import asyncio
 import os
 import sys
-import tempfile
 import threading
 import time
 
@@ -46,15 +45,36 @@ def check(args):
             return "--tables must be 1..512, not %d" % tables
         if not 0 <= args.port <= 65535:
             return "--port must be 0..65535, not %d" % args.port
+        if args.port:
+            taken = _port_taken(args.port)
+            if taken:
+                return taken
+    return None
+
+
+def _port_taken(port):
+    """Why the page cannot have ``port`` on 127.0.0.1, or None: asked before
+    any emulator boots, so a taken port is said at once, not after them."""
+    import errno
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the page's own server binds
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                return "--port %d is taken on 127.0.0.1 (another program listens there): give another, " \
+                       "or --port 0 for any free one" % port
+            return "--port %d cannot be used on 127.0.0.1: %s" % (port, e.strerror or e)
     return None
 
 
 class VMTable:
     """One table's shoe in the VM and its dealer thread: shoe after shoe."""
 
-    def __init__(self, workdir, shoe_id, seed, pace, irregularities):
+    def __init__(self, devices, shoe_id, seed, pace, irregularities):
         from host_tools.sim.emulate import Emulator
-        self.emu = Emulator(os.path.join(workdir, shoe_id), shoe_id)
+        self.emu = Emulator(os.path.join(devices, shoe_id), shoe_id, secure=True)
         self.shoe_id, self.key, self.path = shoe_id, self.emu.key, self.emu.host_path
         self.seed, self.pace, self.irregularities = seed, pace, irregularities
         self.stop = threading.Event()
@@ -91,35 +111,55 @@ def _write_key(path, key):
         f.write(key)
 
 
+def _demo_logins(users_file):
+    """One login per staff role, each with a new random password, so that
+    the page can be tried at once: [(name, password)], also written to the
+    demo's users file (argon2 hashes, as `shoe pit adduser` writes it)."""
+    import secrets
+    from host_tools.pit import users as users_mod
+    made = []
+    for role in users_mod.ROLES:
+        password = secrets.token_urlsafe(12)
+        users_mod.add(users_file, role, role, password)
+        made.append((role, password))
+    return made
+
+
 def serve(args, console=None):
     """Run the pit until SIGINT/SIGTERM; the exit code."""
     from host_tools.pit import config as config_mod
     from host_tools.sim import standin
 
+    from host_tools.demo import proof
+    from host_tools.sim import tablechips
+
     n = 2 if args.tables is None else args.tables
     pace = 0.5 if args.pace is None else args.pace
     vm_shoes = args.shoes == "vm" or (args.shoes == "auto" and n <= VM_TABLES)
-    workdir = os.path.abspath(args.db and os.path.dirname(os.path.abspath(args.db))
-                              or tempfile.mkdtemp(prefix="shoe-pit-demo-"))
-    os.makedirs(workdir, exist_ok=True)
-    store = os.path.abspath(args.db) if args.db else os.path.join(workdir, "pit.db")
+    store = args.db   # checked and made absolute by `shoe demo` (proof.store_path)
+    workdir = os.path.dirname(store)
+    # Every table's flash (or stand-in journal), link key, chip and public
+    # key in one private directory beside the store (proof.py).
+    keys = proof.device_dir(store)
+    ids = ["DEMO%d" % (i + 1) for i in range(n)]
     shoes, floor = [], None
+    code, argv = 1, None
     try:
         if vm_shoes:
-            print("shoe demo: %d tables, each the firmware in the MicroPython VM, dealt seeded shoes "
-                  "one line every %.2f s" % (n, pace), flush=True)
-            shoes = [VMTable(workdir, "DEMO%d" % (i + 1), args.seed + i, pace, args.irregularities)
-                     for i in range(n)]
+            print("shoe demo: %d tables, each the firmware in the MicroPython VM with its simulated secure "
+                  "element, dealt seeded shoes one line every %.2f s" % (n, pace), flush=True)
+            for i, shoe_id in enumerate(ids):
+                shoes.append(VMTable(keys, shoe_id, args.seed + i, pace, args.irregularities))
         else:
-            print("shoe demo: %d tables, each the firmware's shoe session under CPython (a stand-in), "
-                  "dealt seeded shoes from seed %d, one dealer action every %.1f s"
+            print("shoe demo: %d tables, each the firmware's shoe session under CPython (a stand-in) with a "
+                  "simulated secure element, dealt seeded shoes from seed %d, one dealer action every %.1f s"
                   % (n, args.seed, standin.PACE_S), flush=True)
             standin.room_for(n)
-            shoes = [standin.StandIn("DEMO%d" % (i + 1), seed=args.seed + i,
-                                     irregularities=args.irregularities, workdir=workdir)
-                     for i in range(n)]
-        keys = os.path.join(workdir, "keys")
-        os.makedirs(keys, mode=0o700, exist_ok=True)
+            tablechips.provision(keys, ids)
+            for i, shoe_id in enumerate(ids):
+                shoes.append(standin.StandIn(shoe_id, seed=args.seed + i, irregularities=args.irregularities,
+                                             workdir=workdir, secure=tablechips.chip(keys, shoe_id),
+                                             manifest=tablechips.MANIFEST))
         # HTTPS even on loopback: the demo runs as a pit does (a trial pair, `shoe pit selfsigned`).
         from host_tools.pit import tls
         cert, tls_key = os.path.join(workdir, "tls", "pit.crt"), os.path.join(workdir, "tls", "pit.key")
@@ -132,29 +172,51 @@ def serve(args, console=None):
                  'cert = "%s"' % cert, 'key = "%s"' % tls_key]
         for i, s in enumerate(shoes):
             key_file = os.path.join(keys, "%s.key" % s.shoe_id)
-            _write_key(key_file, s.key)
+            if not os.path.exists(key_file):
+                _write_key(key_file, s.key)
             lines += ["[[table]]", 'name = "T%d"' % (i + 1), 'port = "%s"' % s.path,
                       'key_file = "%s"' % key_file, 'shoe = "%s"' % s.shoe_id]
         config_path = os.path.join(workdir, "pit.toml")
         with open(config_path, "w") as f:
             f.write("\n".join(lines) + "\n")
         cfg = config_mod.load(config_path)
+        proof.close_up(keys)
+        print("  logins (this demo only): " + ", ".join("%s / %s" % np for np in _demo_logins(cfg.users)),
+              flush=True)
         if vm_shoes:
             for s in shoes:
-                s.start()
+                with proof.held():
+                    s.start()
         else:
             floor = standin.Floor(shoes, seed=args.seed)
             floor.start()
             floor.start_dealing()
-        return asyncio.run(_serve(cfg, config_path))
+        argv = proof.verify_argv(store, key_dir=keys)
+        print("  the record's proof, once stopped: %s" % proof.command_line(argv), flush=True)
+        code = asyncio.run(_serve(cfg, config_path))
     except KeyboardInterrupt:
-        return 0
+        code = 0
     finally:
         if floor is not None:
             floor.close()
         elif vm_shoes:
             for s in shoes:
                 s.close()
+        proof.close_up(keys)
+    if code == 0 and argv is not None:
+        code = _prove(proof, argv)
+    return code
+
+
+def _prove(proof, argv):
+    """Run the printed verify command on the stopped pit's store: the
+    demo's own check that what it recorded is every shoe's own."""
+    rc, out = proof.run_verify(argv)
+    print("%s: %s" % (proof.command_line(argv), "exit 0, every table's record its shoe's own" if rc == 0
+                      else "FAILED (exit %d)" % rc), flush=True)
+    if rc:
+        print(out, flush=True)
+    return 0 if rc == 0 else 1
 
 
 async def _serve(cfg, config_path):

@@ -18,7 +18,8 @@ SHOE_ID = "DEMO1"
 
 def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=7, help="shuffle seed (default 7)")
-    parser.add_argument("--db", help="store file (default: shoe.db in a new temporary directory)")
+    parser.add_argument("--db", help="store file (default: shoe.db in a new temporary directory); the "
+                        "shoe's flash and keys go in the private directory DB.devices beside it")
     parser.add_argument("--irregularities", type=float, default=0.03,
                         help="probability per round of a dealer mistake (default 0.03)")
     parser.add_argument("--pace", type=float, default=None,
@@ -85,21 +86,33 @@ class Show:
 
 
 def run(args):
-    if getattr(args, "shuffler", False):
-        from host_tools.demo import shuffler as shuffler_demo
-        return shuffler_demo.run(args)
-    import os
     import sys
-    import tempfile
-    import threading
 
     from host_tools.demo import pit as pit_demo
+    from host_tools.demo import proof
     why = pit_demo.check(args)
+    if why is None:
+        try:
+            args.db = (proof.store_path(args.db, "shoe-pit-demo-", "pit.db") if args.serve
+                       else proof.store_path(args.db))
+        except proof.BadStore as e:
+            why = str(e)
     if why is not None:
         print("demo: %s" % why, file=sys.stderr)
         return 2
-    if args.serve:
-        return pit_demo.serve(args)
+    with proof.TermAsInterrupt():
+        if getattr(args, "shuffler", False):
+            from host_tools.demo import shuffler as shuffler_demo
+            return shuffler_demo.run(args)
+        if args.serve:
+            return pit_demo.serve(args)
+        return _deal(args, proof)
+
+
+def _deal(args, proof):
+    import os
+    import threading
+
     if args.pace is None:
         args.pace = 0.01
 
@@ -111,29 +124,35 @@ def run(args):
     from host_tools.verify import check_shoe
 
     console = Console()
-    path = os.path.abspath(args.db or os.path.join(tempfile.mkdtemp(prefix="shoe-demo-"), "shoe.db"))
-    # The shoe's flash lives beside its store, so a second run with the same
-    # --db is the same shoe loading a new card set: the chain just continues.
-    emu = Emulator(path + ".flash", SHOE_ID)
+    path = args.db
+    # The shoe's flash lives beside its store, in the private directory that
+    # also holds its keys, so a second run with the same --db is the same
+    # shoe (the same chip) loading a new card set: the chain just continues.
+    devices = proof.device_dir(path)
+    emu = Emulator(os.path.join(devices, SHOE_ID), SHOE_ID, secure=True)
+    key_file = os.path.join(devices, SHOE_ID + ".key")
+    proof.close_up(devices)
     d = dealer.Dealer(args.seed, irregularity_rate=args.irregularities)
     lines = list(d.lines())
-    console.print("[bold]shoe demo[/]: seed %d, 8 decks, firmware in the MicroPython VM on %s"
-                  % (args.seed, emu.host_path))
+    console.print("[bold]shoe demo[/]: seed %d, 8 decks, firmware in the MicroPython VM on %s, "
+                  "its simulated secure element signing every checkpoint" % (args.seed, emu.host_path))
     show = Show(console, len(d.stack))
-    emu.start()
-    bridge = ThreadedBridge(path, emu.host_path, emu.key)
-    feeder = Feeder(emu, lines, bridge, pause=args.pace)
     failure = []
-
-    def deal():
-        try:
-            feeder.finish()
-        except Stalled as e:
-            failure.append(str(e))
-
-    dealing = threading.Thread(target=deal, daemon=True)
-    shown = 0
+    bridge = None
     try:
+        with proof.held():
+            emu.start()
+            bridge = ThreadedBridge(path, emu.host_path, emu.key)
+        feeder = Feeder(emu, lines, bridge, pause=args.pace)
+
+        def deal():
+            try:
+                feeder.finish()
+            except Stalled as e:
+                failure.append(str(e))
+
+        dealing = threading.Thread(target=deal, daemon=True)
+        shown = 0
         with show.progress:
             dealing.start()
             while dealing.is_alive() or shown < len(bridge.events):
@@ -146,17 +165,30 @@ def run(args):
     except KeyboardInterrupt:
         failure.append("interrupted")
     finally:
-        bridge.close()
+        if bridge is not None:
+            bridge.close()
         emu.close()
+    proof.close_up(devices)
     console.print(show.summary())
     with db.Store(path) as store:
-        fault = check_shoe(store, SHOE_ID)
-        stored = store.count(SHOE_ID)
+        recorded = store.shoe(SHOE_ID) is not None
+        fault = check_shoe(store, SHOE_ID) if recorded else (1, "nothing stored")
+        stored = store.count(SHOE_ID) if recorded else 0
     console.print("store: %s (%d events, hash chain %s)" % (
         path, stored, "intact" if fault is None else "BROKEN at seq %s: %s" % fault))
-    for command in ("recall", "export", "verify"):
+    console.print("keys: %s (0700; the link key %s.key and the chip's public key %s.pub, 0600)"
+                  % (devices, SHOE_ID, SHOE_ID), highlight=False, soft_wrap=True)
+    for command in ("recall", "export"):
         console.print("  shoe %s --db %s" % (command, path), highlight=False, soft_wrap=True)
+    argv = proof.verify_argv(path, key_file=key_file)
+    console.print("  %s" % proof.command_line(argv), highlight=False, soft_wrap=True)
+    verified = 1
+    if not failure:
+        verified, out = proof.run_verify(argv)
+        console.print("shoe verify: %s" % (
+            "exit 0, the record is the shoe's own (every event covered by a checkpoint its chip signed)"
+            if verified == 0 else "FAILED (exit %d):\n%s" % (verified, out)), highlight=False, soft_wrap=True)
     for message in failure:
         console.print("[red]demo stopped:[/] %s" % message)
     ended = show.end is not None and show.end.get("reason") == "cover"
-    return 0 if ended and not show.errors and not failure and fault is None else 1
+    return 0 if ended and not show.errors and not failure and fault is None and verified == 0 else 1

@@ -173,20 +173,43 @@ def _cut(stack, rng):
 def run(args, out=print):
     import random
 
-    from host_tools.sim.rigs.bridge import Feeder, ThreadedBridge
+    from host_tools.demo import proof
     from host_tools.sim.emulate import Emulator
-    from host_tools.sim.shuffler_emulate import TwoBatchSet
+    from host_tools.sim.rigs.bridge import ThreadedBridge
     from host_tools.sim.rigs.shuffler import Rig
-    from host_tools.store import db
 
     decks = args.decks
     path = os.path.abspath(args.db or os.path.join(tempfile.mkdtemp(prefix="shoe-demo-"), "shoe.db"))
     rng = random.Random(args.seed)
     out("shoe demo --shuffler: %d decks per batch, seed %d, store %s" % (decks, args.seed, path))
-    rig = Rig(path + ".shuffler", path, SHUFFLER_ID, decks=decks, seed=args.seed)
+    # Both devices' flash and keys in one private directory beside the store.
+    devices = proof.device_dir(path)
+    rig = shoe = shoe_bridge = None
+    try:
+        with proof.held():   # each part noted for closing as it starts
+            rig = Rig(os.path.join(devices, SHUFFLER_ID), path, SHUFFLER_ID, decks=decks, seed=args.seed)
+        with proof.held():
+            shoe = Emulator(os.path.join(devices, SHOE_ID), SHOE_ID, reader="pn532",
+                            cardset=os.path.join(rig.emu.dir, "cardset.bin"), secure=True)
+        proof.close_up(devices)
+        with proof.held():
+            shoe_bridge = ThreadedBridge(path, shoe.host_path, shoe.key)
+        return _play(args, out, rig, shoe, shoe_bridge, path, decks, rng, devices, proof)
+    except KeyboardInterrupt:
+        out("demo stopped: interrupted")
+        return 1
+    finally:
+        for part in (shoe_bridge, rig, shoe):
+            if part is not None:
+                part.close()
+
+
+def _play(args, out, rig, shoe, shoe_bridge, path, decks, rng, devices, proof):
+    from host_tools.sim.rigs.bridge import Feeder
+    from host_tools.sim.shuffler_emulate import TwoBatchSet
+    from host_tools.store import db
+
     emu = rig.emu
-    shoe = Emulator(path + ".flash", SHOE_ID, reader="pn532", cardset=os.path.join(emu.dir, "cardset.bin"),
-                    secure=True)
     # Pairing, as deploying both to one table does: each device gets the
     # other's id and pairing public key (ID.pair.pub); each chip makes the
     # same secret by ECDH with its own slot-3 key (link/order.py). The pit
@@ -194,7 +217,6 @@ def run(args, out=print):
     shoe.pair(SHUFFLER_ID, emu.pair_key)
     emu.pair(SHOE_ID, shoe.pair_key)
     shoe.start()
-    shoe_bridge = ThreadedBridge(path, shoe.host_path, shoe.key)
     rig.bridge.on_event = _relay({SHOE_ID: shoe_bridge}, out)
     shoe.wait_booted()
     cover = emu.cards.entries()[-1][0]
@@ -292,9 +314,12 @@ def run(args, out=print):
     except Exception as exc:  # noqa: BLE001 - the demo reports what stopped it
         failure = "%s: %s" % (type(exc).__name__, exc)
     finally:
+        # Power off before reading the store; `run` closes the bridge and the VMs for good.
         shoe_bridge.close()
         rig.close()
         shoe.close()
+        shoe_bridge.close = rig.close = shoe.close = lambda: None
+    proof.close_up(devices)
     if failure:
         out("demo stopped: %s" % failure)
         return 1
@@ -307,7 +332,13 @@ def run(args, out=print):
         status = _audit(store, lines, _registry.load(cardset), pubkey)
     for line in lines:
         out("  " + line)
-    return status
+    # Both devices' records, each under its own keys (ID.key, ID.pub in the private directory).
+    argv = proof.verify_argv(path, key_dir=devices)
+    out(proof.command_line(argv))
+    verified, text = proof.run_verify(argv)
+    for line in text.splitlines():
+        out("  " + line)
+    return status or (1 if verified else 0)
 
 
 def _audit(store, lines, registry, pubkey):

@@ -44,6 +44,10 @@ def add_arguments(parser):
 
 
 def run(args):
+    if args.action == "selfsigned" and not os.path.exists(args.config):
+        # A trial pair comes before the pit.toml that will name it: written
+        # where that pit.toml's defaults look (tls/ beside it).
+        return _selfsigned(args, None)
     try:
         cfg = config_mod.load(args.config)
     except config_mod.ConfigError as e:
@@ -82,15 +86,23 @@ def _audit_setting(cfg, what):
 
 
 def _selfsigned(args, cfg):
+    """``cfg`` None: no pit.toml yet; the pair goes to tls/ beside where it
+    will be, for --name or the default host, and no store is touched."""
     from host_tools.pit import tls
-    cert, key = tls_paths(cfg)
-    names = args.name or list(cfg.names) + [cfg.host]
+    if cfg is None:
+        base = os.path.dirname(os.path.abspath(args.config))
+        cert, key = os.path.join(base, "tls", "pit.crt"), os.path.join(base, "tls", "pit.key")
+        names = args.name or [config_mod.DEFAULT_HOST]
+    else:
+        cert, key = tls_paths(cfg)
+        names = args.name or list(cfg.names) + [cfg.host]
     try:
         tls.selfsigned(cert, key, names)
     except tls.TLSError as e:
         print("pit: %s" % e, file=sys.stderr)
         return EXIT_USAGE
-    _audit_setting(cfg, "new self-signed TLS pair %s for %s" % (cert, ", ".join(names)))
+    if cfg is not None:
+        _audit_setting(cfg, "new self-signed TLS pair %s for %s" % (cert, ", ".join(names)))
     print("pit: wrote %s and %s (key 0600) for %s; in pit.toml [web]: cert = %r, key = %r"
           % (cert, key, ", ".join(names), cert, key))
     return EXIT_OK
@@ -102,6 +114,10 @@ def _adduser(args, cfg):
         return EXIT_USAGE
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
+    elif not sys.stdin.isatty():
+        print("pit: adduser asks for the password on a terminal, and there is none: run it in one, or "
+              "give the password as stdin's first line with --password-stdin", file=sys.stderr)
+        return EXIT_USAGE
     else:
         password = getpass.getpass("password for %s: " % args.user)
         if getpass.getpass("again: ") != password:

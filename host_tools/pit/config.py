@@ -1,30 +1,7 @@
 """pit.toml: the tables of one pit, its store and where its page listens.
 
-Example::
-
-    store = "pit.db"              # one SQLite store (WAL) for every table
-    users = "users.json"          # `shoe pit adduser` writes it (default: beside pit.toml)
-    [web]
-    host = "127.0.0.1"            # a LAN address to let the pit's screens in (then cert and key are needed)
-    port = 8080
-    names = ["pit1.casino.lan"]   # the Host names the page answers to (besides host)
-    cert = "tls/pit.crt"          # HTTPS: `shoe pit selfsigned` makes a pair for a trial
-    key = "tls/pit.key"
-    streams = 2000                # event streams open at once, in all (capped by the open-file limit)
-    streams_per_address = 20      # ... and from one address
-    metrics_port = 9464           # optional: Prometheus /metrics on 127.0.0.1 only
-    [[table]]
-    name = "T1"
-    port = "/dev/ttyACM0"
-    key_file = "keys/t1.key"
-    designation = "standard"      # the new_shoe default on this table
-    limits = "25 - 5,000"         # optional: the limits the public scoreboard shows
-    shoe = "SHOE01"               # optional: the only shoe id this table records
-    [casino]                      # optional: publish the store to JetStream (docs/casino.md)
-    nats = "nats://127.0.0.1:4222"  # the pit's leaf node, or the hub
-    casino = "C1"
-    pit = "P1"
-    domain = "pit1"               # optional: the leaf's JetStream domain (leaf buffer layout)
+Every key, with a line on each, is in deploy/pit.example.toml (the README's
+example; tests/e2e/test_readme.py loads it).
 
 Plain HTTP is served on a loopback address only: anything on the LAN
 would carry passwords and session tokens in clear, so a LAN ``host``

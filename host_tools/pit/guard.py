@@ -10,6 +10,7 @@ and so the central view (host_tools/central/view.py) wears the same headers.
 
 import collections
 import ipaddress
+import json
 import time
 
 from aiohttp import web
@@ -59,6 +60,41 @@ def refused(status, text, **extra):
     return resp
 
 
+JSON_DEPTH = 8   # the deepest body the API takes: {"args": {...}} is 2
+
+
+class BadBody(ValueError):
+    """A request body that is not the JSON object the API takes."""
+
+
+def _depth(value, limit):
+    """True when ``value`` nests no deeper than ``limit`` (iterative: a
+    deep value must not cost the server its stack)."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            if d > limit:
+                return False
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return True
+
+
+def json_object(raw):
+    """The body as a JSON object, or BadBody saying in one line why not.
+    Malformed, not UTF-8, nested past the parser's recursion limit (60,000
+    "[" once gave a 500) or past JSON_DEPTH: all the client's error."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise BadBody("the body must be a JSON object") from None
+    if not isinstance(data, dict):
+        raise BadBody("the body must be a JSON object")
+    if not _depth(data, JSON_DEPTH):
+        raise BadBody("the body's JSON nests deeper than %d levels" % JSON_DEPTH)
+    return data
+
+
 def forged_write(request):
     """Why a state-changing request is not the pit's own page's, or None.
 
@@ -79,42 +115,76 @@ def forged_write(request):
 
 
 class Caps:
-    """Per-address and total caps on requests in flight and open streams.
+    """Per-address and total caps on requests in flight and open streams,
+    with a reserve only staff may use.
 
     A stream is an open file for as long as its client likes; a request in
     flight is one for as long as it takes. Past a cap the client gets a 503
-    (all) or 429 (its address) at once, so no crowd of clients can take the
-    file descriptors the tables' stores need (web.py reserves those)."""
+    (all) or 429 (its address) at once, and its connection is closed with
+    it, so a refused client holds nothing: no crowd of clients can take the
+    file descriptors the tables' stores need (web.py reserves those). Clients
+    without a staff session (and not logging in) may fill the caps only up to
+    ``reserve`` short of them: the rest is kept for logins and staff, who are
+    also not held to the per-address caps (a crowd may share their address)."""
 
-    def __init__(self, streams, streams_per_address, requests, requests_per_address):
+    def __init__(self, streams, streams_per_address, requests, requests_per_address, reserve=None):
         self.limits = {"stream": (streams, streams_per_address), "request": (requests, requests_per_address)}
+        reserve = reserve or {}
+        self.reserve = {k: min(reserve.get(k, 0), self.limits[k][0] // 2) for k in self.limits}
         self.total = {"stream": 0, "request": 0}
+        self.public = {"stream": 0, "request": 0}
         self.by_address = {"stream": collections.Counter(), "request": collections.Counter()}
 
-    def take(self, kind, address):
-        """None, or the refusal to send."""
+    def take(self, kind, address, staff=False):
+        """None, or the refusal to send (which closes its connection)."""
         total, each = self.limits[kind]
-        if self.by_address[kind][address] >= each:
-            return refused(429, "too many %ss open from %s" % (kind, address), **{"Retry-After": "10"})
-        if self.total[kind] >= total:
-            return refused(503, "the pit serves as many %ss as it can now" % kind, **{"Retry-After": "10"})
-        self.by_address[kind][address] += 1
+        no = None
+        if staff:
+            if self.total[kind] >= total:
+                no = refused(503, "the pit serves as many %ss as it can now" % kind, **{"Retry-After": "10"})
+        elif self.by_address[kind][address] >= each:
+            no = refused(429, "too many %ss open from %s" % (kind, address), **{"Retry-After": "10"})
+        elif self.public[kind] >= total - self.reserve[kind] or self.total[kind] >= total:
+            no = refused(503, "the pit serves as many %ss as it can now" % kind, **{"Retry-After": "10"})
+        if no is not None:
+            no.force_close()
+            return no
         self.total[kind] += 1
+        if not staff:
+            self.public[kind] += 1
+            self.by_address[kind][address] += 1
         return None
 
-    def give(self, kind, address):
+    def give(self, kind, address, staff=False):
         self.total[kind] -= 1
+        if staff:
+            return
+        self.public[kind] -= 1
         self.by_address[kind][address] -= 1
         if self.by_address[kind][address] <= 0:
             del self.by_address[kind][address]
 
 
+# The login slow-down (Throttle.slow_down): past SLOW_AFTER failures in the
+# window on a user name or an address, every login attempt on it waits
+# SLOW_BASE, doubling per failure, up to SLOW_MAX: a guesser's pace, never a
+# lockout (only a (user, address) pair is locked, web.login).
+SLOW_AFTER, SLOW_BASE, SLOW_MAX = 5, 0.125, 1.0
+
+
+def slow_delay(failures):
+    """Seconds an attempt waits after ``failures`` recent failures on its name or address."""
+    if failures < SLOW_AFTER:
+        return 0.0
+    return min(SLOW_MAX, SLOW_BASE * 2 ** min(failures - SLOW_AFTER, 16))
+
+
 class Throttle:
-    """Failed logins per address and per user name, in a sliding window:
-    past ``limit`` failures in ``window`` seconds, that address or name is
-    refused (429) until the oldest failure leaves the window. A locked name
-    is refused even with the right password, so guessing from many
-    addresses gains nothing."""
+    """Failed logins per key in a sliding window: past ``limit`` failures
+    in ``window`` seconds a key is locked (``retry_after``) until the oldest
+    failure leaves the window; ``slow_down`` gives the wait its count calls
+    for. The pit locks only a (user, address) pair, so a guesser elsewhere
+    cannot lock a user out, and slows names and addresses down."""
 
     def __init__(self, limit=10, window=60.0, clock=time.monotonic):
         self.limit, self.window, self.clock = limit, window, clock
@@ -138,6 +208,10 @@ class Throttle:
             if q is not None and len(q) >= self.limit:
                 wait = max(wait, q[0] + self.window - self.clock())
         return wait
+
+    def slow_down(self, *keys):
+        """Seconds an attempt on these keys waits first (slow_delay of the most failed)."""
+        return slow_delay(max([len(self._recent(k) or ()) for k in keys] or [0]))
 
     def fail(self, *keys):
         """Note a failure; the keys that this failure locked."""

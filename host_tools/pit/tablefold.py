@@ -54,10 +54,12 @@ class TableFold:
     def live(self):
         """What changes card by card, pushed with every event so a page
         updates in place (the roads, recall and statistics change only when
-        a round or a shoe ends; the page reads those then)."""
+        a round or a shoe ends; the page reads those then). ``counts``: the
+        round's announced point counts, once its first four cards are
+        turned (host_tools/pit/roles.py shows their faces from then on)."""
         full = self.state.to_dict()
         return {k: full[k] for k in ("seq", "round", "phase", "next", "next_card", "cards_left",
-                                      "current", "last_result")}
+                                      "current", "counts", "last_result")}
 
     def view(self, detail=False):
         """The page's fields (copies): the summary, and with ``detail`` the
@@ -69,6 +71,7 @@ class TableFold:
         if detail:
             full = s.to_dict()
             out["current"] = full["current"]
+            out["counts"] = full["counts"]
             out["roads"] = self.board.to_dict()
             out["cards_left"] = s.left
             out["recall"] = copy.deepcopy(self.book.last(self.recall))

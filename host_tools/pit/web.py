@@ -26,6 +26,7 @@ and reloads the state from /api/tables.
 """
 
 import asyncio
+import collections
 import html
 import json
 import logging
@@ -45,7 +46,7 @@ from host_tools.pit import roles
 from host_tools.pit import shuffle as shuffle_mod
 from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
-from host_tools.protocol import alerts, tablestate
+from host_tools.protocol import alerts, answers, tablestate
 from host_tools.store import audit as audit_mod
 from host_tools.store import db
 
@@ -57,11 +58,15 @@ GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supe
 SESSION_S = 8 * 3600   # a session ends this long after its login (a shift)...
 IDLE_S = 30 * 60       # ...or this long after its last request
 COOKIE = "pit_session"
-ANSWER_S = 3.0         # how long a command waits for the shoe's accepted/error event
+ANSWER_S = answers.ANSWER_S   # how long a command waits for the shoe's accepted/error event
 REASON_MAX = 500
+LOGINS_PER_ADDRESS = 4  # logins being checked at once from one address (argon2 costs the pit's CPU)
 # Defaults of [web] in pit.toml (config.py): caps on what clients may hold open.
 STREAMS, STREAMS_PER_ADDRESS = 2000, 20
 REQUESTS, REQUESTS_PER_ADDRESS = 256, 32
+# Of those, what clients without a staff session never take: logins and
+# staff keep it through a flood (guard.Caps).
+STAFF_RESERVE = {"stream": 64, "request": 64}
 QUEUE = 1000          # bursts a client may fall behind before it is dropped
 KEEPALIVE_S = 15.0
 KEEPALIVE = b": keepalive\n\n"
@@ -96,8 +101,9 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
     app[STATE] = {"users_path": users_path, "sessions": {}, "clients": {}, "store": None, "tls": tls,
                   "streams": {},  # session token -> the queues of its open event streams
                   "names": allowed_names(cfg), "throttle": guard.Throttle(),
+                  "logins": collections.Counter(),  # address -> logins being checked
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
-                                     REQUESTS, REQUESTS_PER_ADDRESS),
+                                     REQUESTS, REQUESTS_PER_ADDRESS, STAFF_RESERVE),
                   "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None,
                   "shuffle": shuffle_mod.ShuffleWatch(pit, pit.config.store)}
     app[metrics.REGISTRY], hist = metrics.registry(
@@ -309,7 +315,8 @@ async def _guard(request, handler):
     if request.path == "/api/events":  # a stream holds its own cap (events())
         return await handler(request)
     caps = state["caps"]
-    no = caps.take("request", address)
+    staff = request.path == "/api/login" or _session(request)[0] is not None
+    no = caps.take("request", address, staff)
     if no is not None:
         guard.headers(no, tls)
         return no
@@ -331,7 +338,7 @@ async def _guard(request, handler):
             guard.headers(resp, tls, framed)
         return resp
     finally:
-        caps.give("request", address)
+        caps.give("request", address, staff)
 
 
 # -- who asks ----------------------------------------------------------------
@@ -406,12 +413,13 @@ def audit(request, user, role, tbl, action, target, outcome):
 # -- reads -------------------------------------------------------------------
 
 def open_alerts(app, runner):
-    """The table's stored alerts no one has acknowledged yet."""
+    """The table's stored alerts no one has acknowledged yet, without the
+    conditions that have cleared themselves (alerts.open_only)."""
     store = app[STATE]["store"]
     if runner.shoe_id is None:
         return []
     acked = audit_mod.acks(store.db, runner.name)
-    return [a for a in store.alerts(runner.shoe_id) if str(a["id"]) not in acked]
+    return [a for a in alerts.open_only(store.alerts(runner.shoe_id)) if str(a["id"]) not in acked]
 
 
 def _runner(request):
@@ -492,11 +500,12 @@ async def events(request):
     with its table. One cap per address and one in all (guard.Caps)."""
     state = request.app[STATE]
     address = request.remote or "?"
-    no = state["caps"].take("stream", address)
+    user, role, token = _session(request)
+    staff = token is not None
+    no = state["caps"].take("stream", address, staff)
     if no is not None:
         guard.headers(no, state["tls"])
         return no
-    user, role, token = _session(request)
     if request.query.get("view") == "public":
         role, token = roles.PUBLIC, None
     try:
@@ -519,13 +528,16 @@ async def events(request):
             if not queues:
                 state["streams"].pop(token, None)
     finally:
-        state["caps"].give("stream", address)
+        state["caps"].give("stream", address, staff)
 
 
 async def metrics_page(request):
-    """Prometheus metrics, for staff (metrics.py; also on a loopback port)."""
-    _need(request, roles.STAFF, "the metrics")
-    return metrics.text(request.app[metrics.REGISTRY])
+    """Prometheus metrics, for staff (metrics.py; also on a loopback port),
+    counted as the asker's role may see them; ``?view=public`` gets none."""
+    _user, role = _need(request, roles.STAFF, "the metrics")
+    if _role(request) == roles.PUBLIC:
+        return _json_error(403, "the public view has no metrics")
+    return metrics.text(request.app[metrics.REGISTRY][role])
 
 
 async def vocabulary(request):
@@ -585,14 +597,15 @@ audit_page = _static_page("audit.html", check_table=False)
 
 async def _body(request):
     try:
-        data = await request.json()
-    except (ValueError, UnicodeDecodeError):
-        raise web.HTTPBadRequest(text=json.dumps({"error": "the body must be a JSON object"}),
-                                 content_type="application/json")
-    if not isinstance(data, dict):
-        raise web.HTTPBadRequest(text=json.dumps({"error": "the body must be a JSON object"}),
-                                 content_type="application/json")
-    return data
+        return guard.json_object(await request.read())
+    except guard.BadBody as e:
+        raise web.HTTPBadRequest(text=json.dumps({"error": str(e)}), content_type="application/json")
+
+
+def _login_keys(name, address):
+    """The throttle's keys of a login: the (user, address) pair it may lock,
+    and the name and the address it slows down (guard.Throttle)."""
+    return "user %s at %s" % (name, address), "user " + name, "address " + address
 
 
 async def login(request):
@@ -601,25 +614,38 @@ async def login(request):
     name, password = data.get("user"), data.get("password")
     shown = name[:64] if isinstance(name, str) else "-"
     address = request.remote or "?"
-    keys = ("address " + address, "user " + shown)
-    wait = state["throttle"].retry_after(*keys)
+    pair, *slowed = _login_keys(shown, address)
+    throttle = state["throttle"]
+    wait = throttle.retry_after(pair)
     if wait > 0:
         audit(request, shown, "-", "-", "login", shown, "refused: locked for %.0f s more" % wait)
         return guard.refused(429, "too many failed logins: try again in %d s" % (int(wait) + 1),
                              **{"Retry-After": str(int(wait) + 1)})
+    checking = state["logins"]
+    if checking[address] >= LOGINS_PER_ADDRESS:
+        return guard.refused(429, "%d logins from %s are being checked already" % (checking[address], address),
+                             **{"Retry-After": "1"})
+    checking[address] += 1
     try:
-        users = users_mod.load(state["users_path"])
-    except users_mod.UsersError as e:
-        return _json_error(500, str(e))
-    role = await asyncio.get_running_loop().run_in_executor(None, users_mod.check, users, name, password)
+        delay = throttle.slow_down(*slowed)
+        if delay:  # right or wrong, the answer waits: the wait tells nothing
+            await asyncio.sleep(delay)
+        try:
+            users = users_mod.load(state["users_path"])
+        except users_mod.UsersError as e:
+            return _json_error(500, str(e))
+        role = await asyncio.get_running_loop().run_in_executor(None, users_mod.check, users, name, password)
+    finally:
+        checking[address] -= 1
+        if checking[address] <= 0:
+            del checking[address]
     if role is None:
-        locked = state["throttle"].fail(*keys)
+        locked = throttle.fail(pair, *slowed)
         audit(request, shown, "-", "-", "login", shown, "failed: wrong user name or password")
-        for key in locked:
-            log.warning("login throttle: %s locked after %d failures in %.0f s",
-                        key, state["throttle"].limit, state["throttle"].window)
-            audit(request, shown, "-", "-", "lock", key, "locked: %d failures in %.0f s"
-                  % (state["throttle"].limit, state["throttle"].window))
+        if pair in locked:
+            log.warning("login throttle: %s locked after %d failures in %.0f s", pair, throttle.limit, throttle.window)
+            audit(request, shown, "-", "-", "lock", pair, "locked: %d failures in %.0f s"
+                  % (throttle.limit, throttle.window))
         return _json_error(401, "wrong user name or password")
     now = time.time()
     for t, s in list(state["sessions"].items()):  # forget the ended ones
@@ -679,7 +705,8 @@ async def ack_alert(request):
         return _json_error(400, "give the reason as \"reason\": text (1-%d characters)" % REASON_MAX)
     reason = " ".join(reason.split())
     audit(request, user, role, runner.name, audit_mod.ACK, str(alert_id), audit_mod.ACK_OK + reason)
-    request.app[PIT].publish({"type": "ack", "table": runner.name, "alert": alert_id, "user": user})
+    request.app[PIT].publish({"type": "ack", "table": runner.name, "alert": alert_id, "kind": alert["kind"],
+                              "user": user})
     return web.json_response({"ok": True, "alert": alert_id, "user": user, "reason": reason})
 
 
@@ -724,11 +751,12 @@ async def command(request):
     reply = await asyncio.wrap_future(runner.command(cmd, pairs))
     answer = await _shoe_answer(request, runner, reply)
     if answer is None:
-        verdict = "no answer from the shoe within %.0f s" % ANSWER_S if reply.startswith("ok") else "not sent"
+        verdict = ("no answer from the shoe within %.0f s" % ANSWER_S if reply.startswith("ok")
+                   else "not sent: " + (reply[6:] if reply.startswith("error ") else reply))
     elif answer["type"] == "accepted":
         verdict = "accepted by the shoe"
     else:
         verdict = "rejected by the shoe: %s %s" % (answer.get("reason"), answer.get("message") or "")
     audit(request, user, role, runner.name, "command", line, "%s; %s" % (reply, verdict.strip()))
-    ok = reply.startswith("ok") and (answer is None or answer["type"] == "accepted")
+    ok = reply.startswith("ok") and answer is not None and answer["type"] == "accepted"
     return web.json_response({"ok": ok, "reply": reply, "shoe": verdict.strip()}, status=200 if ok else 409)

@@ -12,6 +12,10 @@ from host_tools.protocol import chain
 INFO, WARNING, CRITICAL = "info", "warning", "critical"
 SEVERITIES = (INFO, WARNING, CRITICAL)
 
+# NOT RECORDING for longer than this is a critical ``not_recording`` alert
+# (host_tools/protocol/hostlink.py raises and clears it).
+NOT_RECORDING_S = 10
+
 # kind -> (where, severity, what it means)
 KINDS = {
     # Frames that do not verify under the shoe's key: never used, counted.
@@ -60,6 +64,9 @@ KINDS = {
     # The table itself: what stops or puts in doubt what is recorded
     # (acknowledged by a supervisor only, host_tools/pit/roles.py).
     "recording_stopped": ("alert", CRITICAL, "the table's loop died: nothing was recorded until it restarted"),
+    "not_recording": ("alert", CRITICAL, "the bridge has not been recording the table's shoe for more than "
+                      "%d s (the reason is the bridge's NOT RECORDING line); cleared by itself, with an info row "
+                      "of this kind, once it records again" % NOT_RECORDING_S),
     "cold_deck": ("alert", CRITICAL, "the shoe stopped the game: the cards leave in deck order (Ch 5A); "
                   "clear_stop after inspection"),
     "order_mismatch": ("alert", CRITICAL, "the shoe stopped the game: a card left that is not the one the "
@@ -82,6 +89,10 @@ FOR_VERDICT = {
     chain.MALFORMED: "invalid_event",
 }
 
+# Kinds that are a condition rather than an event: raised at one severity
+# while it lasts, and closed by a later INFO row of the same kind (its clear).
+CLEARS_ITSELF = ("not_recording",)
+
 CRITICAL_KINDS = tuple(k for k, (_w, sev, _t) in KINDS.items() if sev == CRITICAL)
 
 
@@ -93,3 +104,26 @@ def vocabulary():
     """What the page is served: each kind's severity and meaning."""
     return {k: {"severity": sev, "what": what} for k, (where, sev, what) in KINDS.items()
             if where == "alert"}
+
+
+def open_only(rows):
+    """``rows`` (alert dicts, oldest first) without the self-clearing
+    conditions that have been cleared, and without their clears: what a
+    person still has to look at. The stored rows all stay (the record)."""
+    closed = set()
+    raised = {}
+    for a in rows:
+        if a["kind"] in CLEARS_ITSELF:
+            key = (a.get("shoe_id"), a["kind"])
+            if a["severity"] == INFO:
+                closed.add(a["id"])
+                closed.update(raised.pop(key, ()))
+            else:
+                raised.setdefault(key, []).append(a["id"])
+    return [a for a in rows if a["id"] not in closed]
+
+
+def cleared(rows, alert):
+    """Whether ``alert`` (one of ``rows``, oldest first) is a self-clearing
+    condition that a later clear closed, or such a clear."""
+    return alert["kind"] in CLEARS_ITSELF and all(a["id"] != alert["id"] for a in open_only(rows))

@@ -63,7 +63,15 @@ SILENCE_S = 3.0        # the shoe sends B after 1000 ms idle; 3 s of nothing is 
 REOPEN_S = 0.5         # how often a vanished port is retried
 HELLO_RETRY_S = 1.5    # ask again if a hello request went unanswered (at least; see retry_s)
 HELLO_RETRY_MAX_S = 20.0  # ... and at most, however slow the shoe's measured answers
-HELLO_KEEP = 8         # earlier challenges kept: a hello answering one is stale, not forged
+RECENT = 16            # earlier hello challenges whose answers are stale, not forged
+ACKS_TAKEN_S = 2.0     # the shoe's heartbeats show it refusing this bridge's acks for this long
+# After the last reboot, lost frame or stall, the link records again within
+# this: an unanswered hello request is asked again after retry_s() (HELLO_RETRY_S
+# for a shoe that answers in under 0.75 s), acks refused under a dead nonce show
+# within ACKS_TAKEN_S plus a heartbeat, a dead line is reopened after SILENCE_S.
+# tests/unit/test_hostlink_recovery.py holds random interleavings of those
+# faults to it; `shoe soak powercut` holds every power cut to it.
+RECOVER_S = 5.0
 REPORT_S = proto.BAD_REPORT_MS / 1000.0  # one aggregated report per kind a second at most
 MERGE_S = 60.0         # a flood with pauses shorter than this stays one alert row
 RESULT_TYPES = ("result",)
@@ -165,18 +173,23 @@ class HostLink:
         self.state = "down"
         self.shoe_id = shoe_id
         self.hello = None      # the latest verified hello (dict); its nonce signs acks and commands
+        self.tilted = None     # the shoe's tilt reason (its hello, or a stored tilt event) until tilt_cleared
+        self.mismatch = None   # firmware_mismatch's detail while the latest hello names other firmware
         self.counter = None
         self.refuse = None     # why this shoe's events must not be stored or acked, if so
         self.refused_logged = None
         self.challenge = None  # what the next hello must cover
         self.challenge_open = False  # False once a hello has answered it
         self.recent = []       # earlier challenges of this link: a hello to one is stale, not forged
+        # (RECENT of them: a line that held a backlog of requests while the
+        # shoe was off delivers them at once, and the shoe answers each)
         self.asked_at = {}     # challenge -> when it was sent (monotonic s): the shoe's answer time
         self.answer_s = 0.0    # the slowest answer to a hello request seen on this link, s
         self.ack_due = False
         self.last_rx = 0.0
         self.last_tx = 0.0
         self.hello_asked = 0.0
+        self.acks_refused_at = None  # since when the shoe's heartbeats show our acks not taken
         self.gap_logged = None
         self.no_key_said = False
         self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0,
@@ -199,6 +212,11 @@ class HostLink:
         self.progress_at = time.monotonic()  # last time the store grew or the shoe had nothing queued
         self.link_detail = ""
         self.last_stored = None  # the newest stored seq, as last read (for other threads' eyes)
+        # NOT RECORDING as an alert (``_watch``): since when (monotonic), and
+        # the raised condition's start (wall clock) until it is cleared.
+        self.not_recording_at = None
+        self.outage = None
+        self.outage_checked = False  # an outage a previous bridge left open was looked for
 
     # -- what the transport calls -------------------------------------------
 
@@ -234,7 +252,9 @@ class HostLink:
         self.tally.flush()
         if now - self.last_rx > SILENCE_S:
             return "no frame from the shoe for %.1f s" % (now - self.last_rx)
-        if self.hello is None and now - self.hello_asked > self.retry_s():
+        if (self.hello is None or self.challenge_open) and now - self.hello_asked > self.retry_s():
+            # Every request is asked again until a verified hello answers it:
+            # the shoe that should have answered may have rebooted since.
             self.ask_hello(force=True)
         if self.attached and self.hello is not None and now - self.beat_asked >= BEAT_S:
             self.beat_prev, self.beat_challenge = self.beat_challenge, auth.new_nonce()
@@ -245,7 +265,44 @@ class HostLink:
                 self._ack()  # an ack doubles as the heartbeat and repairs a lost one
             else:
                 self._send(host_frames.encode_beat())
+        self._watch(now)
         return None
+
+    def _watch(self, now):
+        """NOT RECORDING is never silent: once it has lasted
+        alerts.NOT_RECORDING_S it is a stored critical ``not_recording``
+        alert (the console, the page and central all get it), and when the
+        bridge records again a clear of the same kind closes it, also one a
+        bridge before this one left open."""
+        ok, why = self.recording()
+        if not ok:
+            if self.not_recording_at is None:
+                self.not_recording_at = now
+            elif self.outage is None and now - self.not_recording_at >= alerts.NOT_RECORDING_S:
+                self.outage = time.time() - (now - self.not_recording_at)
+                self._outage_alert(alerts.CRITICAL, "NOT RECORDING for %.0f s (since %s): %s" % (
+                    now - self.not_recording_at, _clock(self.outage), why))
+            return
+        self.not_recording_at = None
+        if self.outage is None and not self.outage_checked and self.shoe_id is not None:
+            self.outage_checked = True
+            left = [a for a in alerts.open_only(self.store.alerts(self.shoe_id))
+                    if a["kind"] == "not_recording"]
+            if left:
+                self.outage = left[0]["first_time"]
+        if self.outage is not None:
+            since, self.outage = self.outage, None
+            self._outage_alert(alerts.INFO, "recording again after %.0f s not recording (since %s): %s"
+                               % (time.time() - since, _clock(since), why))
+
+    def _outage_alert(self, severity, detail):
+        log.log(logging.ERROR if severity == alerts.CRITICAL else logging.INFO, "not_recording: %s", detail)
+        if self.shoe_id is not None:  # a row tied to no shoe would be no table's
+            try:
+                self.store.alert(self.shoe_id, severity, "not_recording", detail)
+            except db.StoreError as e:
+                self._store_failed(e)
+        self.on_alert(severity, "not_recording", detail)
 
     def close(self, detached=False):
         """The transport stops: write what is pending (and, when it held a
@@ -276,6 +333,15 @@ class HostLink:
         self.asked_at[self.challenge] = now
         self._send(host_frames.encode_hello_request(self.challenge))
 
+    def _resync(self, why):
+        """The shoe's connection changed (or may have): acks and commands
+        under the old nonce would be refused, so it is dropped and a fresh
+        hello asked for; ``tick`` asks again until one answers."""
+        self.hello = None
+        self.acks_refused_at = None
+        self.set_state("connecting", why)
+        self.ask_hello()
+
     def retry_s(self):
         """How long a hello request waits for its answer before another is
         sent: twice the slowest answer measured on this link, within
@@ -285,7 +351,7 @@ class HostLink:
         return max(HELLO_RETRY_S, min(HELLO_RETRY_MAX_S, 2.0 * self.answer_s))
 
     def _keep(self, challenge):
-        self.recent = self.recent[-(HELLO_KEEP - 1):] + [challenge]
+        self.recent = self.recent[-(RECENT - 1):] + [challenge]
         for old in [c for c in self.asked_at if c not in self.recent and c != self.challenge]:
             del self.asked_at[old]
 
@@ -451,14 +517,22 @@ class HostLink:
         if older is not None:
             # Genuine but not the answer to the open challenge: the shoe
             # rebooted, repeated itself, answered an earlier request (a slow
-            # shoe), or this is a playback. Not evidence of anything now:
-            # ask again, no sooner than the shoe can answer.
+            # shoe), or this is a playback. Not evidence of anything now: ask
+            # again, no sooner than the shoe can answer. Under another nonce
+            # than ours, the connection our acks and commands are signed for
+            # may be gone (a reboot): it is dropped until a verified hello
+            # names the shoe's current one.
             took = self._answered(older) if older != proto.NO_CHALLENGE else None
-            if took is not None and self.hello is None:
-                self._refusing("shoe %s answered an older challenge of this bridge %.1f s after it was "
-                               "sent: a slow shoe, not a wrong key; asking again every %.1f s"
-                               % (shown(shoe_id, 16), took, self.retry_s()))
-            self.ask_hello()
+            if self.hello is not None and hello.get("nonce") != self.hello["nonce"] \
+                    and shoe_id == self.shoe_id:
+                self._resync("shoe %s said hello under another connection (it rebooted, or a "
+                             "playback): asking for a fresh hello" % shown(shoe_id, 16))
+            else:
+                if took is not None and self.hello is None:
+                    self._refusing("shoe %s answered an older challenge of this bridge %.1f s after "
+                                   "it was sent: a slow shoe, not a wrong key; asking again every "
+                                   "%.1f s" % (shown(shoe_id, 16), took, self.retry_s()))
+                self.ask_hello()
             return
         self.stats["bad_tags"] += 1
         self.tally.note("forged_hello", "H%d claiming shoe %s: %s" % (
@@ -560,11 +634,14 @@ class HostLink:
         and service mode: each a critical alert (merged while it lasts), never a reason
         to drop the record (what the shoe sends is still evidence)."""
         manifest = hello.get("manifest")
+        self.mismatch = None
         if self.deployed is not None and manifest != self.deployed:
-            self._critical("firmware_mismatch", "shoe %s's hello names manifest %s, but `shoe deploy` "
-                           "recorded %s for it: the code on the shoe is not what was deployed"
-                           % (shoe_id, shown(str(manifest or "none"), 16), self.deployed[:16]))
+            self.mismatch = ("shoe %s's hello names manifest %s, but `shoe deploy` recorded %s for it: the "
+                             "code on the shoe is not what was deployed"
+                             % (shoe_id, shown(str(manifest or "none"), 16), self.deployed[:16]))
+            self._critical("firmware_mismatch", self.mismatch)
         tilt = hello.get("tilt")
+        self.tilted = shown(str(tilt), 120) if tilt is not None else None
         if isinstance(tilt, str) and tilt.startswith(chipcount.REASON):
             self._critical("counter_mismatch", "shoe %s tilted at boot: %s" % (shoe_id, shown(tilt, 120)))
         if hello.get("service") is True:
@@ -673,8 +750,20 @@ class HostLink:
         self.queued = max(0, seq - (stored or 0)) if seq > 0 else 0
         if self.queued <= 0:
             self.progress_at = now  # nothing waiting: the store is not behind
-        if stored is not None and beat["acked"] < stored:
+        if stored is not None and beat["acked"] < stored and self.refuse is None \
+                and self.hello is not None:
             self.ack_due = True
+            # The shoe has not taken the acks we keep sending: they are
+            # signed under a nonce it no longer knows (it rebooted and the
+            # hello saying so was lost), so it holds its events for good.
+            if self.acks_refused_at is None:
+                self.acks_refused_at = now
+            elif now - self.acks_refused_at > ACKS_TAKEN_S:
+                self._resync("shoe %s has refused this bridge's acks for %.0f s (it acks %d, the "
+                             "store holds %d): asking for a fresh hello"
+                             % (self.shoe_id, now - self.acks_refused_at, beat["acked"], stored))
+        else:
+            self.acks_refused_at = None
 
     def _ack(self):
         """Ack the last stored seq (0 when this store has none of the shoe's
@@ -712,14 +801,20 @@ class HostLink:
         return "ok sent %s as command %d" % (name, counter)
 
     def _note(self, event):
-        """React to what the shoe says about this bridge's own frames."""
+        """React to what the shoe says about this bridge's own frames, and
+        to its tilt (a tilted shoe records no game: never RECORDING)."""
+        if event.get("source") == "link" and event.get("type") == "tilt":
+            self.tilted = shown(str(event.get("reason")), 120)
+        elif event.get("source") == "link" and event.get("type") == "tilt_cleared":
+            self.tilted = None
         if event.get("type") == "accepted" and _whole(event.get("counter")):
             self.counter = max(self.counter or 0, event["counter"])
         elif event.get("type") == "error" and event.get("reason") in ("replayed", "bad_mac"):
             # Another host spoke (counter), or our nonce is not the shoe's
             # current one (it said hello again, e.g. after a reboot, and we
-            # missed it): the shoe's verified hello resyncs both. The key is
-            # right: the event that says so verified under it.
+            # missed it), or a device on the line sent it junk: the shoe's
+            # verified hello resyncs both, and ``tick`` asks until one comes.
+            # The key is right: the event that says so verified under it.
             self.ask_hello()
 
     def recording(self):
@@ -742,6 +837,11 @@ class HostLink:
                 what, ": " + self.link_detail if self.link_detail and self.state != "connecting" else "")
         if self.stall:
             return False, self.stall[1]
+        if self.mismatch:
+            return False, "firmware_mismatch: " + self.mismatch
+        if self.tilted is not None:
+            return False, ("the shoe is tilted (%s): it records no game until a supervisor's clear_tilt"
+                           % self.tilted)
         quiet = time.monotonic() - (self.fresh_at or 0.0)
         if quiet > STALE_S:
             return False, ("no heartbeat bound to this bridge's challenge and no new event for %.0f s: "

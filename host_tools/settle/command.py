@@ -42,6 +42,9 @@ def parse(data):
 
 
 def run(args):
+    if exits.waits_on_a_terminal(args.file, "settle", "one settlement document (JSON: the round and its wagers, "
+                                                      "docs/wagers.md)"):
+        return exits.EXIT_USAGE
     data = exits.read_input(args.file)
     try:
         result = settle(parse(data))

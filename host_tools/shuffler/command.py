@@ -16,6 +16,7 @@ import argparse
 import importlib
 import sys
 
+from host_tools import argtypes
 from host_tools import exits, vm, wasm32
 
 MAX_DECKS = 8      # a Ch 3B batch is 6 to 8 decks
@@ -58,7 +59,7 @@ def add_arguments(parser):
     sample.add_argument("--seed", type=_int_in("--seed", 0, None), default=0,
                         help="seed of the emulated entropy source (never used in play)")
     sample.add_argument("--vm", choices=wasm32.VM_CHOICES, default="cpython")
-    sample.add_argument("--heap", default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython or wasm32)")
+    sample.add_argument("--heap", type=argtypes.heap, default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython or wasm32)")
     sample.add_argument("--mechanism", action="store_true",
                         help="read each order off the mechanism model's stack, the firmware's elevator driver "
                              "executing the gaps card by card (same lines, slower)")

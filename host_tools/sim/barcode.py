@@ -21,6 +21,7 @@ import random
 import sys
 import time
 
+from host_tools import argtypes
 from host_tools.sim import ptys
 from host_tools.sim import Stop, stop_on_sigterm
 
@@ -30,14 +31,17 @@ GARBAGE = b"\x01\x9f\xfe\x07\x1b"
 
 def add_arguments(parser):
     parser.add_argument("--codes", required=True, help="file: one code per line, or a !fault")
-    parser.add_argument("--interval", type=float, default=0.3,
+    parser.add_argument("--interval", type=argtypes.seconds(), default=0.3,
                         help="seconds between two codes (a card passing the window)")
-    parser.add_argument("--gap", type=float, default=0.5,
+    parser.add_argument("--gap", type=argtypes.seconds(), default=0.5,
                         help="quiet seconds after a fault (longer than the driver's line timeout)")
     parser.add_argument("--fast", action="store_true",
                         help="do not hold bytes to the 9600-baud wire time")
-    parser.add_argument("--start-delay", type=float, default=0.0,
+    parser.add_argument("--start-delay", type=argtypes.seconds(), default=0.0,
                         help="seconds to wait before the first code (time to open the port)")
+    parser.add_argument("--start-on-enter", action="store_true",
+                        help="send the first code only when a line comes on stdin: a person starts "
+                             "scanning when the station says it is ready")
     parser.add_argument("--seed", type=int, default=1, help="seed for the noise bytes")
 
 
@@ -85,6 +89,8 @@ def run(args):
     rng = random.Random(args.seed)
     try:
         time.sleep(args.start_delay)
+        if args.start_on_enter:
+            sys.stdin.readline()
         for kind, payload in steps:
             data = wire_bytes(kind, payload, rng)
             os.write(master, data)

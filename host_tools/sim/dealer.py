@@ -13,8 +13,10 @@ Choices where the rules leave room (all documented for the reader):
   bottom (Ch 5B(4)); the cut moves the cards above it to the bottom (Ch 5C).
 - The second cover card goes 14 to 20 cards above the bottom (Ch 5C(1) sets
   only the minimum; pits commonly use about 14-16).
-- Irregularities are drawn only before the cover card shows, so a shoe always
-  ends by Ch 9D and never runs dry.
+- Irregularities are drawn only where the whole round they disrupt fits
+  before the cover card (``MISTAKE_CARDS``), so a shoe always ends by Ch 9D
+  and never runs dry: after the cover card at most the rest of one round and
+  one more round are dealt (12 cards), and it lies at least 14 from the bottom.
 """
 
 import argparse
@@ -29,6 +31,10 @@ from baccarat import cards, rules  # noqa: E402  (the firmware's own modules)
 EARLY = "early"      # a card drawn before "no more bets": 13A, held as next P1
 FACE_UP = "face_up"  # one of the first four cards leaves face up: 13D
 KINDS = (EARLY, FACE_UP)
+
+# The most cards a round with a mistake takes: a face-up card after up to
+# three of the round's cards (void, 13D), its simulated round, then the round.
+MISTAKE_CARDS = 3 + 6 + 6
 
 COVER_MIN = 14   # Ch 5C(1)
 COVER_MAX = 20
@@ -87,8 +93,10 @@ class Dealer:
                 rounds_left = 1 if rounds_left is None else rounds_left - 1
 
     def _mistake(self):
-        if self.cover_seen or self.rate <= 0 or self.rng.random() >= self.rate:
+        if self.cover_seen or self.rate <= 0:
             return None
+        if self.rng.random() >= self.rate or self.cover_at - self.pos < MISTAKE_CARDS:
+            return None  # (the roll is made either way: a seed deals the same shoe as before)
         return self.rng.choice(KINDS)
 
     def _round(self, out, index):

@@ -28,6 +28,7 @@ import shutil
 import threading
 import time
 
+from host_tools import argtypes
 from host_tools import deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
 from host_tools.boards import config as board_config
@@ -169,8 +170,71 @@ class Emulator(vmdevice.VMDevice):
 
     def start(self):
         """Power on: run main.py in the VM with this shoe's flash."""
+        self._write_deploy_record()
         return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")],
                                               heap="%dk" % (self.heap // 1024)), self.dir)
+
+    def _write_deploy_record(self):
+        """What `shoe deploy` leaves beside the pit's key: the flash's
+        manifest.json byte for byte (``KEY.manifest.json``, keys.deployed_manifest),
+        which the bridge checks the hello against and `shoe acceptance`'s
+        firmware step reads. Only where the key is kept off the flash (a
+        shoe with its chip): a file in the flash that its manifest does not
+        cover tilts the boot check."""
+        record = os.path.splitext(self.key_path)[0] + ".manifest.json"
+        if os.path.dirname(os.path.abspath(record)) == self.dir:
+            return
+        with open(os.path.join(self.dir, deploy.MANIFEST), "rb") as f:
+            data = f.read()
+        with open(record, "wb") as f:
+            f.write(data)
+        self.record_path = record
+
+    def bench(self, line):
+        """A technician's action on the emulated shoe, one line: what a
+        person does with their hands at a real one (`shoe emulate
+        --no-dealer` reads these from its terminal). Returns what to print
+        once it is done (the shoe has taken a dealer-channel line), or None."""
+        words = line.split()
+        if not words:
+            return None
+        if words[0] == "present":
+            if self.chip is None:
+                return "no reader: start with --reader pn532 to present a tag"
+            try:
+                uid = bytes.fromhex(words[1] if len(words) == 2 else "")
+            except ValueError:
+                uid = b""
+            if not 4 <= len(uid) <= 10:
+                return "present TAG: the tag's ID in hex, 4 to 10 bytes (e.g. present 04a1b2c3d4e5f6)"
+            self.present(uid)
+            return "tag %s at the antenna" % uid.hex()
+        if words == ["gpio"]:
+            lights, gate = self.gpio()
+            lit = [name for bit, name in ((1, "PLAYER"), (2, "BANKER"), (4, "STOP")) if lights & bit]
+            return "lights: %s lit; gate %s" % (" ".join(lit) or "none", "open" if gate else "shut")
+        if words[0] == "help":
+            return BENCH_HELP
+        line = " ".join(words)
+        self.deal(line)   # the buttons, the back sensor, and any dealing-script line
+        return "%s: done" % line
+
+    def gpio(self, timeout=20.0):
+        """(light bits, gate open) as the board drives them now: the dealer
+        channel's ``gpio`` question, answered between the VM's steps."""
+        self.wait_booted()
+        fd = self._deal_m
+        while select.select([fd], [], [], 0)[0]:
+            os.read(fd, 64)
+        os.write(fd, b"gpio\n")
+        buf, end = b"", time.monotonic() + timeout
+        while b"\n" not in buf and time.monotonic() < end:
+            if select.select([fd], [], [], 0.1)[0]:
+                buf += os.read(fd, 64)
+        words = buf.replace(b"\x06", b"").split(b"\n")[0].split()
+        if words[:1] != [b"gpio"] or len(words) < 3:
+            raise RuntimeError("the shoe did not answer gpio within %.0f s" % timeout)
+        return int(words[1]), int(words[2]) == 1
 
     def deal(self, line, timeout=10.0):
         """One dealing-script line on the dealer channel. Waits for the boot
@@ -205,12 +269,12 @@ class Emulator(vmdevice.VMDevice):
 
 def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=7, help="seed of the simulated dealer's shoe")
-    parser.add_argument("--dir", default=None,
+    parser.add_argument("--dir", default=None, type=argtypes.directory,
                         help="the shoe's flash (staged firmware, key, journal); reused as it is, "
                              "so a second run is a power cycle; delete it to reflash. "
-                             "Default: a new temp dir")
+                             "Default: a new private temp dir")
     parser.add_argument("--shoe-id", default=DEFAULT_SHOE_ID)
-    parser.add_argument("--interval", type=float, default=0.05,
+    parser.add_argument("--interval", type=argtypes.seconds(), default=0.05,
                         help="seconds between the dealer's actions")
     parser.add_argument("--irregularities", type=float, default=0.02,
                         help="probability per round of a dealer mistake")
@@ -237,8 +301,6 @@ def add_arguments(parser):
 
 
 def run(args):
-    import tempfile
-
     from host_tools.sim import dealer as dealer_mod
 
     if "reader" in args.without and not args.reader:
@@ -248,7 +310,7 @@ def run(args):
     if "secure_element" in args.without and not args.secure_element:
         print("shoe emulate: --without secure_element needs --secure-element", file=sys.stderr)
         return 2
-    directory = args.dir or tempfile.mkdtemp(prefix="shoe-emulate-")
+    directory = args.dir or vmdevice.default_flash("shoe-emulate-")
     tags = None
     if args.reader:
         tags = TaggedSet(8)
@@ -285,8 +347,25 @@ def run(args):
                 stop.wait(args.interval)
             print("# dealer: %d lines dealt (seed %d); the shoe keeps running until Ctrl-C"
                   % (n, args.seed), flush=True)
+        if args.no_dealer:
+            print("# the bench: type a line and Enter (help lists them): " + BENCH_HELP, flush=True)
+        bench = args.no_dealer and sys.stdin is not None and not sys.stdin.closed
         while not stop.is_set() and emu.proc.poll() is None:
-            stop.wait(0.2)
+            if not bench:
+                stop.wait(0.2)
+                continue
+            if not select.select([sys.stdin], [], [], 0.2)[0]:
+                continue
+            line = sys.stdin.readline()
+            if not line:
+                bench = False  # end of input: the shoe keeps running
+                continue
+            try:
+                said = emu.bench(line)
+            except RuntimeError as e:
+                said = str(e)
+            if said:
+                print("# " + said, flush=True)
     except KeyboardInterrupt:
         pass
     finally:
@@ -296,6 +375,11 @@ def run(args):
         print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
         return 1
     return 0
+
+
+BENCH_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "
+              "sensor sees;  present TAG: a tag (hex ID) at the reader;  gpio: the lights and the gate;  "
+              "any dealing-script line (9H, 9H up, cover, shoe decks=8): to the dealer channel")
 
 
 class TaggedSet:

@@ -42,6 +42,7 @@ import select
 import sys
 import time
 
+from host_tools import argtypes
 from host_tools.sim import ptys
 from host_tools.sim import Stop, stop_on_sigterm
 
@@ -410,7 +411,7 @@ def add_arguments(parser):
                         help="file of card UIDs, hex, one per line, in the order they pass the antenna")
     parser.add_argument("--faults", default="",
                         help="N:kind,... fault on the Nth InListPassiveTarget; kinds: " + ", ".join(FAULTS))
-    parser.add_argument("--slow", type=float, default=0.5,
+    parser.add_argument("--slow", type=argtypes.seconds(), default=0.5,
                         help="seconds a 'slow' reply is late (default 0.5, past the driver's 0.1 s)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each event on stderr")
 

@@ -167,19 +167,9 @@ class _Session(session.Session):
 
 def dealer_lines(seed=0, decks=8, irregularities=0.0):
     """Shoe after shoe from the simulated dealer, the seed moving on by
-    ``NEXT_SHOE`` per shoe: an endless dealing script.
-
-    With dealer mistakes a few shoes run out of cards before the dealer's
-    last round (about 1 in 270 at 8 decks and 3 % mistakes: a face-up
-    mistake as the cover card shows adds a simulated round the cover depth
-    did not allow for; host_tools/sim/dealer.py). Such a seed is passed over,
-    so every shoe a stream deals is whole."""
+    ``NEXT_SHOE`` per shoe: an endless dealing script."""
     while True:
-        try:
-            shoe = list(dealer.Dealer(seed, decks=decks, irregularity_rate=irregularities).lines())
-        except IndexError:
-            shoe = []
-        yield from shoe
+        yield from dealer.Dealer(seed, decks=decks, irregularity_rate=irregularities).lines()
         seed += NEXT_SHOE
 
 

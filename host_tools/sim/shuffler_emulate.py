@@ -27,7 +27,7 @@ import time
 from host_tools.protocol import keys
 from host_tools.sim import ptys, vmdevice
 from drivers.atecc608_link import VAULT_PEER_FILE  # noqa: E402
-from host_tools import vm
+from host_tools import argtypes, vm
 from host_tools.boards import config as board_config
 
 DEFAULT_ID = "SHUF1"
@@ -227,8 +227,9 @@ class ShufflerEmulator(vmdevice.VMDevice):
 
 
 def add_arguments(parser):
-    parser.add_argument("--dir", help="the shuffler's flash (key, card set, journal); reused as it is, "
-                                      "so a second run is a power cycle. Default: a new temp dir")
+    parser.add_argument("--dir", type=argtypes.directory,
+                        help="the shuffler's flash (key, card set, journal); reused as it is, "
+                             "so a second run is a power cycle. Default: a new private temp dir")
     parser.add_argument("--id", default=DEFAULT_ID, help="device id on the link (default %s)" % DEFAULT_ID)
     parser.add_argument("--decks", type=int, default=1, choices=range(1, 9), metavar="1-8",
                         help="decks per batch of the emulated card set (default 1)")
@@ -239,9 +240,8 @@ def add_arguments(parser):
 
 def run(args):
     import sys
-    import tempfile
 
-    directory = args.dir or tempfile.mkdtemp(prefix="shuffler-emulate-")
+    directory = args.dir or vmdevice.default_flash("shuffler-emulate-")
     emu = ShufflerEmulator(directory, args.id, decks=args.decks, seed=args.seed)
     emu.start()
     print(emu.host_path, flush=True)

@@ -40,7 +40,7 @@ class StandIn:
     """One table's shoe: a shoe stream on a pty (``path`` is the port the
     pit opens), dealing the simulated dealer's shoes from ``seed``."""
 
-    def __init__(self, shoe_id, seed=7, irregularities=0.03, key=None, workdir=None):
+    def __init__(self, shoe_id, seed=7, irregularities=0.03, key=None, workdir=None, secure=None, manifest=""):
         self._now = 0.0
         self.max_sent = 0           # the newest event seq sent so far (a lower one is a resend)
         self.noted_ack = 0
@@ -51,7 +51,7 @@ class StandIn:
         self.master, self.slave, self.path = ptys.open_raw(nonblocking=True)
         self.stream = shoestream.ShoeStream(shoe_id, key, seed=seed, irregularities=irregularities,
                                             fd=self.master, workdir=workdir, on_event=self._made,
-                                            on_frame=self._sent)
+                                            on_frame=self._sent, secure=secure, manifest=manifest)
         self.shoe_id = shoe_id
         self.key = self.stream.key
         self.session = self.stream.session

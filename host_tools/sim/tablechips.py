@@ -52,6 +52,11 @@ def provision(directory, shoe_ids):
     return out
 
 
+def chip(directory, shoe_id):
+    """The shoe's chip as it is now (its counter where the last run left it)."""
+    return _chip(paths(directory, shoe_id)[0])
+
+
 def fresh(directory, shoe_id):
     """The shoe's chip as provisioned, for a stream dealt (or replayed) from seq 1."""
     state, pristine, _pub = paths(directory, shoe_id)

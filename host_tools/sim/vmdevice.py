@@ -20,6 +20,7 @@ copy of the link key to ``<flash>.key``: the flash keeps only the public
 halves the chip's ECDH needs (docs/security.md, "The key at rest").
 """
 
+import functools
 import json
 import os
 import pathlib
@@ -36,6 +37,36 @@ from host_tools.sim import ptys
 # on a loaded machine a worst-case answer delayed further would pass the
 # firmware's bounded wait (maximum + 50 ms) and read as a faulty chip.
 EMULATED_CHIP_TIMING = 0.5
+# ... and the emulated board's driver waits this long beyond each maximum
+# (a board's driver waits 50 ms): the simulator is a thread of this process
+# serving a pty, and with two emulated devices on a loaded 2-core machine
+# its answer to the boot's ECDH came later than 50 ms, a faulty chip to the
+# shoe. A chip that is really gone still faults, later.
+EMULATED_CHIP_MARGIN_MS = 500
+
+
+def _die_with_parent(parent):
+    """In the VM's process before it runs: Linux kills it when the process
+    that started it dies, however that died (kill -9 included), so no VM
+    outlives its emulator. Only for VMs started from the main thread: the
+    signal follows the starting thread, not the process."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return   # not Linux: close() still powers the VM off
+    if os.getppid() != parent:
+        os._exit(1)   # the parent died before the line above
+
+
+def default_flash(prefix):
+    """A new flash directory for an emulated device, in a directory of its
+    own (mode 0700 from mkdtemp): the pit's copy of a device key is kept
+    beside the flash, and beside it in the shared temp directory (sticky,
+    open to all) the key check refuses it, as it would a real key left there."""
+    import tempfile
+    return os.path.join(tempfile.mkdtemp(prefix=prefix), "flash")
 
 
 class VMDevice:
@@ -72,7 +103,9 @@ class VMDevice:
         self.booted.clear()
         err = open(self.stderr_path, "ab")
         env = dict(os.environ, MICROPYPATH=env_path)
-        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                                     preexec_fn=functools.partial(_die_with_parent, os.getpid())
+                                     if threading.current_thread() is threading.main_thread() else None)
         err.close()
         return self.proc
 
@@ -123,7 +156,8 @@ class VMDevice:
         self._se_m, self._se_s, se_path = ptys.open_raw()
         self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set), daemon=True)
         self._se.start()
-        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS}
+        return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS,
+                "margin_ms": EMULATED_CHIP_MARGIN_MS}
 
     def _provision(self, bus):
         """What `shoe deploy` does to a board's chip, done to the simulated

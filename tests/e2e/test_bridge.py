@@ -5,6 +5,7 @@ commit, duplicate/gap/corruption handling, signed commands and reconnection.
 The forgery, rollback and verification cases are in test_link_v2_host.py;
 the fake shoe both play is tests/support/fakeshoe.py."""
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -114,14 +115,24 @@ def test_signed_commands_from_the_control_socket(shoe, tmp_path):
         shoe.hello(seq=0, counter=41)
         shoe.pump(lambda f: any(k == "A" for k, _s, _p in f))
 
-        def send(line):
-            r = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(path),
-                                "--send", line], capture_output=True, text=True, timeout=20)
-            return r.stdout.strip()
+        def send(line, answer=False, refusal=None):
+            """`--send LINE`, the shoe answering the command it signs."""
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                run = pool.submit(subprocess.run, [sys.executable, "-m", "host_tools.cli", "bridge", "--db",
+                                                   str(path), "--send", line],
+                                  capture_output=True, text=True, timeout=30)
+                if answer:
+                    shoe.answer_next_command(refusal)
+                r = run.result()
+            return r.returncode, r.stdout.strip()
 
-        assert send("bets").startswith("ok sent bets as command 42")
-        assert send("new_shoe decks=6 designation=ez").startswith("ok sent shoe as command 43")
-        assert send("time").startswith("ok sent time as command 44")
+        assert send("bets", True) == (0, "ok sent bets as command 42; accepted by the shoe")
+        code, out = send("new_shoe decks=6 designation=ez", True, "stopped until clear_stop")
+        # refused: the shoe's reason, and a non-zero exit
+        assert (code, out) == (1, "error sent shoe as command 43; refused by the shoe (wrong_state): "
+                                  "stopped until clear_stop")
+        assert send("time", True)[1].startswith("ok sent time as command 44; accepted by the shoe")
+        send = (lambda send: lambda line: send(line)[1])(send)
         assert send("dance").startswith("error unknown request")
         assert send("new_shoe decks").startswith("error shoe: ")
         state = json.loads(send("state")[3:])

@@ -179,9 +179,19 @@ def test_game_changing_keys_ask_first_and_replies_are_shown():
     assert "NEW SHOE" in _screen(runner.view)
     runner.key("y")
     assert bridge.sent == ["shoe"]
-    assert "> ok sent shoe as command 1" in _screen(runner.view)
+    assert "> ok sent shoe as command 1; waiting for the shoe's answer" in _screen(runner.view)
+    # The reply line is the shoe's own answer: a refusal with its reason...
+    runner._committed(7, {"type": "error", "source": "link", "reason": "wrong_state", "command": "shoe",
+                          "counter": 1, "message": "stopped until clear_stop"})
+    runner.drain()
+    assert ("> error sent shoe as command 1; refused by the shoe (wrong_state): stopped until clear_stop"
+            in _screen(runner.view, width=120))
+    # ... or its acceptance (with the recording state, for "status").
     assert runner.key("s") and bridge.sent == ["shoe", "status"]
-    assert "ok sent status as command 2; RECORDING: shoe T3" in _screen(runner.view, width=120)
+    runner._committed(8, {"type": "accepted", "source": "link", "command": "status", "counter": 2})
+    runner.drain()
+    assert ("ok sent status as command 2; accepted by the shoe; RECORDING: shoe T3"
+            in _screen(runner.view, width=120))
     # the shoe's answer to "status" replaces the reply line
     runner.view.event({"type": "status", "source": "link", "round": 3, "phase": "dealing", "next": "P1",
                        "player": [], "banker": [], "held": [], "left": 300, "settings": "", "seq": 41,
@@ -213,8 +223,11 @@ def test_the_console_clears_the_stop_with_c_after_a_yes():
     runner.key("c")
     runner.key("y")
     assert bridge.sent == ["clear_stop"] and "ok sent clear_stop" in runner.view.notice
-    # ... and the clearing is in the store's chained audit log, with who sent it
+    runner._committed(3, {"type": "accepted", "source": "link", "command": "clear_stop", "counter": 1})
+    runner.drain()
+    # ... and the clearing is in the store's chained audit log, with who sent
+    # it and the shoe's answer
     rows = bridge.store.db.execute("SELECT user, role, tbl, action, target, outcome FROM audit_log").fetchall()
     assert rows == [(getpass.getuser(), "console", "T3", "command", "clear_stop",
-                     '"ok sent clear_stop as command 1"')]
+                     '"ok sent clear_stop as command 1; accepted by the shoe"')]
     assert audit.check_audit(bridge.store.db)[2] is None  # the chain holds

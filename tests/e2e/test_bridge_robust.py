@@ -8,6 +8,7 @@ it, stays up and records the next good frame. A sample of the frame-path fuzz
 (`shoe soak fuzz` runs the long one) runs in-process at the end.
 """
 
+import concurrent.futures
 import json
 import random
 import sqlite3
@@ -371,8 +372,12 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
         shoe.pump(lambda f: shoe.acked() == 2)
         code, line = _check(path)
         assert code == 0 and line == "RECORDING: shoe T9 on %s, stored through seq 2" % shoe.path
-        r = _cli("--db", str(path), "--send", "status")
-        assert r.returncode == 0 and r.stdout.startswith("ok sent status as command 1; RECORDING: shoe T9")
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            run = pool.submit(_cli, "--db", str(path), "--send", "status")
+            shoe.answer_next_command()
+            r = run.result()
+        assert r.returncode == 0 and r.stdout.startswith(
+            "ok sent status as command 1; accepted by the shoe; RECORDING: shoe T9"), r.stdout
         r = _cli("--db", str(path), "--send", "state")
         state = json.loads(r.stdout[3:])
         assert state["recording"] is True and state["line"].startswith("RECORDING")

@@ -211,8 +211,10 @@ def test_power_cut_mid_round_resumes_the_exact_round(emu, host):
     host.auto_ack = True
     for s in range(acked + 1, last + 1):
         assert host.events[s] == seen[s], s  # the very same bytes and seq
-    boot = host.find(type="boot", resumed=True)
-    assert boot and boot[0] == last + 1
+    # The boot event follows the resent ones, in a later frame: wait for it
+    # (on a loaded machine it was not there yet when `last` was).
+    boot = host.wait_event(timeout=30, type="boot", resumed=True)
+    assert boot[0] == last + 1
     hello = host.hellos()[0]
     assert hello["acked"] == acked and hello["tilt"] is None
     # The command counter survived, and the old command, signed for the last

@@ -51,16 +51,21 @@ def enroll(*args, timeout=60, env=None):
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="set.bin", idle="1.5", covers=None):
+def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="set.bin", idle="4", covers=None):
+    """The technician starts scanning when the station says it is ready (its
+    "scan each deck" line), as at a bench; a fixed head start lost every code
+    to a station still starting on a loaded machine (0 of 52 read)."""
+    # --idle is well above the simulator's quiet gap after a fault (1.5 s),
+    # so a slow station does not take the gap for the end of the scan.
     (tmp_path / "codes.txt").write_text("\n".join(scans) + "\n")
     sim = subprocess.Popen(sim_command("barcode") + ["--codes", str(tmp_path / "codes.txt"),
-                                                     "--fast", "--interval", "0", "--start-delay", "0.5",
+                                                     "--fast", "--interval", "0", "--start-on-enter",
                                                      # quiet after a fault: much longer than the
                                                      # driver's 200 ms line timeout, so a
                                                      # station slowed by a busy machine still
                                                      # sees the line go idle after noise
                                                      "--gap", "1.5"],
-                           cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                           cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         port = sim.stdout.readline().strip()
         args = ["--reader", "barcode", "--port", port, "--decks", decks, "--batch", batch,
@@ -69,7 +74,22 @@ def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="s
             args += ["--manifest", tmp_path / "manifest.txt"]
         if covers is not None:
             args += ["--covers", covers]
-        result = enroll(*args, timeout=120, env=dict(os.environ, COLUMNS="200"))
+        station = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "enroll"] + [str(a) for a in args],
+                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env=dict(os.environ, COLUMNS="200"))
+        lines = []
+        for line in station.stdout:
+            lines.append(line)
+            if "scan each deck" in line:
+                sim.stdin.write("\n")   # the station is ready: scanning starts
+                sim.stdin.flush()
+                break
+        try:
+            out_rest, err = station.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            station.kill()
+            raise
+        result = subprocess.CompletedProcess(station.args, station.returncode, "".join(lines) + out_rest, err)
     finally:
         sim.terminate()
         sim.wait(timeout=10)
@@ -242,7 +262,7 @@ def test_without_a_manifest_the_scan_order_defines_the_cards_and_batch_b_joins_a
 
 def test_without_a_manifest_a_duplicate_and_a_short_count_are_reported(tmp_path):
     a = make_codes(1, seed=7)[1]
-    result = enroll_with_barcode(tmp_path, a[:40] + [a[3]], 1, manifest=False, idle="1", covers=0)
+    result = enroll_with_barcode(tmp_path, a[:40] + [a[3]], 1, manifest=False, idle="3", covers=0)
     assert result.returncode == 1
     assert "deck 1 position 41 (2D): duplicate: same ID '%s' as deck 1 position 4 (4S)" % a[3] in result.stdout
     assert "deck 1 position 41 (2D) onward: not scanned (40 of 52 cards read)" in result.stdout
@@ -291,7 +311,7 @@ def enroll_with_pn532(tmp_path, scans, decks, faults="", covers=0):
     try:
         port = sim.stdout.readline().strip()
         return enroll("--reader", "pn532", "--port", port, "--decks", decks, "--batch", "A",
-                      "--out", tmp_path / "set.bin", "--idle", "1.5", "--covers", covers,
+                      "--out", tmp_path / "set.bin", "--idle", "4", "--covers", covers,
                       "--manifest", tmp_path / "manifest.txt", timeout=300)
     finally:
         sim.terminate()

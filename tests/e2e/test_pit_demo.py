@@ -4,6 +4,7 @@ and stopped with Ctrl-C (SIGINT) and SIGTERM: exit 0, no traceback."""
 
 import json
 import signal
+import stat
 import ssl
 import subprocess
 import sys
@@ -69,6 +70,15 @@ def test_demo_serves_two_tables_until_signalled(tmp_path, sig):
         if proc.poll() is None:
             out = _stop(proc, sig)
             assert "stopped" in out
+    # Stopped, the demo ran the verify command it printed on its store: every
+    # table's record covered by its simulated chip's signatures.
+    printed = [ln for ln in lines if "shoe verify --db" in ln]
+    assert printed and "--key-dir" in printed[0], lines
+    assert "every table's record its shoe's own" in out, out
+    devices = tmp_path / "pit.db.devices"
+    assert stat.S_IMODE(devices.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(p.stat().st_mode) for p in devices.iterdir() if p.is_file()} == {0o600}
+    assert {p.name for p in devices.iterdir()} >= {"DEMO1.key", "DEMO1.pub", "DEMO2.key", "DEMO2.pub"}
 
 
 def test_demo_tables_without_serve_is_one_line(tmp_path):

@@ -172,27 +172,48 @@ def test_logout_ends_a_bearer_session_and_sessions_expire(pit):
         assert call(server.port, "GET", "/api/me", headers={"Authorization": "Bearer " + t}, tls=True)[2]["user"] is None
 
 
-def test_logins_are_throttled_per_address_and_per_user_and_logged(pit):
+def _timed_login(port, user, password, source):
+    t = time.monotonic()
+    status, h, _b = _login(port, user, password, source=source)
+    return status, h, time.monotonic() - t
+
+
+def test_a_lockout_is_per_user_and_address_and_the_slow_down_never_locks_anyone_out(pit):
+    """Ten wrong passwords for vic from one address lock vic at that address
+    only; guessing vic's password from many addresses, or many names from
+    one address, slows those attempts down (guard.SLOW_MAX at most) but never
+    refuses vic, or sam, the right password."""
+    from host_tools.pit import guard
     server, _s, _e, cfg = pit
     port = server.port
-    # ten wrong passwords for vic, from ten addresses: then vic is locked even with the right one
-    for i in range(10):
-        assert _login(port, "vic", "wrong password!", source="127.0.0.%d" % (10 + i))[0] == 401
-    status, h, _b = _login(port, "vic", PASSWORD, source="127.0.0.30")
-    assert status == 429 and int(h["retry-after"]) >= 1
-    # ten wrong names from one address: that address is locked, for anyone
-    for i in range(10):
+    for _ in range(10):
+        assert _login(port, "vic", "wrong password!", source="127.0.0.10")[0] == 401
+    status, h, _b = _login(port, "vic", PASSWORD, source="127.0.0.10")
+    assert status == 429 and int(h["retry-after"]) >= 1   # that pair is locked
+    status, _h, took = _timed_login(port, "vic", PASSWORD, "127.0.0.11")
+    assert status == 200, status                         # vic elsewhere is not
+    # a guesser spread over more addresses: each of its tries is slowed...
+    slowed = []
+    for i in range(2):
+        status, _h, took = _timed_login(port, "vic", "wrong password!", "127.0.0.%d" % (50 + i))
+        assert status == 401
+        slowed.append(took)
+    assert min(slowed) >= guard.SLOW_MAX, slowed
+    # ...and vic, from an address of its own, still logs in (slowed at most SLOW_MAX)
+    status, _h, took = _timed_login(port, "vic", PASSWORD, "127.0.0.90")
+    assert status == 200, status
+    # six names guessed from one address: that address is slowed, sam still logs in from it
+    for i in range(6):
         assert _login(port, "nobody%d" % i, "wrong password!", source="127.0.0.40")[0] == 401
-    status, h, _b = _login(port, "sam", PASSWORD, source="127.0.0.40")
-    assert status == 429 and int(h["retry-after"]) >= 1
-    assert _login(port, "sam", PASSWORD, source="127.0.0.41")[0] == 200  # elsewhere, sam still logs in
+    status, _h, took = _timed_login(port, "sam", PASSWORD, "127.0.0.40")
+    assert status == 200 and took >= guard.slow_delay(6) > 0, (status, took)
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, action, target, outcome, client FROM audit_log"
                                      " WHERE action IN ('login', 'lock')"))
-    assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 10
-    assert ("vic", "lock", "user vic") in [r[:3] for r in rows]
-    assert any(r[1] == "lock" and r[2] == "address 127.0.0.40" for r in rows)
-    assert any(r[0] == "vic" and r[3].startswith("refused") and r[4] == "127.0.0.30" for r in rows)
+    assert ("vic", "lock", "user vic at 127.0.0.10") in [r[:3] for r in rows]
+    assert [r for r in rows if r[1] == "lock" and r[0] != "vic"] == []  # no name nor address locked
+    assert any(r[0] == "vic" and r[3].startswith("refused") and r[4] == "127.0.0.10" for r in rows)
+    assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 12
 
 
 def test_a_short_password_is_refused(tmp_path):
@@ -220,3 +241,24 @@ def test_a_staff_stream_ends_with_its_session(pit):
             assert not stream.thread.is_alive(), "the %s left the stream open" % end_it
         finally:
             stream.close()
+
+
+def _deep(n):
+    return [("[" * n).encode(), ('{"a":' * 13000).encode(),  # each under the 64 KiB body cap ("[" * 30000 + "]" * 30000).encode(),
+            ('{"user":' + "[" * 900 + "]" * 900 + ',"password":"x"}').encode(),
+            ('{"alert":1,"reason":' + "[" * 900 + "]" * 900 + "}").encode(),
+            ('{"command":"status","args":{"a":' + "[" * 900 + "]" * 900 + "}}").encode()]
+
+
+@pytest.mark.parametrize("path", ["/api/login", "/api/tables/T1/ack-alert", "/api/tables/T1/command"])
+def test_json_of_any_depth_is_a_400_not_a_500(pit, path):
+    """60,000 nested brackets (and 900, under the parser's recursion limit,
+    as the value of a field) are a client's error: 400 with one line, as
+    staff, and the pit answers the next request."""
+    server, _s, _e, _c = pit
+    port = server.port
+    for body in _deep(60000):
+        status, _h, r = call(port, "POST", path, raw_body=body, headers=same_origin(port, True, server.staff),
+                             tls=True)
+        assert status == 400 and isinstance(r, dict) and "JSON" in r["error"], (path, body[:40], status, r)
+    assert call(port, "GET", "/api/me", headers={"Authorization": "Bearer " + server.staff}, tls=True)[0] == 200

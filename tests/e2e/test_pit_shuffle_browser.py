@@ -30,6 +30,14 @@ def _events(cfg):
 
 def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit):
     server, _service, emus, cfg = pit
+    # A command the shoe refuses shows the shoe's reason, not "ok".
+    context, page = _open(chromium, server, "/table/T1", user="sam")
+    page.click("button[data-command=bets]")
+    page.click("#confirm-yes")
+    page.wait_for_selector("#reply:has-text('refused: rejected by the shoe: wrong_state no more bets: "
+                           "no card set loaded')", timeout=WAIT_MS)
+    assert "ok" not in page.inner_text("#reply").split(":")[0]
+    context.close()
     for line in ["shoe decks=8", "KH up", "QH", "JH", "TH", "9H", "8H", "7H"]:
         emus["T1"].deal(line)
     _wait(lambda: any(e.get("rule") == "cold_deck" for e in _events(cfg)), what="the stop")
@@ -43,7 +51,7 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     page.wait_for_selector(".alert.critical >> text=cold_deck", timeout=WAIT_MS)
     page.click("button[data-command=clear_stop]")
     page.click("#confirm-yes")
-    page.wait_for_selector("#reply:has-text('ok sent clear_stop')", timeout=WAIT_MS)  # no eval: the CSP forbids it
+    page.wait_for_selector("#reply:has-text('ok: accepted by the shoe')", timeout=WAIT_MS)  # no eval: the CSP forbids it
     _wait(lambda: any(e["type"] == "stop_cleared" for e in _events(cfg)), what="stop_cleared")
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, role, target, outcome FROM audit_log WHERE target = 'clear_stop'"))

@@ -45,8 +45,8 @@ def test_two_shoes_both_batches_audit_passes(tmp_path):
     assert run.stdout.count("dealt as committed") == 2  # the read-backs wait for the next reveal
     assert run.stdout.count("not checked yet: the") == 2
     assert "batch A-1: the commitment opens" in run.stdout and "batch B-1: the commitment opens" in run.stdout
-    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin",
-                 "--pubkey", db + ".shuffler.pub")
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".devices/SHUF1/cardset.bin",
+                 "--pubkey", db + ".devices/SHUF1.pub")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert re.search(r"shoe DEMO1 \(from event seq \d+\) read \d+ cards", audit.stdout)
 
@@ -79,8 +79,8 @@ def test_the_shoe_stops_at_a_switched_card_and_the_audit_names_it(tmp_path):
     assert after[cleared]["rule"] == "order_mismatch"
     assert any(e.get("type") == "accepted" and e.get("command") == "clear_stop" for e in after[:cleared])
     assert not any(e.get("type") in ("card", "bets", "result") for e in after[1:cleared])
-    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".shuffler/cardset.bin",
-                 "--pubkey", db + ".shuffler.pub")
+    audit = shoe("shuffler", "audit", "--db", db, "--cardset", db + ".devices/SHUF1/cardset.bin",
+                 "--pubkey", db + ".devices/SHUF1.pub")
     assert audit.returncode == 1, audit.stdout + audit.stderr
     assert ("IRREGULARITY in batch A-1: the 12th card the shoe read" in audit.stdout
             and "is %s where the committed order has %s" % (moved, real) in audit.stdout), audit.stdout

@@ -96,15 +96,15 @@ def test_a_shuffler_store_forged_with_everything_the_pit_holds_fails_at_its_firs
     rows = forge.events(tmp_path / "s.db", "SHUF1")
     sealed = [seq for seq, t in rows if '"to":"sealed"' in t.replace(" ", "")][0]
     first_cp = [seq for seq, t in rows if json.loads(t)["type"] == "checkpoint" and seq > sealed][0]
-    assert rc == 1 and "FAIL shoe SHUF1: checkpoint seq %d" % first_cp in out, out
+    assert rc == 1 and "FAIL shoe SHUF1: seq %d" % first_cp in out, out
     assert "is not the stored tag" in out, out
     rc, out = _verify("--db", tmp_path / "s.db", "--key-file", key)
-    assert rc == 0 and "OK   shoe SHUF1: 1 signed checkpoints verified" in out, out
+    assert rc == 0 and "OK   shoe SHUF1: every event covered by 1 checkpoint its chip signed" in out, out
     # The forger rewrites the checkpoint's head too: the chip's signature fails.
     forged = forge.rewrite(tmp_path / "s.db", tmp_path / "forged2.db", "SHUF1", device_key, _commit_changed,
                            fix_heads=True)
     rc, out = _verify("--db", forged, "--key-file", key)
-    assert rc == 1 and "FAIL shoe SHUF1: checkpoint seq %d: the signature does not verify" % first_cp in out, out
+    assert rc == 1 and "FAIL shoe SHUF1: seq %d: the signature does not verify" % first_cp in out, out
 
 
 def test_the_vault_key_is_derived_by_the_chip_and_no_dump_gives_it(tmp_path):

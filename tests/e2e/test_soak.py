@@ -34,10 +34,12 @@ def _figure(out, label):
 
 
 def test_chaos_sample_kills_shoe_and_bridge_and_loses_nothing(tmp_path):
-    rc, out = _shoe("soak", "chaos", "--shoe-kills", "3", "--bridge-kills", "3", "--decks", "1",
-                    "--seed", "5", "--dir", str(tmp_path))
+    rc, out = _shoe("soak", "chaos", "--shoe-kills", "3", "--bridge-kills", "3", "--double-kills", "2",
+                    "--decks", "1", "--seed", "5", "--dir", str(tmp_path))
     assert rc == 0, out
     assert _figure(out, "shoe kills") == "3" and _figure(out, "bridge kills") == "3"
+    assert _figure(out, "double kills") == "2"
+    assert _figure(out, "exact resumes") == "3/3 after shoe kills, 2/2 after double kills", out
     assert _figure(out, "bridge crashes") == "0"
     for label in ("lost", "duplicated", "out of order"):
         assert _figure(out, label) == "0", out
@@ -61,13 +63,14 @@ def test_fuzz_sample_finds_no_uncaught_exception_or_hang():
                     "--seed", "11")
     table = {}
     for line in out.splitlines():
-        words = line.rsplit(None, 6)
-        if len(words) == 7 and all(w.isdigit() for w in words[1:5]):
-            table[words[0]] = [int(w) for w in words[1:5]]
+        words = line.rsplit(None, 7)
+        if len(words) == 8 and all(w.isdigit() for w in words[1:6]):
+            table[words[0]] = [int(w) for w in words[1:6]]  # inputs reached uncaught kinds hangs
     assert table["bridge frame path (CPython)"][0] == 20000, out
     assert table["firmware frame+command (MicroPython VM)"][0] == 2000, out
     assert len(table) == 7, out
-    assert all(row[1] == 0 and row[3] == 0 for row in table.values()), out
+    assert all(row[2] == 0 and row[4] == 0 for row in table.values()), out
+    assert all(row[1] > 0 for row in table.values()), "a target whose inputs never get past its checks:\n" + out
     assert rc == 0, out
 
 

@@ -83,6 +83,23 @@ class FakeShoe:
             self.tags[seq] = tag
         return body + b" " + tag
 
+    def answer_next_command(self, refusal=None, timeout=10.0):
+        """Wait for the bridge's next command and answer it as the shoe does:
+        an ``accepted`` event under its counter, or, with ``refusal``, an
+        ``error`` naming the counter with that message. Its counter."""
+        before = len([f for f in self.frames if f[0] == "C"])
+        cmds = self.pump(lambda f: [x for x in f if x[0] == "C"][before:], timeout)
+        counter = cmds[0][1]
+        name = auth.verify_host(self.key, self.shoe_id, self.nonce, ord("C"), counter,
+                                cmds[0][2]).decode().split()[0]
+        if refusal is None:
+            text = {"type": "accepted", "source": "link", "command": name, "counter": counter}
+        else:
+            text = {"type": "error", "source": "link", "reason": "wrong_state", "command": name,
+                    "counter": counter, "message": refusal}
+        self.event(self.last_seq + 1, json.dumps(text, separators=(",", ":")))
+        return counter
+
     def beat_payload(self, seq, acked, queued=0, link=None):
         """A heartbeat as the shoe signs it: over the bridge's latest
         heartbeat challenge (``link`` to choose another)."""

@@ -48,12 +48,12 @@ class Stream:
     """An /api/events client keeping every raw byte, every message and when
     it arrived (``times``, monotonic seconds, one per message)."""
 
-    def __init__(self, port, token=None, tls=False):
+    def __init__(self, port, token=None, tls=False, path="/api/events"):
         self.raw = bytearray()
         self.messages = []
         self.times = []
         self.con = connect(port, tls, timeout=30)
-        self.con.request("GET", "/api/events", headers={"Authorization": "Bearer " + token} if token else {})
+        self.con.request("GET", path, headers={"Authorization": "Bearer " + token} if token else {})
         self.resp = self.con.getresponse()
         assert self.resp.status == 200, self.resp.status
         self.thread = threading.Thread(target=self._read, daemon=True)

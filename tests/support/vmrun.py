@@ -20,7 +20,7 @@ def compiled_firmware(outdir, modules):
     """Compile firmware modules with mpy-cross as `shoe deploy` does: a board
     imports bytecode, and compiling the whole game core from source inside a
     128 KiB heap is a cost the shoe never pays."""
-    from host_tools import deploy
-    for rel in deploy.import_closure(modules):
+    from host_tools import deploy, image
+    for rel in image.import_closure(modules):
         deploy.compile_mpy(deploy.FIRMWARE / rel, outdir / rel.replace(".py", ".mpy"), rel)
     return outdir

@@ -121,3 +121,56 @@ def test_the_core_agrees_with_the_dealer(seed, rate):
     assert sum(rules_seen.values()) == sum(made.values())
     assert not [e for e in events if e["type"] == "error"]
     assert events[-1]["type"] == "shoe_end" and events[-1]["reason"] == "cover"
+
+
+DECKS = (1, 2, 4, 6, 8)
+RATES = (0.0, 0.03, 0.3, 1.0)
+
+
+def _deals_whole(seed, decks, rate):
+    """The dealer finishes the shoe by Ch 9D within the stack: the cover card
+    shows once, exactly one round follows the one it showed in, no card is
+    drawn more often than the decks hold it, and no mistake comes after the
+    cover card."""
+    d = dealer.Dealer(seed, decks=decks, irregularity_rate=rate)
+    lines = list(d.lines())  # raised IndexError for seed 3118, one deck, rate 0.05
+    assert lines.count("cover") == 1
+    at = lines.index("cover")
+    after = lines[at + 1:]
+    assert after.count("bets") == 1, (seed, decks, rate, after)
+    drawn = [line.split()[0] for line in lines[1:] if line not in ("bets", "cover")]
+    assert len(drawn) <= 52 * decks and max(collections.Counter(drawn).values()) <= decks
+    assert not any(line.endswith(" up") for line in after)
+    return d, lines
+
+
+def test_the_seed_that_ran_out_of_cards():
+    _deals_whole(3118, 1, 0.05)
+
+
+def test_every_seed_and_deck_count_deals_a_whole_shoe():
+    """Property: 1200 seeds over every deck count and mistake rate (with
+    rate 1.0 a mistake wherever one fits)."""
+    for seed in range(1200):
+        _deals_whole(seed, DECKS[seed % len(DECKS)], RATES[(seed // len(DECKS)) % len(RATES)])
+
+
+@pytest.mark.slow
+def test_every_seed_and_deck_count_deals_a_whole_shoe_long():
+    for seed in range(20000):
+        for decks in DECKS:
+            _deals_whole(seed, decks, RATES[seed % len(RATES)])
+
+
+@pytest.mark.parametrize("seed", [3118, 61, 334, 30])
+def test_the_core_agrees_with_the_dealer_near_the_cover_card(seed):
+    """Seeds that ran the dealer out of cards, through the firmware's game:
+    one irregularity per mistake, nothing else flagged, the shoe ended by the
+    cover card."""
+    from host_tools import replay
+    d, lines = _deals_whole(seed, 1, 0.3)
+    events = replay.replay_events("\n".join(lines) + "\n")
+    rules_seen = collections.Counter(e["rule"] for e in events if e["type"] == "irregularity")
+    assert sum(rules_seen.values()) == len(d.mistakes)
+    assert not [e for e in events if e["type"] == "error"]
+    assert events[-1]["type"] == "shoe_end" and events[-1]["reason"] == "cover"

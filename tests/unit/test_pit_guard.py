@@ -68,3 +68,43 @@ def test_a_write_must_be_json_from_the_pits_own_origin():
     assert "Origin" in guard.forged_write(_req({"Content-Type": "application/json", "Origin": own + ".evil"}))
     assert guard.forged_write(_req({"Content-Type": "application/json", "Referer": own + ".evil/"})) is not None
     assert guard.forged_write(_req({"Content-Type": "application/json"})) is not None
+
+
+def test_the_slow_down_grows_with_failures_and_stops_at_its_cap():
+    clock = Clock()
+    th = guard.Throttle(limit=10, window=60.0, clock=clock)
+    waits = []
+    for _ in range(guard.SLOW_AFTER + 6):
+        waits.append(th.slow_down("user vic", "address 10.0.0.1"))
+        th.fail("user vic")
+    assert waits[:guard.SLOW_AFTER] == [0.0] * guard.SLOW_AFTER
+    assert waits[guard.SLOW_AFTER] == guard.SLOW_BASE and waits == sorted(waits)
+    assert waits[-1] == guard.SLOW_MAX
+    clock.t += 61.0  # the failures left the window
+    assert th.slow_down("user vic") == 0.0
+
+
+def test_the_staff_reserve_is_kept_from_the_public_and_a_refusal_closes_its_connection():
+    caps = guard.Caps(streams=10, streams_per_address=100, requests=10, requests_per_address=10,
+                      reserve={"stream": 4})
+    for i in range(6):
+        assert caps.take("stream", "10.0.0.%d" % i) is None
+    no = caps.take("stream", "10.0.0.99")
+    assert no.status == 503 and no.keep_alive is False        # the public stops 4 short
+    for _ in range(4):
+        assert caps.take("stream", "10.0.0.1", staff=True) is None  # staff, even from a crowded address
+    assert caps.take("stream", "10.0.0.1", staff=True).status == 503  # the whole cap holds for all
+    caps.give("stream", "10.0.0.1", staff=True)
+    assert caps.total["stream"] == 9 and caps.public["stream"] == 6
+
+
+def test_a_body_is_a_json_object_of_bounded_depth_or_a_one_line_refusal():
+    import pytest
+    assert guard.json_object(b'{"command": "shoe", "args": {"decks": 8}}') == {"command": "shoe", "args": {"decks": 8}}
+    deep = b'{"a":' + b"[" * (guard.JSON_DEPTH - 1) + b"]" * (guard.JSON_DEPTH - 1) + b"}"
+    assert guard.json_object(deep)["a"]  # exactly JSON_DEPTH levels
+    for raw in (b"[" * 60000, b'{"a":' * 60000, b"[" * 30000 + b"]" * 30000, b'{"a":' + b"[" * guard.JSON_DEPTH
+                + b"]" * guard.JSON_DEPTH + b"}", b"\xff\xfe", b"[]", b"7", b""):
+        with pytest.raises(guard.BadBody) as e:
+            guard.json_object(raw)
+        assert "\n" not in str(e.value) and "JSON" in str(e.value), raw[:20]

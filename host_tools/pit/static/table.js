@@ -131,7 +131,9 @@ async function send(cmd, label, game) {
     return;
   }
   const r = await api("/api/tables/" + encodeURIComponent(name) + "/command", { command: cmd, confirm: game });
-  $("reply").textContent = r.data.reply || r.data.error || String(r.status);
+  // The shoe's own answer (accepted, or refused with its reason), never the sending alone.
+  $("reply").textContent = r.data.shoe ? (r.data.ok ? "ok: " : "refused: ") + r.data.shoe
+    : r.data.reply || r.data.error || String(r.status);
   reload();
 }
 

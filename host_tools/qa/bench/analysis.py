@@ -8,6 +8,7 @@ import argparse
 import statistics
 import time
 
+from host_tools import argtypes
 from host_tools.analysis import composition, exact, reference
 from host_tools.sim import seeded_shoes as simulate
 from host_tools.analysis.monitor import EdgeMonitor
@@ -24,10 +25,10 @@ def _median_time(fn, repeats):
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="shoe bench analysis")
-    parser.add_argument("--decks", type=int, default=8)
-    parser.add_argument("--repeats", type=int, default=11, help="repeats of the fast paths")
-    parser.add_argument("--reference-repeats", type=int, default=3, help="repeats of the plain enumeration")
-    parser.add_argument("--shoes", type=int, default=3, help="seeded shoes for the monitor")
+    parser.add_argument("--decks", type=argtypes.whole(1, 16), default=8)
+    parser.add_argument("--repeats", type=argtypes.whole(1), default=11, help="repeats of the fast paths")
+    parser.add_argument("--reference-repeats", type=argtypes.whole(1), default=3, help="repeats of the plain enumeration")
+    parser.add_argument("--shoes", type=argtypes.whole(1), default=3, help="seeded shoes for the monitor")
     args = parser.parse_args(argv)
 
     full = composition.full(args.decks)

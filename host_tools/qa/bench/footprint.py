@@ -33,7 +33,7 @@ import sys
 import tempfile
 
 from host_tools import boards
-from host_tools import deploy
+from host_tools import deploy, image
 from host_tools.boards import config
 
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
@@ -185,14 +185,17 @@ def resident_modules(manifest):
     """What a running shoe keeps imported: main.py's imports and the board
     module's, with only the driver of the board's configured reader (the
     bring-up imports the one it needs)."""
-    rels = deploy.import_closure(["main.py", "boards/%s.py" % manifest["module"]])
+    rels = image.import_closure(["main.py", "boards/%s.py" % manifest["module"]])
     reader = config.constants(manifest["board"], "BENCH")["READER"]
     drivers = set(_READER_DRIVERS.values()) | {"drivers/pn532_%s.py" % b for b in ("uart", "i2c", "spi")}
     rels = {r for r in rels if r not in drivers}
     own = _READER_DRIVERS[reader["kind"]]
     if "%s" in own:
         own = own % reader["bus"]
-    rels |= deploy.import_closure([own])
+    rels |= image.import_closure([own])
+    # What main.py imports only on a rig (the dealer channel's script
+    # reader, firmware/images/) is not on a board's image.
+    rels = {r for r in rels if r == "main.py" or r[:-3] + ".mpy" in manifest["files"]}
     names = sorted(_module_name(r) for r in rels if r != "main.py" and r not in _on_demand())
     return ["board_config"] + [m for m in names if _runs_in_vm(manifest, m)]
 
@@ -206,7 +209,8 @@ ON_DEMAND = ("manifest.py", "probes.py", "drivers/atecc608_setup.py", "drivers/a
 
 def _on_demand():
     """The shoe's: a shuffler's own (shuffler/probes.py) is on no shoe's image."""
-    return tuple(r for r in ON_DEMAND if not r.startswith(deploy.NOT_ON_SHOE))
+    on_shoe = image.load("shoe").files
+    return tuple(r for r in ON_DEMAND if r in on_shoe)
 
 
 def eight_deck_cardset(path):

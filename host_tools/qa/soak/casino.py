@@ -19,18 +19,19 @@ import random
 import tempfile
 import time
 
+from host_tools import argtypes
 from host_tools.sim.rigs.casino import Rig
 
 ACTIONS = ("hub", "leaf", "consumer", "postgres", "pit", "cut", "inject")
 
 
 def add_arguments(parser):
-    parser.add_argument("--seconds", type=float, default=60.0, help="how long the chaos lasts")
+    parser.add_argument("--seconds", type=argtypes.seconds(), default=60.0, help="how long the chaos lasts")
     parser.add_argument("--tables", type=int, default=4, help="tables per pit")
     parser.add_argument("--rate", type=float, default=5.0, help="events per second per table")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--gap", type=float, default=2.0, help="mean seconds between two faults")
-    parser.add_argument("--cut", type=float, default=5.0, help="seconds a pit stays cut off")
+    parser.add_argument("--gap", type=argtypes.seconds(), default=2.0, help="mean seconds between two faults")
+    parser.add_argument("--cut", type=argtypes.seconds(), default=5.0, help="seconds a pit stays cut off")
     parser.add_argument("--layout", choices=("leaf-buffer", "hub-capture"), default="leaf-buffer",
                         help="leaf nodes with their own JetStream domain, or plain leaves")
     parser.add_argument("--catch-up", type=float, default=180.0,

@@ -9,6 +9,8 @@ SOAKS = {
     "noise": ("host_tools.qa.soak.noise", "a relay that flips, drops, duplicates, reorders bytes "
               "and sends garbage lines"),
     "fuzz": ("host_tools.qa.soak.fuzz", "random and mutated inputs to every parser on the link"),
+    "powercut": ("host_tools.qa.soak.powercut", "cut the shoe's power at its journal's writes, syncs and "
+                 "renames; the record must stay whole and recording resume within the bound"),
     "casino": ("host_tools.qa.soak.casino", "kill hub, leaves, consumers, PostgreSQL and pits; "
                "inject forgeries; the central record must equal the pits"),
 }

@@ -31,6 +31,13 @@ escapes is an *uncaught exception*; an input that takes longer than
 - ``settle``: `shoe settle`'s run() on mutated JSON documents (stdin,
   UTF-8). Documented: none (it must print one line and return 2).
 
+Each target also counts the inputs that *reached its verified path*: past
+every check an attacker must get through, into the code a genuine input
+runs (``deep`` names it: a stored event, an accepted command, a card's UID,
+a decoded code, a dealt result, a settled round). A fuzzer whose inputs
+never get there tests only the front door; tests/unit/test_fuzz_reach.py
+plants a fault on each target's verified path and shows the fuzz finds it.
+
 Every input comes from one seeded generator, so ``--seed`` reproduces a run;
 each kind of uncaught exception is reported once with its count, its
 traceback's last frames and the first input that raised it.
@@ -50,6 +57,7 @@ import tempfile
 import time
 import traceback
 
+from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools import vm
 
@@ -63,10 +71,10 @@ TARGETS = ("bridge", "firmware", "firmware-vm", "pn532", "gm65", "replay", "sett
 
 
 def add_arguments(parser):
-    parser.add_argument("--count", type=int, default=20000,
+    parser.add_argument("--count", type=argtypes.whole(0), default=20000,
                         help="inputs to the bridge's frame path and to the firmware's parsers "
                              "under CPython, each (default 20000)")
-    parser.add_argument("--vm-count", type=int, default=2000,
+    parser.add_argument("--vm-count", type=argtypes.whole(0), default=2000,
                         help="inputs to the firmware's parsers inside the MicroPython VM (default 2000)")
     parser.add_argument("--tool-count", type=int,
                         help="inputs to each of pn532, gm65, replay and settle (default COUNT/10)")
@@ -210,6 +218,8 @@ def _link_events():
 
 class BridgeTarget:
     name = "bridge frame path (CPython)"
+    deep = "inputs that stored an event"
+    reached = 0
     allowed = ()
 
     def __init__(self, rng, work):
@@ -276,7 +286,7 @@ class BridgeTarget:
             counter = 0
         return {"proto": proto.PROTO, "fw": "fuzz", "board": "emulator", "shoe": SHOE, "settings": "",
                 "seq": seq - 1, "acked": seq - 1, "counter": counter, "tilt": None,
-                "nonce": "0123456789abcdef", "chain": chain.decode("ascii", "replace"), "first": 1}
+                "t": 0, "nonce": "0123456789abcdef", "chain": chain.decode("ascii", "replace")}
 
     def _signed(self, kind, seq, link, body):
         tag = host_frames.frame_mac(self.fkey, SHOE, kind, seq, link, body)
@@ -345,8 +355,11 @@ class BridgeTarget:
     def run(self, data):
         b = self.bridge
         before = b.stats.get("internal_errors", 0)
+        stored = b.stats["stored"]
         _CAUGHT.clear()
         b.feed(data)
+        if b.stats["stored"] > stored:
+            self.reached += 1
         if b.stats.get("internal_errors", 0) != before:
             # The bridge's last line of defence caught it (the link stays up),
             # but it is still an exception its own checks did not expect.
@@ -401,10 +414,12 @@ class FwHandler:
                 try:
                     schema.parse_command(body)
                 except proto.Rejected:
-                    pass
+                    return
+                FW_REACHED[0] += 1
 
 
 FW_HANDLER = FwHandler()
+FW_REACHED = [0]  # commands that passed the MAC and the parser
 
 
 def fw_input(data):
@@ -419,6 +434,7 @@ def fw_input(data):
 
 class FirmwareTarget:
     name = "firmware frame+command (CPython)"
+    deep = "signed commands the MAC check and the parser accepted"
     allowed = (proto.Rejected,)
 
     def __init__(self, rng, work):
@@ -426,6 +442,7 @@ class FirmwareTarget:
         space = {}
         exec(compile(FW_SOURCE, "<firmware fuzz target>", "exec"), space)
         self.fw_input = space["fw_input"]
+        self.space = space
         self.schema = schema
         self.bodies = [b"bets", b"exposed", b"status", b"time t=1700000000", b"clear_tilt seq=12",
                        b"shoe decks=8 designation=standard exposed=simulated batch=A",
@@ -458,6 +475,10 @@ class FirmwareTarget:
                              mutate(rng, rng.choice(self.bodies)) + b" " + b"0" * 32)
             return mutate(rng, f)
         return bytes(rng.randrange(256) for _ in range(rng.randint(0, 300)))
+
+    @property
+    def reached(self):
+        return self.space["FW_REACHED"][0]
 
     def run(self, data):
         self.fw_input(data)
@@ -501,6 +522,8 @@ def _fix_checksums(reply):
 
 class PN532Target:
     name = "pn532 replies (CPython)"
+    deep = "polls that returned a card's UID"
+    reached = 0
 
     def __init__(self, rng, work):
         from drivers import ReaderFault
@@ -534,11 +557,14 @@ class PN532Target:
         mode, replies = data
         drv = PN532_UART(_FakeUART(replies), ack_ms=0, reply_ms=0)
         drv._ready = mode == "poll"
-        drv.poll(bytearray(16))
+        if drv.poll(bytearray(16)) > 0:
+            self.reached += 1
 
 
 class GM65Target:
     name = "gm65 lines (CPython)"
+    deep = "inputs that yielded a code"
+    reached = 0
 
     def __init__(self, rng, work):
         from drivers import ReaderFault
@@ -557,11 +583,13 @@ class GM65Target:
         uart = _FakeUART(stream=data)
         drv = GM65(uart, line_timeout_ms=0)
         buf = bytearray(64)
+        codes = 0
         for _ in range(len(data) + 4):
             try:
-                drv.poll(buf)
+                codes += drv.poll(buf) > 0
             except self.allowed:
                 pass
+        self.reached += codes > 0
 
 
 class _Output(io.TextIOWrapper):
@@ -591,6 +619,8 @@ class InternalError(Exception):
 
 class ReplayTarget:
     name = "shoe replay script (CPython)"
+    deep = "scripts that dealt a round to its result"
+    reached = 0
     allowed = ()
 
     def __init__(self, rng, work):
@@ -633,10 +663,14 @@ class ReplayTarget:
         if b"internal error" in text:
             at = text.index(b"internal error")
             raise InternalError(text[at:text.find(b"\n", at)].decode(errors="replace")[:200])
+        if b'"type":"result"' in text:
+            self.reached += 1
 
 
 class SettleTarget:
     name = "shoe settle input (CPython)"
+    deep = "documents settled (exit 0)"
+    reached = 0
     allowed = ()
 
     def __init__(self, rng, work):
@@ -684,7 +718,8 @@ class SettleTarget:
     def run(self, data):
         from host_tools.settle import command
         with _stdio(data, text_stdin=True):
-            command.run(argparse.Namespace(file="-"))
+            if command.run(argparse.Namespace(file="-")) == 0:
+                self.reached += 1
 
 
 CLASSES = {"bridge": BridgeTarget, "firmware": FirmwareTarget, "pn532": PN532Target,
@@ -709,6 +744,8 @@ class Tally:
         self.uncaught = 0
         self.hangs = 0
         self.slowest = 0.0
+        self.reached = 0
+        self.deep = ""
         self.kinds = {}  # (type, where) -> [count, first input, traceback text, message]
 
     def note(self, exc, data):
@@ -748,6 +785,7 @@ def drive(target, count, limit, rng, tally, progress=None):
                 signal.setitimer(signal.ITIMER_REAL, 0)
             tally.slowest = max(tally.slowest, time.perf_counter() - t)
             tally.inputs += 1
+            tally.reached, tally.deep = getattr(target, "reached", 0), getattr(target, "deep", "")
             if progress and (i + 1) % progress == 0:
                 print("  %s: %d/%d, %d uncaught, %d hangs" % (tally.name, i + 1, count, tally.uncaught,
                                                              tally.hangs), flush=True)
@@ -787,7 +825,7 @@ while True:
     n += 1
     if n % PROGRESS == 0:
         print("P", n)
-print("DONE", n, errs, slow, worst)
+print("DONE", n, errs, slow, worst, FW_REACHED[0])
 """
 
 
@@ -852,7 +890,8 @@ def run_vm(count, limit, rng, tally, work, progress=None):
         tally.kinds[("VM ended early", "exit %s after %.0f s" % (proc.returncode, time.monotonic() - t0))] = \
             [1, kept[min(last, len(kept) - 1)] if kept else b"", "", ""]
         return
-    n, errs, slow, worst = done
+    n, errs, slow, worst, reached = done
+    tally.reached, tally.deep = reached, FirmwareTarget.deep
     tally.inputs = n
     tally.uncaught = errs
     tally.hangs += slow
@@ -898,12 +937,15 @@ def run(args):
                 drive(target, count, args.limit, rng, tally, progress)
             tally.seconds = time.monotonic() - t0
             tallies.append(tally)
-    print("%-42s %9s %9s %6s %6s %11s %8s" % ("target", "inputs", "uncaught", "kinds", "hangs",
-                                             "slowest ms", "s"))
+    print("%-42s %9s %9s %9s %6s %6s %11s %8s" % ("target", "inputs", "reached", "uncaught", "kinds",
+                                                 "hangs", "slowest ms", "s"))
     for t in tallies:
         kinds = len([k for k in t.kinds if k[0] not in ("hang", "slow", "VM ended early")])
-        print("%-42s %9d %9d %6d %6d %11.1f %8.0f" % (t.name, t.inputs, t.uncaught, kinds, t.hangs,
-                                                     t.slowest * 1000, t.seconds))
+        print("%-42s %9d %9d %9d %6d %6d %11.1f %8.0f" % (t.name, t.inputs, t.reached, t.uncaught, kinds,
+                                                         t.hangs, t.slowest * 1000, t.seconds))
+    print("reached: inputs on the target's verified path")
+    for t in tallies:
+        print("  %-40s %s" % (t.name, t.deep))
     bad = 0
     for t in tallies:
         for (kind, where), (n, data, text, message) in sorted(t.kinds.items(), key=lambda kv: -kv[1][0]):

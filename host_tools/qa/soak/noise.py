@@ -20,6 +20,7 @@ import threading
 import time
 import traceback
 
+from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools.sim.relay import Relay
 from host_tools.sim.rigs.bridge import Feeder, Stalled, ThreadedBridge
@@ -30,14 +31,14 @@ SHOE_ID = "NOISE"
 
 
 def add_arguments(parser):
-    parser.add_argument("--seconds", type=float, default=120.0, help="how long to deal (default 120)")
+    parser.add_argument("--seconds", type=argtypes.seconds(), default=120.0, help="how long to deal (default 120)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the shoes and of the noise")
     parser.add_argument("--rate", type=float, default=0.0005,
                         help="per-byte chance of each of drop, flip, duplicate, reorder (default 0.0005)")
     parser.add_argument("--garbage", type=float, default=0.02,
                         help="per-chunk chance of a long garbage line (default 0.02)")
-    parser.add_argument("--decks", type=int, default=8)
-    parser.add_argument("--dir", help="keep the flash and store here (default: a temp dir)")
+    parser.add_argument("--decks", type=argtypes.whole(1, 16), default=8)
+    parser.add_argument("--dir", type=argtypes.directory, help="keep the flash and store here (default: a temp dir)")
     parser.add_argument("--stall", type=float, default=120.0,
                         help="seconds without progress before the soak gives up (default 120)")
 

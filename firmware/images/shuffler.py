@@ -1,0 +1,25 @@
+# The batch shuffler's image: every file `shoe deploy --device shuffler`
+# puts on a shuffler's flash, and nothing else (read by host_tools/image.py,
+# as firmware/images/shoe.py is). Nothing of the shoe's game or its session.
+device("shuffler")
+
+# Its entry point, as main.py so that MicroPython runs it at power-up.
+module("shuffler/main.py", dest="main.py", source=True)
+module("clock.py")
+module("lazy.py")
+module("manifest.py")
+# The bench questions: shuffler/link.py loads shuffler.probes from a string
+# (its boot interns none of its names), and that module imports probes.
+module("probes.py")
+
+package("baccarat", ("cards", "jsonout"))
+package("cardset", ("registry",))
+package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn532", "pn532_i2c",
+                    "pn532_spi", "pn532_uart", "tcs34725"))
+package("link", ("aead", "auth", "blake2s", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
+                 "journal", "order", "outbox", "proto", "replay", "reports", "settings"))
+package("shuffler", ("batch", "commit", "custody", "device", "door", "draw", "drbg", "elevator", "entropy",
+                     "geometry", "health", "link", "mix", "probes", "seal", "shuffle", "stepper", "vault"))
+
+# shuffler/main.py loads "shuffler." + board_config.MODULE.
+board("shuffler/board_machine.py", needs=("boards/__init__.py", "boards/machine_board.py"))

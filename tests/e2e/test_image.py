@@ -1,0 +1,191 @@
+"""What ships is what is tested: each device's image is the list its
+declaration gives (firmware/images/), `shoe deploy --dry-run` stages exactly
+that, and the staged tree boots in the MicroPython VM and answers every
+bench question a technician asks over the authenticated link.
+
+The boot takes the staged directory as it is: the only things added, from a
+directory of their own ahead of it on the VM's path, are the rig's parts a
+PC lacks (a ``machine`` module standing in for the pins, buses and
+watchdog) and the runner that sets the rig's levels and calls ``main.run``.
+The link is the board's USB serial (its stdin and stdout), here one end of
+a socket pair whose other end is the pit PC of tests/support/emuhost.py."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+from host_tools import cli, deploy, image, vm
+from host_tools.qa import shuffler_heap
+from support import emuhost
+
+# The bench questions and the event that answers each: the shoe's are
+# firmware/probes.py's ACTIONS, the shuffler's shuffler/probes.py's.
+ASKED = {
+    "shoe": (("sensor", {}, "sensor"), ("secure", {}, "secure"), ("sign", {"digest": "ab" * 32}, "signature")),
+    "shuffler": (("sensor", {}, "inputs"), ("cycle", {}, "cycle"), ("secure", {}, "secure"),
+                 ("sign", {"digest": "ab" * 32}, "signature")),
+}
+BOARD = {"shoe": "pico", "shuffler": "pico"}
+MODULE = {"shoe": "rp2", "shuffler": "board_machine"}
+# 64-bit unix VM: a board's heap figure is for 32 bits (footprint tests).
+HEAP = "600k"
+
+
+def _stage(device, out):
+    argv = ["deploy", "--board", BOARD[device], "--dry-run", str(out), "--shoe-id", "IMG-1"]
+    if device == "shuffler":
+        # A shuffler boots only with its two batches enrolled (as deployed).
+        from host_tools.sim.shuffler_emulate import TwoBatchSet
+        cardset = out.parent / "set.bin"
+        cardset.write_bytes(TwoBatchSet(1).encode())
+        argv += ["--device", "shuffler", "--cardset", str(cardset)]
+    assert cli.main(argv) == 0
+    return json.loads((out / deploy.MANIFEST).read_text())
+
+
+@pytest.fixture(scope="module", params=("shoe", "shuffler"))
+def staged(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp("img-" + request.param) / "img"
+    return request.param, out, _stage(request.param, out)
+
+
+def test_deploy_stages_exactly_the_declared_image(staged):
+    device, out, manifest = staged
+    declared = {flash for _rel, flash, _src in image.for_board(device, MODULE[device]).for_board(MODULE[device])}
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    generated = {"board_config.mpy", deploy.KEY_NAME, deploy.MANIFEST}
+    cardset = {deploy.CARDSET} if device == "shuffler" else set()
+    assert on_disk == declared | generated | cardset
+    assert set(manifest["files"]) == declared | generated - {deploy.MANIFEST}
+    # Nothing test-only or of the rig: the dealer channel's script reader,
+    # the emulator's bring-up, the other boards'.
+    for rig in ("baccarat/script.mpy", "boards/emulator.mpy", "boards/ptyuart.mpy", "boards/ptyi2c.mpy",
+                "boards/sim_tcs34725.mpy", "boards/esp32s3.mpy", "shuffler/board_emu.mpy",
+                "shuffler/sim_mechanism.mpy", "link/host_frames.mpy", "link/events_schema.mpy"):
+        assert rig not in on_disk, rig
+    if device == "shuffler":   # loaded from a string by shuffler/link.py
+        assert {"shuffler/probes.mpy", "probes.mpy"} <= on_disk
+
+
+class _SocketPort:
+    """The pit PC's end of the board's USB serial (Host reads it without waiting)."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        sock.setblocking(False)
+
+    def read(self, n):
+        try:
+            return self.sock.recv(n)
+        except BlockingIOError:
+            return b""
+
+    def write(self, data):
+        self.sock.sendall(data)
+
+    def flush(self):
+        pass
+
+    def close(self):
+        self.sock.close()
+
+
+RUNNER = ("import machine, board_config\n"
+          "for _name in ('home', 'door'):\n"
+          "    if _name in getattr(board_config, 'INPUTS', {}):\n"
+          "        machine.LEVELS[board_config.INPUTS[_name]] = 0\n"
+          "import main\n"
+          "main.run()\n")
+
+
+def test_the_staged_image_boots_and_answers_every_bench_question(staged, tmp_path, monkeypatch):
+    device, out, manifest = staged
+    flash = tmp_path / "flash"
+    shutil.copytree(out, flash)
+    rig = tmp_path / "rig"
+    rig.mkdir()
+    (rig / "machine.py").write_text(shuffler_heap.FAKE_MACHINE)
+    (rig / "rig_run.py").write_text(RUNNER)
+    ours, theirs = socket.socketpair()
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(rig), str(flash)]))
+    err = open(tmp_path / "stderr", "w+")
+    proc = subprocess.Popen(vm.micropython_cmd([str(rig / "rig_run.py")], heap=HEAP), cwd=str(flash), env=env,
+                            stdin=theirs, stdout=theirs, stderr=err)
+    theirs.close()
+    monkeypatch.setattr(emuhost.serial, "Serial", lambda *a, **k: _SocketPort(ours))
+    board = type("Board", (), {"host_path": None, "shoe_id": "IMG-1",
+                               "key": (flash / deploy.KEY_NAME).read_bytes()})()
+    host = emuhost.Host(board)
+    host.beats = True   # as a connected bridge: a silent pit is a link down, and nothing is sent to it
+    asked = []
+    try:
+        host.connect()
+        assert host.hellos()[-1]["tilt"] is None, host.hellos()[-1]
+        for name, args, answer in ASKED[device]:
+            host.command(name, args)
+            seq, event = host.wait_event(timeout=30, type=answer)
+            asked.append((name, event["type"]))
+        errors = [e for e in host.event_list() if e.get("type") == "error"]
+    finally:
+        host.close()
+        proc.kill()
+        proc.wait(timeout=10)
+        err.seek(0)
+        stderr = err.read()
+        err.close()
+    assert [a for a, _ in asked] == [q for q, _, _ in ASKED[device]], stderr
+    # No question ended in a module that could not be loaded.
+    assert not [e for e in errors if "ImportError" in json.dumps(e) or "no module" in json.dumps(e)], errors
+    assert "Traceback" not in stderr, stderr
+
+
+# -- every module the firmware loads is declared -------------------------------------------------
+
+def _undeclared(img, module):
+    """Firmware modules the image's files import (at the top, in a function,
+    or from a literal string) that the image does not hold."""
+    files = [rel for rel, _flash, _src in img.for_board(module)]
+    wanted = set(image.import_closure(files))
+    for rel in list(wanted):
+        for name in image.loaded_by_name(rel):
+            found = image.module_file(name)
+            if found:
+                wanted |= image.import_closure([found])
+    return sorted(wanted - set(files) - img.left_out)
+
+
+@pytest.mark.parametrize("device,module", [("shoe", "rp2"), ("shoe", "esp32s3"), ("shoe", "emulator"),
+                                           ("shuffler", "board_machine")])
+def test_every_module_the_firmware_loads_is_in_its_image(device, module):
+    assert _undeclared(image.for_board(device, module), module) == []
+
+
+def test_the_check_finds_a_module_loaded_by_name_left_out():
+    """The shuffler's bench questions are loaded from a string: with them
+    left out of the declaration, the check names them."""
+    img = image.for_board("shuffler", "board_machine")
+    del img.files["shuffler/probes.py"]
+    assert _undeclared(img, "board_machine") == ["shuffler/probes.py"]
+    img = image.for_board("shoe", "rp2")
+    del img.files["probes.py"]
+    assert _undeclared(img, "rp2") == ["probes.py"]
+
+
+def test_a_declaration_naming_a_missing_file_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "bad.py").write_text('device("shoe")\nmodule("nowhere.py")\n')
+    monkeypatch.setattr(image, "DECLARATIONS", tmp_path)
+    with pytest.raises(image.ImageError, match="firmware/nowhere.py"):
+        image.load("bad")
+
+
+def test_every_bench_question_is_asked():
+    """ASKED follows the firmware: each device's probes module answers
+    exactly the questions the boot test asks."""
+    import probes
+    from shuffler import probes as shuffler_probes
+    assert set(probes.ACTIONS) == {q for q, _, _ in ASKED["shoe"]}
+    assert set(shuffler_probes.ACTIONS) == {q for q, _, _ in ASKED["shuffler"]}
