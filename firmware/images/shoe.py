@@ -18,7 +18,7 @@ package("baccarat", ("cards", "events", "game", "jsonout", "rules"))
 package("cardset", ("intake", "ordercheck", "registry"))
 package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn532", "pn532_i2c",
                     "pn532_spi", "pn532_uart", "tcs34725"))
-package("link", ("aead", "auth", "blake2s", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
+package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
                  "journal", "order", "outbox", "proto", "recovery", "replay", "reports", "schema",
                  "session", "settings"))
 
@@ -26,5 +26,7 @@ package("link", ("aead", "auth", "blake2s", "chipcount", "commands", "core", "di
 leaves_out("baccarat/script.py")
 
 # main.py loads "boards." + board_config.MODULE: one of these per image.
-board("boards/rp2.py", needs=("boards/__init__.py", "boards/machine_board.py"))
-board("boards/esp32s3.py", needs=("boards/__init__.py", "boards/machine_board.py"))
+# boards/parts.py: the shoe's parts, each built so that a missing one is a
+# fault the hello names (loaded by MachineBoard and the emulator's board).
+board("boards/rp2.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))
+board("boards/esp32s3.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))

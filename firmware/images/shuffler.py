@@ -16,10 +16,11 @@ package("baccarat", ("cards", "jsonout"))
 package("cardset", ("registry",))
 package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn532", "pn532_i2c",
                     "pn532_spi", "pn532_uart", "tcs34725"))
-package("link", ("aead", "auth", "blake2s", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
+package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
                  "journal", "order", "outbox", "proto", "replay", "reports", "settings"))
 package("shuffler", ("batch", "commit", "custody", "device", "door", "draw", "drbg", "elevator", "entropy",
                      "geometry", "health", "link", "mix", "probes", "seal", "shuffle", "stepper", "vault"))
 
-# shuffler/main.py loads "shuffler." + board_config.MODULE.
-board("shuffler/board_machine.py", needs=("boards/__init__.py", "boards/machine_board.py"))
+# shuffler/main.py loads "shuffler." + board_config.MODULE. (boards/parts.py: machine_board
+# names it; only the shoe's board loads it.)
+board("shuffler/board_machine.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))
