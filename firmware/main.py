@@ -20,6 +20,7 @@ MANIFEST = "manifest.json"
 LINE_MAX = 128
 SESSION_ROOM = 8192
 NO_KEY = bytes(32)   # the link key of a shoe that has none (_check_key)
+GC_IDLE_MS = 1000    # while no card is due, garbage is collected this often
 
 # Bits of board.buttons() and board.lights() (docs/design.md).
 BUTTON_BETS = 1
@@ -220,24 +221,29 @@ def run():
     line = bytearray(LINE_MAX)
     was_empty = False
     was_phase = -1
+    collected = board.ticks_ms()
     while True:
         board.feed()
         phase = session.game.phase
-        if phase != was_phase:
-            if phase == game.OPEN or phase == game.NO_SHOE:
-                # The per-card path's one garbage, its tags' (link/auth.py),
-                # is collected here, each time betting opens or the shoe
-                # ends and no card is due, so a collection does not fall on
-                # a card's 50 ms (docs/cost_model.md).
-                gc.collect()
-            was_phase = phase
+        now = board.ticks_ms()
+        if (phase != was_phase or board.ticks_diff(now, collected) >= GC_IDLE_MS) and \
+                (phase == game.OPEN or phase == game.NO_SHOE):
+            # The per-card path's one garbage, its tags' (link/auth.py),
+            # is collected here while no card is due: when betting opens,
+            # when the shoe ends, and every GC_IDLE_MS while it waits (its
+            # heartbeats and reports are tagged too), so garbage never
+            # piles up among the heap's holes and a collection does not
+            # fall on a card's 50 ms (docs/cost_model.md).
+            gc.collect()
+            collected = now
+        was_phase = phase
         try:
             session.step()
             if reading is not None and session.tilt is None and session.halt is None:
                 reading.step()
             if dealer is not None:
                 n = dealer(line)
-                if n:
+                if n and session.halt is None:   # a halted shoe deals nothing
                     text = bytes(line[:n]).decode()
                     if reading is not None and not text.startswith("shoe"):
                         # With a reader, every card passes the card-set checks.
@@ -259,7 +265,10 @@ def run():
                 session.empty()
             was_empty = empty
         except Exception as e:  # bad input never stops the shoe (docs/design.md)
-            session.error("internal error: %s" % e)
+            try:
+                session.error("internal error: %s" % e)
+            except MemoryError:
+                gc.collect()   # the report itself found no heap: the loop must go on, never the REPL
         board.lights(_lights(session, game))
         board.gate(session.tilt is None and session.halt is None and session.game.next_due() >= 0)
         if idle is not None:

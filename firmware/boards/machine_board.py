@@ -22,8 +22,6 @@ from machine import I2C, SPI, UART, WDT, Pin
 from micropython import const
 from time import ticks_diff, ticks_ms
 
-from boards import parts as _parts
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # seen by mypy only: MicroPython has no typing module
     from typing import Any
@@ -52,13 +50,16 @@ class ConfigError(Exception):
 
 class MachineBoard:
     def __init__(self, config):
+        # The shoe's parts, each built through boards/parts.py: an absent or
+        # faulty one is None and named in parts.faults, never an exception
+        # out of here (parts.py says which ones stop the dealing). Imported
+        # here, not at the top: the shuffler's board shares this module's
+        # buses but not the shoe's parts, and pays no heap for them.
+        from boards import parts as _parts
         self.journal_path = JOURNAL_FILE
         self.cardset_path = CARDSET_FILE
         self.ticks_ms = ticks_ms
         self.ticks_diff = ticks_diff
-        # Every part is built through parts.build: an absent or faulty one is
-        # None and named in parts.faults, never an exception out of here
-        # (boards/parts.py says which ones stop the dealing).
         self.parts = _parts.Parts()
         self._inputs = []
         self._raw = bytearray(0)
@@ -66,7 +67,7 @@ class MachineBoard:
         self._since = []  # type: list
         self._pressed = 0
         self.service = False
-        self.parts.build(_parts.BUTTONS, self._make_inputs, config)
+        self.parts.build(_parts.BUTTONS, _parts.inputs, self, config, Pin, _INPUTS, _NEW_SHOE)
         self._leds = []
         for name in _LEDS:
             self._leds.append(Pin(config.LEDS[name], Pin.OUT, value=0))
@@ -74,7 +75,7 @@ class MachineBoard:
         if config.GATE:
             # Energised = plunger across the card path. Off at boot, so a shoe
             # whose controller is dead or in reset never traps the cards.
-            self._gate = self.parts.build(_parts.GATE, self._make_gate, config.GATE["pin"])
+            self._gate = self.parts.build(_parts.GATE, _parts.output, Pin, config.GATE["pin"])
         self._wdt = None
         self.wdt_ms = config.WDT_MS
         if not self.service:
@@ -82,7 +83,9 @@ class MachineBoard:
         self._key = b""
         self._one = bytearray(1)
         self._make_link(config.LINK)
-        self.reader = self.parts.build(_parts.READER, self._start_reader, config.READER)
+        # The reader and the chip answer once at boot (a PN532's begin, the
+        # chip's wake): one that does not is found here, not at the first card.
+        self.reader = self.parts.build(_parts.READER, _parts.started, self._make_reader, config.READER)
         self.feed()
         self.back_sensor = None
         if config.SENSOR:
@@ -90,49 +93,8 @@ class MachineBoard:
         self.secure_element = None
         secure = getattr(config, "SECURE_ELEMENT", None)
         if secure:
-            self.secure_element = self.parts.build(_parts.SECURE, self._start_secure, secure)
+            self.secure_element = self.parts.build(_parts.SECURE, _parts.woken, self._make_secure, secure)
         self.feed()
-
-    def _make_inputs(self, config):
-        """The buttons and the empty switch. A button other than NEW SHOE
-        read pressed at power-on is stuck or shorted: it would act on its
-        own, so it is a fault (NEW SHOE held selects service mode)."""
-        inputs = []
-        for name in _INPUTS:
-            inputs.append(Pin(config.BUTTONS[name], Pin.IN, Pin.PULL_UP))
-        inputs.append(Pin(config.EMPTY["pin"], Pin.IN, Pin.PULL_UP))
-        n = len(inputs)
-        self._inputs = inputs
-        self._raw = bytearray(n)       # last sampled level, 1 = active
-        self._state = bytearray(n)     # debounced level
-        self._since = [0] * n          # ticks of the last raw change
-        # Service mode: NEW SHOE held at power-on. The watchdog stays off and
-        # Ctrl-C keeps working, so `shoe deploy` (mpremote) can take over the
-        # USB REPL; in play neither is possible without opening the shoe.
-        self.service = inputs[_NEW_SHOE].value() == 0
-        for i in range(_NEW_SHOE):
-            if inputs[i].value() == 0:
-                raise ConfigError("%s reads pressed at power-on (stuck or shorted)" % _INPUTS[i])
-
-    def _make_gate(self, pin):
-        return Pin(pin, Pin.OUT, value=0)
-
-    def _start_reader(self, cfg):
-        """The reader, woken and configured once at boot when its driver can
-        be (a PN532): a reader that does not answer is found here, not at
-        the first card."""
-        reader = self._make_reader(cfg)
-        if hasattr(reader, "begin"):
-            reader.begin()
-        return reader
-
-    def _start_secure(self, cfg):
-        """The secure element, woken once at boot: a chip that does not
-        acknowledge its address is found here, with the bus's answer."""
-        se = self._make_secure(cfg)
-        se.wake()
-        se.idle()
-        return se
 
     def watchdog_ms(self, ms):
         return ms

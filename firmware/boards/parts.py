@@ -68,3 +68,49 @@ class Parts:
             if name not in UNSAFE:
                 out = text if not out else out + "; " + text
         return out
+
+
+# -- the shoe's board helpers (boards/machine_board.py, boards/emulator.py) --
+
+def inputs(board, config, Pin, names, new_shoe):
+    """The buttons and the empty switch on ``board``. A button other than
+    NEW SHOE read pressed at power-on is stuck or shorted: it would act on
+    its own, so it is a fault (NEW SHOE held selects service mode)."""
+    pins = []
+    for name in names:
+        pins.append(Pin(config.BUTTONS[name], Pin.IN, Pin.PULL_UP))
+    pins.append(Pin(config.EMPTY["pin"], Pin.IN, Pin.PULL_UP))
+    n = len(pins)
+    board._inputs = pins
+    board._raw = bytearray(n)       # last sampled level, 1 = active
+    board._state = bytearray(n)     # debounced level
+    board._since = [0] * n          # ticks of the last raw change
+    # Service mode: NEW SHOE held at power-on. The watchdog stays off and
+    # Ctrl-C keeps working, so `shoe deploy` (mpremote) can take over the
+    # USB REPL; in play neither is possible without opening the shoe.
+    board.service = pins[new_shoe].value() == 0
+    for i in range(new_shoe):
+        if pins[i].value() == 0:
+            raise ValueError("%s reads pressed at power-on (stuck or shorted)" % names[i])
+
+
+def output(Pin, pin):
+    return Pin(pin, Pin.OUT, value=0)
+
+
+def started(make, cfg):
+    """A reader made, then woken and configured once when its driver can be
+    (a PN532)."""
+    reader = make(cfg)
+    if hasattr(reader, "begin"):
+        reader.begin()
+    return reader
+
+
+def woken(make, cfg):
+    """The secure element made and woken once: a chip that does not
+    acknowledge its address is found with the bus's answer."""
+    se = make(cfg)
+    se.wake()
+    se.idle()
+    return se

@@ -26,5 +26,7 @@ package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "f
 leaves_out("baccarat/script.py")
 
 # main.py loads "boards." + board_config.MODULE: one of these per image.
+# boards/parts.py: the shoe's parts, each built so that a missing one is a
+# fault the hello names (loaded by MachineBoard and the emulator's board).
 board("boards/rp2.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))
 board("boards/esp32s3.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))

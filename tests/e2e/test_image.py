@@ -94,37 +94,32 @@ class _SocketPort:
         self.sock.close()
 
 
-# The rig's UART with a PN532 behind it, at the chip's frame level: each
-# command frame (TFI 0xD4) is answered with the ACK and then its reply
-# (GetFirmwareVersion: IC 0x32, v1.6; InListPassiveTarget: no card in the
-# field; the rest: no data). Without it the staged shoe finds no reader and
-# halts (docs/design.md, "Missing parts"), answering nothing but hellos.
-PN532_ON_UART = r'''
-class UART:
-    def __init__(self, id, baudrate=9600, tx=None, rx=None, timeout=None, rxbuf=None):
-        self.out = bytearray()
-    def any(self):
-        return len(self.out)
-    def readinto(self, buf, n=None):
-        n = min(len(buf), len(self.out) if n is None else n)
-        if not n:
-            return None
-        buf[:n] = self.out[:n]
-        self.out = self.out[n:]
-        return n
+# The stand-in UART answers as a PN532 on HSU with no card at the antenna:
+# the shoe's boot asks its reader once (boards/parts.py), and a reader that
+# does not answer halts it (a shoe that cannot see cards must not deal).
+PN532_UART = r"""
+class _PN532(machine.UART):
+    def __init__(self, *a, **k):
+        self.q = bytearray()
     def write(self, buf, n=None):
         b = bytes(buf)
-        i = b.find(b"\x00\x00\xff")
-        if i >= 0 and len(b) > i + 6 and b[i + 3] not in (0, 0xff) and b[i + 5] == 0xd4:
-            cmd = b[i + 6]
-            body = bytes((0xd5, cmd + 1)) + {0x02: b"\x32\x01\x06\x07", 0x4a: b"\x00"}.get(cmd, b"")
-            self.out += b"\x00\x00\xff\x00\xff\x00"
-            self.out += bytes((0, 0, 0xff, len(body), (-len(body)) & 0xff)) + body
-            self.out += bytes(((-sum(body)) & 0xff, 0))
-        return len(buf)
-'''
+        if len(b) > 7 and b[0] == 0 and b[2] == 0xFF and b[5] == 0xD4:
+            d = bytes([0xD5, b[6] + 1]) + (b"\x32\x01\x06\x07" if b[6] == 2 else b"\x00" if b[6] == 0x4A else b"")
+            self.q += (b"\x00\x00\xff\x00\xff\x00" + bytes([0, 0, 0xFF, len(d), (256 - len(d)) & 0xFF]) + d
+                       + bytes([(256 - sum(d)) & 0xFF, 0]))
+        return len(b)
+    def any(self):
+        return len(self.q)
+    def readinto(self, buf, n=None):
+        n = min(len(buf) if n is None else n, len(self.q))
+        for i in range(n):
+            buf[i] = self.q[i]
+        self.q = self.q[n:]
+        return n or None
+machine.UART = _PN532
+"""
 
-RUNNER = ("import machine, board_config\n"
+RUNNER = ("import machine, board_config\n" + PN532_UART +
           "for _name in ('home', 'door'):\n"
           "    if _name in getattr(board_config, 'INPUTS', {}):\n"
           "        machine.LEVELS[board_config.INPUTS[_name]] = 0\n"
@@ -138,7 +133,7 @@ def test_the_staged_image_boots_and_answers_every_bench_question(staged, tmp_pat
     shutil.copytree(out, flash)
     rig = tmp_path / "rig"
     rig.mkdir()
-    (rig / "machine.py").write_text(shuffler_heap.FAKE_MACHINE + PN532_ON_UART)
+    (rig / "machine.py").write_text(shuffler_heap.FAKE_MACHINE)
     (rig / "rig_run.py").write_text(RUNNER)
     ours, theirs = socket.socketpair()
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(rig), str(flash)]))
