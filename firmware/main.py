@@ -20,7 +20,6 @@ MANIFEST = "manifest.json"
 LINE_MAX = 128
 SESSION_ROOM = 8192
 NO_KEY = bytes(32)   # the link key of a shoe that has none (_check_key)
-GC_IDLE_MS = 1000    # while no card is due, garbage is collected this often
 
 # Bits of board.buttons() and board.lights() (docs/design.md).
 BUTTON_BETS = 1
@@ -221,21 +220,15 @@ def run():
     line = bytearray(LINE_MAX)
     was_empty = False
     was_phase = -1
-    collected = board.ticks_ms()
     while True:
         board.feed()
         phase = session.game.phase
-        now = board.ticks_ms()
-        if (phase != was_phase or board.ticks_diff(now, collected) >= GC_IDLE_MS) and \
-                (phase == game.OPEN or phase == game.NO_SHOE):
+        if phase != was_phase and (phase == game.OPEN or phase == game.NO_SHOE):
             # The per-card path's one garbage, its tags' (link/auth.py),
-            # is collected here while no card is due: when betting opens,
-            # when the shoe ends, and every GC_IDLE_MS while it waits (its
-            # heartbeats and reports are tagged too), so garbage never
-            # piles up among the heap's holes and a collection does not
-            # fall on a card's 50 ms (docs/cost_model.md).
+            # is collected here, each time betting opens or the shoe ends
+            # and no card is due, so a collection does not fall on a
+            # card's 50 ms (docs/cost_model.md).
             gc.collect()
-            collected = now
         was_phase = phase
         try:
             session.step()
