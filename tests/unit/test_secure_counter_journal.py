@@ -58,7 +58,7 @@ def _boot(tmp_path, se, journal_from):
                       journal_from=str(journal_from))
 
 
-def test_each_signature_is_journaled_before_and_after_the_increment(tmp_path):
+def test_each_signature_is_journaled_before_the_increment_and_settled_by_its_checkpoint(tmp_path):
     chip, se = _chip(tmp_path)
     stream = ShoeStream("SHOE-1", KEY, seed=4, secure=se, manifest="ab" * 32, workdir=str(tmp_path))
     try:
@@ -66,8 +66,9 @@ def test_each_signature_is_journaled_before_and_after_the_increment(tmp_path):
         records = chip_records(stream.board.journal_path)
     finally:
         stream.close()
-    # The first boot adopts the chip's 0; each signature: I (before) then U (after).
-    assert records == [("U", 0), ("I", 0), ("U", 1), ("I", 1), ("U", 2)]
+    # The first boot adopts the chip's 0; each signature: I (before the
+    # increment), then the checkpoint's own record carrying the value spent.
+    assert records == [("U", 0), ("I", 0), ("Q", 1), ("I", 1), ("Q", 2)]
 
 
 def test_a_power_cut_on_either_side_of_the_increment_is_normal(tmp_path):
@@ -97,7 +98,7 @@ def test_a_power_cut_on_either_side_of_the_increment_is_normal(tmp_path):
     shoe = _boot(tmp_path, se, cut)
     try:
         assert shoe.session.tilt is None
-        assert chip_records(shoe.board.journal_path)[-2:] == [("I", 1), ("U", 2)]   # settled at boot
+        assert chip_records(shoe.board.journal_path)[-2:] == [("I", 1), ("Q", 2)]   # settled at boot
         assert _until_signed(shoe, 1, after=last, out=rows) == 3
     finally:
         shoe.close()
