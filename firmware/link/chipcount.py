@@ -9,9 +9,10 @@ with the value before the Counter command; the checkpoint's own record,
 carrying the value spent, settles it; a ``U`` record states a value read
 from the chip). So at boot the chip must be where the journal last left it,
 or one ahead when the journal's last word was an intent (the power was cut
-after the increment, before the checkpoint's record: within the signature). Anything else means the journal is not the
-one the shoe wrote last (restored from a copy) or the chip is not the one
-that signed (swapped): the shoe tilts with that reason.
+after the increment, before the checkpoint's record: within the
+signature). Anything else means the journal is not the one the shoe
+wrote last (restored from a copy) or the chip is not the one that signed
+(swapped): the shoe tilts with that reason.
 
 Counter 0 is the checkpoints' alone: code that increments it anywhere
 else must journal it the same way (``Journal.number`` with ``INTENT`` before,
