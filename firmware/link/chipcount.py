@@ -5,17 +5,18 @@ A journal put back from an earlier copy, with its marker, is a sound
 journal: nothing in the flash can show the loss. The chip's Counter 0 can:
 it is incremented for every signed checkpoint and never goes back, and the
 journal records it around each increment (link/core.py: an ``I`` record
-with the value before the Counter command, a ``U`` record with the value
-after). So at boot the chip must be where the journal last left it, or one
-ahead when the journal's last word was an intent (the power was cut between
-the increment and its record). Anything else means the journal is not the
-one the shoe wrote last (restored from a copy) or the chip is not the one
-that signed (swapped): the shoe tilts with that reason.
+with the value before the Counter command; the checkpoint's own record,
+carrying the value spent, settles it; a ``U`` record states a value read
+from the chip). So at boot the chip must be where the journal last left it,
+or one ahead when the journal's last word was an intent (the power was cut
+after the increment, before the checkpoint's record: within the
+signature). Anything else means the journal is not the one the shoe
+wrote last (restored from a copy) or the chip is not the one that signed
+(swapped): the shoe tilts with that reason.
 
 Counter 0 is the checkpoints' alone: code that increments it anywhere
-else must journal it the same way (``Journal.number`` with ``CHIP`` and
-``INTENT``), or the next
-boot tilts.
+else must journal it the same way (``Journal.number`` with ``INTENT`` before,
+``Journal.checkpoint`` after), or the next boot tilts.
 
 Boot-only (link/core.py imports it at boot and lets it go, lazy.py); the
 pit reads ``REASON`` to raise its `counter_mismatch` alert from the hello's
@@ -69,10 +70,12 @@ def settle(s, chip):
     j = s.journal
     if chip < 0 or (chip == j.chip and not j.intent):
         return
-    spent = j.intent and chip == j.chip + 1
-    j.number(_journal.CHIP, chip)
-    if spent:
-        o = s.out
-        reports.checkpoint(o, s.seq, chip, CUT)
-        j.blob(_journal.SIGNED, o.buf, 0, o.n)
-        s._emit(o.buf, o.n)
+    if not (j.intent and chip == j.chip + 1):
+        j.number(_journal.CHIP, chip)
+        return
+    # The checkpoint's record is what settles the intent: a power cut before
+    # it is on the flash leaves the intent open, and the next boot does this again.
+    o = s.out
+    reports.checkpoint(o, s.seq, chip, CUT)
+    j.checkpoint(o.buf, o.n, chip)
+    s._emit(o.buf, o.n)

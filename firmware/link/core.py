@@ -303,8 +303,8 @@ class Link:
             self.journal.number(_journal.CHECKPOINT, through)
             reports.checkpoint(self.out, through)
         else:
-            self._sign_checkpoint(through)
-            self.journal.blob(_journal.SIGNED, self.out.buf, 0, self.out.n)
+            counter = self._sign_checkpoint(through)
+            self.journal.checkpoint(self.out.buf, self.out.n, counter)
         self._emit(self.out.buf, self.out.n)
         self.last_checkpoint = through + 1
 
@@ -312,14 +312,16 @@ class Link:
         """The chip signs reports.statement for ``through``:
         the chain head is the tag of event ``through``, so the events it
         covers are tagged first. Any fault (the chip, its bus) leaves the
-        checkpoint unsigned and saying why: the record must go on."""
+        checkpoint unsigned and saying why: the record must go on. Returns
+        the counter value it spent (-1: none); the caller's journal record
+        of the checkpoint settles it."""
         box = self.outbox
         while self.signed < through and box.holds(self.signed + 1):
             self._sign_next()
         o = self.out
         if self.signed != through or self.tag_stale:
             reports.checkpoint(o, through, -1, "the chain head is not in memory (events wait in the journal)")
-            return
+            return -1
         manifest = getattr(self.board, "manifest", "") or ""
         manifest = manifest.encode()
         counter = -1
@@ -328,18 +330,21 @@ class Link:
         try:
             if j.intent or j.chip < 0:  # an attempt failed before: where the chip is now is not known
                 j.number(_journal.CHIP, self.se.counter(0, False))
-            # Journaled before the increment and after it (link/chipcount.py):
-            # a power cut between them is told apart from a restored journal.
+            # The intent is journaled before the increment and stays open
+            # until the checkpoint's record carries the value spent: a power
+            # cut in between (the signature included) is told apart from a
+            # restored journal, and the next boot puts the spent value in
+            # the record (link/chipcount.py).
             j.number(_journal.INTENT, j.chip)
             counter = self.se.counter(0, True)
-            j.number(_journal.CHIP, counter)
             n = reports.statement(self.statement, self.id_bytes, through, self.chain_tag, counter, manifest)
             digest = hashlib.sha256(memoryview(self.statement.buf)[:n]).digest()
             self.se.sign(0, digest, self.sig)
         except Exception as e:  # SecureElementFault or the bus's OSError; the driver is not imported here
             reports.checkpoint(o, through, counter, "secure element: %s" % e)
-            return
+            return counter
         reports.checkpoint(o, through, counter, None, self.chain_tag, manifest, self.sig)
+        return counter
 
     def acked_to(self, seq):
         if seq <= self.acked:

@@ -408,6 +408,17 @@ class Journal:
             self.chip = value
             self.intent = kind == INTENT
 
+    def checkpoint(self, data, n, counter):
+        """A checkpoint made with the chip (signed, or unsigned saying why),
+        kept literally. Its ``counter`` (-1: none spent) is what settles an
+        open intent: until this record is on the flash, a power cut leaves
+        the intent open and the next boot accounts for the spent value
+        (link/chipcount.py); replay reads it back the same way (link/replay.py)."""
+        self.blob(SIGNED, data, 0, n)
+        if counter >= 0:
+            self.chip = counter
+            self.intent = False
+
     def ack(self, seq, tag):
         """The host's ack, with the tag of the acked event (the link of the
         chain the shoe resumes from after a power cut)."""

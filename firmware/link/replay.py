@@ -48,6 +48,10 @@ class Replay:
             self.emit(body, blen)
             if self.boot:
                 s.last_checkpoint = s.seq  # the checkpoint's own seq: through + 1
+                counter = reports.counter_of(body, blen)
+                if counter >= 0:  # the value it spent settles the intent (Journal.checkpoint)
+                    s.journal.chip = counter
+                    s.journal.intent = False
         elif kind == _journal.CHECKPOINT:
             through = get_u32(body, 0)
             reports.checkpoint(s.out, through)

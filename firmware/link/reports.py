@@ -70,7 +70,7 @@ def error(s, reason, message, name=None, counter=-1):
     if name is not None:
         _text(o, b',"command":', name)
     if counter >= 0:
-        o.raw(b',"counter":')
+        o.raw(_COUNTER)
         o.int(counter)
     _text(o, b',"message":', message)
     s.link_send()
@@ -116,6 +116,31 @@ def tilt_cleared(s, lost_from):
 _CHECKPOINT = b'{"type":"checkpoint","source":"link","through":'
 NO_CHIP = "no secure element"
 _HEX = b"0123456789abcdef"
+
+
+_COUNTER = b',"counter":'
+
+
+def counter_of(buf, n):
+    """The chip counter a checkpoint's text (``buf[:n]``, as ``checkpoint``
+    wrote it) carries, or -1. Boot-only (the journal's replay): a byte scan,
+    nothing allocated but small ints."""
+    key = _COUNTER
+    k = len(key)
+    i = 0
+    while i + k < n:
+        j = 0
+        while j < k and buf[i + j] == key[j]:
+            j += 1
+        if j == k:
+            i += k
+            v = -1
+            while i < n and 0x30 <= buf[i] <= 0x39:
+                v = (0 if v < 0 else v * 10) + buf[i] - 0x30
+                i += 1
+            return v
+        i += 1
+    return -1
 
 
 def checkpoint(o, through, counter=-1, why=NO_CHIP, head=None, manifest=None, sig=None):

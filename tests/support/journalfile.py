@@ -2,7 +2,7 @@
 records carry a CRC, not a MAC, so a record is appended with the
 firmware's own codec (firmware/link/journal.py)."""
 
-from link import journal  # noqa: E402  (the firmware's own)
+from link import journal, reports  # noqa: E402  (the firmware's own)
 
 
 def append_u32(path, kind, value):
@@ -19,13 +19,16 @@ def append_u32(path, kind, value):
 
 def chip_records(path):
     """The journal's records of the secure element's counter, in order:
-    ("U", value) after an increment, ("I", value) before one."""
+    ("I", value) before an increment, ("Q", value) for the checkpoint that
+    spent it (its record settles the intent), ("U", value) read from the chip."""
     out = []
 
     class Take:
         def record(self, kind, body, blen):
             if kind in (journal.CHIP, journal.INTENT):
                 out.append((chr(kind), journal.get_u32(body, 0)))
+            elif kind == journal.SIGNED and reports.counter_of(body, blen) >= 0:
+                out.append((chr(kind), reports.counter_of(body, blen)))
     status, message, _ = journal.Journal(str(path)).scan(Take())
     assert status == journal.OK, message
     return out
