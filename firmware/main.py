@@ -169,6 +169,8 @@ def run():
     # from here and given back just before the session is made: those blocks
     # of about 1 KiB each then find one run of free heap, not scattered holes.
     room = bytearray(SESSION_ROOM)
+    import lazy
+    lazy.reserve_modules()
     import board_config
     try:
         pkg = __import__("boards." + board_config.MODULE)
