@@ -140,7 +140,7 @@ def test_control_lines_pass_through_the_schema(line, want):
     ("bets now", "bets: expected key=value, got 'now'"),
     ("clear_tilt seq=-1", "clear_tilt: seq must be a whole number, got '-1'"),
     ("dance", "unknown request 'dance' (bets, exposed, new_shoe [decks= designation= exposed= batch= "
-              "set= setdigest=], clear_stop, sensor, order [id= part= parts= n= nonce= data=], secure, "
+              "set= setdigest= order=], clear_stop, sensor, order [id= part= n= serial= nonce= data=], secure, "
               "sign [digest=], status, time [t=], "
               "clear_tilt [seq=], state)"),
 ])
