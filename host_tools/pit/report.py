@@ -142,7 +142,8 @@ def for_staff(out):
     SECRET_KINDS), and no irregularity's card, which may be one that left
     the shoe face down (a held or discarded card, Ch 13). Every round's
     hands stay: they were dealt face up."""
-    out = dict(out, ranks_left=None)
+    out = dict(out)
+    out.pop("ranks_left", None)
     out.pop("shuffle", None)
     out["irregularities"] = [{k: v for k, v in i.items() if k not in ("card", "detail")}
                              for i in out["irregularities"]]

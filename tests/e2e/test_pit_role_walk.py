@@ -300,7 +300,11 @@ def test_every_message_and_endpoint_as_each_role(pit):
         for card in NEVER:
             assert '"%s"' % card not in raw, (w.role, card)
         for path, (status, body) in reads[w].items():
-            if path in ("/api/tables/%s/report" % TABLE, "/api/audit", "/table/" + TABLE + "/report", "/audit"):
+            ended_report = (w.role == "supervisor" and path == "/api/tables/%s/report" % TABLE
+                            and status == 200 and not isinstance(body, str))
+            if ended_report:
+                pass   # the ended shoe's report for staff (docs/pages.md): checked below as every read is
+            elif path in ("/api/tables/%s/report" % TABLE, "/api/audit", "/table/" + TABLE + "/report", "/audit"):
                 # surveillance's own: refused, or the static page with no data in it
                 assert status in (401, 403) or (status == 200 and isinstance(body, str)
                                                  and not _cards_in_text(body)), (w.role, path, status)
