@@ -54,11 +54,11 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     # Surveillance sees the score and the stop's alert; a supervisor clears it.
     watch_ctx, watch = _open(chromium, server, "/table/T1", user="sue")
     watch.wait_for_selector("#shuffle-verdict[data-weak=yes]", timeout=WAIT_MS)
-    watch.wait_for_selector(".alert.critical >> text=cold_deck", timeout=WAIT_MS)
+    watch.wait_for_selector(".alert.critical[data-kind=cold_deck]", timeout=WAIT_MS)
     assert "KH QH JH TH 9H 8H 7H" in watch.inner_text("#alerts")
     assert watch.inner_text("#shuffle-stats")
     context, page = _open(chromium, server, "/table/T1", user="sam")
-    page.wait_for_selector(".alert.critical >> text=cold_deck", timeout=WAIT_MS)
+    page.wait_for_selector(".alert.critical[data-kind=cold_deck]", timeout=WAIT_MS)
     page.click("button[data-command=clear_stop]")
     page.click("#confirm-yes")
     page.wait_for_selector("#reply:has-text('ok: accepted by the shoe')", timeout=ANSWER_MS)  # no eval: the CSP forbids it
