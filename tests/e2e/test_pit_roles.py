@@ -3,7 +3,7 @@
 page, the API and the event stream; a viewer trying to command or to
 acknowledge a critical alert; a supervisor and surveillance doing their jobs.
 
-Real emulated shoes record into a real pit (tests/pitrig.py); every request
+Real emulated shoes record into a real pit (tests/support/pitrig.py); every request
 is plain http.client with the headers the test chooses.
 """
 

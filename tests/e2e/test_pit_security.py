@@ -2,8 +2,8 @@
 TLS and the cookie, forged writes (Origin, content type), the Host header,
 the headers a browser needs, Bearer logout, session expiry, the login
 throttle and the password policy. Each test sends the attacker's exact
-request with http.client (tests/pitclient.py) to a real pit recording real
-emulated shoes (tests/pitrig.py)."""
+request with http.client (tests/support/pitclient.py) to a real pit recording real
+emulated shoes (tests/support/pitrig.py)."""
 
 import os
 import ssl

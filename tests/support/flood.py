@@ -1,6 +1,6 @@
 """A crowd of event-stream clients, as a process of its own (so its sockets
 do not count against the pit's open-file limit in the test's process):
-``python tests/flood.py PORT N ADDRESSES`` opens N /api/events streams
+``python tests/support/flood.py PORT N ADDRESSES`` opens N /api/events streams
 spread over ADDRESSES loopback source addresses (127.0.0.1, .2, ...), holds
 them, prints one JSON line {status: count} once all are answered, and keeps
 them open until its stdin closes."""

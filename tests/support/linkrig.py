@@ -8,7 +8,6 @@ the module's ``time`` at this clock for the test's duration, and the shoe's
 board reads the same clock in milliseconds."""
 
 import binascii
-import hashlib
 import time as _time
 import zlib
 
@@ -16,7 +15,7 @@ import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 from host_tools.protocol import hostlink
 from host_tools.store import db
 
-from link import auth, frame, proto  # noqa: E402
+from link import frame  # noqa: E402
 from link.journal import Journal  # noqa: E402
 from link.outbox import Outbox  # noqa: E402
 from link.session import Session  # noqa: E402
@@ -45,27 +44,6 @@ class VirtualClock:
     def install(self, monkeypatch):
         monkeypatch.setattr(hostlink, "time", self)
         return self
-
-
-class NativeBlake2s:
-    """The shoe's BLAKE2s (link/blake2s.py's interface) on CPython's hashlib:
-    the same tags, a hundred times faster, so a test can run hundreds of
-    boots. The firmware's own implementation is held to hashlib's in
-    tests/e2e/test_blake2s.py."""
-
-    def __init__(self, key, size):
-        self.key = bytes(key)
-        self.size = size
-        self.h = None
-
-    def start(self):
-        self.h = hashlib.blake2s(key=self.key, digest_size=self.size)
-
-    def update(self, data, start, end):
-        self.h.update(bytes(data[start:end]))
-
-    def hex_into(self, out, at):
-        out[at:at + 2 * self.size] = self.h.hexdigest().encode()
 
 
 def native_crc32_into(data, start, end, out, at):
@@ -131,7 +109,6 @@ class Rig:
         self.boots += 1
         self.board = ClockBoard(self.clock, KEY)
         self.shoe = Session(self.board, config(SHOE), Journal(self.journal_path), Outbox())
-        self.shoe.signer.b2 = NativeBlake2s(auth.frames_key(KEY), proto.MAC_BYTES)
         self.shoe.boot()
         self._collect()
 

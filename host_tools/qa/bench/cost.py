@@ -20,7 +20,7 @@ same VM and the same run:
 - one garbage collection with the shoe's heap in use.
 
 ``--write FILE`` stores the figures as the cost model CI checks
-(tests/e2e/test_cost_model.py recomputes its arithmetic and the budgets).
+(tests/unit/test_cost_model.py recomputes its arithmetic and the budgets).
 Flash erase and program time is not in any figure: the VM's journal is a
 file on this machine, and the RP2040 reference counted its flash
 operations as free too (docs/cost_model.md says what that leaves out).
