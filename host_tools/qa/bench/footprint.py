@@ -40,7 +40,7 @@ MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
 VM_TIMEOUT_S = 120
 # The shoe's budget (docs/design.md, "Heap budgets"): resident firmware and
 # card set on the pico board at most this share of its heap, measured in the
-# 32-bit VM (tests/test_boards_footprint.py holds it).
+# 32-bit VM (tests/e2e/test_boards_footprint.py holds it).
 # The stock rp2 port (boards.toml pico.stock_heap, MicroPython v1.28.0
 # RPI_PICO): the port held PORT_HELD_RP2 bytes after boot beyond the 32-bit
 # VM's resident figure for the same build (148,032 in use on the RP2040,
