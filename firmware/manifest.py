@@ -30,7 +30,7 @@ NAME = "manifest.json"
 CHUNK = 512
 # The names a shoe's own code writes at run time, or that carry their own
 # check: journal.bin and the suffixes link/journal.py adds to it, and the
-# card set (tests/test_boot_manifest.py keeps these in step with the code).
+# card set (tests/e2e/test_boot_manifest.py keeps these in step with the code).
 DATA = ("journal.bin", "journal.bin.tilt", "journal.bin.mark", "journal.bin.bad",
         "journal.bin.tmp", "cardset.bin")
 QUARANTINE = "quarantine"

@@ -7,7 +7,7 @@ the rules code stays free of JSON.
 
 Every event is written into one preallocated ``JsonOut`` from constant byte
 strings and small ints: nothing here allocates on the per-card path (card,
-assign, counts, result, bets, cover, void, last_hand), which tests/test_hot_path.py
+assign, counts, result, bets, cover, void, last_hand), which tests/e2e/test_hot_path.py
 checks with MicroPython's heap locked. Only irregular paths that carry text
 chosen elsewhere (error messages, reader details) encode a str.
 """
@@ -94,7 +94,7 @@ class Events:
     Calls: a MicroPython function whose locals and value stack exceed 11
     slots gets its frame from the heap on every call (py/objfun.c,
     VM_MAX_STATE_ON_STACK), so the per-card writers keep few arguments and
-    few locals; tests/test_events.py counts every byte allocated per card.
+    few locals; tests/e2e/test_events.py counts every byte allocated per card.
     """
 
     def __init__(self, game, emit, size, pos_names, held):

@@ -8,7 +8,7 @@ holds no pin numbers.
 Unlike the rest of firmware/, this module and the port modules cannot run
 under CPython, and in the unix VM only against a stand-in ``machine``
 (tests/e2e/test_boards_bringup.py); they are also type-checked against the
-published stubs of each port (tests/test_typecheck.py).
+published stubs of each port (tests/e2e/test_typecheck.py).
 
 Hot-path rules apply: ``buttons()``, ``empty()``, ``lights()``, ``link_read``
 and ``link_write`` run every loop and allocate nothing.

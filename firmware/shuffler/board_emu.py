@@ -140,7 +140,7 @@ class Board:
         self._fed = time.ticks_ms()
         # HEAP_PROBE (tests, `shoe shuffler emulate --heap-probe`): collect at
         # every pass of the main loop and keep the largest live heap seen,
-        # which `state` reports (tests/test_shuffler_heap.py).
+        # which `state` reports (tests/e2e/test_shuffler_heap.py).
         self._probe = getattr(config, "HEAP_PROBE", False)
         self.heap_peak = 0
 

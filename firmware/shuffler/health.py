@@ -21,7 +21,7 @@ RCT, C = 1 + CRITBINOM(W, 2**-H, 1 - alpha) for the APT), with
 A sound source therefore trips the RCT with probability at most 2**-32 at
 any given sample and the APT at most 2**-30 per 512-sample window; at about
 two windows per batch that is one false tilt in some 5e8 batches.
-tests/test_shuffler_health.py recomputes both cutoffs from the binomial
+tests/unit/test_shuffler_health.py recomputes both cutoffs from the binomial
 distribution. A failure latches: the monitor keeps refusing until it is
 replaced (power cycle and a fresh start-up test), because a source that
 failed once cannot be trusted again without a person looking at it.

@@ -25,7 +25,7 @@ Two ways to take the events out:
 
 Cost. The stream signs with ``HostSigner``, the same tag made by CPython's
 ``hmac`` over ``host_frames.frame_message`` (whose bytes equal the shoe's
-``FrameSigner``'s: tests/test_link_v2*.py, and tests/test_shoestream.py for
+``FrameSigner``'s: tests/test_link_v2*.py, and tests/e2e/test_shoestream.py for
 this class), with the key's inner and outer hashes made once and copied per
 tag; ``--shoe-signer`` signs with the firmware's own ``FrameSigner`` instead
 (``python -m host_tools.sim.shoestream`` prints both figures). Enough for

@@ -1,5 +1,5 @@
-"""HTTP and SSE clients for the pit's security tests (tests/test_pit_roles.py,
-tests/test_pit_security.py): plain http.client on loopback, so every header
+"""HTTP and SSE clients for the pit's security tests (tests/e2e/test_pit_roles.py,
+tests/e2e/test_pit_security.py): plain http.client on loopback, so every header
 is the test's own choice; an attacker writes requests, not a browser."""
 
 import http.client

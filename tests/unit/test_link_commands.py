@@ -144,7 +144,7 @@ def test_boot_known_answers_pass_on_this_core():
     import main  # firmware/main.py: importable without a board
     assert main._known_answers() is None
     # A source tree has no manifest.json: nothing vouches for it, so a shoe
-    # booted from one would tilt (tests/test_boot_manifest.py).
+    # booted from one would tilt (tests/e2e/test_boot_manifest.py).
     assert main._check_manifest().startswith("self-test: manifest.json is missing")
 
 
