@@ -82,19 +82,32 @@ class _Groups:
     def freeze(self):
         """Per place, the flat indices of every column (place-major: contiguous gathers)."""
         self.gather = np.ascontiguousarray(np.array(self.rows, dtype=np.intp).T)
+        self.drawn = np.arange(self.places)
+        self.by_rows = {}
         return self
 
     def weights(self, counts_by_class, total):
-        """Exact int64 weight of every multiset, for one composition."""
-        table = np.empty((self.classes + 1, self.places), dtype=np.int64)
-        table[: self.classes] = np.asarray(counts_by_class, dtype=np.int64)[:, None] - np.arange(self.places)
-        table[self.classes] = total - np.arange(self.places)
+        """Exact int64 weight of every multiset, per row of ``counts_by_class``
+        (rows x classes: one composition, or one suit of it, per row)."""
+        k = np.asarray(counts_by_class, dtype=np.int64).reshape(-1, self.classes)
+        rows = k.shape[0]
+        table = np.empty((rows, self.classes + 1, self.places), dtype=np.int64)
+        table[:, : self.classes] = k[:, :, None] - self.drawn
+        table[:, self.classes] = total - self.drawn
         flat = table.ravel()
-        g = self.gather
-        w = flat[g[0]]
+        g = self._gather(rows)
+        w = flat.take(g[0])
         for place in range(1, self.places):
-            w = w * flat[g[place]]
+            w *= flat.take(g[place])
         return w
+
+    def _gather(self, rows):
+        """The gather indices for ``rows`` tables laid end to end: (place, row, column)."""
+        g = self.by_rows.get(rows)
+        if g is None:
+            step = (self.classes + 1) * self.places
+            g = self.by_rows[rows] = self.gather[:, None, :] + step * np.arange(rows)[None, :, None]
+        return g
 
 
 def _rounds(unit):
@@ -135,18 +148,29 @@ class _MainGame:
             cell = (state, key)
             cells[cell] = cells.get(cell, 0) + w
         order = sorted(cells)
-        states = np.array([s for s, _k in order], dtype=np.intp)
+        self.states = np.array([s for s, _k in order], dtype=np.intp)
         self.cols = np.array([self.groups.column(k) for _s, k in order], dtype=np.intp)
         self.groups.freeze()
         self.mult = np.array([cells[k] for k in order], dtype=np.int64)
         # reduceat over each state's run of cells; states no round ends in stay 0
-        self.rows, self.starts = np.unique(states, return_index=True)
+        self.rows, self.starts = np.unique(self.states, return_index=True)
+
+    def weights(self, points, total):
+        return self.groups.weights(points, total)[0]
 
     def distribution(self, points, total):
-        w = self.groups.weights(points, total)
+        """Exact sequence counts of the 400 states (each below N(N-1)...(N-5))."""
         d = np.zeros(len(STATES), dtype=np.int64)
-        d[self.rows] = np.add.reduceat(self.mult * w[self.cols], self.starts)
+        d[self.rows] = np.add.reduceat(self.mult * self.weights(points, total)[self.cols], self.starts)
         return d
+
+    def fold(self, per_state):
+        """``per_state`` (rows x 400) times the multiplicities: (rows x multiset),
+        so a row's sum over states is one product with the weights."""
+        per_state = np.asarray(per_state)
+        out = np.zeros((len(self.groups.rows), per_state.shape[0]), dtype=per_state.dtype)
+        np.add.at(out, self.cols, (per_state[:, self.states] * self.mult).T)
+        return np.ascontiguousarray(out.T)
 
 
 @lru_cache(maxsize=1)
@@ -204,45 +228,52 @@ def _royal_scheme():
 class _FourCards:
     """The four-card wagers of one class scheme: (multiset x job) summed returns.
 
-    ``as_a_set``: the wagers read the four cards as a set (who holds which
-    does not matter), so each multiset is settled once, times its orderings.
-    ``flush``: they also read whether all four share one suit, so what a
-    flush adds is weighed apart, per suit, from that suit's counts."""
+    ``sets`` lists (jobs, as_a_set, flush). ``as_a_set``: those wagers read
+    the four cards as a set (who holds which does not matter), so each
+    multiset is settled once, times its orderings. ``flush``: they also read
+    whether all four share one suit, so what a flush adds is weighed apart,
+    per suit, from that suit's counts."""
 
-    def __init__(self, make, jobs_, as_a_set=False, flush=False):
+    def __init__(self, make, sets):
         self.class_of, reps = make()
         self.classes = len(reps)
-        self.jobs = list(jobs_)
         self.groups = _Groups(self.classes, INITIAL)
+        self.jobs = [j for jobs_, _set, _flush in sets for j in jobs_]
         plain, extra = {}, {}
-        for four, w in (_sets if as_a_set else _deals)(self.classes):
-            col = self.groups.column(sum(self.groups.unit(x) for x in four))
-            a, c, b, e = (reps[x] for x in four)
-            if flush:  # the Banker's cards of another suit: no flush among the plain returns
-                h = Hands(0, 0, 2, 2, (a, c), (_suit(b, 1), _suit(e, 1)))
-            else:
-                h = Hands(0, 0, 2, 2, (a, c), (b, e))
-            row = [w * gain(bet, h, t, amount) for _k, bet, t, amount in self.jobs]
-            _add(plain, col, row)
-            if flush:  # the same ranks all of one suit (the scheme's cards are)
-                s = Hands(0, 0, 2, 2, (a, c), (b, e))
-                _add(extra, col, [w * gain(bet, s, t, amount) - x for (_k, bet, t, amount), x in zip(self.jobs, row)])
+        first = 0
+        for jobs_, as_a_set, flush in sets:
+            pad = [0.0] * first, [0.0] * (len(self.jobs) - first - len(jobs_))
+            for four, w in (_sets if as_a_set else _deals)(self.classes):
+                col = self.groups.column(sum(self.groups.unit(x) for x in four))
+                a, c, b, e = (reps[x] for x in four)
+                if flush:  # the Banker's cards of another suit: no flush among the plain returns
+                    h = Hands(0, 0, 2, 2, (a, c), (_suit(b, 1), _suit(e, 1)))
+                else:
+                    h = Hands(0, 0, 2, 2, (a, c), (b, e))
+                row = [w * gain(bet, h, t, amount) for _k, bet, t, amount in jobs_]
+                _add(plain, col, pad[0] + row + pad[1])
+                if flush:  # the same ranks all of one suit (the scheme's cards are)
+                    s = Hands(0, 0, 2, 2, (a, c), (b, e))
+                    more = [w * gain(bet, s, t, amount) - x for (_k, bet, t, amount), x in zip(jobs_, row)]
+                    _add(extra, col, pad[0] + more + pad[1])
+            first += len(jobs_)
         self.groups.freeze()
         self.plain = _dense(plain, len(self.groups.rows), len(self.jobs))
-        self.extra = _dense(extra, len(self.groups.rows), len(self.jobs)) if flush else None
-        self.by_suit = [np.array([c for c in range(52) if cards.suit(c) == s], dtype=np.intp) for s in range(4)]
+        self.extra = _dense(extra, len(self.groups.rows), len(self.jobs)) if extra else None
+        # one bincount gives the scheme's class counts (row 0) and, for a
+        # flush, each suit's (rows 1-4)
+        suit = np.array([cards.suit(c) for c in range(52)], dtype=np.intp)
+        self.bins = np.concatenate([self.class_of, (1 + suit) * self.classes + self.class_of][: 2 if extra else 1])
+        self.rows = 5 if extra else 1
 
     def returns(self, counts, total):
-        """Sum over four-card sequences of each job's return (float per job)."""
-        k = np.bincount(self.class_of, weights=counts, minlength=self.classes).astype(np.int64)
-        acc = self.groups.weights(k, total).astype(np.float64) @ self.plain
+        """Sum over four-card sequences of each job's return (float per job);
+        ``counts`` are the 52 card counts as floats."""
+        k = np.bincount(self.bins, weights=np.tile(counts, len(self.bins) // 52), minlength=self.rows * self.classes)
+        w = self.groups.weights(k.astype(np.int64), total).astype(np.float64)
+        acc = w[0] @ self.plain
         if self.extra is not None:
-            flush = None
-            for cards_of_suit in self.by_suit:
-                ks = np.bincount(self.class_of[cards_of_suit], weights=counts[cards_of_suit], minlength=self.classes)
-                w = self.groups.weights(ks.astype(np.int64), total)
-                flush = w if flush is None else flush + w
-            acc = acc + flush.astype(np.float64) @ self.extra
+            acc += w[1:].sum(axis=0) @ self.extra
         return acc
 
 
@@ -292,12 +323,14 @@ class _Plan:
             [[gain(bet, Hands(p, b, pn, bn), t, amount) for p, b, pn, bn in STATES] for _k, bet, t, amount in point])
         by = {bet: [j for j in every if j[1] == bet] for bet in wagers.CARD_WAGERS}
         self.four = [
-            _FourCards(_rank_scheme, by["any_pair"]),
-            _FourCards(_rank_scheme, by["jackpot"], as_a_set=True, flush=True),
-            _FourCards(_nines_scheme, by["lucky_nines"], as_a_set=True),
-            _FourCards(_royal_scheme, by["royal9"]),
+            _FourCards(_rank_scheme, [(by["any_pair"], False, False), (by["jackpot"], True, True)]),
+            _FourCards(_nines_scheme, [(by["lucky_nines"], True, False)]),
+            _FourCards(_royal_scheme, [(by["royal9"], False, False)]),
         ]
-        self.probability = _probability_rows()
+        # folded through the main game's multiplicities: one product with the weights
+        main = _main_game()
+        self.point_returns = main.fold(self.point_gains)
+        self.probability = main.fold(_probability_rows())
 
 
 PROBABILITIES = ("banker", "player", "tie", "natural", "dragon7", "panda8")
@@ -340,10 +373,7 @@ def _analyse(counts, settings_text):
 
 def price(counts, settings_text):
     """What ``analyse`` returns, never from its cache (the bench times this)."""
-    edge, d, seq6 = pricer(settings_text)._price(counts, True)
-    prob = _plan(settings_text).probability @ d
-    return {"probability": {k: int(v) / seq6 for k, v in zip(PROBABILITIES, prob)},
-            "house_edge": dict(sorted(edge.items()))}
+    return pricer(settings_text).analyse(counts)
 
 
 @lru_cache(maxsize=32)
@@ -363,7 +393,8 @@ class Pricer:
             raise ValueError("no such house_edge key: %s" % ", ".join(sorted(want - known)))
         rows = [i for i, k in enumerate(plan.point_keys) if want is None or k in want]
         self.point_keys = [plan.point_keys[i] for i in rows]
-        self.point_gains = plan.point_gains[rows]
+        self.point_returns = np.ascontiguousarray(plan.point_returns[rows])
+        self.probability = plan.probability
         self.four = []
         for part in plan.four:
             cols = [i for i, j in enumerate(part.jobs) if want is None or j[0] in want]
@@ -374,20 +405,27 @@ class Pricer:
         """{key: house edge} for 52 card counts (a list or tuple of ints)."""
         return self._price(counts, False)[0]
 
+    def analyse(self, counts):
+        """``{"probability": ..., "house_edge": ...}`` as ``analyse`` gives it."""
+        edge, w, seq6 = self._price(counts, True)
+        prob = (self.probability @ w).tolist()  # exact: each sum is at most N(N-1)...(N-5)
+        return {"probability": {k: v / seq6 for k, v in zip(PROBABILITIES, prob)},
+                "house_edge": dict(sorted(edge.items()))}
+
     def _price(self, counts, always_main):
         total = sum(counts)
         if total < MIN_CARDS:
             raise CompositionError("%d cards left; a round can need 6, so it may not complete (Ch 13E)" % total)
         n = np.asarray(counts, dtype=np.float64)
         edge = {}
-        d = seq6 = None
+        w = seq6 = None
         if self.point_keys or always_main:
             points = np.bincount(POINT_OF_CARD, weights=n, minlength=10).astype(np.int64)
-            d = _main_game().distribution(points, total)
+            w = _main_game().weights(points, total)
             seq6 = _falling(total, DRAWN)
-            edge.update(zip(self.point_keys, (1.0 - self.point_gains @ d.astype(np.float64) / seq6).tolist()))
+            edge.update(zip(self.point_keys, (1.0 - self.point_returns @ w.astype(np.float64) / seq6).tolist()))
         seq4 = _falling(total, INITIAL)
         for part, cols, keys in self.four:
             back = part.returns(n, total)[cols]
             edge.update(zip(keys, (1.0 - back / seq4).tolist()))
-        return edge, d, seq6
+        return edge, w, seq6
