@@ -81,8 +81,8 @@ def sizes(quick):
             "pit_note": "quick: 1 run of 5 s (+2 s warm-up) (goal size: 3 runs of 15 s)",
             "link": ["--runs", "1", "--shoes", "16"],
             "link_note": "quick: 1 full shoe per figure (goal: median of 3)",
-            "footprint": ["--runs", "1", "--vm", "wasm32"],
-            "footprint_note": "quick: 1 shoe per board, 32-bit VM only (goal: 5, both VMs)",
+            "footprint": ["--runs", "1", "--vm", "wasm32", "--board", "pico", "--board", "esp32s3"],
+            "footprint_note": "quick: 1 shoe per board, 32-bit VM only (goal size: 5, both VMs)",
             "odds": {"repeats": 11, "oracle_repeats": 1, "by": "points"},
             "odds_note": "quick: 11 compositions; oracle once, by point value",
             "monitor": 1,
@@ -96,8 +96,8 @@ def sizes(quick):
         "pit_note": "3 runs of 15 s, median",
         "link": ["--runs", "3", "--shoes", "16"],
         "link_note": "3 full shoes per figure, median",
-        "footprint": ["--runs", "5"],
-        "footprint_note": "5 shoes per board, both VMs",
+        "footprint": ["--runs", "5", "--board", "pico", "--board", "esp32s3"],
+        "footprint_note": "5 shoes per board, both VMs (the 32-bit figures govern)",
         "odds": {"repeats": 31, "oracle_repeats": 3, "by": "points"},
         "odds_note": "31 compositions; oracle median of 3, by point value",
         "monitor": 3,
@@ -199,7 +199,7 @@ def link_rows(size, base):
 
 def footprint_rows(size, base):
     argv = ["bench", "footprint"] + size["footprint"]
-    row = Row("footprint: worst board's peak heap", "<= 100% of the budget", size["footprint_note"], _shoe(argv))
+    row = Row("footprint: peak heap, worst board", "<= 100% of the heap budget", size["footprint_note"], _shoe(argv))
     out, problem = _bench(argv)
     try:
         f = readings.footprint(out)
