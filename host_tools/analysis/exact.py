@@ -38,7 +38,7 @@ from host_tools.settle.core import cards, rules
 from host_tools.settle.hands import Hands
 
 from .composition import CompositionError
-from .returns import STATES, gain, jobs, settings_json
+from .returns import STATES, gain, jobs, pricing_json, settings_json
 
 MIN_CARDS = 6  # a round can need six cards; fewer cannot be priced (Ch 13E)
 DRAWN = 6  # places of a six-card sequence
@@ -380,7 +380,7 @@ def price(counts, settings_text):
 def pricer(settings_text, keys=None):
     """The Pricer of ``keys`` (a tuple; None: every key) under one table setting,
     shared by every monitor that asks for the same."""
-    return Pricer(_plan(settings_text), keys)
+    return Pricer(_plan(pricing_json(settings_text)), keys)
 
 
 class Pricer:

@@ -41,10 +41,22 @@ def settings_json(settings):
     return json.dumps(s, sort_keys=True)
 
 
+# The table settings that change a price; the designation and the offer
+# change only which keys a table reads.
+PRICED_BY = ("tie_odds", "royal9_wager", "royal9_meters", "royal9")
+
+
+def pricing_json(settings_text):
+    """Canonical text of what in ``settings_text`` changes a price: every
+    table that agrees on it shares one plan, whatever its designation."""
+    settings = json.loads(settings_text)
+    return json.dumps({k: settings[k] for k in PRICED_BY if k in settings}, sort_keys=True)
+
+
 def jobs(settings_text):
     """(key, bet, Table, fixed-award unit) for every wager under every paytable."""
     settings = json.loads(settings_text)
-    base = {k: v for k, v in settings.items() if k in ("tie_odds", "royal9_wager", "royal9_meters")}
+    base = {k: v for k, v in settings.items() if k in PRICED_BY and k != "royal9"}
     amount = settings.get("royal9_wager", pt.ROYAL9_WAGER)
     chosen_royal = settings.get("royal9", "A")
     out = []
