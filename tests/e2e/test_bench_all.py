@@ -20,14 +20,16 @@ def test_quick_table_of_the_odds_rows():
     head = next(i for i, line in enumerate(lines) if line.startswith("figure "))
     assert [c.strip() for c in lines[head].split("|")] == ["figure", "goal", "measured", "verdict", "vs baseline",
                                                            "load"]
-    rows = [[c.strip() for c in line.split("|")] for line in lines[head + 2:head + 4]]
-    assert [r[0] for r in rows] == ["odds: 36 keys, 8 decks, uncached", "edge monitor per round (ez table)"]
+    rows = [[c.strip() for c in line.split("|")] for line in lines[head + 2:head + 5]]
+    assert [r[0] for r in rows] == ["odds: 36 keys, 8 decks, uncached", "edge monitor per round (ez table)",
+                                    "pit edge worker per round"]
     for r in rows:
         assert r[1].startswith("<= 5 ms") and r[2].startswith("CPU ") and r[3] in ("meets", "MISSES")
         assert r[4].startswith("oracle x")
     assert "oracle same: yes" in rows[0][2]  # the state counts of a full shoe equal the oracle's
     commands = [line.strip() for line in lines if line.startswith("    shoe bench ")]
-    assert commands == ["shoe bench analysis --repeats 11 --reference-repeats 1 --oracle-by points --shoes 1"] * 2
+    assert commands == ["shoe bench analysis --repeats 11 --reference-repeats 1 --oracle-by points --shoes 1"
+                        " --tables 4"] * 3
     assert "quick: " in p.stdout and p.stdout.rstrip().endswith("at their goals' sizes.")
     assert p.returncode == (0 if all(r[3] == "meets" for r in rows) else 1)
 

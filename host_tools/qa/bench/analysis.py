@@ -8,6 +8,7 @@ average is printed with them.
 """
 
 import argparse
+import json
 import os
 import statistics
 import time
@@ -19,6 +20,9 @@ from host_tools.settle.core import cards
 from host_tools.sim import seeded_shoes as simulate
 
 MONITOR_TABLE = {"designation": "ez"}  # its offer: the main bets, Dragon 7, Panda 8 and every optional wager
+# A round at a stand-in's pace (host_tools/sim/standin.py: one dealer action
+# every 0.5 s; bets, four to six cards and the result make about seven).
+ROUND_S = 3.5
 
 
 def _timed(fn, repeats):
@@ -90,6 +94,47 @@ def measure_monitor(decks=8, shoes=3):
             "keys": len(set(monitor.keys.values()))}
 
 
+class _Publisher:
+    """The pit's publish, for EdgeWatch: counts what it would push."""
+
+    def __init__(self):
+        self.published = 0
+
+    def publish(self, message):
+        self.published += 1
+
+
+def measure_pit_edges(tables=16, decks=8):
+    """The pit's edge worker (host_tools/pit/edges.py) over ``tables`` seeded
+    shoes interleaved round by round, as the pit hands it committed events,
+    on a real store: CPU per round per table, and the rounds it saw."""
+    import tempfile
+
+    from host_tools.pit.edges import EdgeWatch
+    from host_tools.store import db
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "edges.db")
+        store = db.Store(path)
+        store.db.execute("PRAGMA synchronous=OFF")  # the commits are not what is timed
+        streams = [list(simulate.shoe_events(t, decks)) for t in range(tables)]
+        watch = EdgeWatch(_Publisher(), path)
+        EdgeMonitor(decks, MONITOR_TABLE)  # the shared pricer, built once per pit
+        rounds = sum(1 for events in streams for e in events if e["type"] == "result")
+        cpu = 0.0
+        for step in range(max(len(events) for events in streams)):
+            for t, events in enumerate(streams):
+                if step < len(events):
+                    # committed first, as the table thread does (its cost, not the worker's)
+                    store.append("S%d" % t, step + 1, json.dumps(events[step]))
+                    c = time.thread_time()
+                    watch.handle(store, {"type": "event", "table": "T%d" % t, "shoe": "S%d" % t, "seq": step + 1,
+                                         "event": events[step]})
+                    cpu += time.thread_time() - c
+        store.close()
+    return {"cpu": cpu / rounds, "rounds": rounds, "tables": tables, "alerts": watch.pit.published}
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="shoe bench analysis")
     parser.add_argument("--decks", type=argtypes.whole(1, 16), default=8)
@@ -99,6 +144,8 @@ def main(argv):
     parser.add_argument("--oracle-by", choices=("ranks", "points"), default="ranks",
                         help="the oracle deals one card per rank (default) or per point value (faster)")
     parser.add_argument("--shoes", type=argtypes.whole(1), default=3, help="seeded shoes for the monitor")
+    parser.add_argument("--tables", type=argtypes.whole(1), default=16,
+                        help="tables for the pit's edge worker (its share is given for this many)")
     args = parser.parse_args(argv)
 
     print(load(), flush=True)
@@ -116,5 +163,10 @@ def main(argv):
     print("edge monitor (%s table, %d keys) over %d seeded shoes: %.3f ms per round (CPU %.3f ms), medians"
           " (goal <= 5 ms)" % (MONITOR_TABLE["designation"], mon["keys"], args.shoes, mon["wall"] * 1e3,
                                mon["cpu"] * 1e3))
+    pit = measure_pit_edges(args.tables, args.decks)
+    share = pit["cpu"] * args.tables / ROUND_S
+    print("pit edge worker (host_tools/pit/edges.py, real store) over %d tables, %d rounds: CPU %.3f ms per round;"
+          " at %d tables dealing a round every %.1f s that is %.1f%% of one core"
+          % (args.tables, pit["rounds"], pit["cpu"] * 1e3, args.tables, ROUND_S, 100 * share))
     print(load(), flush=True)
     return 0 if oracle["identical"] else 1
