@@ -64,8 +64,30 @@ def _bench(argv):
     return p.stdout, None
 
 
+def _read(argv, reader, rows):
+    """Run a bench and read its report: (figures or None, problem or None).
+    Rows the report leaves without a figure say why."""
+    out, problem = _bench(argv)
+    try:
+        return reader(out), problem
+    except readings.ReadingError as exc:
+        _say(rows, problem or str(exc))
+        return None, problem
+
+
+def _say(rows, problem):
+    for row in rows:
+        if row.figure == "-":
+            row.figure = problem or "not reported"
+
+
 def _verdict(ok):
     return "meets" if ok else "MISSES"
+
+
+def _per(base, ms):
+    """A duration against the baseline: how many fit in it."""
+    return "B/d x%.0f" % (base / (ms / 1e3)) if ms else "-"
 
 
 # --- the rows -----------------------------------------------------------------------
@@ -114,12 +136,8 @@ def casino_rows(size, base):
     argv = ["bench", "casino"] + size["casino"]
     rate = Row("casino events/s (TLS, NKEY, SCRAM)", ">= 20,000", size["casino_note"], _shoe(argv))
     p99 = Row("casino pit->central p99", "<= 250 ms at 6,000 tables", size["casino_note"], _shoe(argv))
-    out, problem = _bench(argv)
-    try:
-        f = readings.casino(out)
-    except readings.ReadingError as exc:
-        problem = problem or str(exc)
-        f = {}
+    f, problem = _read(argv, readings.casino, [rate, p99])
+    f = f or {}
     if "events_per_s" in f:
         rate.figure = "%.0f events/s, %d lost/dup" % (f["events_per_s"], f["throughput_lost"])
         rate.verdict = _verdict(f["events_per_s"] >= 20000 and not f["throughput_lost"])
@@ -129,10 +147,8 @@ def casino_rows(size, base):
         p99.verdict = _verdict(f["p99_ms"] <= 250 and not f["latency_lost"] and f["live_tables"] >= 6000)
         if f["live_tables"] < 6000 and f["p99_ms"] <= 250 and not f["latency_lost"]:
             p99.verdict = "meets (reduced)"
-        p99.ratio = "B/d x%.1f" % (base / (f["p99_ms"] / 1e3)) if f["p99_ms"] else "-"
-    for row in (rate, p99):
-        if row.figure == "-":
-            row.figure = problem or "not reported"
+        p99.ratio = _per(base, f["p99_ms"])
+    _say([rate, p99], problem)
     return [rate, p99]
 
 
@@ -140,18 +156,15 @@ def pit_rows(size, base):
     argv = ["bench", "pit"] + size["pit"]
     durable = Row("pit card->durable p99, 256 tables", "<= 20 ms, 0 lost", size["pit_note"], _shoe(argv))
     page = Row("pit page p99, 256 tables", "<= 250 ms, 0 lost", size["pit_note"], _shoe(argv))
-    out, problem = _bench(argv)
-    try:
-        f = readings.pit(out, 256)
-    except readings.ReadingError as exc:
-        durable.figure = page.figure = problem or str(exc)
+    f, _problem = _read(argv, lambda out: readings.pit(out, 256), [durable, page])
+    if f is None:
         return [durable, page]
     durable.figure = "%.1f ms, %d lost, pit CPU %.0f%%" % (f["durable_p99_ms"], f["lost"], f["pit_cpu_pct"])
     durable.verdict = _verdict(f["durable_p99_ms"] <= 20 and not f["lost"] and not f["errors"])
-    durable.ratio = "B/d x%.0f" % (base / (f["durable_p99_ms"] / 1e3))
+    durable.ratio = _per(base, f["durable_p99_ms"])
     page.figure = "%.1f ms, %d lost" % (f["page_p99_ms"], f["lost"])
     page.verdict = _verdict(f["page_p99_ms"] <= 250 and not f["lost"] and not f["errors"])
-    page.ratio = "B/d x%.0f" % (base / (f["page_p99_ms"] / 1e3))
+    page.ratio = _per(base, f["page_p99_ms"])
     return [durable, page]
 
 
@@ -186,36 +199,27 @@ def link_rows(size, base):
     shoes = int(size["link"][size["link"].index("--shoes") + 1])
     one = Row("link card->durable p99, 1 shoe", "<= 5 ms", size["link_note"], _shoe(argv))
     many = Row("link card->durable p99, %d shoes" % shoes, "0 lost (p99 reported)", size["link_note"], _shoe(argv))
-    out, problem = _bench(argv)
-    try:
-        f = readings.link(out)
-    except readings.ReadingError as exc:
-        one.figure = many.figure = problem or str(exc)
+    f, problem = _read(argv, readings.link, [one, many])
+    if f is None:
         return [one, many]
     if 1 in f:
         one.figure = "%.1f ms (p50 %.1f)" % (f[1]["p99_ms"], f[1]["p50_ms"])
         one.verdict = _verdict(f[1]["p99_ms"] <= 5)
-        one.ratio = "B/d x%.0f" % (base / (f[1]["p99_ms"] / 1e3))
-    if shoes in f:
-        lost = [e for e in f["errors"] if "lines" in e or "lost" in e]
+        one.ratio = _per(base, f[1]["p99_ms"])
+    if shoes in f:  # the bench reports a shoe's lost lines as an ERROR line
         many.figure = "%.1f ms (p50 %.1f), %s" % (f[shoes]["p99_ms"], f[shoes]["p50_ms"],
                                                   "%d error line(s)" % len(f["errors"]) if f["errors"] else "0 lost")
-        many.verdict = _verdict(not f["errors"] and not lost)
-        many.ratio = "B/d x%.0f" % (base / (f[shoes]["p99_ms"] / 1e3))
-    for row in (one, many):
-        if row.figure == "-":
-            row.figure = problem or "not reported"
+        many.verdict = _verdict(not f["errors"])
+        many.ratio = _per(base, f[shoes]["p99_ms"])
+    _say([one, many], problem)
     return [one, many]
 
 
 def footprint_rows(size, base):
     argv = ["bench", "footprint"] + size["footprint"]
     row = Row("footprint: peak heap, worst board", "<= 100% of the heap budget", size["footprint_note"], _shoe(argv))
-    out, problem = _bench(argv)
-    try:
-        f = readings.footprint(out)
-    except readings.ReadingError as exc:
-        row.figure = problem or str(exc)
+    f, problem = _read(argv, readings.footprint, [row])
+    if f is None:
         return [row]
     bits = 32 if 32 in f else max(f)
     board, peak = f[bits]
