@@ -243,7 +243,8 @@ def print_table(rows):
     for r in rows:
         cells = (r.name, r.goal, r.figure, r.verdict, r.ratio, r.load)
         print(" | ".join("%-*s" % (w, c) for (_n, w), c in zip(cols, cells)))
-    print()
+    print("vs baseline: B/d = the baseline's wall time over the duration; r*B = the rate times the baseline;"
+          " oracle xN CPU = the baseline's CPU time over the figure's\n")
     for i, r in enumerate(rows, 1):
         print("%2d. %s -- %s\n    %s" % (i, r.name, r.size, r.command))
 
