@@ -37,6 +37,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
+import hashlib
 import os
 from array import array
 
@@ -65,7 +66,17 @@ CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
 SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its signature is not replayable)
 CHIP = const(0x55)        # U: the secure element's signature counter is at this value
 INTENT = const(0x49)      # I: the counter is at this value and about to be incremented
-KINDS = b"NCbxkyrEAMSnGKQUIo"
+KINDS = b"NCbxkyrEAMSnGKQUIouiqR"
+# Sealed records (docs/protocol.md 8): what the boot check trusts, written
+# with a trailing SEAL_BYTES-byte seal by a shoe whose chip derives the
+# journal key: the chip counter's records (U, I and the checkpoint's Q) and
+# a supervisor's clear_stop (r). A sealed kind at index i of SEALED stands
+# for the plain kind at index i of PLAIN; readers only ever see the plain one.
+SEALED = b"uiqR"
+PLAIN = b"UIQr"
+SEAL_BYTES = const(16)
+# Every reason a seal fails contains this (the pit raises counter_mismatch on it).
+SEAL = "not sealed by this shoe's chip"
 
 # scan() outcomes.
 OK = const(0)
@@ -164,6 +175,14 @@ def seal(rec, blen):
     return blen + OVERHEAD
 
 
+def _index(kinds, kind):
+    """Where ``kind`` is in ``kinds`` (SEALED or PLAIN), or -1; no allocation."""
+    for i in range(len(kinds)):
+        if kinds[i] == kind:
+            return i
+    return -1
+
+
 def _decode(raw):
     """Text from a file the shoe wrote, even if the flash mangled it: a tilt
     reason must never stop the boot that reports it."""
@@ -205,6 +224,77 @@ class Journal:
         self._ack[2] = ACK
         self._mark = bytearray(MARK_BYTES)
         self._big = bytearray(_MAX_BODY + OVERHEAD)
+
+    # ------------------------------------------------------------------ seal
+    # A journal on a shoe whose chip derives the journal key (link/chipcount.py
+    # ``key``) seals what the boot check trusts. A seal is the first
+    # SEAL_BYTES of HMAC-SHA256(journal key, D || KIND || BODY), D the
+    # running digest of every byte of the file before the record: SHA-256
+    # from the file's first byte, restarted at each sealed record as
+    # SHA-256(D || the bytes since). So a seal holds only at its place in the
+    # very journal that was written: not in an earlier copy, not spliced into
+    # another, not after an edit of any byte before it. On the class: a
+    # device without the key never grows its instance by them.
+    ipad = None   # the key's HMAC pads, None: an unsealed journal
+    opad = None
+    h = None      # the running digest of the journal written so far
+
+    def set_key(self, key):
+        """Seal with ``key`` (32 bytes, derived by the chip at boot, held in RAM only)."""
+        self.ipad = bytearray(64)
+        self.opad = bytearray(64)
+        for i in range(64):
+            k = key[i] if i < len(key) else 0
+            self.ipad[i] = k ^ 0x36
+            self.opad[i] = k ^ 0x5C
+
+    def _tag(self, d, rec, blen):
+        """The seal of the record in ``rec`` (KIND at 2, BODY of ``blen`` at
+        4) after a journal whose digest is ``d``."""
+        h = hashlib.sha256(self.ipad)
+        h.update(d)
+        v = memoryview(rec)
+        h.update(v[2:3])
+        h.update(v[_HEAD:_HEAD + blen])
+        o = hashlib.sha256(self.opad)
+        o.update(h.digest())
+        return o.digest()
+
+    def _restart(self):
+        """A new file: its digest starts over from its first byte."""
+        if self.ipad is not None:
+            self.h = hashlib.sha256()
+
+    def _sealed(self, rec, kind, blen):
+        """Seal the record whose BODY is in ``rec``: the sealed variant of
+        ``kind`` when the journal has a key, else ``kind`` as it is. Returns
+        its total length; the caller writes it with ``_write``/``_put``."""
+        if self.ipad is None:
+            rec[2] = kind
+            return seal(rec, blen)
+        rec[2] = SEALED[_index(PLAIN, kind)]
+        d = self.h.digest()
+        t = self._tag(d, rec, blen)
+        for i in range(SEAL_BYTES):
+            rec[_HEAD + blen + i] = t[i]
+        self.h = hashlib.sha256(d)  # the record itself goes into the digest as it is written
+        return seal(rec, blen + SEAL_BYTES)
+
+    def _check_seal(self, rec, blen, where):
+        """At boot: why the sealed record in ``rec`` (body ``blen`` with its
+        seal) does not hold, or None; the running digest moves past it."""
+        if self.ipad is None:
+            return where + ": sealed, but this shoe derives no journal key (link_peer.bin?)"
+        n = blen - SEAL_BYTES
+        d = self.h.digest()
+        t = self._tag(d, rec, n)
+        diff = 0
+        for i in range(SEAL_BYTES):
+            diff |= t[i] ^ rec[_HEAD + n + i]
+        self.h = hashlib.sha256(d)
+        if diff:
+            return where + ": " + SEAL + " (edited, or put back from another journal)"
+        return None
 
     # ------------------------------------------------------------ tilt marker
 
@@ -260,13 +350,21 @@ class Journal:
 
     # ------------------------------------------------------------------ read
 
-    def scan(self, handler):
-        """Feed every sound record to ``handler.record(kind, body, blen)``.
+    def scan(self, handler, boot=False):
+        """Feed every sound record to ``handler.record(kind, body, blen)``,
+        a sealed one as its plain kind without its seal.
 
         Returns (OK | TORN | CORRUPT, message, good_bytes): the length of the
-        sound prefix lets ``open`` drop a torn tail.
+        sound prefix lets ``open`` drop a torn tail. ``boot``: check every
+        seal (a journal with a key must have every trusted record sealed),
+        leaving the running digest where the sound prefix ends, for
+        ``open``. A refill (not ``boot``) trusts what the boot checked and
+        leaves the writer's digest alone.
         """
         self.found_gen = 0
+        check = boot and self.ipad is not None
+        if check:
+            self.h = None
         if not exists(self.path):
             return OK, None, 0
         with open(self.path, "rb") as f:
@@ -277,6 +375,9 @@ class Journal:
                 return CORRUPT, "journal header is not " + repr(HEADER), 0
             if head != HEADER:
                 return CORRUPT, "journal header is not " + repr(HEADER), 0
+            if check:
+                self._restart()
+                self.h.update(HEADER)
             good = len(HEADER)
             index = 0
             rec = self._big
@@ -305,11 +406,27 @@ class Journal:
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
                     return CORRUPT, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good
-                if h[2] == _GEN:
+                kind = h[2]
+                total = blen + OVERHEAD
+                sealed = _index(SEALED, kind)
+                if sealed >= 0:
+                    if blen < SEAL_BYTES:
+                        return CORRUPT, _where(index, good) + ": too short for its seal", good
+                    if boot:
+                        why = self._check_seal(rec, blen, _where(index, good))
+                        if why is not None:
+                            return CORRUPT, why, good
+                    kind = PLAIN[sealed]
+                    blen -= SEAL_BYTES
+                elif check and _index(PLAIN, kind) >= 0:
+                    return CORRUPT, _where(index, good) + ": " + SEAL + " (no seal)", good
+                if check:
+                    self.h.update(view[:total])
+                if kind == _GEN:
                     self.found_gen = get_u32(rec, _HEAD)
                 else:
-                    handler.record(h[2], view[_HEAD:_HEAD + blen], blen)
-                good += blen + OVERHEAD
+                    handler.record(kind, view[_HEAD:_HEAD + blen], blen)
+                good += total
                 index += 1
 
     # ----------------------------------------------------------------- write
@@ -335,8 +452,9 @@ class Journal:
             tmp = self.path + ".tmp"
             with open(tmp, "wb") as out:
                 if good_bytes < len(HEADER):
-                    out.write(HEADER)
-                    out.write(self._gen_record(self.gen))
+                    self._restart()
+                    self._put(out, HEADER)
+                    self._put(out, self._gen_record(self.gen))
                     good_bytes = len(HEADER) + 4 + OVERHEAD
                 else:
                     with open(self.path, "rb") as src:
@@ -366,6 +484,8 @@ class Journal:
             return  # broken: the session has tilted
         try:
             self.f.write(rec)
+            if self.h is not None:
+                self.h.update(rec)
             # On MicroPython flush() syncs the file (fsync on unix, a littlefs
             # commit on the boards); the event is sent only after this returns.
             self.f.flush()
@@ -390,15 +510,26 @@ class Journal:
         self._write(rec, seal(rec, 4))
 
     def simple(self, kind):
+        if kind == CLEAR_STOP:  # trusted: a supervisor's, sealed (rare)
+            rec = self._big
+            n = self._sealed(rec, kind, 0)
+            self._write(memoryview(rec)[:n], n)
+            return
         rec = self._short
         rec[2] = kind
         self._write(rec, seal(rec, 0))
 
     def number(self, kind, value):
-        rec = self._u32
-        rec[2] = kind
-        put_u32(rec, 4, value)
-        self._write(rec, seal(rec, 4))
+        if kind == CHIP or kind == INTENT:  # the chip's counter: sealed (once per signature)
+            rec = self._big
+            put_u32(rec, _HEAD, value)
+            n = self._sealed(rec, kind, 4)
+            self._write(memoryview(rec)[:n], n)
+        else:
+            rec = self._u32
+            rec[2] = kind
+            put_u32(rec, 4, value)
+            self._write(rec, seal(rec, 4))
         if kind == COUNTER:
             self.counter = value
         elif kind == CHIP or kind == INTENT:
@@ -429,16 +560,28 @@ class Journal:
         self._write(rec, seal(rec, 4 + _TAG_HEX))
 
     def blob(self, kind, data, start, end):
-        """A record with a variable body (event JSON, settings, alert): rare paths."""
+        """A record with a variable body (event JSON, settings, alert): rare
+        paths. A checkpoint's (SIGNED) is sealed."""
         rec = self._big
-        rec[2] = kind
         n = end - start
-        if n > _MAX_BODY:
-            raise ValueError("journal record of %d bytes exceeds %d" % (n, _MAX_BODY))
+        room = _MAX_BODY - SEAL_BYTES if kind == SIGNED else _MAX_BODY
+        if n > room:
+            raise ValueError("journal record of %d bytes exceeds %d" % (n, room))
         for i in range(n):
             rec[_HEAD + i] = data[start + i]
-        total = seal(rec, n)
+        if kind == SIGNED:
+            total = self._sealed(rec, kind, n)
+        else:
+            rec[2] = kind
+            total = seal(rec, n)
         self._write(memoryview(rec)[:total], total)
+
+    def _put(self, f, buf):
+        """Write ``buf`` to a new file ``f`` (open, compact), into the digest too."""
+        f.write(buf)
+        if self.h is not None:
+            self.h.update(buf)
+        return len(buf)
 
     def compact(self, seq, acked, counter, tag, events, shoe_body=None):
         """Start a fresh journal of the next generation: a base record (with
@@ -452,41 +595,30 @@ class Journal:
         tmp = self.path + ".tmp"
         rec = self._big
         gen = self.gen + 1
-        size = 0
+        self._restart()
         with open(tmp, "wb") as f:
-            f.write(HEADER)
-            size += len(HEADER)
-            f.write(self._gen_record(gen))
-            size += 4 + OVERHEAD
+            size = self._put(f, HEADER)
+            size += self._put(f, self._gen_record(gen))
             rec[2] = BASE
             put_u32(rec, _HEAD, seq)
             put_u32(rec, _HEAD + 4, acked)
             put_u32(rec, _HEAD + 8, counter)
             for i in range(_TAG_HEX):
                 rec[_HEAD + 12 + i] = tag[i]
-            n = seal(rec, 12 + _TAG_HEX)
-            f.write(memoryview(rec)[:n])
-            size += n
+            size += self._put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
             if self.chip >= 0:  # the chip's counter outlives the records that showed it
-                rec[2] = INTENT if self.intent else CHIP
                 put_u32(rec, _HEAD, self.chip)
-                n = seal(rec, 4)
-                f.write(memoryview(rec)[:n])
-                size += n
+                size += self._put(f, memoryview(rec)[:self._sealed(rec, INTENT if self.intent else CHIP, 4)])
             for buf, start, end in events:
                 rec[2] = EVENT
                 for i in range(end - start):
                     rec[_HEAD + i] = buf[start + i]
-                n = seal(rec, end - start)
-                f.write(memoryview(rec)[:n])
-                size += n
+                size += self._put(f, memoryview(rec)[:seal(rec, end - start)])
             if shoe_body is not None:
                 rec[2] = QUIET_SHOE
                 for i in range(len(shoe_body)):
                     rec[_HEAD + i] = shoe_body[i]
-                n = seal(rec, len(shoe_body))
-                f.write(memoryview(rec)[:n])
-                size += n
+                size += self._put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
             f.flush()
         os.rename(tmp, self.path)
         self.gen = gen
