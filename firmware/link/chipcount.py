@@ -30,7 +30,7 @@ at that very point of that very journal, and the chip's counter says
 whether that point is the latest.
 
 Boot-only (link/core.py imports it at boot and lets it go, lazy.py); the
-pit reads ``REASON`` and ``SEAL`` to raise its `counter_mismatch` alert
+pit reads ``REASON`` and link/journal.py's ``SEAL`` to raise its `counter_mismatch` alert
 from the hello's tilt (host_tools/protocol/hostlink.py).
 """
 
@@ -39,7 +39,6 @@ from link import reports
 
 # Every reason this check gives starts with this (the one place it is said).
 REASON = "secure element counter"
-SEAL = _journal.SEAL   # every reason a seal fails contains this
 CUT = "the power was cut while the chip signed"
 
 
@@ -50,16 +49,22 @@ def key(s):
     shoe_key.bin) the journal is not sealed, and a sealed record in it
     tilts the replay."""
     j = s.journal
-    from drivers import atecc608_link as link
+    from drivers import atecc608_link
     from drivers.atecc608 import PEER_FILE
     try:
-        k = link.derive_from(s.se, j.path[:j.path.rfind("/") + 1] + PEER_FILE, link.JOURNAL_LABEL)
+        k = atecc608_link.derive_from(s.se, j.path[:j.path.rfind("/") + 1] + PEER_FILE,
+                                      atecc608_link.JOURNAL_LABEL)
     except Exception:   # the chip or its bus: the counter read below tilts on it
         k = None
     from lazy import unload
     unload("drivers.atecc608_link")
     if k:
-        j.set_key(k)
+        j.ipad = bytearray(64)
+        j.opad = bytearray(64)
+        for i in range(64):
+            c = k[i] if i < len(k) else 0
+            j.ipad[i] = c ^ 0x36
+            j.opad[i] = c ^ 0x5C
 
 
 def check(se, j):

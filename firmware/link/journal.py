@@ -67,16 +67,15 @@ SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its si
 CHIP = const(0x55)        # U: the secure element's signature counter is at this value
 INTENT = const(0x49)      # I: the counter is at this value and about to be incremented
 KINDS = b"NCbxkyrEAMSnGKQUIouiqR"
-# Sealed records (docs/protocol.md 8): what the boot check trusts, written
-# with a trailing SEAL_BYTES-byte seal by a shoe whose chip derives the
-# journal key: the chip counter's records (U, I and the checkpoint's Q) and
-# a supervisor's clear_stop (r). A sealed kind at index i of SEALED stands
-# for the plain kind at index i of PLAIN; readers only ever see the plain one.
-SEALED = b"uiqR"
-PLAIN = b"UIQr"
-SEAL_BYTES = const(16)
-# Every reason a seal fails contains this (the pit raises counter_mismatch on it).
-SEAL = "not sealed by this shoe's chip"
+# Sealed records (docs/protocol.md 8): what the boot check trusts (the chip
+# counter's U and I, the checkpoint's Q, a supervisor's clear_stop r) is
+# written by a shoe whose chip derives the journal key under the kind with
+# its letter case flipped (u, i, q, R) and a trailing _SEAL-byte seal;
+# readers only ever see the plain kind. Every reason a seal fails contains
+# SEAL (the pit raises counter_mismatch on it).
+_SEAL = const(16)
+_CASE = const(0x20)
+SEAL = "not sealed by this shoe's chip (edited, or from another journal)"
 
 # scan() outcomes.
 OK = const(0)
@@ -175,14 +174,6 @@ def seal(rec, blen):
     return blen + OVERHEAD
 
 
-def _index(kinds, kind):
-    """Where ``kind`` is in ``kinds`` (SEALED or PLAIN), or -1; no allocation."""
-    for i in range(len(kinds)):
-        if kinds[i] == kind:
-            return i
-    return -1
-
-
 def _decode(raw):
     """Text from a file the shoe wrote, even if the flash mangled it: a tilt
     reason must never stop the boot that reports it."""
@@ -227,30 +218,21 @@ class Journal:
 
     # ------------------------------------------------------------------ seal
     # A journal on a shoe whose chip derives the journal key (link/chipcount.py
-    # ``key``) seals what the boot check trusts. A seal is the first
-    # SEAL_BYTES of HMAC-SHA256(journal key, D || KIND || BODY), D the
-    # running digest of every byte of the file before the record: SHA-256
-    # from the file's first byte, restarted at each sealed record as
-    # SHA-256(D || the bytes since). So a seal holds only at its place in the
-    # very journal that was written: not in an earlier copy, not spliced into
-    # another, not after an edit of any byte before it. On the class: a
+    # ``key`` sets the key's HMAC pads) seals what the boot check trusts. A
+    # seal is the first _SEAL bytes of HMAC-SHA256(journal key, D || KIND ||
+    # BODY), D the running digest of every byte of the file before the
+    # record: SHA-256 from the file's first byte, restarted after each seal
+    # as SHA-256(D || the bytes since). So a seal holds only at its place in
+    # the very journal that was written: not in an earlier copy, not spliced
+    # into another, not after an edit of any byte before it. On the class: a
     # device without the key never grows its instance by them.
-    ipad = None   # the key's HMAC pads, None: an unsealed journal
+    ipad = None   # the key's HMAC pads; None: an unsealed journal
     opad = None
-    h = None      # the running digest of the journal written so far
+    hash = None   # the running digest of the file written so far
 
-    def set_key(self, key):
-        """Seal with ``key`` (32 bytes, derived by the chip at boot, held in RAM only)."""
-        self.ipad = bytearray(64)
-        self.opad = bytearray(64)
-        for i in range(64):
-            k = key[i] if i < len(key) else 0
-            self.ipad[i] = k ^ 0x36
-            self.opad[i] = k ^ 0x5C
-
-    def _tag(self, d, rec, blen):
-        """The seal of the record in ``rec`` (KIND at 2, BODY of ``blen`` at
-        4) after a journal whose digest is ``d``."""
+    def sign(self, d, rec, blen):
+        """The seal (32 bytes, the first _SEAL kept) of the record in ``rec``
+        (KIND at 2, BODY of ``blen`` at 4) after a journal whose digest is ``d``."""
         h = hashlib.sha256(self.ipad)
         h.update(d)
         v = memoryview(rec)
@@ -260,41 +242,27 @@ class Journal:
         o.update(h.digest())
         return o.digest()
 
-    def _restart(self):
-        """A new file: its digest starts over from its first byte."""
-        if self.ipad is not None:
-            self.h = hashlib.sha256()
-
-    def _sealed(self, rec, kind, blen):
-        """Seal the record whose BODY is in ``rec``: the sealed variant of
-        ``kind`` when the journal has a key, else ``kind`` as it is. Returns
-        its total length; the caller writes it with ``_write``/``_put``."""
+    def seal(self, rec, kind, blen):
+        """Frame the record of ``kind`` whose BODY (``blen``) is in ``rec``,
+        sealed when the journal has a key; its total length. The caller
+        writes it next: the digest then takes it in."""
+        rec[2] = kind
         if self.ipad is None:
-            rec[2] = kind
             return seal(rec, blen)
-        rec[2] = SEALED[_index(PLAIN, kind)]
-        d = self.h.digest()
-        t = self._tag(d, rec, blen)
-        for i in range(SEAL_BYTES):
+        rec[2] = kind ^ _CASE
+        d = self.hash.digest()
+        t = self.sign(d, rec, blen)
+        for i in range(_SEAL):
             rec[_HEAD + blen + i] = t[i]
-        self.h = hashlib.sha256(d)  # the record itself goes into the digest as it is written
-        return seal(rec, blen + SEAL_BYTES)
+        self.hash = hashlib.sha256(d)
+        return seal(rec, blen + _SEAL)
 
-    def _check_seal(self, rec, blen, where):
-        """At boot: why the sealed record in ``rec`` (body ``blen`` with its
-        seal) does not hold, or None; the running digest moves past it."""
-        if self.ipad is None:
-            return where + ": sealed, but this shoe derives no journal key (link_peer.bin?)"
-        n = blen - SEAL_BYTES
-        d = self.h.digest()
-        t = self._tag(d, rec, n)
-        diff = 0
-        for i in range(SEAL_BYTES):
-            diff |= t[i] ^ rec[_HEAD + n + i]
-        self.h = hashlib.sha256(d)
-        if diff:
-            return where + ": " + SEAL + " (edited, or put back from another journal)"
-        return None
+    def put(self, f, buf):
+        """Write ``buf`` to a file being made (open, compact), into the digest too."""
+        f.write(buf)
+        if self.hash is not None:
+            self.hash.update(buf)
+        return len(buf)
 
     # ------------------------------------------------------------ tilt marker
 
@@ -362,9 +330,11 @@ class Journal:
         leaves the writer's digest alone.
         """
         self.found_gen = 0
+        if self.f is not None:
+            self.f.flush()   # a refill reads what the journal holds, unsynced acks too
         check = boot and self.ipad is not None
         if check:
-            self.h = None
+            self.hash = None
         if not exists(self.path):
             return OK, None, 0
         with open(self.path, "rb") as f:
@@ -376,8 +346,7 @@ class Journal:
             if head != HEADER:
                 return CORRUPT, "journal header is not " + repr(HEADER), 0
             if check:
-                self._restart()
-                self.h.update(HEADER)
+                self.hash = hashlib.sha256(HEADER)
             good = len(HEADER)
             index = 0
             rec = self._big
@@ -408,20 +377,27 @@ class Journal:
                     return CORRUPT, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good
                 kind = h[2]
                 total = blen + OVERHEAD
-                sealed = _index(SEALED, kind)
-                if sealed >= 0:
-                    if blen < SEAL_BYTES:
-                        return CORRUPT, _where(index, good) + ": too short for its seal", good
-                    if boot:
-                        why = self._check_seal(rec, blen, _where(index, good))
-                        if why is not None:
-                            return CORRUPT, why, good
-                    kind = PLAIN[sealed]
-                    blen -= SEAL_BYTES
-                elif check and _index(PLAIN, kind) >= 0:
-                    return CORRUPT, _where(index, good) + ": " + SEAL + " (no seal)", good
+                k = kind ^ _CASE
+                if k == CHIP or k == INTENT or k == SIGNED or k == CLEAR_STOP:
+                    kind = k
+                    blen -= _SEAL
+                    if boot:  # the seal against the digest of everything before it
+                        diff = 1 if blen < 0 or self.ipad is None else 0
+                        if not diff:
+                            d = self.hash.digest()
+                            t = self.sign(d, rec, blen)
+                            for i in range(_SEAL):
+                                diff |= t[i] ^ rec[_HEAD + blen + i]
+                            self.hash = hashlib.sha256(d)
+                        if diff:
+                            return CORRUPT, _where(index, good) + ": " + SEAL, good
+                    elif blen < 0:
+                        return CORRUPT, _where(index, good) + ": " + SEAL, good
+                elif check and (kind == CHIP or kind == INTENT or kind == SIGNED or kind == CLEAR_STOP):
+                    # A shoe with the key writes these sealed, always.
+                    return CORRUPT, _where(index, good) + ": " + SEAL, good
                 if check:
-                    self.h.update(view[:total])
+                    self.hash.update(view[:total])
                 if kind == _GEN:
                     self.found_gen = get_u32(rec, _HEAD)
                 else:
@@ -452,9 +428,9 @@ class Journal:
             tmp = self.path + ".tmp"
             with open(tmp, "wb") as out:
                 if good_bytes < len(HEADER):
-                    self._restart()
-                    self._put(out, HEADER)
-                    self._put(out, self._gen_record(self.gen))
+                    self.hash = None if self.ipad is None else hashlib.sha256()
+                    self.put(out, HEADER)
+                    self.put(out, self._gen_record(self.gen))
                     good_bytes = len(HEADER) + 4 + OVERHEAD
                 else:
                     with open(self.path, "rb") as src:
@@ -479,17 +455,19 @@ class Journal:
             self.mf.close()
             self.mf = None
 
-    def _write(self, rec, n):
+    def _write(self, rec, n, sync=True):
         if self.f is None:
             return  # broken: the session has tilted
         try:
             self.f.write(rec)
-            if self.h is not None:
-                self.h.update(rec)
+            if self.hash is not None:
+                self.hash.update(rec)
+            self.size += n
+            if not sync:
+                return  # the next synced record takes it to the flash (``ack``)
             # On MicroPython flush() syncs the file (fsync on unix, a littlefs
             # commit on the boards); the event is sent only after this returns.
             self.f.flush()
-            self.size += n
             self._write_mark()
         except OSError as e:
             # Flash full or failing. The input is already in hand, so play in
@@ -512,7 +490,7 @@ class Journal:
     def simple(self, kind):
         if kind == CLEAR_STOP:  # trusted: a supervisor's, sealed (rare)
             rec = self._big
-            n = self._sealed(rec, kind, 0)
+            n = self.seal(rec, kind, 0)
             self._write(memoryview(rec)[:n], n)
             return
         rec = self._short
@@ -523,7 +501,7 @@ class Journal:
         if kind == CHIP or kind == INTENT:  # the chip's counter: sealed (once per signature)
             rec = self._big
             put_u32(rec, _HEAD, value)
-            n = self._sealed(rec, kind, 4)
+            n = self.seal(rec, kind, 4)
             self._write(memoryview(rec)[:n], n)
         else:
             rec = self._u32
@@ -552,36 +530,34 @@ class Journal:
 
     def ack(self, seq, tag):
         """The host's ack, with the tag of the acked event (the link of the
-        chain the shoe resumes from after a power cut)."""
+        chain the shoe resumes from after a power cut). Written, not synced:
+        it reaches the flash with the next input's record (the same littlefs
+        block, one erase for both, where a sync of its own costs a block of
+        its own) or when the file is closed. A power cut before that loses
+        only acks, so the host receives those events again and drops them by
+        seq (docs/protocol.md 8)."""
         rec = self._ack
         put_u32(rec, 4, seq)
         for i in range(_TAG_HEX):
             rec[8 + i] = tag[i]
-        self._write(rec, seal(rec, 4 + _TAG_HEX))
+        self._write(rec, seal(rec, 4 + _TAG_HEX), False)
 
     def blob(self, kind, data, start, end):
         """A record with a variable body (event JSON, settings, alert): rare
         paths. A checkpoint's (SIGNED) is sealed."""
         rec = self._big
         n = end - start
-        room = _MAX_BODY - SEAL_BYTES if kind == SIGNED else _MAX_BODY
+        room = _MAX_BODY - _SEAL if kind == SIGNED else _MAX_BODY
         if n > room:
             raise ValueError("journal record of %d bytes exceeds %d" % (n, room))
         for i in range(n):
             rec[_HEAD + i] = data[start + i]
         if kind == SIGNED:
-            total = self._sealed(rec, kind, n)
+            total = self.seal(rec, kind, n)
         else:
             rec[2] = kind
             total = seal(rec, n)
         self._write(memoryview(rec)[:total], total)
-
-    def _put(self, f, buf):
-        """Write ``buf`` to a new file ``f`` (open, compact), into the digest too."""
-        f.write(buf)
-        if self.h is not None:
-            self.h.update(buf)
-        return len(buf)
 
     def compact(self, seq, acked, counter, tag, events, shoe_body=None):
         """Start a fresh journal of the next generation: a base record (with
@@ -595,30 +571,30 @@ class Journal:
         tmp = self.path + ".tmp"
         rec = self._big
         gen = self.gen + 1
-        self._restart()
+        self.hash = None if self.ipad is None else hashlib.sha256()
         with open(tmp, "wb") as f:
-            size = self._put(f, HEADER)
-            size += self._put(f, self._gen_record(gen))
+            size = self.put(f, HEADER)
+            size += self.put(f, self._gen_record(gen))
             rec[2] = BASE
             put_u32(rec, _HEAD, seq)
             put_u32(rec, _HEAD + 4, acked)
             put_u32(rec, _HEAD + 8, counter)
             for i in range(_TAG_HEX):
                 rec[_HEAD + 12 + i] = tag[i]
-            size += self._put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
+            size += self.put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
             if self.chip >= 0:  # the chip's counter outlives the records that showed it
                 put_u32(rec, _HEAD, self.chip)
-                size += self._put(f, memoryview(rec)[:self._sealed(rec, INTENT if self.intent else CHIP, 4)])
+                size += self.put(f, memoryview(rec)[:self.seal(rec, INTENT if self.intent else CHIP, 4)])
             for buf, start, end in events:
                 rec[2] = EVENT
                 for i in range(end - start):
                     rec[_HEAD + i] = buf[start + i]
-                size += self._put(f, memoryview(rec)[:seal(rec, end - start)])
+                size += self.put(f, memoryview(rec)[:seal(rec, end - start)])
             if shoe_body is not None:
                 rec[2] = QUIET_SHOE
                 for i in range(len(shoe_body)):
                     rec[_HEAD + i] = shoe_body[i]
-                size += self._put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
+                size += self.put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
             f.flush()
         os.rename(tmp, self.path)
         self.gen = gen

@@ -179,8 +179,8 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shoe(tmp_p
     for what, (hello, played) in (("forged intent", forged), ("spliced intent", spliced), ("deleted", deleted)):
         reason = hello["tilt"]
         assert reason is not None, "%s: the shoe booted on it as if nothing happened (played %s)" % (what, played)
-        assert reason.startswith(chipcount.REASON) or chipcount.SEAL in reason, (what, reason)
+        assert reason.startswith(chipcount.REASON) or journal.SEAL in reason, (what, reason)
         assert "tilt" in played and not {"shoe", "card", "result", "checkpoint"} & set(played), (what, played)
-    assert chipcount.SEAL in forged[0]["tilt"] and chipcount.SEAL in spliced[0]["tilt"]
+    assert journal.SEAL in forged[0]["tilt"] and journal.SEAL in spliced[0]["tilt"]
     assert "holds no record" in deleted[0]["tilt"], deleted[0]["tilt"]
     assert emu.secure.counters[0] == second   # nothing signed
