@@ -614,6 +614,21 @@ def test_a_shoe_tilted_on_its_secure_element_counter_is_a_critical_alert(shoe, t
     assert got[0]["severity"] == "critical" and reason in got[0]["detail"]
 
 
+def test_a_shoe_tilted_on_its_journal_seal_is_a_critical_alert(shoe, tmp_path):
+    """A journal edited or restored by whoever writes the flash fails its
+    seal at boot (link/journal.py): the pit raises the same alert as for
+    the counter, since both say the journal is not the one the chip's shoe wrote."""
+    from link import journal
+    bridge = _bridge_with_deploy_record(shoe, tmp_path)
+    reason = "corrupt journal: record 17 at byte 765: " + journal.SEAL
+    try:
+        shoe.connect(manifest=DEPLOYED, service=False, tilt=reason)
+        got = until(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "counter_mismatch"])
+    finally:
+        bridge.close()
+    assert got[0]["severity"] == "critical" and reason in got[0]["detail"]
+
+
 def test_another_tilt_is_not_a_counter_alert(shoe, tmp_path):
     bridge = _bridge_with_deploy_record(shoe, tmp_path)
     try:
