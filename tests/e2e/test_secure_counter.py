@@ -57,45 +57,39 @@ def _off(emu, host):
     host.close()
 
 
+def _two_signed_shoes(emu, flash, copy):
+    """A shoe signed (counter 1), the journal and its marker copied to
+    ``copy``, a normal power cycle, a second shoe signed (counter 2)."""
+    host = _power_on(emu)
+    first = _signed_shoe(emu, host)
+    _off(emu, host)
+    for name in JOURNAL_FILES:
+        shutil.copy(flash / name, copy / name)
+    # A power cycle of the untouched journal is normal.
+    host = _power_on(emu)
+    host.wait_event(type="boot")
+    assert host.hellos()[-1]["tilt"] is None
+    second = _signed_shoe(emu, host)
+    _off(emu, host)
+    assert second == first + 1 == emu.secure.counters[0]
+    return first, second
+
+
 def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path):
     flash = tmp_path / "flash"
     emu = Emulator(str(flash), "EMU1", secure=True)
     copy = tmp_path / "copy"
     copy.mkdir()
     try:
-        host = _power_on(emu)
-        first = _signed_shoe(emu, host)
-        _off(emu, host)
-        for name in JOURNAL_FILES:
-            shutil.copy(flash / name, copy / name)
-        # A power cycle of the untouched journal is normal.
-        host = _power_on(emu)
-        host.wait_event(type="boot")
-        assert host.hellos()[-1]["tilt"] is None
-        second = _signed_shoe(emu, host)
-        _off(emu, host)
-        assert second == first + 1 == emu.secure.counters[0]
+        first, second = _two_signed_shoes(emu, flash, copy)
         # The attack: the earlier copy put back, journal and marker together.
         for name in JOURNAL_FILES:
             shutil.copy(copy / name, flash / name)
-        host = _power_on(emu)
-        host.pump(1.0)
-        hello = host.hellos()[-1]
-        tilts = [json.loads(p) for k, _, p in host.frames if k == "E" and json.loads(p)["type"] == "tilt"]
-        kinds = {json.loads(p)["type"] for k, _, p in host.frames if k == "E"}
-        emu.deal("shoe decks=8")     # play is refused while tilted
-        for line in ROUND:
-            emu.deal(line)
-        host.pump(0.5)
-        # What the shoe made since this power-on: from its tilt event on (the
-        # boot hello's seq; an ack may only move them higher). Events of the
-        # restored journal that it had not journaled as acked come again
-        # below that, as after any power cut.
-        since = min(h["seq"] for h in host.hellos())
-        played = [json.loads(p)["type"] for k, s, p in host.frames if k == "E" and s >= since]
-        _off(emu, host)
+        hello, played, frames = _tilted_boot(emu)
     finally:
         emu.close()
+    tilts = [json.loads(p) for k, _, p in frames if k == "E" and json.loads(p)["type"] == "tilt"]
+    kinds = {json.loads(p)["type"] for k, _, p in frames if k == "E"}
     assert hello["tilt"] is not None, "the shoe booted on a restored journal as if nothing happened"
     assert hello["tilt"].startswith("secure element counter is %d, the journal's last is %d" % (second, first)), \
         hello["tilt"]
@@ -113,7 +107,7 @@ def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path):
 
 def _tilted_boot(emu):
     """Power on, let the shoe say hello and try to deal: (its hello, the
-    types of the events it made since this power-on)."""
+    types of the events it made since this power-on, every frame)."""
     host = _power_on(emu)
     host.pump(1.0)
     hello = host.hellos()[-1]
@@ -122,9 +116,13 @@ def _tilted_boot(emu):
         emu.deal(line)
     host.pump(0.5)
     since = min(h["seq"] for h in host.hellos())
+    # What the shoe made since this power-on: from its tilt event on (the
+    # boot hello's seq; an ack may only move them higher). Events of the
+    # restored journal that it had not journaled as acked come again
+    # below that, as after any power cut.
     played = [json.loads(p)["type"] for k, s, p in host.frames if k == "E" and s >= since]
     _off(emu, host)
-    return hello, played
+    return hello, played, host.frames
 
 
 def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shoe(tmp_path):
@@ -143,15 +141,7 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shoe(tmp_p
     copy = tmp_path / "copy"
     copy.mkdir()
     try:
-        host = _power_on(emu)
-        first = _signed_shoe(emu, host)
-        _off(emu, host)
-        for name in JOURNAL_FILES:
-            shutil.copy(flash / name, copy / name)
-        host = _power_on(emu)
-        second = _signed_shoe(emu, host)
-        _off(emu, host)
-        assert second == first + 1 == emu.secure.counters[0]
+        first, second = _two_signed_shoes(emu, flash, copy)
         later = raw_records(flash / "journal.bin")
         intent = [raw for kind, value, raw in later if kind.upper() == "I" and value == first]
         assert intent, [k for k, _, _ in later]
@@ -176,7 +166,7 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shoe(tmp_p
         deleted = attack(delete)
     finally:
         emu.close()
-    for what, (hello, played) in (("forged intent", forged), ("spliced intent", spliced), ("deleted", deleted)):
+    for what, (hello, played, _) in (("forged intent", forged), ("spliced intent", spliced), ("deleted", deleted)):
         reason = hello["tilt"]
         assert reason is not None, "%s: the shoe booted on it as if nothing happened (played %s)" % (what, played)
         assert reason.startswith(chipcount.REASON) or journal.SEAL in reason, (what, reason)
