@@ -109,18 +109,24 @@ def _tilted_boot(emu):
     """Power on, let the shoe say hello and try to deal: (its hello, the
     types of the events it made since this power-on, every frame)."""
     host = _power_on(emu)
-    host.pump(1.0)
     hello = host.hellos()[-1]
+    since = min(h["seq"] for h in host.hellos())
+
+    def made():
+        # What the shoe made since this power-on: from its tilt event on (the
+        # boot hello's seq; an ack may only move them higher). Events of the
+        # restored journal that it had not journaled as acked come again
+        # below that, as after any power cut.
+        return [json.loads(p)["type"] for k, s, p in host.frames if k == "E" and s >= since]
+    if hello["tilt"] is not None:
+        host.wait(lambda: "tilt" in made(), timeout=20, what="the tilt event")
     emu.deal("shoe decks=8")     # play is refused while tilted
     for line in ROUND:
         emu.deal(line)
+    if hello["tilt"] is not None:
+        host.wait(lambda: "error" in made(), timeout=20, what="play refused")
     host.pump(0.5)
-    since = min(h["seq"] for h in host.hellos())
-    # What the shoe made since this power-on: from its tilt event on (the
-    # boot hello's seq; an ack may only move them higher). Events of the
-    # restored journal that it had not journaled as acked come again
-    # below that, as after any power cut.
-    played = [json.loads(p)["type"] for k, s, p in host.frames if k == "E" and s >= since]
+    played = made()
     _off(emu, host)
     return hello, played, host.frames
 
