@@ -5,7 +5,10 @@ The core is deterministic, so the inputs (and the link's own events, which
 are not functions of the inputs) are the whole critical state: replaying
 them into a fresh Game rebuilds the round, the held cards, the sequence
 counter and every unacknowledged event byte for byte. Records are tiny
-(a card is 7 bytes), so a flash write per card is cheap on littlefs.
+(a card is 10 bytes), but on littlefs each synced append costs an erased
+block (the file's partial last block is copied into it), so only inputs
+are synced one by one; acks ride on the next one (``ack``; docs/protocol.md
+8, "What the journal costs the flash", and `shoe bench journal`).
 
 Record: LEN (2, big-endian) KIND (1) HCHK (1) BODY (LEN) CRC-16/CCITT-FALSE
 (2) over KIND+BODY, after an 8-byte file header. HCHK = LEN_hi ^ LEN_lo ^
