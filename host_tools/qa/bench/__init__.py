@@ -13,6 +13,7 @@ BENCHES = {
     "casino": "host_tools.qa.bench.casino",
     "link": "host_tools.qa.bench.bridge",
     "footprint": "host_tools.qa.bench.footprint",
+    "journal": "host_tools.qa.bench.journal",
     "ordercheck": "host_tools.qa.bench.ordercheck",
     "pit": "host_tools.qa.bench.pit",
     "coldeck": "host_tools.qa.bench.coldeck",
