@@ -209,6 +209,7 @@ async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
             subj = wire.runs_subject(casino, pit)
             hdrs = wire.batch_headers([(r[0], r[1], tables.get(r[0]), r[3], r[4], r[5])
                                        for r in group])
+        hdrs[wire.H_PUBLISHED] = "%.6f" % time.time()
         futures.append(await js.publish_async(
             subj, b"".join(b for r in group for b in r[6]), headers=hdrs, wait_stall=ACK_TIMEOUT_S))
     done = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True),
