@@ -46,7 +46,7 @@ from host_tools.sim import standin
 
 DURABLE_P99_MS = 20.0
 PAGE_P99_MS = 250.0
-DRAIN_S = 2.0
+DRAIN_MAX_S = 60.0   # after the dealing stops: the store, then the page, may take this long at most
 
 
 # -- the page clients (their own process) ----------------------------------------
@@ -114,9 +114,19 @@ async def _clients(url, n, out, rundir):
                 seen[key] = now
                 commits[key] = message["time"]
 
+    async def progress():
+        """What the slowest client has seen, in OUT.seen, for the bench to
+        wait on before it stops the clients (a count, rewritten)."""
+        while True:
+            with open(out + ".seen.tmp", "w") as f:
+                f.write("%d" % min(len(a) for a in arrivals))
+            os.replace(out + ".seen.tmp", out + ".seen")
+            await asyncio.sleep(0.2)
+
     async with aiohttp.ClientSession() as session:
         token = await _login(session, url, rundir, ssl_context)
         tasks = [asyncio.create_task(one(i, session, token)) for i in range(n)]
+        tasks.append(asyncio.create_task(progress()))
         await stop.wait()
         for t in tasks:
             t.cancel()
@@ -226,6 +236,50 @@ def _line(proc, timeout, what):
     return line.strip()
 
 
+def _stored_cards(store_path):
+    """{(shoe, seq)} of every card event the pit's store holds now."""
+    import sqlite3
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % store_path, uri=True, timeout=5)
+    except sqlite3.OperationalError:
+        return set()
+    try:
+        return set(con.execute("SELECT shoe_id, seq FROM events WHERE type = 'card'"))
+    except sqlite3.OperationalError:
+        return set()
+    finally:
+        con.close()
+
+
+def _seen(out):
+    try:
+        with open(out + ".seen") as f:
+            return int(f.read() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _drain(tables, store_path, out, before, clients):
+    """After the dealing stops: wait (bounded) until the pit's store holds
+    every card the stand-ins made, then until the slowest page client has
+    had every card stored since the clients connected (``before``: the
+    cards stored then). Under load a card can be late by seconds; the bench
+    stops counting only when the pit has it or the bound is reached, so a
+    card counted lost is one the store never took, not one still in
+    flight. Returns the stored cards."""
+    made = {(t.shoe_id, seq) for t in tables for seq, _at in t.card_seqs}
+    end = time.monotonic() + DRAIN_MAX_S
+    while True:
+        stored = _stored_cards(store_path)
+        if made <= stored or time.monotonic() > end:
+            break
+        time.sleep(0.1)
+    while (_seen(out) < len(stored) - before and time.monotonic() < end
+           and clients.poll() is None):
+        time.sleep(0.1)
+    return stored
+
+
 def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularities=0.03):
     """Serve ``n`` stand-in tables for warm + ``seconds`` s; return the figures."""
     rundir = tempfile.mkdtemp(prefix="n%d-" % n, dir=workdir)
@@ -247,6 +301,8 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
              "sys.exit(clients_main(sys.argv[1:]))", url, str(nclients), out, rundir],
             stdout=subprocess.PIPE, stderr=err, text=True, cwd=vm.ROOT)
         _line(clients, 30, "the page clients")
+        store_path = os.path.join(rundir, "pit.db")
+        before = len(_stored_cards(store_path))
         _wait(floor.all_up, 30 + n / 4, "every stand-in's hello to be acked", (pit,))
         start = time.time()
         floor.start_dealing(until=start + warm + seconds)
@@ -262,20 +318,25 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}
         cpu["stand-ins"] = (time.process_time() - self0) / seconds
         floor.stop_dealing()
-        time.sleep(DRAIN_S)
+        stored = _drain(tables, store_path, out, before, clients)
         if clients.poll() is not None:
             raise RuntimeError("the page clients exited with %s" % clients.returncode)
         clients.send_signal(signal.SIGTERM)
         clients.wait(30)
         with open(out) as f:
             seen = json.load(f)
-        figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients)
+        figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients, stored)
         figures["cpu"] = cpu
+        figures["unstored"] = _unstored(tables, stored)
         figures["stats"] = {k: sum(t.stats[k] for t in tables) for k in tables[0].stats}
         return figures
     finally:
         if spy is not None:
-            spy.wait(30)
+            try:   # py-spy writes its file after the pit's sampling; on a loaded machine it is slow
+                spy.wait(60 + seconds)
+            except subprocess.TimeoutExpired:
+                spy.kill()
+                spy.wait()
         for p in (clients, pit):
             if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGINT)
@@ -288,8 +349,30 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         err.close()
 
 
-def _figures(tables, seen, t_from, t_to, nclients):
-    """Latencies (seconds) of the cards dealt in [t_from, t_to)."""
+def _unstored(tables, stored):
+    """Where the cards the store does not hold are, table by table: each
+    shoe's newest event, what the pit acked, whether its link is up, how
+    many events wait only in its journal (spilled past the outbox) and
+    the store's newest seq of the shoe."""
+    out = []
+    for t in tables:
+        missing = [seq for seq, _at in t.card_seqs if (t.shoe_id, seq) not in stored]
+        if not missing:
+            continue
+        s = t.session
+        newest = max((q for shoe, q in stored if shoe == t.shoe_id), default=0)
+        out.append({"shoe": t.shoe_id, "missing": len(missing), "first": missing[0], "seq": s.seq,
+                    "acked": s.acked, "up": bool(s.up), "spilled": bool(s.spilled),
+                    "stored_card_max": newest, "hellos": t.stats["hellos"],
+                    "resends": t.stats["resends"]})
+    return out
+
+
+def _figures(tables, seen, t_from, t_to, nclients, stored):
+    """Latencies (seconds) of the cards dealt in [t_from, t_to). ``lost``:
+    made by a stand-in, not in the pit's store after the drain (the
+    product lost it); ``page_missing``: stored, but a page client never
+    had it (each client counts)."""
     commits, arrivals = seen["commits"], seen["arrivals"]
     durable, acked, page = [], [], []
     cards = lost = late_page = 0
@@ -299,10 +382,13 @@ def _figures(tables, seen, t_from, t_to, nclients):
             if not t_from <= dealt < t_to:
                 continue
             cards += 1
+            if (t.shoe_id, seq) not in stored:
+                lost += 1
+                continue
             key = "%s %d" % (name, seq)
             commit = commits.get(key)
             if commit is None:
-                lost += 1
+                late_page += nclients   # stored, yet no page client had it
                 continue
             durable.append(commit - dealt)
             if seq in t.acked_at:
@@ -404,6 +490,12 @@ def main(argv=None):
                      _ms(fig["acked"], 99), _ms(fig["page"], 50), _ms(fig["page"], 99),
                      100 * fig["cpu"]["pit"], 100 * fig["cpu"]["stand-ins"], 100 * fig["cpu"]["clients"],
                      fig["lost"], fig["page_missing"]), flush=True)
+            for u in fig["unstored"][:6]:
+                print("    not in the store: %(shoe)s %(missing)d cards from seq %(first)d; the shoe at seq"
+                      " %(seq)d, acked %(acked)d, link %(up)s, spilled %(spilled)s, %(hellos)d hellos,"
+                      " %(resends)d resends; the store's newest card %(stored_card_max)d" % u, flush=True)
+            if len(fig["unstored"]) > 6:
+                print("    ... %d tables in all" % len(fig["unstored"]), flush=True)
         if runs:
             rows.append((n, summarize(runs)))
     if not rows:
