@@ -46,7 +46,7 @@ from host_tools.sim import standin
 
 DURABLE_P99_MS = 20.0
 PAGE_P99_MS = 250.0
-DRAIN_MAX_S = 60.0   # after the dealing stops: the store, then the page, may take this long at most
+DRAIN_MAX_S = 180.0  # after the dealing stops: the store, then the page, may take this long at most
 
 
 # -- the page clients (their own process) ----------------------------------------
@@ -259,7 +259,7 @@ def _seen(out):
         return 0
 
 
-def _drain(tables, store_path, out, before, clients):
+def _drain(tables, store_path, out, before, clients, bound=DRAIN_MAX_S):
     """After the dealing stops: wait (bounded) until the pit's store holds
     every card the stand-ins made, then until the slowest page client has
     had every card stored since the clients connected (``before``: the
@@ -268,7 +268,7 @@ def _drain(tables, store_path, out, before, clients):
     card counted lost is one the store never took, not one still in
     flight. Returns the stored cards."""
     made = {(t.shoe_id, seq) for t in tables for seq, _at in t.card_seqs}
-    end = time.monotonic() + DRAIN_MAX_S
+    end = time.monotonic() + bound
     while True:
         stored = _stored_cards(store_path)
         if made <= stored or time.monotonic() > end:
@@ -280,7 +280,8 @@ def _drain(tables, store_path, out, before, clients):
     return stored
 
 
-def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularities=0.03):
+def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularities=0.03,
+            drain=DRAIN_MAX_S):
     """Serve ``n`` stand-in tables for warm + ``seconds`` s; return the figures."""
     rundir = tempfile.mkdtemp(prefix="n%d-" % n, dir=workdir)
     standin.room_for(n)
@@ -318,7 +319,9 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}
         cpu["stand-ins"] = (time.process_time() - self0) / seconds
         floor.stop_dealing()
-        stored = _drain(tables, store_path, out, before, clients)
+        drained = time.monotonic()
+        stored = _drain(tables, store_path, out, before, clients, drain)
+        drained = time.monotonic() - drained
         if clients.poll() is not None:
             raise RuntimeError("the page clients exited with %s" % clients.returncode)
         clients.send_signal(signal.SIGTERM)
@@ -328,6 +331,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients, stored)
         figures["cpu"] = cpu
         figures["unstored"] = _unstored(tables, stored)
+        figures["drain_s"] = drained
         figures["stats"] = {k: sum(t.stats[k] for t in tables) for k in tables[0].stats}
         return figures
     finally:
@@ -457,6 +461,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=7, help="the dealer's first seed (default 7)")
     parser.add_argument("--profile", metavar="DIR",
                         help="also record a py-spy flame graph of the pit per table count into DIR")
+    parser.add_argument("--drain", type=float, default=DRAIN_MAX_S,
+                        help="after the dealing, wait at most this long for the store and the pages to "
+                        "have every card; a card the store lacks then counts lost (default %.0f)" % DRAIN_MAX_S)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (stores, logs)")
     args = parser.parse_args(argv)
     try:
@@ -478,7 +485,7 @@ def main(argv=None):
         for r in range(args.runs):
             try:
                 fig = one_run(n, args.seconds, args.clients, args.warm, workdir, args.seed + r,
-                              args.profile)
+                              args.profile, drain=args.drain)
             except RuntimeError as e:
                 print("  N=%d run %d: ERROR %s" % (n, r + 1, e), flush=True)
                 rc = 1
@@ -490,6 +497,8 @@ def main(argv=None):
                      _ms(fig["acked"], 99), _ms(fig["page"], 50), _ms(fig["page"], 99),
                      100 * fig["cpu"]["pit"], 100 * fig["cpu"]["stand-ins"], 100 * fig["cpu"]["clients"],
                      fig["lost"], fig["page_missing"]), flush=True)
+            print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
+                  " (bound %.0f s)" % (fig["drain_s"], args.drain), flush=True)
             for u in fig["unstored"][:6]:
                 print("    not in the store: %(shoe)s %(missing)d cards from seq %(first)d; the shoe at seq"
                       " %(seq)d, acked %(acked)d, link %(up)s, spilled %(spilled)s, %(hellos)d hellos,"
