@@ -332,6 +332,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         figures["cpu"] = cpu
         figures["unstored"] = _unstored(tables, stored)
         figures["drain_s"] = drained
+        figures["skipped"] = floor.skipped
         figures["stats"] = {k: sum(t.stats[k] for t in tables) for k in tables[0].stats}
         return figures
     finally:
@@ -498,7 +499,8 @@ def main(argv=None):
                      100 * fig["cpu"]["pit"], 100 * fig["cpu"]["stand-ins"], 100 * fig["cpu"]["clients"],
                      fig["lost"], fig["page_missing"]), flush=True)
             print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
-                  " (bound %.0f s)" % (fig["drain_s"], args.drain), flush=True)
+                  " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
+                  % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)
             for u in fig["unstored"][:6]:
                 print("    not in the store: %(shoe)s %(missing)d cards from seq %(first)d; the shoe at seq"
                       " %(seq)d, acked %(acked)d, link %(up)s, spilled %(spilled)s, %(hellos)d hellos,"
