@@ -19,6 +19,7 @@ test.
 
 import argparse
 import os
+import shutil
 import signal
 import statistics
 import tempfile
@@ -78,6 +79,7 @@ def throughput(tables, events):
         return total, took, c, cpu
     finally:
         rig.close()
+        shutil.rmtree(rig.dir, ignore_errors=True)
 
 
 def latency(tables, rate, seconds, warmup=5.0, consumers=2):
@@ -107,6 +109,7 @@ def latency(tables, rate, seconds, warmup=5.0, consumers=2):
         return d, rig.compare(), cpu, read_stages(rig.stage_logs(), t0, t0 + seconds)
     finally:
         rig.close()
+        shutil.rmtree(rig.dir, ignore_errors=True)
 
 
 # (name, from stamp, to stamp) over a stage-log line's stamps: pit commit,
