@@ -22,6 +22,14 @@ Measured per card dealt after a warm-up:
 - durable -> page: from that commit to the card's message arriving at each
   of the page clients.
 
+After the dealing, the bench waits (``--drain``, bounded) until the pit's
+store holds every card the stand-ins made and every page client has had
+them: a card counts lost only when the store lacks it then (each such
+table's shoe, its acked seq and link state are printed), a card stored but
+never on a page counts in "page missing". If the stand-ins' own thread
+falls a whole pace behind (a starved bench process), the missed dealer
+actions are skipped and counted, never dealt in a burst.
+
 A table passes when card -> durable p99 <= 20 ms and durable -> page p99 <=
 250 ms with no card lost; the largest N that passes is printed. Every figure
 is the median over ``--runs`` runs (per-run values in brackets): the
