@@ -190,6 +190,7 @@ class HostLink:
         self.last_tx = 0.0
         self.hello_asked = 0.0
         self.acks_refused_at = None  # since when the shoe's heartbeats show our acks not taken
+        self.beat_acked = None       # the shoe's acked in the heartbeat that set acks_refused_at
         self.gap_logged = None
         self.no_key_said = False
         self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0,
@@ -756,8 +757,14 @@ class HostLink:
             # The shoe has not taken the acks we keep sending: they are
             # signed under a nonce it no longer knows (it rebooted and the
             # hello saying so was lost), so it holds its events for good.
-            if self.acks_refused_at is None:
+            # A shoe whose acked still moves is taking them, only behind
+            # the store (acks in flight on a loaded pit PC): a fresh hello
+            # then would only stop a working link, and on a pit of
+            # hundreds of tables each such hello, answered late, held the
+            # table's cards back for tens of seconds (`shoe bench pit`).
+            if self.acks_refused_at is None or beat["acked"] > self.beat_acked:
                 self.acks_refused_at = now
+                self.beat_acked = beat["acked"]
             elif now - self.acks_refused_at > ACKS_TAKEN_S:
                 self._resync("shoe %s has refused this bridge's acks for %.0f s (it acks %d, the "
                              "store holds %d): asking for a fresh hello"
