@@ -62,6 +62,13 @@ def test_casino_throughput_latency_and_losses():
         readings.casino("bench casino: nothing measured\n")
 
 
+def test_casino_p99_ends_at_the_postgresql_commit_when_the_stages_are_printed():
+    staged = CASINO + (
+        "  pit commit -> publish           p50    10.2 ms  p99   170.6 ms  (935 events)\n"
+        "  pit commit -> PostgreSQL commit  p50    87.7 ms  p99   396.3 ms  (935 events)\n")
+    assert readings.casino(staged)["p99_ms"] == 396.3
+
+
 def test_footprint_worst_board_per_vm_width():
     assert readings.footprint(FOOTPRINT) == {32: ("emulator", 70)}
     with pytest.raises(readings.ReadingError):
