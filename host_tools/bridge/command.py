@@ -33,16 +33,17 @@ import sys
 import time
 
 from host_tools import logfile
+from host_tools.analysis.monitor import factory as edge_monitor_factory
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView, event_line
 from host_tools.bridge.session import Bridge
 from host_tools.protocol import alerts, answers
+from host_tools.protocol.controls import parse_control
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import audit, db
 
-from link import events_schema, schema  # noqa: E402
-from link.proto import Rejected  # noqa: E402
+from link import events_schema  # noqa: E402
 
 log = logging.getLogger("shoe.bridge")
 
@@ -78,46 +79,6 @@ def add_arguments(parser):
                         "--db; exit 0 only while it records")
     parser.add_argument("--table", metavar="NAME", help="the table's name on the console "
                         "(default: the shoe id)")
-
-
-def _usage():
-    words = []
-    for name, args in schema.COMMANDS:
-        shown = "new_shoe" if name == "shoe" else name
-        if args:
-            shown += " [%s]" % " ".join(a[0] + "=" for a in args)
-        words.append(shown)
-    return ", ".join(words + ["state"])
-
-
-def parse_control(line):
-    """A control line -> (command name, args) for the shoe, or ("state", None).
-
-    The line is checked by the shoe's own parser (link/schema.py) so a bad
-    argument is refused here, with the shoe's message, and never signed;
-    args come back in the schema's canonical order. ``new_shoe`` is ``shoe``
-    and ``time`` without ``t=`` is the pit PC's clock. Raises ValueError
-    with the reason for anything else.
-    """
-    words = line.split()
-    if not words:
-        raise ValueError("empty request")
-    name, rest = words[0], words[1:]
-    if name == "new_shoe":
-        name = "shoe"
-    if name == "state" and not rest:
-        return "state", None
-    if name not in schema.NAMES:
-        raise ValueError("unknown request %r (%s)" % (line, _usage()))
-    if name == "time" and not rest:
-        rest = ["t=%d" % int(time.time())]
-    try:
-        schema.parse_command(" ".join([name] + rest))
-        body = schema.command_text(name, [w.split("=", 1) for w in rest])
-    except Rejected as e:
-        raise ValueError(e.message)
-    pairs = [tuple(w.split("=", 1)) for w in body.split()[1:]]
-    return name, pairs or None
 
 
 class Runner:
@@ -337,19 +298,6 @@ class Answer:
             self.runner._audit(self.name, text)
             self.text = text
         return self.text
-
-
-def edge_monitor_factory():
-    """The analysis package's EdgeMonitor, when that package is installed."""
-    try:
-        from host_tools.analysis.monitor import EdgeMonitor
-    except ImportError:
-        return None
-
-    def make(event):
-        settings = {"designation": event.get("designation", "standard")}
-        return EdgeMonitor(decks=event.get("decks", 8), table_settings=settings)
-    return make
 
 
 def run(args):

@@ -118,7 +118,7 @@ def run(args):
     except secrets.SecretError as e:
         print("central: %s" % e, file=sys.stderr)
         return 2
-    from host_tools.pit import guard
+    from host_tools.view import guard
     if args.metrics_port and not guard.is_loopback(args.metrics_host):
         print("central: --metrics-host %s is not a loopback address: the metrics have no login, so "
               "they are served on loopback only" % args.metrics_host, file=sys.stderr)

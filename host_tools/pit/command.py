@@ -171,7 +171,8 @@ async def serve(pit, cfg, ssl_context, who, announce=None):
     with `shoe demo --serve`); 0, or EXIT_LISTEN when the address is taken."""
     from aiohttp import web
 
-    from host_tools.pit import metrics, serving
+    from host_tools.pit import serving
+    from host_tools.view import metrics
     from host_tools.pit.web import make_app
 
     stop = asyncio.Event()

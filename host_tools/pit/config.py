@@ -30,7 +30,7 @@ TOP_KEYS = ("store", "users", "web", "table", "casino")
 CASINO_KEYS = ("nats", "casino", "pit", "domain", "nats_seed", "nats_ca")
 WEB_KEYS = ("host", "port", "names", "cert", "key", "streams", "streams_per_address", "metrics_port")
 TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe", "limits", "language")
-# The player display's label languages (host_tools/pit/static/labels.js holds the words):
+# The player display's label languages (host_tools/view/static/labels.js holds the words):
 # English, Chinese (庄 / 闲 / 和 for Banker / Player / Tie), or both side by side.
 LANGUAGES = ("en", "zh", "both")
 
@@ -188,7 +188,7 @@ def parse(data, path="pit.toml"):
 
 
 def _loopback(host):
-    from host_tools.pit.guard import is_loopback
+    from host_tools.view.guard import is_loopback
     return is_loopback(host)
 
 

@@ -38,7 +38,7 @@ from host_tools.protocol import alerts, orderrelay
 from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import deployed_manifest, read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
-from host_tools.pit.tablefold import TableFold
+from host_tools.view.fold import TableFold
 from host_tools.store import audit, db
 
 

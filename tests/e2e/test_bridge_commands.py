@@ -127,7 +127,7 @@ def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
     ("state", ("state", None)),
 ])
 def test_control_lines_pass_through_the_schema(line, want):
-    from host_tools.bridge.command import parse_control
+    from host_tools.protocol.controls import parse_control
     assert parse_control(line) == want
 
 
@@ -145,7 +145,7 @@ def test_control_lines_pass_through_the_schema(line, want):
               "clear_tilt [seq=], state)"),
 ])
 def test_a_bad_control_line_gets_the_shoes_own_message(line, message):
-    from host_tools.bridge.command import parse_control
+    from host_tools.protocol.controls import parse_control
     with pytest.raises(ValueError) as err:
         parse_control(line)
     assert str(err.value).startswith(message)
