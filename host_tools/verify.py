@@ -43,6 +43,7 @@ import hashlib
 import json
 import sys
 
+from host_tools import exits
 from host_tools.protocol import alerts, chain
 from host_tools.store import audit, db
 
@@ -84,7 +85,7 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
     ``anchors`` are (seq, mac) pairs the store must still hold; the seqs
     where the tag chain restarts under zeros are appended to ``restarts``."""
     info = store.shoe(shoe_id)
-    hashed = getattr(store, "HASHED", True)
+    hashed = store.HASHED
     prev = db.GENESIS
     expected = info["first_seq"]
     link = info["first_prev"]
@@ -92,7 +93,7 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
         return expected, "no first_prev recorded: the store cannot show where the shoe's chain starts"
     if fkey is not None and expected == 1 and link != db.ZERO_HEX:
         return 1, "first_prev of seq 1 is not zeros (a chain starts at seq 1 from nothing)"
-    if getattr(store, "STARTS_AT_ONE", False) and expected not in (None, 1):
+    if store.STARTS_AT_ONE and expected not in (None, 1):
         # the central record: `shoe central` starts a shoe at its first
         # event only (central/ingest.start_prev); a start elsewhere was
         # not made by it (a start at a device-signed checkpoint comes
@@ -171,16 +172,6 @@ def _column_fault(row):
     return None
 
 
-def latest_checkpoint(store, shoe_id):
-    """(seq, mac) of the shoe's newest stored checkpoint event, or None."""
-    if hasattr(store, "latest_checkpoint"):
-        return store.latest_checkpoint(shoe_id)
-    row = store.db.execute(
-        "SELECT seq, mac FROM events WHERE shoe_id = ? AND type = 'checkpoint'"
-        " ORDER BY seq DESC LIMIT 1", (shoe_id,)).fetchone()
-    return None if row is None or not row[1] else (row[0], row[1])
-
-
 def _frames_key(path):
     from host_tools.protocol.keys import read_key
     from link import auth
@@ -197,29 +188,29 @@ def run(args):
             anchors.setdefault(shoe, []).append((seq, mac))
     except ValueError as e:
         print("verify: %s" % e, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     if args.key_file and args.key_dir:
         print("verify: give --key-file or --key-dir, not both", file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     keydir = None
     if args.key_dir:
-        from host_tools.central.ingest import Keys
+        from host_tools.protocol.keys import Keys
         keydir = Keys(args.key_dir)
         key_id = "dir %s" % args.key_dir
     if args.central and not (args.key_file or args.key_dir):
         print("verify: --central needs --key-dir (or --key-file): the central record's proof is "
               "the shoes' tag chain", file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     if anchors and not (args.key_file or args.key_dir):
         print("verify: --anchor needs --key-file: without the key a stored tag proves nothing",
               file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     if args.key_file:
         try:
             fkey, key_id = _frames_key(args.key_file)
         except (OSError, ValueError) as e:
             print("verify: %s" % e, file=sys.stderr)
-            return 2
+            return exits.EXIT_USAGE
     try:
         if args.central:
             from host_tools.central.record import CentralRecord
@@ -228,7 +219,7 @@ def run(args):
             store = db.open_existing(args.db)
     except (db.StoreError, ValueError) as e:
         print("verify: %s" % e, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     with store:
         shoes = [args.shoe] if args.shoe else store.shoe_ids()
         for shoe in anchors:
@@ -254,7 +245,7 @@ def run(args):
                     bad += 1
                     continue
             kept = list(anchors.get(shoe_id, ()))
-            if hasattr(store, "anchors") and shoe_key is not None:
+            if shoe_key is not None:
                 kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
             restarts = []
             fault = check_shoe(store, shoe_id, shoe_key, kept, restarts)
@@ -286,10 +277,10 @@ def run(args):
                           "another store" % (shoe_id, info["first_seq"]))
                 for seq, mac in anchors.get(shoe_id, ()):
                     print("OK   anchor %s:%d:%s" % (shoe_id, seq, mac))
-                if hasattr(store, "held") and store.held(shoe_id):
+                if store.held(shoe_id):
                     print("note shoe %s: %d events held, waiting for a missing predecessor" % (
                         shoe_id, store.held(shoe_id)))
-                cp = latest_checkpoint(store, shoe_id)
+                cp = store.latest_checkpoint(shoe_id)
                 if cp:
                     print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
             bad += _report_alerts(store, shoe_id, getattr(args, "alerts", False))
@@ -299,7 +290,7 @@ def run(args):
             bad += _check_logs(store)
         elif not args.shoe:
             bad += _check_pit_chains(store)
-    return 1 if bad else 0
+    return exits.EXIT_FOUND if bad else exits.EXIT_OK
 
 
 def _public_key_path(args, shoe_id):
@@ -338,7 +329,7 @@ def _check_signed(store, shoe_id, args, info, shoe_key, restarts):
                   shoe_id, info["first_seq"], info["first_seq"] - 1))
         return None
     pem = None
-    if args.central and not args.pubkey and hasattr(store, "public_key"):
+    if args.central and not args.pubkey:
         pem = store.public_key(shoe_id)
         where = "the central device registry"
     else:

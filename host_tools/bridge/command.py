@@ -10,13 +10,13 @@ so a bad argument is refused with the shoe's message before it is signed.
 in one line (``RECORDING: ...`` or ``NOT RECORDING: <reason>``) and exits 0
 only while it records: a monitoring script needs nothing else.
 
-Exit codes (each failure one line, never a traceback):
+Exit statuses (host_tools/exits.py; each failure one line, never a traceback):
 0 ok (the shoe accepted the command) / RECORDING; 1 NOT RECORDING
 (``--check``), or a request the bridge or the shoe refused, with the shoe's
-reason, or one the shoe did not answer within answers.ANSWER_S (``--send``); 2 bad arguments, a bad request line or an unusable key
-file; 3 another bridge owns this store, or another program holds the port;
-4 no bridge is running on this store (``--send``, ``--check``); 5 the store
-cannot be used.
+reason, or one the shoe did not answer within answers.ANSWER_S (``--send``);
+2 bad arguments, a bad request line or an unusable key file; 5 the store
+cannot be used; 7 another bridge owns this store, or another program holds
+the port; 8 no bridge is running on this store (``--send``, ``--check``).
 
 Display work (console, edge monitor) runs after each batch of frames has
 been committed and acknowledged, so it can never delay an ack. The bridge
@@ -33,6 +33,7 @@ import sys
 import time
 
 from host_tools import logfile
+from host_tools.exits import EXIT_BUSY, EXIT_FOUND, EXIT_NO_BRIDGE, EXIT_OK, EXIT_STORE, EXIT_USAGE
 from host_tools.analysis.monitor import factory as edge_monitor_factory
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView, event_line
@@ -47,13 +48,6 @@ from link import events_schema  # noqa: E402
 
 log = logging.getLogger("shoe.bridge")
 
-EXIT_OK = 0
-EXIT_NOT_RECORDING = 1   # --check: the bridge runs but does not record
-EXIT_REFUSED = 1         # --send: the bridge answered "error ..."
-EXIT_USAGE = 2
-EXIT_BUSY = 3
-EXIT_NO_BRIDGE = 4
-EXIT_STORE = 5
 
 # console keys -> control lines (the same path a script uses)
 KEYS = {"b": "bets", "x": "exposed", "s": "status", "n": "new_shoe", "t": "time", "c": "clear_stop"}
@@ -395,13 +389,13 @@ def _client(args):
         return EXIT_NO_BRIDGE
     if not args.check:
         print(reply)
-        return EXIT_OK if reply.startswith("ok") else EXIT_REFUSED
+        return EXIT_OK if reply.startswith("ok") else EXIT_FOUND
     state = parse_json(reply[3:])[0] if reply.startswith("ok ") else None
     if not isinstance(state, dict) or not isinstance(state.get("line"), str):
         print("NOT RECORDING: the bridge's answer is not a state: %s" % shown(reply, 120))
-        return EXIT_NOT_RECORDING
+        return EXIT_FOUND
     print(state["line"])
-    return EXIT_OK if state.get("recording") is True else EXIT_NOT_RECORDING
+    return EXIT_OK if state.get("recording") is True else EXIT_FOUND
 
 
 def _loop(runner, server, stopping, extra_fd=None, on_key=None, redraw=None):

@@ -46,6 +46,7 @@ import socket
 import struct
 import time
 
+from host_tools.exits import ShoeError
 from host_tools.protocol.answers import ANSWER_S
 
 MAX_LINE = 512
@@ -53,7 +54,7 @@ REQUEST_S = 1.0  # a request's whole deadline, from accept to its complete line
 MAX_CLIENTS = 16
 
 
-class Busy(Exception):
+class Busy(ShoeError):
     """Another live bridge owns this store's control socket."""
 
 

@@ -40,7 +40,6 @@ import os
 import time
 
 from host_tools.protocol import alerts, chain
-from host_tools.protocol import keys as keys_mod
 from host_tools.casino import access, wire
 from host_tools.central import pitlog
 
@@ -216,29 +215,6 @@ def create_schema(conn):
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
         conn.execute(SCHEMA)
-
-
-class Keys:
-    """Shoe keys by shoe id: ``DIR/<shoe_id>.key`` (0600, host_tools/protocol/keys.py).
-    A missing key is looked for again later (it may be installed while the
-    consumer runs); a key is read once."""
-
-    def __init__(self, directory):
-        self.dir = directory
-        self.cache = {}
-        from link import auth
-        self._derive = auth.frames_key
-
-    def frames_key(self, shoe_id):
-        fkey = self.cache.get(shoe_id)
-        if fkey is None:
-            if os.sep in shoe_id or shoe_id.startswith("."):
-                return None
-            path = os.path.join(self.dir, shoe_id + ".key")
-            if not os.path.exists(path):
-                return None
-            fkey = self.cache[shoe_id] = self._derive(keys_mod.read_key(path))
-        return fkey
 
 
 def _short(data, n=80):

@@ -39,6 +39,7 @@ import time
 
 from aiohttp import web
 
+from host_tools import exits
 from host_tools.central import ingest as central
 from host_tools.central import metrics as central_metrics
 from host_tools.central import pitlog
@@ -518,21 +519,21 @@ def run(args):
         # It has no login and shows everything surveillance sees: never in clear on the LAN.
         print("central view: --host %s is not a loopback address: the view has no login and serves "
               "plain HTTP, so it listens on loopback only" % args.host, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     from host_tools.casino import secrets
     try:
         with psycopg.connect(args.dsn, connect_timeout=5) as c:
             if c.execute("SELECT to_regclass('events')").fetchone()[0] is None:
                 print("central view: %s holds no central record (no table events)" %
                       secrets.dsn_label(args.dsn), file=sys.stderr)
-                return 2
+                return exits.EXIT_USAGE
     except psycopg.Error as e:
         print("central view: cannot connect to %s: %s" % (secrets.dsn_label(args.dsn),
                                                           str(e).strip().splitlines()[0]),
               file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     print("central view: http://%s:%d/ (read-only) over %s" % (args.host, args.port,
                                                                secrets.dsn_label(args.dsn)), flush=True)
     web.run_app(make_app(args.dsn), host=args.host, port=args.port, print=None,
                 handle_signals=True, shutdown_timeout=5)
-    return 0
+    return exits.EXIT_OK

@@ -5,11 +5,11 @@ example; tests/e2e/test_readme.py loads it).
 
 Plain HTTP is served on a loopback address only: anything on the LAN
 would carry passwords and session tokens in clear, so a LAN ``host``
-without ``cert`` and ``key`` is a ConfigError.
+without ``cert`` and ``key`` is a PitConfigError.
 
 Relative paths are read from the config file's directory, so the service
 does not depend on where it was started. Every mistake is one line naming
-the key (``table[2].port: missing``), raised as ConfigError; nothing is
+the key (``table[2].port: missing``), raised as PitConfigError; nothing is
 started until the whole file is good.
 """
 
@@ -20,6 +20,8 @@ import tomllib
 import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 from baccarat import game  # noqa: E402
+
+from host_tools.exits import ShoeError
 
 DESIGNATIONS = tuple(d.decode() if isinstance(d, bytes) else d for d in game.DESIGNATIONS)
 DEFAULT_HOST = "127.0.0.1"
@@ -35,7 +37,7 @@ TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe", "limits", "lang
 LANGUAGES = ("en", "zh", "both")
 
 
-class ConfigError(ValueError):
+class PitConfigError(ShoeError, ValueError):
     """One line: which key of which file is wrong and why."""
 
 
@@ -83,7 +85,7 @@ class PitConfig:
 
 
 def _fail(path, key, why):
-    raise ConfigError("%s: %s: %s" % (path, key, why))
+    raise PitConfigError("%s: %s: %s" % (path, key, why))
 
 
 def _string(path, key, value, required=True):
@@ -104,14 +106,14 @@ def _unknown(path, where, data, known):
 
 
 def load(path):
-    """Parse and check ``path``; a PitConfig or ConfigError (one line)."""
+    """Parse and check ``path``; a PitConfig or PitConfigError (one line)."""
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except OSError as e:
-        raise ConfigError("%s: cannot read: %s" % (path, e.strerror or e))
+        raise PitConfigError("%s: cannot read: %s" % (path, e.strerror or e))
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError("%s: not valid TOML: %s" % (path, str(e).splitlines()[0]))
+        raise PitConfigError("%s: not valid TOML: %s" % (path, str(e).splitlines()[0]))
     return parse(data, path)
 
 

@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 
+from host_tools.exits import ShoeError
 from host_tools.bridge.session import Bridge
 from host_tools.protocol import alerts, orderrelay
 from host_tools.protocol.hostlink import HEARTBEAT_S
@@ -54,7 +55,7 @@ _DIGITS = re.compile(r"\d+")
 
 
 
-class Killed(RuntimeError):
+class Killed(ShoeError, RuntimeError):
     """Raised inside a table's loop by ``TableRunner.kill`` (tests, and an
     operator's way to force a fresh bridge)."""
 

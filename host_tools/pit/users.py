@@ -13,6 +13,7 @@ import tempfile
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from host_tools.exits import ShoeError
 from host_tools.view.roles import STAFF as ROLES
 
 MIN_PASSWORD = 12  # what a casino's IT asks of a staff password (NIST SP 800-63B allows 8; we ask more)
@@ -21,7 +22,7 @@ _hasher = PasswordHasher()
 _DUMMY = _hasher.hash("not a password of anyone")
 
 
-class UsersError(ValueError):
+class UsersError(ShoeError, ValueError):
     """The users file cannot be used; one line."""
 
 

@@ -74,7 +74,7 @@ def test_https_with_a_secure_httponly_strict_cookie_and_hsts(pit, pair):
 def test_plain_http_is_refused_for_a_lan_address_in_one_line(tmp_path):
     (tmp_path / "pit.toml").write_text('store = "p.db"\n[web]\nhost = "10.1.2.3"\n'
                                        '[[table]]\nname = "T1"\nport = "/dev/x"\nkey_file = "k"\n')
-    with pytest.raises(config_mod.ConfigError) as e:
+    with pytest.raises(config_mod.PitConfigError) as e:
         config_mod.load(str(tmp_path / "pit.toml"))
     assert "web.host" in str(e.value) and "HTTPS" in str(e.value)
 
