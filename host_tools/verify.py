@@ -44,7 +44,7 @@ import json
 import sys
 
 from host_tools import exits
-from host_tools.protocol import alerts, chain
+from host_tools.protocol import alerts, chain, walk
 from host_tools.store import audit, db
 
 
@@ -101,6 +101,9 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
         return expected, ("the central record of this shoe starts at seq %d, not at its first "
                           "event" % expected)
     tags = {}
+    # MALFORMED still proves the shoe signed it: verify is about provenance,
+    # the writers' gate about the schema (schema=False).
+    tags_walk = walk.Walk(fkey, shoe_id, chain.Head(), lambda seq: info["first_prev"], schema=False)
     for row in store.rows(shoe_id):
         seq, text = row["seq"], row["event"]
         if expected is None:
@@ -124,17 +127,13 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
         if fkey is not None:
             if not row["mac"]:
                 return seq, "no tag stored: this event cannot be shown to come from the shoe"
-            # The same acceptance the bridge and `shoe central` applied
-            # before storing (host_tools/protocol/chain.py).
-            head = (chain.Head(seq, link) if seq == info["first_seq"]
-                    else chain.Head(info["first_seq"], info["first_prev"], seq - 1, link))
-            verdict = chain.accept(fkey, shoe_id, head, seq, text.encode("utf-8"), row["mac"])
-            # MALFORMED still proves the shoe signed it; verify is about
-            # provenance, the writers' gate about the schema.
-            if verdict.kind not in (chain.STORED, chain.MALFORMED):
+            # The same walk and acceptance the bridge and `shoe central`
+            # applied before storing (host_tools/protocol/walk.py, chain.py).
+            step = tags_walk.step(seq, [walk.Candidate(seq, text.encode("utf-8"), row["mac"], text, False)])
+            if step.winner is None:
                 return seq, ("tag does not verify under the shoe's key: the event was altered, "
                              "or an event before it is missing or altered")
-            if verdict.how == chain.RESTART and restarts is not None:
+            if step.verdict.how == chain.RESTART and restarts is not None:
                 restarts.append(seq)
             tags[seq] = row["mac"]
             link = row["mac"]

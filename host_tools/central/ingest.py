@@ -34,12 +34,14 @@ events wait longer than ``GAP_S`` for a predecessor gets a ``gap`` alert.
 """
 
 import asyncio
+import collections
 import json
 import logging
 import os
 import time
 
-from host_tools.protocol import alerts, chain
+from host_tools.protocol import alerts, chain, walk
+from host_tools.protocol.walk import excerpt
 from host_tools.casino import access, wire
 from host_tools.central import pitlog
 
@@ -217,10 +219,9 @@ def create_schema(conn):
         conn.execute(SCHEMA)
 
 
-def _short(data, n=80):
-    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
-    text = text.encode("unicode_escape").decode("ascii")
-    return text if len(text) <= n else text[:n] + "..."
+# A verified row of ``events``, its columns in the table's order (the COPY writes it as is).
+EventRow = collections.namedtuple("EventRow", "shoe_id seq casino pit tbl type round event mac "
+                                  "pit_committed central_committed")
 
 
 class Msg:
@@ -271,7 +272,7 @@ class Central:
             parts = str(subj).split(".")
             casino, pit = (parts[1], parts[2]) if len(parts) >= 3 else (None, None)
             out.refused += 1
-            out.alerts.append((None, WARNING, "malformed", "%s (subject %s)" % (why, _short(subj)),
+            out.alerts.append((None, WARNING, "malformed", "%s (subject %s)" % (why, excerpt(subj)),
                                casino, pit, None, "malformed|%s.%s" % (casino, pit)))
 
     async def _pit_log(self, cur, items, out, now):
@@ -292,7 +293,7 @@ class Central:
                     out.refused += 1
                     out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
                                        "pit %s %s row %s lacks its chain fields: refused" % (
-                                           pit, kind, _short(str(r.get("id")), 20)),
+                                           pit, kind, excerpt(str(r.get("id")), 20)),
                                        casino, pit, None, merge))
             await cur.execute("INSERT INTO pit_log_heads (casino, pit, kind, last_id, last_hash)"
                               " VALUES (%s, %s, %s, 0, %s) ON CONFLICT DO NOTHING",
@@ -392,16 +393,17 @@ class Central:
                           " ON CONFLICT DO NOTHING", (shoes,))
         await cur.execute("SELECT shoe_id, first_seq, first_prev, last_seq, last_mac FROM shoes"
                           " WHERE shoe_id = ANY(%s) ORDER BY shoe_id FOR UPDATE", (shoes,))
-        heads = {r[0]: list(r[1:]) for r in await cur.fetchall()}
+        heads = {shoe: chain.Head(first_seq, first_prev, last_seq, last_mac)
+                 for shoe, first_seq, first_prev, last_seq, last_mac in await cur.fetchall()}
         await cur.execute("SELECT shoe_id, seq, mac, event, casino, pit, tbl, first_prev, pit_committed"
                           " FROM held WHERE shoe_id = ANY(%s)", (shoes,))
-        for r in await cur.fetchall():
-            by_shoe[r[0]].append(Msg(r[4], r[5], r[6], r[0], r[1], r[2], r[7], r[8],
-                                     r[3].encode("utf-8"), held=True, text=r[3]))
+        for shoe, seq, mac, text, casino, pit, tbl, first_prev, committed in await cur.fetchall():
+            by_shoe[shoe].append(Msg(casino, pit, tbl, shoe, seq, mac, first_prev, committed,
+                                     text.encode("utf-8"), held=True, text=text))
         # stored rows the batch collides with, and their predecessors' tags
         want_s, want_q = [], []
         for shoe in shoes:
-            last = heads[shoe][2]
+            last = heads[shoe].last_seq
             for m in by_shoe[shoe]:
                 if last is not None and m.seq <= last and not m.held:
                     want_s += [shoe, shoe]
@@ -411,17 +413,17 @@ class Central:
             await cur.execute("SELECT e.shoe_id, e.seq, e.event, e.mac FROM events e JOIN"
                               " unnest(%s::text[], %s::bigint[]) AS w(s, q)"
                               " ON e.shoe_id = w.s AND e.seq = w.q", (want_s, want_q))
-            stored = {(r[0], r[1]): (r[2], r[3]) for r in await cur.fetchall()}
+            stored = {(shoe, seq): (text, mac) for shoe, seq, text, mac in await cur.fetchall()}
 
         rows, unhold, hold, anchors, new_heads = [], [], [], [], []
         for shoe in shoes:
-            first_seq, first_prev, last, last_mac = heads[shoe]
+            head = heads[shoe]
             fkey = self.keys.frames_key(shoe)
             cands = {}
             for m in by_shoe[shoe]:
-                if last is not None and m.seq <= last:
+                if head.last_seq is not None and m.seq <= head.last_seq:
                     if not m.held:
-                        self._collision(out, m, stored, fkey, first_seq, first_prev)
+                        self._collision(out, m, stored, fkey, head.first_seq, head.first_prev)
                     else:
                         unhold.append((m.shoe, m.seq, m.mac))
                     continue
@@ -442,60 +444,24 @@ class Central:
                             hold.append(m)
                             out.held += 1
                 continue
-            changed = False
-            while cands:
-                nxt = min(cands) if last is None else last + 1
-                if nxt not in cands:
-                    break
-                winner, waiting, malformed = None, [], False
-                for m in cands.pop(nxt):
-                    if last is not None:
-                        head = chain.Head(first_seq, first_prev, last, last_mac)
-                    else:
-                        head = chain.Head(nxt, start_prev(nxt))
-                    if head.last_seq is None and head.first_prev is None:
-                        waiting.append(m)  # a new shoe's event, not its first: wait for that one
-                        continue
-                    verdict = chain.accept(fkey, shoe, head, nxt, m.body, m.mac or "", text=m.text)
-                    if winner is None and verdict.kind == chain.STORED:
-                        winner, winner_prev, event = m, verdict.prev, verdict.event
-                    elif winner is None and verdict.kind == chain.MALFORMED:
-                        # The shoe's key signed it, but it fails the link schema
-                        # (the same check the bridge makes): an alert, never a
-                        # row; the shoe's record stops before it.
-                        self._refuse(out, m, alerts.FOR_VERDICT[chain.MALFORMED], "seq %d: signed by "
-                                     "the shoe but %s: not stored: %s" % (nxt, verdict.why, _short(m.body)))
-                        malformed = True
-                    else:
-                        self._refuse(out, m, alerts.FOR_VERDICT[chain.FORGED], "seq %d: tag does not "
-                                     "verify under the shoe's key after seq %s: %s" % (nxt, last, _short(m.body)))
-                    if m.held:
-                        unhold.append((m.shoe, m.seq, m.mac))
-                if winner is None:
-                    if waiting and not malformed:
-                        cands[nxt] = waiting
-                    break
-                for m in waiting:
-                    self._refuse(out, m, "forged_event", "seq %d: a second event for the shoe's "
-                                 "first stored seq: %s" % (nxt, _short(m.body)))
-                    if m.held:
-                        unhold.append((m.shoe, m.seq, m.mac))
-                if last is None:
-                    first_seq, first_prev = nxt, winner_prev
-                row = self._row(winner, event, now)
+            done = walk.walk(fkey, shoe, head, cands, start_prev)
+            for m, kind, detail in done.refused:
+                self._refuse(out, m, kind, detail)
+            unhold += [(m.shoe, m.seq, m.mac) for m in done.settled]
+            for m, event in done.stored:
+                row = self._row(m, event, now)
                 rows.append(row)
-                if row[5] == "checkpoint":
-                    anchors.append((shoe, nxt, winner.mac, now))
-                last, last_mac, changed, head_msg = nxt, winner.mac, True, winner
+                if row.type == "checkpoint":
+                    anchors.append((shoe, m.seq, m.mac, now))
                 out.stored += 1
-            for seq_c in cands.values():
-                for m in seq_c:
-                    if not m.held:
-                        hold.append(m)
-                        out.held += 1
-            if changed:
-                new_heads.append((shoe, first_seq, first_prev, last, last_mac, head_msg.casino,
-                                  head_msg.pit, head_msg.tbl, now))
+            for m in done.left:
+                if not m.held:
+                    hold.append(m)
+                    out.held += 1
+            if done.stored:
+                last = done.stored[-1][0]
+                new_heads.append((shoe, done.head.first_seq, done.head.first_prev, done.head.last_seq,
+                                  done.head.last_mac, last.casino, last.pit, last.tbl, now))
         await self._write(cur, rows, unhold, hold, anchors, new_heads, out, now)
         return out
 
@@ -520,7 +486,7 @@ class Central:
                         out.refused += 1
                         out.alerts.append((None, alerts.severity("unknown_device"), "unknown_device",
                                            "shoe %s is in no registry entry: its event seq %d "
-                                           "refused" % (_short(shoe, 40), m.seq), m.casino, m.pit,
+                                           "refused" % (excerpt(shoe, 40), m.seq), m.casino, m.pit,
                                            m.tbl, "unknown_device|%s.%s" % (m.casino, m.pit)))
                 del by_shoe[shoe]
                 continue
@@ -566,10 +532,10 @@ class Central:
     @staticmethod
     def _row(m, event, now):
         rnd = event.get("round")
-        return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
-                rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
-                m.text if m.text is not None else m.body.decode("utf-8"), m.mac, m.committed or None,
-                now)
+        return EventRow(m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
+                        rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
+                        m.text if m.text is not None else m.body.decode("utf-8"), m.mac,
+                        m.committed or None, now)
 
     async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
         if rows:
