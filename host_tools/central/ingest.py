@@ -246,6 +246,23 @@ class Outcome:
         self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl, merge key or None)
 
 
+class Writes:
+    """What one batch writes: verified ``rows`` (EventRow), held events
+    settled (``unhold``: (shoe, seq, mac)), events to ``hold``, checkpoint
+    ``anchors`` and the shoes' new chain ``heads``."""
+
+    def __init__(self):
+        self.rows, self.unhold, self.hold, self.anchors, self.heads = [], [], [], [], []
+
+    def keep(self, msgs, out):
+        """Hold the new messages of ``msgs`` until their predecessor is stored
+        (a held row among them is held already)."""
+        for m in msgs:
+            if not m.held:
+                self.hold.append(m)
+                out.held += 1
+
+
 class Central:
     """The batch logic on one async psycopg connection (no NATS in here, so
     the tests and the soak can feed it messages straight)."""
@@ -384,10 +401,21 @@ class Central:
         by_shoe = {s: [] for s in extra_shoes}
         for m in msgs:
             by_shoe.setdefault(m.shoe, []).append(m)
-        if not by_shoe:
-            await self._write(cur, [], [], [], [], [], out, now)
-            return out
-        await self._provenance(cur, by_shoe, out)
+        writes = Writes()
+        if by_shoe:
+            await self._provenance(cur, by_shoe, out)
+            heads, stored = await self._load(cur, by_shoe)
+            for shoe in sorted(by_shoe):
+                self._shoe(out, writes, shoe, heads[shoe], by_shoe[shoe], stored, now)
+        await self._write(cur, writes, out, now)
+        return out
+
+    @staticmethod
+    async def _load(cur, by_shoe):
+        """Lock the batch's shoes (in shoe-id order) and read what the walk
+        needs: each shoe's chain head, its held events (added to
+        ``by_shoe``) and the stored rows the batch's messages collide with,
+        with their predecessors' tags. Returns (heads, stored)."""
         shoes = sorted(by_shoe)
         await cur.execute("INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%s::text[]) AS s ORDER BY s"
                           " ON CONFLICT DO NOTHING", (shoes,))
@@ -400,7 +428,6 @@ class Central:
         for shoe, seq, mac, text, casino, pit, tbl, first_prev, committed in await cur.fetchall():
             by_shoe[shoe].append(Msg(casino, pit, tbl, shoe, seq, mac, first_prev, committed,
                                      text.encode("utf-8"), held=True, text=text))
-        # stored rows the batch collides with, and their predecessors' tags
         want_s, want_q = [], []
         for shoe in shoes:
             last = heads[shoe].last_seq
@@ -414,56 +441,48 @@ class Central:
                               " unnest(%s::text[], %s::bigint[]) AS w(s, q)"
                               " ON e.shoe_id = w.s AND e.seq = w.q", (want_s, want_q))
             stored = {(shoe, seq): (text, mac) for shoe, seq, text, mac in await cur.fetchall()}
+        return heads, stored
 
-        rows, unhold, hold, anchors, new_heads = [], [], [], [], []
-        for shoe in shoes:
-            head = heads[shoe]
-            fkey = self.keys.frames_key(shoe)
-            cands = {}
-            for m in by_shoe[shoe]:
-                if head.last_seq is not None and m.seq <= head.last_seq:
-                    if not m.held:
-                        self._collision(out, m, stored, fkey, head.first_seq, head.first_prev)
-                    else:
-                        unhold.append((m.shoe, m.seq, m.mac))
-                    continue
-                same = cands.setdefault(m.seq, [])
-                if any(c.body == m.body and c.mac == m.mac for c in same):
-                    if not m.held:
-                        out.duplicates += 1
-                    continue
-                same.append(m)
-            if fkey is None:
-                if cands:
-                    m0 = cands[min(cands)][0]
-                    self._alert(out, m0, CRITICAL, "no_key", "no key for shoe %s in the key "
-                                "directory: its events are held, unverified" % shoe, dedupe=True)
-                for seq_c in cands.values():
-                    for m in seq_c:
-                        if not m.held:
-                            hold.append(m)
-                            out.held += 1
-                continue
-            done = walk.walk(fkey, shoe, head, cands, start_prev)
-            for m, kind, detail in done.refused:
-                self._refuse(out, m, kind, detail)
-            unhold += [(m.shoe, m.seq, m.mac) for m in done.settled]
-            for m, event in done.stored:
-                row = self._row(m, event, now)
-                rows.append(row)
-                if row.type == "checkpoint":
-                    anchors.append((shoe, m.seq, m.mac, now))
-                out.stored += 1
-            for m in done.left:
+    def _shoe(self, out, writes, shoe, head, msgs, stored, now):
+        """One shoe's messages and held events against its chain ``head``:
+        collisions with stored rows are told apart here (they need the
+        record), the rest go through the one chain walk (protocol/walk.py)."""
+        fkey = self.keys.frames_key(shoe)
+        cands = {}
+        for m in msgs:
+            if head.last_seq is not None and m.seq <= head.last_seq:
                 if not m.held:
-                    hold.append(m)
-                    out.held += 1
-            if done.stored:
-                last = done.stored[-1][0]
-                new_heads.append((shoe, done.head.first_seq, done.head.first_prev, done.head.last_seq,
-                                  done.head.last_mac, last.casino, last.pit, last.tbl, now))
-        await self._write(cur, rows, unhold, hold, anchors, new_heads, out, now)
-        return out
+                    self._collision(out, m, stored, fkey, head.first_seq, head.first_prev)
+                else:
+                    writes.unhold.append((m.shoe, m.seq, m.mac))
+                continue
+            same = cands.setdefault(m.seq, [])
+            if any(c.body == m.body and c.mac == m.mac for c in same):
+                if not m.held:
+                    out.duplicates += 1
+                continue
+            same.append(m)
+        if fkey is None:
+            if cands:
+                self._alert(out, cands[min(cands)][0], CRITICAL, "no_key", "no key for shoe %s in the "
+                            "key directory: its events are held, unverified" % shoe, dedupe=True)
+            writes.keep([m for seq_c in cands.values() for m in seq_c], out)
+            return
+        done = walk.walk(fkey, shoe, head, cands, start_prev)
+        for m, kind, detail in done.refused:
+            self._refuse(out, m, kind, detail)
+        writes.unhold += [(m.shoe, m.seq, m.mac) for m in done.settled]
+        for m, event in done.stored:
+            row = self._row(m, event, now)
+            writes.rows.append(row)
+            if row.type == "checkpoint":
+                writes.anchors.append((shoe, m.seq, m.mac, now))
+        out.stored += len(done.stored)
+        writes.keep(done.left, out)
+        if done.stored:
+            last = done.stored[-1][0]
+            writes.heads.append((shoe, done.head.first_seq, done.head.first_prev, done.head.last_seq,
+                                 done.head.last_mac, last.casino, last.pit, last.tbl, now))
 
     async def _provenance(self, cur, by_shoe, out):
         """File each message under the device registry's casino, pit and
@@ -537,7 +556,9 @@ class Central:
                         m.text if m.text is not None else m.body.decode("utf-8"), m.mac,
                         m.committed or None, now)
 
-    async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
+    async def _write(self, cur, writes, out, now):
+        rows, unhold, hold, anchors, new_heads = (writes.rows, writes.unhold, writes.hold, writes.anchors,
+                                                  writes.heads)
         if rows:
             # Binary COPY into a per-session staging table, then one INSERT:
             # psycopg's array parameters (unnest) cost more CPU than the
