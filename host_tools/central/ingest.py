@@ -41,7 +41,7 @@ import os
 import time
 
 from host_tools.protocol import alerts, chain, walk
-from host_tools.protocol.walk import excerpt
+from host_tools.protocol.untrusted import excerpt
 from host_tools.casino import access, wire
 from host_tools.central import pitlog
 

@@ -13,18 +13,11 @@ held rows, not a new message).
 import collections
 
 from host_tools.protocol import alerts, chain
+from host_tools.protocol.untrusted import excerpt
 
 # A stored row offered to the walk (`shoe verify`); the consumer's messages
 # (central/ingest.Msg) carry the same fields.
 Candidate = collections.namedtuple("Candidate", "seq body mac text held")
-
-
-def excerpt(data, n=80):
-    """At most ``n`` characters of untrusted bytes or text for an alert's
-    detail, every character outside printable ASCII escaped."""
-    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
-    text = text.encode("unicode_escape").decode("ascii")
-    return text if len(text) <= n else text[:n] + "..."
 
 
 class Step:

@@ -360,7 +360,7 @@ def _stop(proc):
 
 def test_check_says_recording_only_while_it_records(shoe, tmp_path):
     path = tmp_path / "s.db"
-    assert _check(path) == (4, "NOT RECORDING: no bridge is running on %s (nothing answers at %s: "
+    assert _check(path) == (exits.EXIT_NO_BRIDGE, "NOT RECORDING: no bridge is running on %s (nothing answers at %s: "
                                "No such file or directory)" % (path, control.socket_path(path)))
     proc = _start(shoe.path, path, _key_file(tmp_path), "--table", "Baccarat 7")
     try:
