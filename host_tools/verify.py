@@ -33,9 +33,9 @@ The store is opened read-only (SQLite ``mode=ro``): checking the evidence
 must never change it.
 
 ``--central DSN`` checks the casino's PostgreSQL record (host_tools/casino)
-with the same walk: ``check_shoe`` reads any source with the Store's reading
-methods; a source without the SHA-256 row chain (``HASHED = False``) is
-checked on its tag chain alone, so it needs the keys (``--key-dir``: one
+with the same walk: ``check_shoe`` reads either through the one record
+interface (host_tools/protocol/record.py); a record without the SHA-256 row
+chain (``HASHED = False``) is checked on its tag chain alone, so it needs the keys (``--key-dir``: one
 ``<shoe_id>.key`` per shoe), and its own anchors table is checked too.
 """
 
@@ -127,8 +127,8 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
         if fkey is not None:
             if not row["mac"]:
                 return seq, "no tag stored: this event cannot be shown to come from the shoe"
-            # The same walk and acceptance the bridge and `shoe central`
-            # applied before storing (host_tools/protocol/walk.py, chain.py).
+            # The acceptance the bridge applied before storing (protocol/
+            # chain.py), through the walk `shoe central` uses (walk.py).
             step = tags_walk.step(seq, [walk.Candidate(seq, text.encode("utf-8"), row["mac"], text, False)])
             if step.winner is None:
                 return seq, ("tag does not verify under the shoe's key: the event was altered, "

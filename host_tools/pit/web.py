@@ -14,10 +14,10 @@ The checks every request passes (Host, Origin and content type, headers,
 caps, the login throttle) are host_tools/view/guard.py.
 
 Updates are pushed: table threads hand messages to ``Pit.publish``; the
-``Broadcast`` (host_tools/view/sse.py) collects them and wakes the event loop once per burst
-(not once per message), where each message is encoded ONCE and the burst
-goes to every /api/events client as one chunk (one socket write per client
-per burst, however many tables spoke). At 128 tables that is what keeps the
+``Broadcast`` (host_tools/view/sse.py) collects them and wakes the event
+loop once per burst (not once per message), where each message is encoded
+ONCE and the burst goes to every /api/events client as one chunk (one
+socket write per client per burst, however many tables spoke). At 128 tables that is what keeps the
 loop's share of the pit's CPU small: encoding per client and a write, a
 task and a wake-up per message per client was the largest part of it
 (`shoe bench pit`, docs/design.md). A client that cannot keep up (its queue
