@@ -178,47 +178,54 @@ def _frames_key(path):
     return auth.frames_key(key), hashlib.sha256(key).hexdigest()[:16]
 
 
-def run(args):
-    fkey = key_id = None
+def _options(args):
+    """(anchors by shoe, frames key, key id, key directory) from the
+    arguments, or a string: the one line that says what is wrong with them."""
+    fkey = key_id = keydir = None
     anchors = {}
     try:
         for text in args.anchor:
             shoe, seq, mac = parse_anchor(text)
             anchors.setdefault(shoe, []).append((seq, mac))
     except ValueError as e:
-        print("verify: %s" % e, file=sys.stderr)
-        return exits.EXIT_USAGE
+        return str(e)
     if args.key_file and args.key_dir:
-        print("verify: give --key-file or --key-dir, not both", file=sys.stderr)
-        return exits.EXIT_USAGE
-    keydir = None
+        return "give --key-file or --key-dir, not both"
     if args.key_dir:
         from host_tools.protocol.keys import Keys
         keydir = Keys(args.key_dir)
         key_id = "dir %s" % args.key_dir
     if args.central and not (args.key_file or args.key_dir):
-        print("verify: --central needs --key-dir (or --key-file): the central record's proof is "
-              "the shoes' tag chain", file=sys.stderr)
-        return exits.EXIT_USAGE
+        return ("--central needs --key-dir (or --key-file): the central record's proof is the "
+                "shoes' tag chain")
     if anchors and not (args.key_file or args.key_dir):
-        print("verify: --anchor needs --key-file: without the key a stored tag proves nothing",
-              file=sys.stderr)
-        return exits.EXIT_USAGE
+        return "--anchor needs --key-file: without the key a stored tag proves nothing"
     if args.key_file:
         try:
             fkey, key_id = _frames_key(args.key_file)
         except (OSError, ValueError) as e:
-            print("verify: %s" % e, file=sys.stderr)
-            return exits.EXIT_USAGE
+            return str(e)
+    return anchors, fkey, key_id, keydir
+
+
+def _open(args):
+    """The record to check (protocol/record.Record), or a string saying why it cannot be opened."""
     try:
         if args.central:
             from host_tools.central.record import CentralRecord
-            store = CentralRecord(args.central)
-        else:
-            store = db.open_existing(args.db)
+            return CentralRecord(args.central)
+        return db.open_existing(args.db)
     except (db.StoreError, ValueError) as e:
-        print("verify: %s" % e, file=sys.stderr)
+        return str(e)
+
+
+def run(args):
+    options = _options(args)
+    store = _open(args) if not isinstance(options, str) else options
+    if isinstance(store, str):
+        print("verify: %s" % store, file=sys.stderr)
         return exits.EXIT_USAGE
+    anchors, fkey, key_id, keydir = options
     with store:
         shoes = [args.shoe] if args.shoe else store.shoe_ids()
         for shoe in anchors:
@@ -226,63 +233,7 @@ def run(args):
                 shoes.append(shoe)  # an anchor for a shoe the store lacks must fail, not be skipped
         bad = 0
         for shoe_id in shoes:
-            info = store.shoe(shoe_id)
-            if info is None:
-                print("FAIL shoe %s: not in the store" % shoe_id)
-                bad += 1
-                continue
-            shoe_key = fkey
-            if keydir is not None:
-                try:
-                    shoe_key = keydir.frames_key(shoe_id)
-                except ValueError as e:  # a key file that cannot be used
-                    print("FAIL shoe %s: %s" % (shoe_id, e))
-                    bad += 1
-                    continue
-                if shoe_key is None:
-                    print("FAIL shoe %s: no key %s.key in %s" % (shoe_id, shoe_id, args.key_dir))
-                    bad += 1
-                    continue
-            kept = list(anchors.get(shoe_id, ()))
-            if shoe_key is not None:
-                kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
-            restarts = []
-            fault = check_shoe(store, shoe_id, shoe_key, kept, restarts)
-            signed = None
-            if fault:
-                print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
-                bad += 1
-            elif not args.mac_only and (shoe_key is not None or args.pubkey):
-                signed = _check_signed(store, shoe_id, args, info, shoe_key, restarts)
-                if signed is None or signed.fault:
-                    bad += 1
-            if not fault and (signed is None or not signed.fault) and \
-                    (signed is not None or args.mac_only or (shoe_key is None and not args.pubkey)):
-                print("OK   shoe %s: %d events, seq %s..%s, head %s, %s" % (
-                    shoe_id, store.count(shoe_id), info["first_seq"], info["last_seq"],
-                    (info["head_hash"] or info.get("last_mac") or "-")[:16],
-                    "tags verified under key %s" % key_id if shoe_key is not None else
-                    "SHA-256 chain only: the shoe's tags were not checked (no --key-file)"))
-                if signed is not None:
-                    _print_signed(shoe_id, signed)
-                elif args.mac_only:
-                    print("note shoe %s: signed checkpoints not checked (--mac-only): the MAC key's "
-                          "holders could have written this record" % shoe_id)
-                if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
-                    print("note shoe %s: the bridge recorded key %s, this key is %s" % (
-                        shoe_id, info["key_id"], key_id))
-                if info["first_seq"] not in (None, 1) and signed is None:
-                    print("note shoe %s: the record starts at seq %d; seqs before it are in "
-                          "another store" % (shoe_id, info["first_seq"]))
-                for seq, mac in anchors.get(shoe_id, ()):
-                    print("OK   anchor %s:%d:%s" % (shoe_id, seq, mac))
-                if store.held(shoe_id):
-                    print("note shoe %s: %d events held, waiting for a missing predecessor" % (
-                        shoe_id, store.held(shoe_id)))
-                cp = store.latest_checkpoint(shoe_id)
-                if cp:
-                    print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
-            bad += _report_alerts(store, shoe_id, getattr(args, "alerts", False))
+            bad += _verify_shoe(store, shoe_id, args, anchors.get(shoe_id, ()), fkey, key_id, keydir)
         if not shoes:
             print("OK   store is empty")
         if not args.central:
@@ -290,6 +241,70 @@ def run(args):
         elif not args.shoe:
             bad += _check_pit_chains(store)
     return exits.EXIT_FOUND if bad else exits.EXIT_OK
+
+
+def _verify_shoe(store, shoe_id, args, anchors, fkey, key_id, keydir):
+    """Check one shoe's record, print what holds and what fails; returns the failures."""
+    info = store.shoe(shoe_id)
+    if info is None:
+        print("FAIL shoe %s: not in the store" % shoe_id)
+        return 1
+    shoe_key = fkey
+    if keydir is not None:
+        try:
+            shoe_key = keydir.frames_key(shoe_id)
+        except ValueError as e:  # a key file that cannot be used
+            print("FAIL shoe %s: %s" % (shoe_id, e))
+            return 1
+        if shoe_key is None:
+            print("FAIL shoe %s: no key %s.key in %s" % (shoe_id, shoe_id, args.key_dir))
+            return 1
+    bad = 0
+    kept = list(anchors)
+    if shoe_key is not None:
+        kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
+    restarts = []
+    fault = check_shoe(store, shoe_id, shoe_key, kept, restarts)
+    signed = None
+    if fault:
+        print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
+        bad += 1
+    elif not args.mac_only and (shoe_key is not None or args.pubkey):
+        signed = _check_signed(store, shoe_id, args, info, shoe_key, restarts)
+        if signed is None or signed.fault:
+            bad += 1
+    if not fault and (signed is None or not signed.fault) and \
+            (signed is not None or args.mac_only or (shoe_key is None and not args.pubkey)):
+        _print_whole(store, shoe_id, args, info, anchors, shoe_key, key_id, signed)
+    return bad + _report_alerts(store, shoe_id, getattr(args, "alerts", False))
+
+
+def _print_whole(store, shoe_id, args, info, anchors, shoe_key, key_id, signed):
+    """The lines of a shoe whose record held: what was checked, the notes, its anchors."""
+    print("OK   shoe %s: %d events, seq %s..%s, head %s, %s" % (
+        shoe_id, store.count(shoe_id), info["first_seq"], info["last_seq"],
+        (info["head_hash"] or info.get("last_mac") or "-")[:16],
+        "tags verified under key %s" % key_id if shoe_key is not None else
+        "SHA-256 chain only: the shoe's tags were not checked (no --key-file)"))
+    if signed is not None:
+        _print_signed(shoe_id, signed)
+    elif args.mac_only:
+        print("note shoe %s: signed checkpoints not checked (--mac-only): the MAC key's "
+              "holders could have written this record" % shoe_id)
+    if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
+        print("note shoe %s: the bridge recorded key %s, this key is %s" % (
+            shoe_id, info["key_id"], key_id))
+    if info["first_seq"] not in (None, 1) and signed is None:
+        print("note shoe %s: the record starts at seq %d; seqs before it are in "
+              "another store" % (shoe_id, info["first_seq"]))
+    for seq, mac in anchors:
+        print("OK   anchor %s:%d:%s" % (shoe_id, seq, mac))
+    if store.held(shoe_id):
+        print("note shoe %s: %d events held, waiting for a missing predecessor" % (
+            shoe_id, store.held(shoe_id)))
+    cp = store.latest_checkpoint(shoe_id)
+    if cp:
+        print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
 
 
 def _public_key_path(args, shoe_id):
