@@ -8,7 +8,7 @@ import importlib
 import os
 
 from host_tools import exits
-from test_layout import is_rig, modules
+from support.sourcetree import is_rig, modules
 
 
 def _tree(path):

@@ -9,15 +9,10 @@ a rig, and it is not an import of the module that holds the table.
 """
 
 import ast
-import os
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "host_tools")
-
-# Packages that hold emulators, simulators, stand-ins, benches, soaks, demos
-# and test rigs. Nothing outside them may import anything inside them.
-RIGS = ("host_tools.sim", "host_tools.qa", "host_tools.demo")
+from support.sourcetree import is_rig, modules
 
 # Which product packages each product package may import (a top-level module
 # is its own unit; host_tools/__init__.py, which only puts the firmware on the
@@ -52,17 +47,6 @@ ALLOWED = {
 }
 
 
-def modules():
-    found = {}
-    for dirpath, _dirs, files in os.walk(ROOT):
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(dirpath, name)
-                rel = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
-                found[rel[:-9] if rel.endswith(".__init__") else rel] = path
-    return found
-
-
 def imports_of(name, path, known):
     """The host_tools modules ``name`` imports (each name resolved to the
     module it denotes: ``from host_tools.pit import web`` is host_tools.pit.web)."""
@@ -87,10 +71,6 @@ def imports_of(name, path, known):
             if t.startswith("host_tools") and t != name:
                 out.add(t)
     return out
-
-
-def is_rig(name):
-    return any(name == r or name.startswith(r + ".") for r in RIGS)
 
 
 GRAPH = None
