@@ -29,13 +29,14 @@ The words a declaration uses:
 import ast
 import pathlib
 
+from host_tools.exits import ShoeError
 from host_tools import vm
 
 FIRMWARE = pathlib.Path(vm.FIRMWARE)
 DECLARATIONS = FIRMWARE / "images"
 
 
-class ImageError(Exception):
+class ImageError(ShoeError):
     """A declaration names a file that is not there, or no image has the board."""
 
 

@@ -127,3 +127,13 @@ def run(args):
     print("shoe edges: %d events, %d rounds watched, %d alerts, %d bad lines" % (events, rounds, alerts, bad),
           file=sys.stderr)
     return 1 if bad else 0
+
+
+def factory():
+    """Makes one EdgeMonitor per card set from its ``shoe`` event: the
+    bridge's console and the pit's edge watch (host_tools/pit/edges.py)
+    price with the same settings."""
+    def make(event):
+        settings = {"designation": event.get("designation", "standard")}
+        return EdgeMonitor(decks=event.get("decks", 8), table_settings=settings)
+    return make

@@ -50,6 +50,7 @@ Subjects: ``shoe.<casino>.<pit>.<table>``; one stream per casino on the hub
 
 import re
 
+from host_tools.exits import ShoeError
 from host_tools.store import audit
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")   # casino, pit and table names (subject tokens)
@@ -157,7 +158,7 @@ def batch_headers(runs):
             H_LEN: ",".join(str(n) for r in runs for n in r[5])}
 
 
-class Malformed(ValueError):
+class Malformed(ShoeError, ValueError):
     """A message that is not a pit's event (missing or bad headers)."""
 
 

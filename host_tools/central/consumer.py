@@ -18,6 +18,7 @@ import nats.errors
 from nats.js import api
 
 from host_tools.central import ingest as central_mod
+from host_tools.protocol.keys import Keys
 from host_tools.casino import access, streams, wire
 
 log = logging.getLogger("shoe.casino.consumer")
@@ -88,7 +89,7 @@ class Consumer:
         if auth is not None and auth.inbox is None:
             auth.inbox = access.consumer_inbox(casino)
         self.dsn = dsn
-        self.keys = central_mod.Keys(keys_dir)
+        self.keys = Keys(keys_dir)
         self.casino = casino
         self.sources = list(sources)
         self.batch = batch

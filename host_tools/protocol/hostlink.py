@@ -47,7 +47,7 @@ import time
 from host_tools.protocol import alerts, chain
 from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
-from host_tools.store import db
+from host_tools.protocol.record import Conflict, StoreError
 
 from link import auth, chipcount, frame, host_frames, journal, proto, schema  # noqa: E402  (the firmware's own)
 from link import events_schema  # noqa: E402
@@ -301,7 +301,7 @@ class HostLink:
         if self.shoe_id is not None:  # a row tied to no shoe would be no table's
             try:
                 self.store.alert(self.shoe_id, severity, "not_recording", detail)
-            except db.StoreError as e:
+            except StoreError as e:
                 self._store_failed(e)
         self.on_alert(severity, "not_recording", detail)
 
@@ -379,7 +379,7 @@ class HostLink:
         the state) but never stops the bridge."""
         try:
             self.store.log_link(self.shoe_id, kind, detail)
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
 
     def _store_failed(self, e):
@@ -401,7 +401,7 @@ class HostLink:
                 self.on_alert(severity, kind, text)
             else:
                 self.store.log_link(self.shoe_id, kind, text)
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
 
     def _critical(self, kind, detail):
@@ -411,7 +411,7 @@ class HostLink:
         log.error("%s: %s", kind, detail)
         try:
             self.store.alert(self.shoe_id, severity, kind, detail, merge_within=MERGE_S)
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
         self._log_link(kind, detail)
         self.on_alert(severity, kind, detail)
@@ -451,7 +451,7 @@ class HostLink:
                 self._heartbeat(seq, payload)
             else:
                 self.tally.note("bad_frame", "unexpected frame type %s from the shoe" % shown(chr(kind)))
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
         except Exception as e:  # noqa: BLE001 - the last line of defence; see docstring
             self.stats["internal_errors"] += 1
@@ -700,10 +700,10 @@ class HostLink:
         event = verdict.event
         try:
             self.store.append(shoe_id, seq, body, mac=tag, **start)
-        except db.Conflict as e:  # cannot happen with one bridge per shoe; kept loud
+        except Conflict as e:  # cannot happen with one bridge per shoe; kept loud
             self._critical("conflict", str(e))
             return
-        except db.StoreError as e:
+        except StoreError as e:
             self._log_link("bad_event", "seq %d: %s" % (seq, shown(str(e), 160)))
             self._store_failed(e)
             return

@@ -16,6 +16,7 @@ import argparse
 import importlib
 import sys
 
+from host_tools.exits import ShoeError
 from host_tools import argtypes
 from host_tools import exits, vm, wasm32
 
@@ -23,7 +24,7 @@ MAX_DECKS = 8      # a Ch 3B batch is 6 to 8 decks
 MAX_COUNT = 100000
 
 
-class SampleError(RuntimeError):
+class SampleError(ShoeError, RuntimeError):
     """The sample could not be made (the VM failed); the message says why."""
 
 EMULATOR = "host_tools.sim.shuffler_emulate"

@@ -138,7 +138,7 @@ def _python(venv, cwd, source):
 
 def test_the_wheel_carries_the_firmware_boards_and_the_page(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for need in ("host_tools/boards/boards.toml", "host_tools/pit/static/table.html", "host_tools/pit/static/style.css",
+    for need in ("host_tools/boards/boards.toml", "host_tools/view/static/table.html", "host_tools/view/static/style.css",
                  "firmware/main.py", "firmware/images/shoe.py", "firmware/shuffler/probes.py",
                  "host_tools/wasm32_runner.mjs"):
         assert need in names, need
