@@ -192,8 +192,7 @@ def run():
     _reserve_modules()
     import board_config
     try:
-        pkg = __import__("boards." + board_config.MODULE)
-        board = getattr(pkg, board_config.MODULE).Board(board_config)
+        board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
     except Exception as e:  # no link to say it on: halted, never the REPL
         _halt("board: %s" % e)
     board.manifest = digest

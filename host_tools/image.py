@@ -17,8 +17,9 @@ The words a declaration uses:
   compiled to .mpy;
 - ``package(NAME, MODULES)``: NAME/__init__.py and each NAME/MODULE.py;
 - ``board(PATH, needs=())``: a bring-up module the entry point loads by the
-  name in board_config.MODULE (the file's stem), with the files it needs;
-  an image holds exactly one, the staged board's;
+  name in board_config.MODULE (its dotted module name, ``boards.rp2`` for
+  boards/rp2.py), with the files it needs; an image holds exactly one, the
+  staged board's;
 - ``include(NAME)``: everything another declaration lists (a rig's image
   is its device's plus the rig's parts);
 - ``leaves_out(PATH)``: a module the device's code imports only on a rig
@@ -68,7 +69,7 @@ class Image:
             self._add("%s/%s.py" % (name, m))
 
     def board(self, rel, needs=()):
-        module = rel.rsplit("/", 1)[-1][:-3]
+        module = rel[:-3].replace("/", ".")
         for path in tuple(needs) + (rel,):
             if not (FIRMWARE / path).is_file():
                 raise ImageError("firmware/images/%s.py names firmware/%s, which does not exist" % (self.name, path))

@@ -4,5 +4,5 @@
 # None of these is on a shoe's image (firmware/images/shoe.py).
 include("shoe")
 module("baccarat/script.py")   # main.py's dealer channel: lines of a dealing script
-board("boards/emulator.py", needs=("boards/__init__.py", "boards/ptyuart.py", "boards/ptyi2c.py",
-                                   "boards/sim_tcs34725.py", "boards/parts.py"))
+board("emulator/shoe_board.py", needs=("emulator/__init__.py", "emulator/ptyuart.py", "emulator/ptyi2c.py",
+                                       "emulator/sim_tcs34725.py", "boards/__init__.py", "boards/parts.py"))

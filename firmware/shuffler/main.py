@@ -130,8 +130,7 @@ def boot_stages():
     from shuffler.link import OUTBOX_BYTES, OUTBOX_SLOTS
     outbox = Outbox(OUTBOX_BYTES, OUTBOX_SLOTS)
     room = bytearray(ROOM)
-    mod = board_config.MODULE
-    board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
+    board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
     board.manifest = digest
     # The link key first, while ROOM is held: with a secure element it is
     # derived by a boot-only module (drivers/atecc608_link.py) that is let go

@@ -172,8 +172,7 @@ MACHINE
 gc.collect()
 base = gc.mem_alloc()
 import board_config
-mod = board_config.MODULE
-board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
+board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
 gc.collect()
 sys.stdout.write("\nBOARD %d\n" % (gc.mem_alloc() - base))
 '''

@@ -183,9 +183,10 @@ import binascii, gc
 gc.collect()
 #STEP
 base = gc.mem_alloc()
-from boards.sim_tcs34725 import SimTCS34725
+from emulator.sim_tcs34725 import SimTCS34725
 from cardset import registry
-from shuffler import board_emu, custody, device, sim_mechanism
+from emulator import shuffler_board, sim_mechanism
+from shuffler import custody, device
 N = DECKS * 52
 reg = registry.load("cardset.bin")
 tags = [binascii.unhexlify(line.strip()) for line in open("tags.txt")]
@@ -197,9 +198,9 @@ class Board:
     pass
 board = Board()
 sim = SimTCS34725()
-board.model, board.hw, board.door = board_emu.parts(sim_mechanism.Mechanism(sim.show), sim)
+board.model, board.hw, board.door = shuffler_board.parts(sim_mechanism.Mechanism(sim.show), sim)
 board.state_path = "c.json"
-board.entropy = lambda: board_emu.Entropy(1)
+board.entropy = lambda: shuffler_board.Entropy(1)
 board.delivered = lambda: None
 dev = device.Device(board, Link(), reg, N)
 dev.start()

@@ -99,13 +99,13 @@ def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP, mech
     """The lines of `shoe shuffler sample` as bytes."""
     if which in wasm32.MICROPYTHON_VMS:
         rc, out, err = wasm32.run_vm(which, 
-            ["-m", "shuffler.sample", str(decks), str(count), str(seed)] + (["mechanism"] if mechanism else []),
+            ["-m", "emulator.sample", str(decks), str(count), str(seed)] + (["mechanism"] if mechanism else []),
             heap=heap)
         if rc != 0:
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise SampleError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
         return out
-    from shuffler import sample
+    from emulator import sample
 
     chunks = []
     sample.run(decks, count, seed, lambda b: chunks.append(bytes(b)), mechanism)

@@ -124,9 +124,9 @@ class Emulator(vmdevice.VMDevice):
         if service:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
         if without:
-            values["ABSENT"] = sorted(without)   # boards/emulator.py: each fails as a board sees it
+            values["ABSENT"] = sorted(without)   # emulator/shoe_board.py: each fails as a board sees it
         if answer_delay_ms:
-            values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (boards/emulator.py)
+            values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (emulator/shoe_board.py)
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
                                             **self._start_secure(provision, "secure_element" not in without))

@@ -30,7 +30,7 @@ ASKED = {
                  ("sign", {"digest": "ab" * 32}, "signature")),
 }
 BOARD = {"shoe": "pico", "shuffler": "pico"}
-MODULE = {"shoe": "rp2", "shuffler": "board_machine"}
+MODULE = {"shoe": "boards.rp2", "shuffler": "shuffler.board_machine"}
 # 64-bit unix VM: a board's heap figure is for 32 bits (footprint tests).
 HEAP = "600k"
 
@@ -63,9 +63,9 @@ def test_deploy_stages_exactly_the_declared_image(staged):
     assert set(manifest["files"]) == declared | generated - {deploy.MANIFEST}
     # Nothing test-only or of the rig: the dealer channel's script reader,
     # the emulator's bring-up, the other boards'.
-    for rig in ("baccarat/script.mpy", "boards/emulator.mpy", "boards/ptyuart.mpy", "boards/ptyi2c.mpy",
-                "boards/sim_tcs34725.mpy", "boards/esp32s3.mpy", "shuffler/board_emu.mpy",
-                "shuffler/sim_mechanism.mpy", "link/host_frames.mpy", "link/events_schema.mpy"):
+    for rig in ("baccarat/script.mpy", "emulator/shoe_board.mpy", "emulator/ptyuart.mpy", "emulator/ptyi2c.mpy",
+                "emulator/sim_tcs34725.mpy", "boards/esp32s3.mpy", "emulator/shuffler_board.mpy",
+                "emulator/sim_mechanism.mpy", "link/host_frames.mpy", "link/events_schema.mpy"):
         assert rig not in on_disk, rig
     if device == "shuffler":   # loaded from a string by shuffler/link.py
         assert {"shuffler/probes.mpy", "probes.mpy"} <= on_disk
@@ -183,8 +183,8 @@ def _undeclared(img, module):
     return sorted(wanted - set(files) - img.left_out)
 
 
-@pytest.mark.parametrize("device,module", [("shoe", "rp2"), ("shoe", "esp32s3"), ("shoe", "emulator"),
-                                           ("shuffler", "board_machine")])
+@pytest.mark.parametrize("device,module", [("shoe", "boards.rp2"), ("shoe", "boards.esp32s3"),
+                                           ("shoe", "emulator.shoe_board"), ("shuffler", "shuffler.board_machine")])
 def test_every_module_the_firmware_loads_is_in_its_image(device, module):
     assert _undeclared(image.for_board(device, module), module) == []
 
@@ -192,12 +192,12 @@ def test_every_module_the_firmware_loads_is_in_its_image(device, module):
 def test_the_check_finds_a_module_loaded_by_name_left_out():
     """The shuffler's bench questions are loaded from a string: with them
     left out of the declaration, the check names them."""
-    img = image.for_board("shuffler", "board_machine")
+    img = image.for_board("shuffler", "shuffler.board_machine")
     del img.files["shuffler/probes.py"]
-    assert _undeclared(img, "board_machine") == ["shuffler/probes.py"]
-    img = image.for_board("shoe", "rp2")
+    assert _undeclared(img, "shuffler.board_machine") == ["shuffler/probes.py"]
+    img = image.for_board("shoe", "boards.rp2")
     del img.files["probes.py"]
-    assert _undeclared(img, "rp2") == ["probes.py"]
+    assert _undeclared(img, "boards.rp2") == ["probes.py"]
 
 
 def test_a_declaration_naming_a_missing_file_is_refused(tmp_path, monkeypatch):

@@ -173,7 +173,7 @@ def _module_name(rel):
 
 def _runs_in_vm(manifest, mod):
     # Real boards' bring-up needs machine.UART/I2C/SPI, which the unix VM lacks.
-    return manifest["module"] == "emulator" or not mod.startswith("boards.")
+    return not manifest["module"].startswith("boards.") or not mod.startswith("boards.")
 
 
 def staged_modules(manifest):
@@ -194,7 +194,7 @@ def resident_modules(manifest):
     """What a running shoe keeps imported: main.py's imports and the board
     module's, with only the driver of the board's configured reader (the
     bring-up imports the one it needs)."""
-    rels = image.import_closure(["main.py", "boards/%s.py" % manifest["module"]])
+    rels = image.import_closure(["main.py", manifest["module"].replace(".", "/") + ".py"])
     reader = config.constants(manifest["board"], "BENCH")["READER"]
     drivers = set(_READER_DRIVERS.values()) | {"drivers/pn532_%s.py" % b for b in ("uart", "i2c", "spi")}
     rels = {r for r in rels if r not in drivers}

@@ -62,9 +62,10 @@ print("retained", gc.mem_alloc() - m0)
 # the passes keep, and the model's clock (the machine's modelled time).
 MACHINE_PROGRAM = r"""
 import binascii, gc, micropython, sys, time
-from boards.sim_tcs34725 import SimTCS34725
+from emulator.sim_tcs34725 import SimTCS34725
 from cardset import registry
-from shuffler import board_emu, custody, device, entropy, sim_mechanism
+from emulator import shuffler_board, sim_mechanism
+from shuffler import custody, device, entropy
 N = DECKS * 52
 reg = registry.load("CARDSET")
 tags = [binascii.unhexlify(line.strip()) for line in open("TAGS")]
@@ -76,9 +77,9 @@ class Board:
     pass
 board = Board()
 sim = SimTCS34725()
-board.model, board.hw, board.door = board_emu.parts(sim_mechanism.Mechanism(sim.show), sim)
+board.model, board.hw, board.door = shuffler_board.parts(sim_mechanism.Mechanism(sim.show), sim)
 board.state_path = "STATE"
-board.entropy = lambda: board_emu.Entropy(1)
+board.entropy = lambda: shuffler_board.Entropy(1)
 board.delivered = lambda: None
 dev = device.Device(board, Link(), reg, N)
 dev.start()

@@ -35,13 +35,14 @@ import gc
 import sys
 import time
 
-from boards.ptyuart import PtyUART
-from boards.sim_tcs34725 import SimTCS34725
+from emulator.ptyuart import PtyUART
+from emulator.sim_tcs34725 import SimTCS34725
 from drivers.tcs34725 import TCS34725
 from shuffler import door as _door
 from shuffler import entropy
 from shuffler import geometry as G
-from shuffler import sim_mechanism, stepper
+from emulator import sim_mechanism
+from shuffler import stepper
 
 LINE_MAX = 128
 
@@ -110,12 +111,12 @@ class Board:
         self._key = b""
         # The secure element on the board's I2C bus, as boards.toml renders
         # it for every board (SECURE_ELEMENT): here a pty to the simulated
-        # ATECC608B in the emulator's process (boards/ptyi2c.py), under the
+        # ATECC608B in the emulator's process (emulator/ptyi2c.py), under the
         # firmware's own driver. It derives the link key, signs checkpoints.
         self.secure_element = None
         secure = getattr(config, "SECURE_ELEMENT", None)
         if secure and secure.get("device"):
-            from boards.ptyi2c import PtyI2C
+            from emulator.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
             self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
         self._sealing = None   # the vault's key: derived by the chip (key())

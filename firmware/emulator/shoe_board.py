@@ -1,6 +1,6 @@
 """The emulator board: the board contract (docs/design.md) in the unix VM.
 
-The host link is a pty (``boards.ptyuart``), so the bridge talks to it with
+The host link is a pty (``emulator.ptyuart``), so the bridge talks to it with
 pyserial exactly as to a shoe on USB. The shoe's "flash" is the directory
 holding ``board_config.py``: the journal and ``shoe_key.bin`` live there, so
 killing and restarting the VM is a power cut.
@@ -33,7 +33,7 @@ technician looking at the shoe would see (`shoe acceptance`'s tests).
 
 ``SECURE_ELEMENT["device"]`` puts the secure element on the board's I2C bus: an
 ATECC608B simulated in the host process (it signs with a library no VM
-has), the bus's transactions carried over that pty (``boards.ptyi2c``), and
+has), the bus's transactions carried over that pty (``emulator.ptyi2c``), and
 the firmware's own driver on top, as on a board. ``secure_element`` is the
 driver, or None without one.
 """
@@ -42,7 +42,7 @@ import sys
 import time
 
 from boards import parts as _parts
-from boards.ptyuart import PtyUART
+from emulator.ptyuart import PtyUART
 
 LINE_MAX = 128
 BUTTON_BETS = 1     # bits of buttons() (docs/design.md)
@@ -91,7 +91,7 @@ def _reader(cfg):
 
 def _secure(cfg):
     """The chip's driver on the pty bus, woken once at boot as a board does."""
-    from boards.ptyi2c import PtyI2C
+    from emulator.ptyi2c import PtyI2C
     from drivers.atecc608 import ATECC608
     # margin_ms: the simulated chip answers from a thread of the host
     # process across a pty, later than a chip on a bus when the host is loaded.
@@ -136,7 +136,7 @@ class Board:
         self._sensor_sim = None
         self.back_sensor = None
         if config.SENSOR and config.SENSOR.get("kind") == "tcs34725":
-            from boards.sim_tcs34725 import SimTCS34725
+            from emulator.sim_tcs34725 import SimTCS34725
             from drivers.tcs34725 import TCS34725
             self._sensor_sim = SimTCS34725()
             self._sensor_sim.show("back_a")
