@@ -20,11 +20,8 @@ The words a declaration uses:
   name in board_config.MODULE (its dotted module name, ``boards.rp2`` for
   boards/rp2.py), with the files it needs; an image holds exactly one, the
   staged board's;
-- ``include(NAME)``: everything another declaration lists (a rig's image
-  is its device's plus the rig's parts);
-- ``leaves_out(PATH)``: a module the device's code imports only on a rig
-  (main.py's dealer channel reads script lines only on the emulator's
-  board), named so that the check knows its absence is meant.
+- ``include(NAME)``: everything another declaration lists (an emulator's
+  image is its device's plus the emulator package's board and models).
 """
 
 import ast
@@ -50,7 +47,6 @@ class Image:
         self.files = {}
         self.boards = {}
         self.own_boards = set()
-        self.left_out = set()
 
     def _add(self, rel, dest=None, source=False):
         if not (FIRMWARE / rel).is_file():
@@ -83,11 +79,6 @@ class Image:
         for module, files in other.boards.items():
             self.boards.setdefault(module, files)
 
-    def leaves_out(self, rel):
-        if not (FIRMWARE / rel).is_file():
-            raise ImageError("firmware/images/%s.py names firmware/%s, which does not exist" % (self.name, rel))
-        self.left_out.add(rel)
-
     def set_device(self, kind):
         self.device = kind
 
@@ -110,7 +101,7 @@ def load(name):
         raise ImageError("no image declaration firmware/images/%s.py" % name)
     image = Image(name)
     words = {"device": image.set_device, "module": image.module, "package": image.package,
-             "board": image.board, "include": image.include, "leaves_out": image.leaves_out,
+             "board": image.board, "include": image.include,
              "__builtins__": {}}
     exec(compile(path.read_text(), str(path), "exec"), words)
     if image.device is None:

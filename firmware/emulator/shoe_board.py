@@ -10,7 +10,9 @@ the empty sensor are stood in for by a *dealer channel*: a second pty
 carrying dealing-script lines in the ``shoe replay`` vocabulary (``bets``,
 ``exposed``, ``empty``, ``shoe ...``). Those lines become what the GPIO would
 report (``buttons()``, ``empty()``), so main.py's own handling of them runs
-here too. The watchdog is a counter that reports on stderr when the loop
+here too. The channel is read by ``step()``, the pass of its own that
+main.py's loop runs for a board that has one, where a board reads its
+buttons: no shoe's board has it. The watchdog is a counter that reports on stderr when the loop
 starved it.
 
 Cards arrive one of two ways, by ``READER["kind"]``:
@@ -116,6 +118,12 @@ class Board:
         self._held = []   # (due ticks, frame): hellos a slow shoe has not sent yet
         dealer = config.READER.get("script")
         self._dealer = PtyUART(dealer) if dealer else None
+        if dealer:
+            # The lines the channel hands on (cards, ``shoe ...``) are
+            # dealing-script lines; imported while the heap is whole.
+            from baccarat import script
+            self._script = script
+            self._out = bytearray(LINE_MAX)
         self._one = bytearray(1)
         self._pressed = 0
         self._empty = False
@@ -224,6 +232,25 @@ class Board:
                 self._line[self._n] = b
                 self._n += 1
         return 0
+
+    def step(self, session, reading):
+        """One pass of the dealer channel, from main.py's loop: a latched
+        button or sensor line waits for ``buttons()``/``empty()``, any other
+        line goes to the session as a dealing-script line. A halted shoe
+        deals nothing; with a reader only ``shoe`` lines are taken, since
+        every card must pass the card-set checks."""
+        if self._dealer is None:
+            return
+        n = self.dealer_line(self._out)
+        if not n or session.halt is not None:
+            return
+        text = bytes(self._out[:n]).decode()
+        if reading is not None and not text.startswith("shoe"):
+            message = "dealer channel: %r ignored, this shoe takes its cards from the reader" % text
+        else:
+            message = self._script.feed_line(session, text)
+        if message is not None:
+            session.error(message)
 
     def buttons(self):
         mask = self._pressed

@@ -180,7 +180,7 @@ def _undeclared(img, module):
             found = image.module_file(name)
             if found:
                 wanted |= image.import_closure([found])
-    return sorted(wanted - set(files) - img.left_out)
+    return sorted(wanted - set(files))
 
 
 @pytest.mark.parametrize("device,module", [("shoe", "boards.rp2"), ("shoe", "boards.esp32s3"),

@@ -202,8 +202,7 @@ def resident_modules(manifest):
     if "%s" in own:
         own = own % reader["bus"]
     rels |= image.import_closure([own])
-    # What main.py imports only on a rig (the dealer channel's script
-    # reader, firmware/images/) is not on a board's image.
+    # Only what the board's image holds (firmware/images/).
     rels = {r for r in rels if r == "main.py" or r[:-3] + ".mpy" in manifest["files"]}
     names = sorted(_module_name(r) for r in rels if r != "main.py" and r not in _on_demand())
     return ["board_config"] + [m for m in names if _runs_in_vm(manifest, m)]
