@@ -133,10 +133,10 @@ def boot_resident32(heap_kib=None, name=BOARD):
     program = _BOOT32_HEAD + _BOOT32_STAGE * BOOT_STAGES_MAX + _BOOT32_TAIL.replace("POOL_JUMP", str(POOL_JUMP))
     with tempfile.TemporaryDirectory(prefix="shuffler-heap32-") as tmp:
         _machine_dir(tmp, name)
-        # The image at the root of the file system, as a board holds it and
+        # The shuffler's image at the root of the file system, as a board holds it and
         # imports it (sys.path[0] == ""): each module's __file__ is its image
         # path, one qstr with the name its .mpy carries (deploy.compile_mpy).
-        shutil.copytree(stage_code(), tmp, dirs_exist_ok=True)
+        shutil.copytree(stage_code("shuffler", "shuffler.board_machine"), tmp, dirs_exist_ok=True)
         res, unknown = wasm32.run_marked(program, heap="%dk" % heap_kib, paths=[""],
                                          cwd=tmp, timeout=120)
     lines = [x for x in res.out.decode(errors="replace").splitlines() if x.startswith("HEAP32 ")]

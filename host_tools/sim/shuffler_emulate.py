@@ -38,30 +38,37 @@ HEAP = "416k"                  # see docs/shuffler.md "Footprint": the model and
                                # in the model at a release, and now and then at 352k)
 
 
-def stage_code():
-    """The firmware compiled with mpy-cross, as a board holds it (compiling
+def stage_code(name="shuffler_emulator", module="emulator.shuffler_board"):
+    """The files firmware/images/NAME.py declares for the bring-up
+    ``module``, compiled with mpy-cross as a board holds them (compiling
     from source in the VM would cost the heap a board never spends), in a
-    directory shared by every emulated shuffler of this firmware version.
-    Built in a temporary directory and renamed, so parallel test processes
-    never see half of it. The shoe's own main.py is left out."""
+    directory shared by every emulated shuffler of this firmware version:
+    the emulated shuffler's image by default, the shuffler's own
+    (``"shuffler", "shuffler.board_machine"``) for the heap probe's boot.
+    Nothing else is there, so a module its image does not declare fails to
+    import here as on a board. One difference from the flash: the entry
+    point stays shuffler/main.mpy, run as ``-m shuffler.main``, because this
+    code is shared by many emulated flashes and carries no deploy manifest
+    for the boot check (shuffler/main.py ``_root``). Built in a temporary
+    directory and renamed, so parallel test processes never see half of it."""
     import pathlib
     import shutil
     import tempfile
 
-    from host_tools import deploy
+    from host_tools import deploy, image
 
     root = pathlib.Path(vm.FIRMWARE)
     version = board_config.firmware_version(root).split("+")[-1]
-    # "-n2": the .mpy files name themselves by their image path (deploy.compile_mpy).
-    out = pathlib.Path(tempfile.gettempdir()) / ("shuffler-mpy-%d-%s-n2" % (os.getuid(), version))
+    # "-n3": this layout (one image and board a directory; each .mpy named by its image path).
+    out = pathlib.Path(tempfile.gettempdir()) / ("shuffler-mpy-%d-%s-%s-n3" % (os.getuid(), version, module))
     if out.is_dir():
         return str(out)
+    files = image.load(name).for_board(module)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="shuffler-mpy-"))
-    for src in sorted(root.rglob("*.py")):
-        rel = src.relative_to(root)
-        if "__pycache__" in rel.parts or rel.as_posix() in ("main.py", "board_config.py"):
-            continue
-        deploy.compile_mpy(src, tmp / rel.with_suffix(".mpy"), rel.as_posix())
+    for rel, flash, source in files:
+        if source:   # the entry point: its own module path, not the flash's main.py
+            flash = rel[:-3] + ".mpy"
+        deploy.compile_mpy(root / rel, tmp / flash, flash)
     try:
         os.rename(tmp, out)
     except OSError:  # another process staged it first

@@ -219,7 +219,8 @@ class VMDevice:
     def _add_to_manifest(self, name, drop=None):
         """``name`` (a file on the flash) into the flash's manifest.json, if
         the flash is a deployed image (the shoe's is; the shuffler's
-        emulator runs the suite's compiled tree and has none)."""
+        emulator runs its declared image's compiled code from a directory
+        shared by every emulated shuffler, and its flash has no manifest)."""
         manifest_path = os.path.join(self.dir, deploy.MANIFEST)
         if not os.path.exists(manifest_path):
             return

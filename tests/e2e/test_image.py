@@ -184,7 +184,8 @@ def _undeclared(img, module):
 
 
 @pytest.mark.parametrize("device,module", [("shoe", "boards.rp2"), ("shoe", "boards.esp32s3"),
-                                           ("shoe", "emulator.shoe_board"), ("shuffler", "shuffler.board_machine")])
+                                           ("shoe", "emulator.shoe_board"), ("shuffler", "shuffler.board_machine"),
+                                           ("shuffler", "emulator.shuffler_board")])
 def test_every_module_the_firmware_loads_is_in_its_image(device, module):
     assert _undeclared(image.for_board(device, module), module) == []
 
