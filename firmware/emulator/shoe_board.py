@@ -40,10 +40,10 @@ the firmware's own driver on top, as on a board. ``secure_element`` is the
 driver, or None without one.
 """
 
-import sys
 import time
 
 from boards import parts as _parts
+from emulator import Watchdog
 from emulator.ptyuart import PtyUART
 
 LINE_MAX = 128
@@ -159,9 +159,7 @@ class Board:
         if secure and secure.get("device"):
             self.secure_element = self.parts.build(_parts.SECURE, _secure, secure)
         self._pairing = None
-        self.wdt_ms = config.WDT_MS
-        self.starved = 0
-        self._fed = time.ticks_ms()
+        self._watchdog = Watchdog(config.WDT_MS)
 
     # -- host link ----------------------------------------------------------
 
@@ -274,13 +272,7 @@ class Board:
         self.service = False
 
     def feed(self):
-        now = time.ticks_ms()
-        gap = time.ticks_diff(now, self._fed)
-        if gap > self.wdt_ms:
-            self.starved += 1
-            sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
-                             % (gap, self.wdt_ms))
-        self._fed = now
+        self._watchdog.feed()
 
     def pairing(self):
         """(the paired device's id, the pairing secret) or None: ECDH of

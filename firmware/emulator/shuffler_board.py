@@ -32,9 +32,9 @@ the chip's random source with the MCU's (board_machine.py).
 
 import binascii
 import gc
-import sys
 import time
 
+from emulator import Watchdog
 from emulator.ptyuart import PtyUART
 from emulator.sim_tcs34725 import SimTCS34725
 from drivers.tcs34725 import TCS34725
@@ -100,6 +100,24 @@ def parts(m, sim):
     return m, hw, _door.Door(m.door, m.lock)
 
 
+class ModelBoard:
+    """What the device (shuffler/device.py) needs of a board, on the model
+    alone: no link, no pins, the seeded entropy. The benches, the heap
+    probe and the channel study run whole batches on it."""
+
+    def __init__(self, seed, state_path):
+        sim = SimTCS34725()
+        self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(sim.show), sim)
+        self.state_path = state_path
+        self._seed = seed
+
+    def entropy(self):
+        return Entropy(self._seed)
+
+    def delivered(self):
+        pass
+
+
 class Board:
     def __init__(self, config):
         here = _here(config)
@@ -136,9 +154,7 @@ class Board:
         self._entropy = Entropy(getattr(config, "SEED", 0))
         self.leds = (False, False, False)
         self._pairing = None
-        self.wdt_ms = config.WDT_MS
-        self.starved = 0
-        self._fed = time.ticks_ms()
+        self._watchdog = Watchdog(config.WDT_MS)
         # HEAP_PROBE (tests, `shoe shuffler emulate --heap-probe`): collect at
         # every pass of the main loop and keep the largest live heap seen,
         # which `state` reports (tests/e2e/test_shuffler_heap.py).
@@ -265,13 +281,7 @@ class Board:
             a = gc.mem_alloc()
             if a > self.heap_peak:
                 self.heap_peak = a
-        now = time.ticks_ms()
-        gap = time.ticks_diff(now, self._fed)
-        if gap > self.wdt_ms:
-            self.starved += 1
-            sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
-                             % (gap, self.wdt_ms))
-        self._fed = now
+        self._watchdog.feed()
 
     def idle(self):
         time.sleep_ms(1)

@@ -183,9 +183,8 @@ import binascii, gc
 gc.collect()
 #STEP
 base = gc.mem_alloc()
-from emulator.sim_tcs34725 import SimTCS34725
 from cardset import registry
-from emulator import shuffler_board, sim_mechanism
+from emulator import shuffler_board
 from shuffler import custody, device
 N = DECKS * 52
 reg = registry.load("cardset.bin")
@@ -194,14 +193,7 @@ class Link:
     def send(self, e): pass
     def send_all(self, es): pass
     def error(self, m): print("error", m)
-class Board:
-    pass
-board = Board()
-sim = SimTCS34725()
-board.model, board.hw, board.door = shuffler_board.parts(sim_mechanism.Mechanism(sim.show), sim)
-board.state_path = "c.json"
-board.entropy = lambda: shuffler_board.Entropy(1)
-board.delivered = lambda: None
+board = shuffler_board.ModelBoard(1, "c.json")
 dev = device.Device(board, Link(), reg, N)
 dev.start()
 for t in tags:

@@ -20,7 +20,7 @@ import pytest
 
 from host_tools import cli, deploy, image, vm
 from host_tools.qa import shuffler_heap
-from support import emuhost
+from support import emuhost, pn532_hsu
 
 # The bench questions and the event that answers each: the shoe's are
 # firmware/probes.py's ACTIONS, the shuffler's shuffler/probes.py's.
@@ -94,30 +94,11 @@ class _SocketPort:
         self.sock.close()
 
 
-# The stand-in UART answers as a PN532 on HSU with no card at the antenna:
-# the shoe's boot asks its reader once (boards/parts.py), and a reader that
-# does not answer halts it (a shoe that cannot see cards must not deal).
-PN532_UART = r"""
-class _PN532(machine.UART):
-    def __init__(self, *a, **k):
-        self.q = bytearray()
-    def write(self, buf, n=None):
-        b = bytes(buf)
-        if len(b) > 7 and b[0] == 0 and b[2] == 0xFF and b[5] == 0xD4:
-            d = bytes([0xD5, b[6] + 1]) + (b"\x32\x01\x06\x07" if b[6] == 2 else b"\x00" if b[6] == 0x4A else b"")
-            self.q += (b"\x00\x00\xff\x00\xff\x00" + bytes([0, 0, 0xFF, len(d), (256 - len(d)) & 0xFF]) + d
-                       + bytes([(256 - sum(d)) & 0xFF, 0]))
-        return len(b)
-    def any(self):
-        return len(self.q)
-    def readinto(self, buf, n=None):
-        n = min(len(buf) if n is None else n, len(self.q))
-        for i in range(n):
-            buf[i] = self.q[i]
-        self.q = self.q[n:]
-        return n or None
-machine.UART = _PN532
-"""
+# The stand-in UART answers as a PN532 on HSU with no card at the antenna
+# (tests/support/pn532_hsu.py): the shoe's boot asks its reader once
+# (boards/parts.py), and a reader that does not answer halts it (a shoe that
+# cannot see cards must not deal).
+PN532_UART = pn532_hsu.ANSWER + "machine.UART = PN532Wire\n"
 
 RUNNER = ("import machine, board_config\n" + PN532_UART +
           "for _name in ('home', 'door'):\n"
