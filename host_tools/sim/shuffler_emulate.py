@@ -33,9 +33,8 @@ from host_tools.boards import config as board_config
 DEFAULT_ID = "SHUF1"
 KEY_FILE = "shoe_key.bin"      # the name the firmware's board reads (one key file per device)
 CARDSET_FILE = "cardset.bin"
-HEAP = "416k"                  # see docs/shuffler.md "Footprint": the model and simulators ride along (320k until
-                               # the chip joined, 344k with it, and the order for the shoe: an 8-deck demo ran out
-                               # in the model at a release, and now and then at 352k)
+HEAP = "416k"                  # docs/shuffler.md "Footprint": the model and simulators ride along (how it grew:
+                               # docs/CHANGELOG.md)
 
 
 def stage_code(name="shuffler_emulator", module="emulator.shuffler_board"):

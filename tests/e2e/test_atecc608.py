@@ -335,7 +335,7 @@ def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
 
 
 def test_a_flash_dump_of_a_shoe_with_the_chip_holds_no_link_key(tmp_path):
-    """The MAC key at rest (issue 19): with the secure element the key is
+    """The MAC key at rest: with the secure element the key is
     derived at every boot by the chip (ECDH with a key that never leaves
     it), so the flash holds no key: every byte of the flash directory,
     after a boot and a dealt round, is searched for it, and for the frames

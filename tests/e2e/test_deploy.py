@@ -298,7 +298,7 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert serialization.load_pem_public_key(pub.read_bytes()).public_numbers() == numbers
 
 
-# --- keys are private (issue 11) ---------------------------------------------
+# --- keys are private ---------------------------------------------------------
 
 def _mode(path):
     return oct(pathlib.Path(path).stat().st_mode & 0o777)

@@ -127,7 +127,7 @@ def deal(reg, stream, events=None):
     # stream: (ID bytes, back-sensor colour); returns the game's events as
     # text, appended to ``events`` (the VM's prints them as they come: a
     # whole shoe's list no longer fits its 128 KiB beside the game core
-    # compiled from source, since the cold-deck test of issue 25).
+    # compiled from source).
     if events is None:
         events = []
     g = game.Game(lambda buf, n: events.append(bytes(buf[:n]).decode()))

@@ -56,7 +56,7 @@ def stock_heap(board="pico"):
     return boards.get(board)["stock_heap"]
 
 
-RESIDENT_SHARE_32 = 0.60  # docs/design.md "Heap budgets": 55 % until issues 19 and 24, 56 % until the real-time check (+7,936 B)
+RESIDENT_SHARE_32 = 0.60  # docs/design.md "Heap budgets" (its raises: docs/CHANGELOG.md)
 
 # Runs inside the VM with the staged tree on MICROPYPATH. The shoe loop only
 # touches preallocated objects and small ints, so what it measures is the
