@@ -36,8 +36,10 @@ def _root():
     """The directory this main runs from, and whether it is a deployed image:
     ``shoe deploy --device shuffler`` installs this file as the image's
     main.py at its root, beside manifest.json. Run as ``-m shuffler.main``
-    (the emulator, the heap probes) the code is the suite's compiled tree,
-    not an image: there is nothing deployed to check."""
+    (the emulator, the heap probes) the code is a declared image's modules
+    in a directory many emulated flashes share
+    (host_tools/sim/shuffler_emulate.py ``stage_code``), with no deploy
+    manifest: there is nothing deployed to check."""
     path = globals().get("__file__", "main.py")
     cut = path.rfind("/")
     root = path[:cut] if cut > 0 else "."
