@@ -361,12 +361,8 @@ def run(args):
     except KeyboardInterrupt:
         pass
     finally:
-        code = emu.proc.poll()
-        emu.close()
-    if code not in (None, -signal.SIGKILL):
-        print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
-        return 1
-    return 0
+        status = emu.shut_down()
+    return status
 
 
 BENCH_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "

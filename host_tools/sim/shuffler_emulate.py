@@ -273,9 +273,4 @@ def run(args):
         print("shoe shuffler emulate: %s" % exc, file=sys.stderr)
         emu.close()
         return 1
-    code = emu.proc.poll()
-    emu.close()
-    if code not in (None, -signal.SIGKILL):
-        print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
-        return 1
-    return 0
+    return emu.shut_down()
