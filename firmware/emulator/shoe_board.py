@@ -12,8 +12,8 @@ carrying dealing-script lines in the ``shoe replay`` vocabulary (``bets``,
 report (``buttons()``, ``empty()``), so main.py's own handling of them runs
 here too. The channel is read by ``step()``, the pass of its own that
 main.py's loop runs for a board that has one, where a board reads its
-buttons: no shoe's board has it. The watchdog is a counter that reports on stderr when the loop
-starved it.
+buttons: no shoe's board has it. The watchdog is a counter that reports on
+stderr when the loop starved it (``emulator.Watchdog``).
 
 Cards arrive one of two ways, by ``READER["kind"]``:
 
