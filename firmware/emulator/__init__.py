@@ -28,3 +28,16 @@ class Watchdog:
             sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
                              % (gap, self.timeout_ms))
         self._fed = now
+
+
+def on_flash(board, config):
+    """The emulated flash is the directory that holds board_config: the
+    board's journal, card set and link key live there, so restarting the
+    VM on it is a power cycle. Sets ``board``'s paths to them."""
+    path = getattr(config, "__file__", "board_config.py")
+    cut = path.rfind("/")
+    board._here = path[:cut] if cut > 0 else "."
+    board.journal_path = board._here + "/journal.bin"
+    board.cardset_path = board._here + "/cardset.bin"
+    board._key_path = board._here + "/shoe_key.bin"
+    board._key = b""

@@ -43,7 +43,7 @@ driver, or None without one.
 import time
 
 from boards import parts as _parts
-from emulator import Watchdog
+from emulator import Watchdog, on_flash
 from emulator.ptyuart import PtyUART
 
 LINE_MAX = 128
@@ -65,12 +65,6 @@ def _is(line, n, word):
         if c != word[i]:
             return False
     return True
-
-
-def _here(config):
-    path = getattr(config, "__file__", "board_config.py")
-    cut = path.rfind("/")
-    return path[:cut] if cut > 0 else "."
 
 
 def _reader(cfg):
@@ -105,12 +99,7 @@ def _secure(cfg):
 
 class Board:
     def __init__(self, config):
-        here = _here(config)
-        self.journal_path = here + "/journal.bin"
-        self.cardset_path = here + "/cardset.bin"
-        self._key_path = here + "/shoe_key.bin"
-        self._here = here
-        self._key = b""
+        on_flash(self, config)
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
         self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))

@@ -34,7 +34,7 @@ import binascii
 import gc
 import time
 
-from emulator import Watchdog
+from emulator import Watchdog, on_flash
 from emulator.ptyuart import PtyUART
 from emulator.sim_tcs34725 import SimTCS34725
 from drivers.tcs34725 import TCS34725
@@ -45,12 +45,6 @@ from emulator import sim_mechanism
 from shuffler import stepper
 
 LINE_MAX = 128
-
-
-def _here(config):
-    path = getattr(config, "__file__", "board_config.py")
-    cut = path.rfind("/")
-    return path[:cut] if cut > 0 else "."
 
 
 class Reader:
@@ -120,13 +114,8 @@ class ModelBoard:
 
 class Board:
     def __init__(self, config):
-        here = _here(config)
-        self.journal_path = here + "/journal.bin"
-        self.cardset_path = here + "/cardset.bin"
-        self.state_path = here + "/custody.json"
-        self._here = here
-        self._key_path = here + "/shoe_key.bin"
-        self._key = b""
+        on_flash(self, config)
+        self.state_path = self._here + "/custody.json"
         # The secure element on the board's I2C bus, as boards.toml renders
         # it for every board (SECURE_ELEMENT): here a pty to the simulated
         # ATECC608B in the emulator's process (emulator/ptyi2c.py), under the
