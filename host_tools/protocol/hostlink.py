@@ -49,7 +49,7 @@ from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import db
 
-from link import auth, chipcount, frame, host_frames, proto, schema  # noqa: E402  (the firmware's own)
+from link import auth, chipcount, frame, host_frames, journal, proto, schema  # noqa: E402  (the firmware's own)
 from link import events_schema  # noqa: E402
 
 log = logging.getLogger("shoe.bridge")
@@ -642,7 +642,7 @@ class HostLink:
             self._critical("firmware_mismatch", self.mismatch)
         tilt = hello.get("tilt")
         self.tilted = shown(str(tilt), 120) if tilt is not None else None
-        if isinstance(tilt, str) and tilt.startswith(chipcount.REASON):
+        if isinstance(tilt, str) and (tilt.startswith(chipcount.REASON) or journal.SEAL in tilt):
             self._critical("counter_mismatch", "shoe %s tilted at boot: %s" % (shoe_id, shown(tilt, 120)))
         if hello.get("service") is True:
             self._critical("service_mode", "shoe %s was powered on in service mode (NEW SHOE held): no "
