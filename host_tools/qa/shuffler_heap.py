@@ -182,8 +182,7 @@ MACHINE
 gc.collect()
 base = gc.mem_alloc()
 import board_config
-mod = board_config.MODULE
-board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
+board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
 gc.collect()
 sys.stdout.write("\nBOARD %d\n" % (gc.mem_alloc() - base))
 '''
@@ -215,15 +214,16 @@ def _machine_dir(tmp, name=BOARD, cardset=True):
             f.write(os.urandom(64))
 
 
-def _run(tmp, program, heap_kib, tag):
+def _run(tmp, program, heap_kib, tag, code=("shuffler", "shuffler.board_machine")):
     from host_tools.sim.shuffler_emulate import stage_code
     path = os.path.join(tmp, "probe_%s.py" % tag.lower())
     with open(path, "w") as f:
         f.write(program)
-    # The image at the root of the working directory, imported relative to it
-    # as a board imports (sys.path[0] == ""): each module's __file__ is the
+    # The image (``code``: the declaration and its board module; the
+    # shuffler's for the real board) at the root of the working directory,
+    # imported relative to it as a board imports (sys.path[0] == ""): each module's __file__ is the
     # name its .mpy carries, one qstr (deploy.compile_mpy).
-    shutil.copytree(stage_code(), tmp, dirs_exist_ok=True)
+    shutil.copytree(stage_code(*code), tmp, dirs_exist_ok=True)
     env = dict(os.environ, MICROPYPATH=os.pathsep.join(["", tmp]))
     proc = subprocess.run(vm.micropython_cmd([path], heap="%dk" % heap_kib), env=env, cwd=tmp,
                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
@@ -258,7 +258,8 @@ def model_allowance(name=BOARD):
     with tempfile.TemporaryDirectory(prefix="shuffler-heap-") as tmp:
         emu = ShufflerEmulator(tmp, decks=8)
         try:
-            emu_bytes = int(_run(emu.dir, _BOARD_ONLY.replace("MACHINE", ""), 400, "BOARD")[0])
+            emu_bytes = int(_run(emu.dir, _BOARD_ONLY.replace("MACHINE", ""), 400, "BOARD",
+                                 ("shuffler_emulator", "emulator.shuffler_board"))[0])
         finally:
             emu.close()
     return emu_bytes, real

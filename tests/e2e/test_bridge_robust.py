@@ -1,6 +1,6 @@
-"""Issue 11: the bridge never exits on input and never records silently.
+"""The bridge never exits on input and never records silently.
 
-Every case of the issue's "Why" that reaches the bridge is played here by the
+Every kind of bad input that reaches the bridge is played here by the
 shared fake shoe (tests/support/fakeshoe.py), signed with the right key so it
 passes the tag check and has to be caught by the link schema
 (firmware/link/events_schema.py): the bridge logs it with its bytes, skips

@@ -49,7 +49,7 @@ def store_rows(path):
 
 def alerts(dsn):
     with psycopg.connect(dsn) as c:
-        # one row per cause and device with a count (merged, issue 21): one item per refusal
+        # one row per cause and device with a count (merged): one item per refusal
         return [tuple(r[:3]) for r in c.execute("SELECT shoe_id, severity, kind, count FROM alerts"
                                                 " ORDER BY id") for _ in range(r[3])]
 
@@ -355,7 +355,7 @@ def test_a_held_event_that_fails_the_schema_is_refused_when_its_turn_comes(tmp_p
         return central.Msg(casino, "P1", "T1", "H1", seq, mac, db.ZERO_HEX if seq == 1 else None,
                            time.time(), body)
 
-    register(dsn, keydir, casino)  # central refuses a device the registry does not hold (issue 21)
+    register(dsn, keydir, casino)  # central refuses a device the registry does not hold
 
     async def main():
         conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)

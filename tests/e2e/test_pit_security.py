@@ -1,4 +1,4 @@
-"""The pit's web server against an attacker on the casino LAN (issue 20):
+"""The pit's web server against an attacker on the casino LAN:
 TLS and the cookie, forged writes (Origin, content type), the Host header,
 the headers a browser needs, Bearer logout, session expiry, the login
 throttle and the password policy. Each test sends the attacker's exact

@@ -1,4 +1,4 @@
-"""The shoe checks its own signature counter at boot (issue 19): a journal
+"""The shoe checks its own signature counter at boot: a journal
 restored from an earlier copy is caught by the shoe itself, not only later
 by `shoe verify`, as an attacker with the shoe's flash tries it, in the
 MicroPython VM with the simulated ATECC608B on the emulated board's bus.

@@ -19,7 +19,7 @@ are bounded by the pty's timeout. Runs under MicroPython's unix port and
 CPython (the host side of the tests uses it too).
 """
 
-from boards.ptyuart import PtyUART
+from emulator.ptyuart import PtyUART
 
 try:
     from micropython import const
