@@ -41,6 +41,7 @@ chain (``HASHED = False``) is checked on its tag chain alone, so it needs the ke
 
 import hashlib
 import json
+import os
 import sys
 
 from host_tools import exits
@@ -178,6 +179,25 @@ def _frames_key(path):
     return auth.frames_key(key), hashlib.sha256(key).hexdigest()[:16]
 
 
+def _record_key(info, shoe_key, raw):
+    """The frame key for the link protocol version the shoe's record was
+    written under (db.record_proto): each record is checked under its own
+    version's tag, so a store the bridge kept under version 2 still
+    verifies. ``raw`` gives the shoe key itself (needed only for another
+    version than this one's). ValueError names a version without tags here."""
+    from link import host_frames, proto
+    version = db.record_proto(info)
+    if version is None or version == proto.PROTO or shoe_key is None:
+        return shoe_key
+    return host_frames.frames_key(raw(), version)
+
+
+def _raw_key(args, shoe_id):
+    """The shoe key itself, from --key-file or the shoe's file in --key-dir."""
+    from host_tools.protocol.keys import read_key
+    return read_key(args.key_file or os.path.join(args.key_dir, shoe_id + ".key"))
+
+
 def _options(args):
     """(anchors by shoe, frames key, key id, key directory) from the
     arguments, or a string: the one line that says what is wrong with them."""
@@ -259,6 +279,11 @@ def _verify_shoe(store, shoe_id, args, anchors, fkey, key_id, keydir):
         if shoe_key is None:
             print("FAIL shoe %s: no key %s.key in %s" % (shoe_id, shoe_id, args.key_dir))
             return 1
+    try:
+        shoe_key = _record_key(info, shoe_key, lambda: _raw_key(args, shoe_id))
+    except ValueError as e:
+        print("FAIL shoe %s: %s" % (shoe_id, e))
+        return 1
     bad = 0
     kept = list(anchors)
     if shoe_key is not None:

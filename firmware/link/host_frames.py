@@ -10,7 +10,7 @@ shoe's streaming ``auth.FrameSigner``.
 import hashlib
 import hmac as _py_hmac
 
-from link import frame, hmac, proto
+from link import auth, frame, hmac, proto
 from link.auth import host_message
 
 
@@ -23,12 +23,41 @@ def frame_message(shoe_id, kind, seq, link, payload):
     return b"%s %s%d %s %s" % (shoe_id, bytes((kind,)), seq, bytes(link), bytes(payload))
 
 
+# The frame key's label of every link protocol version a stored record may
+# have been written under (docs/protocol.md 4). The label names the version,
+# so no tag of one version can stand for one of another.
+FRAMES_LABELS = {2: b"shoe frames v2", proto.PROTO: auth.FRAMES_LABEL}
+
+
+class FramesKey(bytes):
+    """A frame key that knows the protocol version it tags for: a record
+    written under version 2 keeps being checked with version 2's tag."""
+
+    proto = proto.PROTO
+
+
+def frames_key(shoe_key, version=proto.PROTO):
+    """The frame key of ``version`` (a ``FramesKey``); ValueError for a
+    version whose tags this code does not know."""
+    label = FRAMES_LABELS.get(version) if isinstance(version, int) and not isinstance(version, bool) else None
+    if label is None:
+        raise ValueError("link protocol %r: tags of versions %s only are known here"
+                         % (version, ", ".join(str(v) for v in sorted(FRAMES_LABELS))))
+    key = FramesKey(hmac.digest(shoe_key, label))
+    key.proto = version
+    return key
+
+
 def frame_mac(fkey, shoe_id, kind, seq, link, payload):
-    """The host's check of a shoe frame's tag (32 hex bytes): the first
-    ``proto.MAC_BYTES`` of HMAC-SHA256 under the frame key (auth.py). CPython
-    only: it uses CPython's ``hmac``, independent of the shoe's streaming
+    """The host's check of a shoe frame's tag (32 hex bytes) under the frame
+    key's protocol version (``FramesKey.proto``; a plain key is this
+    version's): version 3, the first ``proto.MAC_BYTES`` of HMAC-SHA256;
+    version 2, keyed BLAKE2s of ``proto.MAC_BYTES``. CPython only: it uses
+    CPython's ``hmac`` and ``hashlib``, independent of the shoe's streaming
     ``auth.FrameSigner``."""
     msg = frame_message(shoe_id, kind, seq, link, payload)
+    if getattr(fkey, "proto", proto.PROTO) == 2:
+        return hashlib.blake2s(msg, key=bytes(fkey), digest_size=proto.MAC_BYTES).hexdigest().encode()
     return _py_hmac.new(fkey, msg, hashlib.sha256).digest()[:proto.MAC_BYTES].hex().encode()
 
 

@@ -582,6 +582,15 @@ class HostLink:
             self.shoe_id = self.shoe_id or shoe_id
             self._refusing(taken)
             return
+        recorded = db.record_proto(self.store.shoe(shoe_id))
+        if recorded is not None and recorded != PROTO:
+            # A record keeps its version (its tags are checked under it):
+            # extending it under another would leave it half unverifiable.
+            self.shoe_id = self.shoe_id or shoe_id
+            self._refusing("this store's record of shoe %s was written under link protocol %d, "
+                           "this bridge records %d: keep it as it is and give the bridge a new --db"
+                           % (shown(shoe_id, 16), recorded, PROTO))
+            return
         self.shoe_id = shoe_id
         self.hello = hello
         if isinstance(hello.get("t"), int):

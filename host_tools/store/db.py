@@ -135,6 +135,20 @@ def parse_event(event_bytes):
     return obj
 
 
+def record_proto(info):
+    """The link protocol version a shoe's record was written under: the
+    ``proto`` its hellos gave (kept in the shoes row's settings), or None when
+    the record does not say (a store filled by a tool, not by a bridge).
+    ``info`` is a ``Store.shoe()`` row. A record keeps its version: the
+    bridge records a shoe only under the version its record already has."""
+    try:
+        settings = json.loads((info or {}).get("settings") or "{}")
+    except ValueError:
+        return None
+    version = settings.get("proto") if isinstance(settings, dict) else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
 class Store(Record):
     def __init__(self, path, timeout=10.0, readonly=False):
         """Open (creating if need be) a store. ``readonly`` opens an existing
