@@ -23,6 +23,13 @@ SESSION_ROOM = 8192
 # few to spare (the footprint bench loads them all, tests/e2e).
 MODULES_RESERVE = 52
 NO_KEY = bytes(32)   # the link key of a shoe that has none (_check_key)
+# An error report takes heap (its text, and its tag's garbage,
+# link/auth.py TAG_GARBAGE): this much is held from boot and given up only
+# when a report finds none, so the report of running out still goes out.
+REPORT_RESERVE = 2048
+# A constant of the code, so it needs no heap: what the shoe says when even
+# the report of an error found no heap.
+NO_HEAP = "internal error: out of memory, and its report found no heap either"
 
 # Bits of board.buttons() and board.lights() (docs/design.md).
 BUTTON_BETS = 1
@@ -159,6 +166,41 @@ def _check_key(board):
         return "no link key (%s): nothing this shoe sends can be verified" % e
 
 
+def report(session, e, reserve):
+    """Report ``e``, an exception the main loop caught, as ``internal
+    error``. When the report itself finds no heap, the held ``reserve``
+    (``reserve[0]``, REPORT_RESERVE bytes) is given up and NO_HEAP sent,
+    which needs nothing of its own: the shoe never fails silently, and the
+    loop goes on (never the REPL). ``keep_reserve`` takes it back later."""
+    import gc
+    try:
+        session.error("internal error: %s" % e)
+        return
+    except MemoryError:
+        pass
+    if reserve[0] is None:
+        # Said once already, and nothing taken back since: the shoe is
+        # out of heap for good, and a report a pass would only flood.
+        gc.collect()
+        return
+    reserve[0] = None
+    gc.collect()
+    try:
+        session.error(NO_HEAP)
+    except MemoryError:
+        gc.collect()
+
+
+def keep_reserve(reserve):
+    """Hold REPORT_RESERVE bytes again if ``report`` gave them up (called
+    where the loop collects, with no card due)."""
+    if reserve[0] is None:
+        try:
+            reserve[0] = bytearray(REPORT_RESERVE)
+        except MemoryError:
+            pass
+
+
 def _lights(session, game):
     if session.tilt is not None or session.halt is not None:
         return LIGHT_STOP
@@ -236,6 +278,7 @@ def run():
     # No shoe's board has one.
     extra = getattr(board, "step", None)
     idle = getattr(board, "idle", None)
+    reserve = [bytearray(REPORT_RESERVE)]
     was_empty = False
     was_phase = -1
     while True:
@@ -247,6 +290,7 @@ def run():
             # and no card is due, so a collection does not fall on a
             # card's 50 ms (docs/cost_model.md).
             gc.collect()
+            keep_reserve(reserve)
         was_phase = phase
         try:
             session.step()
@@ -267,10 +311,7 @@ def run():
                 session.empty()
             was_empty = empty
         except Exception as e:  # bad input never stops the shoe (docs/design.md)
-            try:
-                session.error("internal error: %s" % e)
-            except MemoryError:
-                gc.collect()   # the report itself found no heap: the loop must go on, never the REPL
+            report(session, e, reserve)
         board.lights(_lights(session, game))
         board.gate(session.tilt is None and session.halt is None and session.game.next_due() >= 0)
         if idle is not None:
