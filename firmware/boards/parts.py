@@ -21,6 +21,13 @@ is sent, STOP lit, gate closed) only where the loss makes dealing unsafe:
 The others only degrade, and dealing goes on: the hello's ``parts`` names the
 fault and an `error` event records it.
 
+The shuffler's emulated board builds its reader, back sensor and secure
+element the same way (shuffler/board_emu.py) and keeps only the texts, its
+halt saying "shuffling refused": without the intake reader or the chip it
+refuses to shuffle (a deck it cannot read cannot be checked, and the chip holds its
+keys and signs); without the back sensor it goes on, the card set's batch
+of each tag standing in for the back colour.
+
 - back sensor: face-up news comes from the dealer's "exposed card" button,
   as when the sensor fails mid-shoe (reading.py);
 - gate: optional (docs/design.md); a card drawn when none is due is handled

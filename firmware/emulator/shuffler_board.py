@@ -116,6 +116,13 @@ class Board:
     def __init__(self, config):
         on_flash(self, config)
         self.state_path = self._here + "/custody.json"
+        # Its parts as a board builds them (boards/parts.py); ABSENT names
+        # the ones `shoe shuffler emulate --without` takes away.
+        from boards import parts as _parts
+        absent = getattr(config, "ABSENT", ())
+        p = _parts.Parts(absent)
+        if "reader" in absent:
+            p.fault(_parts.READER, "no answer from the intake reader")
         # The secure element on the board's I2C bus, as boards.toml renders
         # it for every board (SECURE_ELEMENT): here a pty to the simulated
         # ATECC608B in the emulator's process (emulator/ptyi2c.py), under the
@@ -125,7 +132,9 @@ class Board:
         if secure and secure.get("device"):
             from emulator.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
-            self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
+            self.secure_element = p.build(_parts.SECURE, _parts.woken, lambda c: ATECC608(PtyI2C(c["device"]),
+                                                                                           c.get("address", 0x60)),
+                                          secure)
         self._sealing = None   # the vault's key: derived by the chip (key())
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
@@ -135,7 +144,19 @@ class Board:
         self._line = bytearray(LINE_MAX)
         self._n = 0
         self._sim = SimTCS34725()
-        self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(self._sim.show), self._sim)
+        self._sim.fail = "sensor" in absent   # nothing answers at 0x29
+        sensor = p.build(_parts.SENSOR, TCS34725, self._sim)
+        self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(self._sim.show), None)
+        self.hw.sensor = sensor
+        if "reader" in absent:
+            self.hw.reader = None
+        # Kept as two lines of text; the halt refuses shuffling, not dealing
+        # (cut from parts.HALT, "... dealing refused: ").
+        self.halt, self.degraded = p.halt, p.degraded()
+        if p.halt is not None:
+            self.halt = p.halt[:24] + "shuffling" + p.halt[31:]
+        from lazy import unload
+        unload("boards.parts")
         if getattr(config, "STALL", False):
             # Tests: the elevator's motor is dead from power-on, so homing
             # at boot must fail (`shoe acceptance`'s broken stepper).

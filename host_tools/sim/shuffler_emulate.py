@@ -115,6 +115,11 @@ class TwoBatchSet:
         return uid[1] & 0x0F, uid[2], uid[3]
 
 
+# The parts `--without` can take away (firmware/boards/parts.py says which
+# ones stop the shuffling).
+WITHOUT = ("reader", "sensor", "secure_element")
+
+
 class ShufflerEmulator(vmdevice.VMDevice):
     """One emulated shuffler: its flash, link and operator ptys, its VM and,
     as on every board, the ATECC608B on its I2C bus (``secure``, default
@@ -128,7 +133,7 @@ class ShufflerEmulator(vmdevice.VMDevice):
     CHIP_PEERS = (VAULT_PEER_FILE,)   # the vault's key (shuffler/vault.py), derived by the chip alone
 
     def __init__(self, directory, device_id=DEFAULT_ID, decks=1, seed=1, key=None, wdt_ms=2000,
-                 journal_compact=None, heap=None, heap_probe=False, secure=True):
+                 journal_compact=None, heap=None, heap_probe=False, secure=True, without=()):
         self.dir = os.path.abspath(directory)
         self.device_id = board_config.check_shoe_id(device_id)
         keys.private_dir(self.dir)
@@ -146,15 +151,19 @@ class ShufflerEmulator(vmdevice.VMDevice):
                 f.write(self.cards.encode())
         dev_path = self._open_link()
         self._op_m, self._op_s, self.operator_path = ptys.open_raw()
-        chip = self._start_secure() if secure else None
+        for part in without:
+            if part not in WITHOUT:
+                raise ValueError("--without %s: the emulated shuffler's parts are %s" % (part, ", ".join(WITHOUT)))
+        chip = self._start_secure(present="secure_element" not in without) if secure else None
         self.heap = heap or HEAP
-        self._write_config(dev_path, seed, wdt_ms, journal_compact, heap_probe, chip)
+        self._write_config(dev_path, seed, wdt_ms, journal_compact, heap_probe, chip, without)
         self.code = stage_code()
         self.stderr_path = os.path.join(self.dir, "vm.stderr")
         self._pending = b""
         self._start_relay()
 
-    def _write_config(self, dev_path, seed, wdt_ms, journal_compact=None, heap_probe=False, chip=None):
+    def _write_config(self, dev_path, seed, wdt_ms, journal_compact=None, heap_probe=False, chip=None,
+                      without=()):
         values = {
             "MODULE": "emulator.shuffler_board",
             "BOARD": "shuffler-emulator",
@@ -168,6 +177,8 @@ class ShufflerEmulator(vmdevice.VMDevice):
         }
         if journal_compact is not None:
             values["JOURNAL_COMPACT"] = journal_compact  # tests: compact a small journal
+        if without:
+            values["ABSENT"] = sorted(without)   # shuffler/board_emu.py: each fails as a board sees it
         if heap_probe:
             values["HEAP_PROBE"] = True  # emulator/shuffler_board.py: the largest live heap, in `state`
         with open(os.path.join(self.dir, "board_config.py"), "w") as f:
@@ -242,13 +253,17 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=1, help="seed of the emulated entropy source")
     parser.add_argument("--idle", action="store_true",
                         help="load nothing: drive it yourself through the operator pty")
+    parser.add_argument("--without", action="append", default=[], choices=WITHOUT, metavar="PART",
+                        help="power on with this part absent or broken, as a board sees it at boot "
+                             "(repeatable; one of %s): the intake reader does not answer, the back "
+                             "sensor and the secure element do not answer on their bus" % ", ".join(WITHOUT))
 
 
 def run(args):
     import sys
 
     directory = args.dir or vmdevice.default_flash("shuffler-emulate-")
-    emu = ShufflerEmulator(directory, args.id, decks=args.decks, seed=args.seed)
+    emu = ShufflerEmulator(directory, args.id, decks=args.decks, seed=args.seed, without=args.without)
     emu.start()
     print(emu.host_path, flush=True)
     print("# shuffler %s, flash %s, key %s, operator pty %s, VM log %s"
@@ -259,7 +274,7 @@ def run(args):
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         emu.wait_booted()
-        if not args.idle:
+        if not args.idle and not args.without:
             emu.feed(emu.cards.new_deck_order(1))
             emu.press("load A")
             print("# batch A (%d cards, new-deck order) loaded: it is checked, shuffled and sealed; "

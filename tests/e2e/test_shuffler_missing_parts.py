@@ -57,7 +57,7 @@ def test_a_missing_back_sensor_degrades_and_the_shuffler_shuffles_on(tmp_path):
         host.connect()
         assert host.hellos()[-1]["tilt"] is None
         _, error = host.wait_event(type="error")
-        assert "shuffling goes on without: back sensor: tcs34725: no reply at 0x29" in error["message"]
+        assert error["message"].startswith("back sensor: tcs34725: no reply at 0x29"), error
         emu.feed(emu.cards.new_deck_order(1))
         emu.press("load A")
         host.wait_event(type="custody", to="checked", timeout=240)   # the batch judged by its tags alone
