@@ -6,4 +6,5 @@
 # (firmware/images/shuffler.py).
 include("shuffler")
 board("emulator/shuffler_board.py", needs=("emulator/__init__.py", "emulator/ptyuart.py", "emulator/ptyi2c.py",
-                                           "emulator/sim_tcs34725.py", "emulator/sim_mechanism.py"))
+                                           "emulator/sim_tcs34725.py", "emulator/sim_mechanism.py",
+                                           "boards/__init__.py", "boards/parts.py"))   # its parts built as a board's

@@ -47,7 +47,7 @@ import time
 from host_tools.protocol import alerts, chain
 from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
-from host_tools.protocol.record import Conflict, StoreError
+from host_tools.protocol.record import Conflict, StoreError, record_proto
 
 from link import auth, chipcount, frame, host_frames, journal, proto, schema  # noqa: E402  (the firmware's own)
 from link import events_schema  # noqa: E402
@@ -582,7 +582,7 @@ class HostLink:
             self.shoe_id = self.shoe_id or shoe_id
             self._refusing(taken)
             return
-        recorded = db.record_proto(self.store.shoe(shoe_id))
+        recorded = record_proto(self.store.shoe(shoe_id))
         if recorded is not None and recorded != PROTO:
             # A record keeps its version (its tags are checked under it):
             # extending it under another would leave it half unverifiable.

@@ -7,6 +7,8 @@ authority for its tables) and the casino's PostgreSQL record
 without importing either store.
 """
 
+import json
+
 from host_tools import exits
 
 
@@ -28,6 +30,20 @@ class SequenceGap(StoreError):
 
 class Conflict(StoreError):
     """A seq that is already stored arrived with different content."""
+
+
+def record_proto(info):
+    """The link protocol version a shoe's record was written under: the
+    ``proto`` its hellos gave (kept in the shoes row's settings), or None when
+    the record does not say (a store filled by a tool, not by a bridge).
+    ``info`` is a record's ``shoe()`` row. A record keeps its version: the
+    bridge records a shoe only under the version its record already has."""
+    try:
+        settings = json.loads((info or {}).get("settings") or "{}")
+    except ValueError:
+        return None
+    version = settings.get("proto") if isinstance(settings, dict) else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
 
 
 class Record:

@@ -56,7 +56,7 @@ import sqlite3
 import struct
 import time
 
-from host_tools.protocol.record import Conflict, Record, SequenceGap, StoreError  # noqa: F401  (db.X is what callers name)
+from host_tools.protocol.record import Conflict, Record, SequenceGap, StoreError, record_proto  # noqa: F401  (db.X is what callers name)
 from host_tools.store import audit
 from link import auth as _auth  # the firmware's own
 
@@ -133,20 +133,6 @@ def parse_event(event_bytes):
     if not isinstance(obj, dict):
         raise StoreError("event is not a JSON object: %r" % event_bytes[:80])
     return obj
-
-
-def record_proto(info):
-    """The link protocol version a shoe's record was written under: the
-    ``proto`` its hellos gave (kept in the shoes row's settings), or None when
-    the record does not say (a store filled by a tool, not by a bridge).
-    ``info`` is a ``Store.shoe()`` row. A record keeps its version: the
-    bridge records a shoe only under the version its record already has."""
-    try:
-        settings = json.loads((info or {}).get("settings") or "{}")
-    except ValueError:
-        return None
-    version = settings.get("proto") if isinstance(settings, dict) else None
-    return version if isinstance(version, int) and not isinstance(version, bool) else None
 
 
 class Store(Record):
