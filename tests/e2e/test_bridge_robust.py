@@ -217,10 +217,13 @@ def _garble(rng, data):
     return bytes(data)
 
 
-def test_fuzz_the_frame_path_in_process(tmp_path):
-    """20k frames: valid, schema-mutated and signed (so they reach the
-    schema), byte-garbled, random and truncated; 0 exceptions reach the
-    bridge's last-resort guard and none escape it."""
+@pytest.mark.parametrize("frames", [4000, pytest.param(20000, marks=pytest.mark.slow)])
+def test_fuzz_the_frame_path_in_process(tmp_path, frames):
+    """4k frames (20k under ``pytest -m slow``): valid, schema-mutated and
+    signed (so they reach the schema), byte-garbled, random and truncated; 0
+    exceptions reach the bridge's last-resort guard and none escape it, at
+    no more than 3 ms of this process's CPU a frame (CPU time, not the
+    clock: a loaded machine stretches the clock, not the work)."""
     from host_tools.sim import dealer
     from host_tools import replay
     rng = random.Random(11)
@@ -234,7 +237,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
     fkey = auth.frames_key(KEY)
     path = tmp_path / "f.db"
     sent = 0
-    started = time.monotonic()
+    started = time.process_time()
     with db.Store(path) as store:
         b = Bridge(store, "/dev/fuzz", KEY)
         b.ser = _Sink()
@@ -264,7 +267,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
 
         hello()
         assert b.hello is not None
-        for i in range(20000):
+        for i in range(frames):
             head = store.shoe(SHOE)
             seq = (head["last_seq"] or 0) + 1 if head and head["last_seq"] else 1
             prev = ((head or {}).get("last_mac") or "0" * 32).encode()
@@ -306,10 +309,10 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
             sent += 1
         b.close()
         stats = dict(b.stats)
-    elapsed = time.monotonic() - started
-    assert sent == 20000 and stats["internal_errors"] == 0, stats
-    assert stats["stored"] > 500 and stats["invalid"] > 5000, stats
-    assert elapsed < 60, elapsed
+    cpu = time.process_time() - started
+    assert sent == frames and stats["internal_errors"] == 0, stats
+    assert stats["stored"] > frames // 40 and stats["invalid"] > frames // 4, stats
+    assert cpu < frames * 0.003, cpu
 
 
 # ------------------------------------------------- recording state that cannot lie
