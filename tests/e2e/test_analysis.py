@@ -67,7 +67,7 @@ def _shoe(names):
     return counts
 
 
-@pytest.mark.parametrize("seed", [5, 6])
+@pytest.mark.parametrize("seed", [5, pytest.param(6, marks=pytest.mark.slow)])  # a second shoe: -m slow
 def test_main_distribution_matches_plain_recursion(seed):
     counts = _random_shoe(seed, 1, 37)  # 15 cards, dealt one physical card at a time
     assert exact.main_distribution(composition.by_points(counts)) == reference.main_distribution(counts)
