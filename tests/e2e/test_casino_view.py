@@ -293,13 +293,18 @@ def completed_rounds(dsn, pit, tbl, through):
     return n
 
 
+@pytest.mark.slow
 def test_central_demo_tables_show_cards_roads_and_rounds_in_chromium():
     """`shoe central demo` as a user runs it (hub, leaves, two simulated
     pits of shoe streams, two consumers, PostgreSQL, the view): every
     table page shows the round's cards, all five roads and the last rounds,
     and its bead plate has one cell per completed round of the central
     record up to the seq the page says it shows. Screenshots at 1280 and
-    1920 px wide go to test-output/screenshots/."""
+    1920 px wide go to test-output/screenshots/. Under -m slow (it deals
+    20 rounds at every table at the demo's pace); by default the demo runs
+    to its verified exit (test_casino_access.py) and the view's pages are
+    read in Chromium from a central record made here (the tests above and
+    below)."""
     assert os.path.exists(CHROMIUM), "chromium is missing: `make test` installs Debian's chromium"
     from playwright.sync_api import sync_playwright
     port = servers.free_port()
