@@ -20,6 +20,8 @@ import host_tools  # noqa: E402,F401 (puts the firmware packages on the path, fo
 # The files that take longest in the default suite, longest first (from
 # `pytest -n 2 --durations=0`: each file's setup, call and teardown summed).
 LONGEST_FIRST = (
+    "tests/e2e/test_boards_footprint.py",
+    "tests/e2e/test_readme.py",
 )
 
 
