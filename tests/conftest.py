@@ -17,12 +17,15 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import host_tools  # noqa: E402,F401 (puts the firmware packages on the path, for every test module)
 
-# The files that take longest in the default suite, longest first (from
-# `pytest -n 2 --durations=0`: each file's setup, call and teardown summed).
-LONGEST_FIRST = (
-    "tests/e2e/test_boards_footprint.py",
-    "tests/e2e/test_readme.py",
-)
+# The files that take longest in the default suite, longest first: each
+# file's setup, call and teardown summed from `pytest -n 2 --durations=0`.
+LONGEST_FIRST = tuple("tests/e2e/test_%s.py" % name for name in (
+    "bridge_commands", "readme", "pit_display", "acceptance", "analysis", "casino_access",
+    "boards_footprint", "soak", "casino_view", "cli_user_errors", "boot_manifest", "boards_bringup",
+    "bridge_robust", "casino_provenance", "demo_cli", "pit_role_walk", "pit_browser", "pit_pages",
+    "shuffler_demo", "wasm32", "shuffler_heap", "bridge_live", "atecc608", "core_budget", "boot_order",
+    "bridge", "casino", "casino_soak", "record_coverage", "scenarios", "emulator", "enroll",
+))
 
 
 def pytest_collection_modifyitems(session, config, items):
