@@ -365,6 +365,7 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
     assert _check(path) == (4, "NOT RECORDING: no bridge is running on %s (nothing answers at %s: "
                                "No such file or directory)" % (path, control.socket_path(path)))
     proc = _start(shoe.path, path, _key_file(tmp_path), "--table", "Baccarat 7")
+    alive = None
     try:
         shoe.pump(lambda f: shoe.challenges, timeout=10)
         code, line = _check(path)
@@ -373,6 +374,7 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
         shoe.event(1)
         shoe.event(2)
         shoe.pump(lambda f: shoe.acked() == 2)
+        alive = shoe.keep_alive()   # a live shoe beats while the commands below run
         code, line = _check(path)
         assert code == 0 and line == "RECORDING: shoe T9 on %s, stored through seq 2" % shoe.path
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
@@ -399,6 +401,8 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
         assert other.returncode == 3 and other.stderr == (
             "bridge: another program holds %s (another bridge?): not starting\n" % shoe.path)
     finally:
+        if alive is not None:
+            alive()
         out, err = _stop(proc)
     assert "Traceback" not in err
     assert not os.path.exists(control.socket_path(path))
