@@ -17,14 +17,16 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import host_tools  # noqa: E402,F401 (puts the firmware packages on the path, for every test module)
 
-# The files that take longest in the default suite, longest first: each
-# file's setup, call and teardown summed from `pytest -n 2 --durations=0`.
+# The files that take 25 s or more in the default suite, longest first: each
+# file's tests summed (setup, call and teardown) from the junit report of
+# `pytest -n 2 --junitxml=...` on this 2-core machine.
 LONGEST_FIRST = tuple("tests/e2e/test_%s.py" % name for name in (
-    "bridge_commands", "readme", "pit_display", "acceptance", "analysis", "casino_access",
-    "boards_footprint", "soak", "casino_view", "cli_user_errors", "boot_manifest", "boards_bringup",
-    "bridge_robust", "casino_provenance", "demo_cli", "pit_role_walk", "pit_browser", "pit_pages",
-    "shuffler_demo", "wasm32", "shuffler_heap", "bridge_live", "atecc608", "core_budget", "boot_order",
-    "bridge", "casino", "casino_soak", "record_coverage", "scenarios", "emulator", "enroll",
+    "pit_pages", "casino_access", "boards_footprint", "soak", "analysis", "casino_view", "acceptance",
+    "pit_display", "readme", "pit_browser", "scenarios", "pit_security", "bridge_robust", "enroll",
+    "casino", "casino_provenance", "record_coverage", "shuffler_demo", "faults", "rules_oracle",
+    "shuffle_replay", "shuffler_channels", "bridge_commands", "shuffler_audit", "shuffler_device",
+    "emulator", "shuffle_score", "cli_user_errors", "pit_shuffle_browser", "settle",
+    "not_recording_alert", "demo_cli", "boot_manifest", "bridge_live", "pit_role_walk",
 ))
 
 
