@@ -17,7 +17,6 @@ import sys
 import time
 
 MANIFEST = "manifest.json"
-LINE_MAX = 128
 SESSION_ROOM = 8192
 # The names sys.modules is sized for before the shoe's modules load: the
 # resident set with the board's (about 40) and the on-demand ones, with a
@@ -192,8 +191,7 @@ def run():
     _reserve_modules()
     import board_config
     try:
-        pkg = __import__("boards." + board_config.MODULE)
-        board = getattr(pkg, board_config.MODULE).Board(board_config)
+        board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
     except Exception as e:  # no link to say it on: halted, never the REPL
         _halt("board: %s" % e)
     board.manifest = digest
@@ -210,10 +208,6 @@ def run():
         import reading as _reading
         cardset, set_problem = _reading.load(board)
     from baccarat import game
-    if getattr(board, "dealer_line", None) is not None:
-        # The emulator's dealer channel reads script lines; no shoe's image
-        # holds baccarat/script.py (firmware/images/).
-        from baccarat import script
     from link.journal import Journal
     from link.session import Session
 
@@ -237,9 +231,11 @@ def run():
     gc.collect()
     if hasattr(gc, "mem_free"):
         type(session).heap_free = gc.mem_free()   # on the class: link/core.py says why
-    dealer = getattr(board, "dealer_line", None)
+    # A board may add a step of its own to each pass, run where the buttons
+    # are read: the emulator's dealer channel (firmware/emulator/shoe_board.py).
+    # No shoe's board has one.
+    extra = getattr(board, "step", None)
     idle = getattr(board, "idle", None)
-    line = bytearray(LINE_MAX)
     was_empty = False
     was_phase = -1
     while True:
@@ -256,17 +252,8 @@ def run():
             session.step()
             if reading is not None and session.tilt is None and session.halt is None:
                 reading.step()
-            if dealer is not None:
-                n = dealer(line)
-                if n and session.halt is None:   # a halted shoe deals nothing
-                    text = bytes(line[:n]).decode()
-                    if reading is not None and not text.startswith("shoe"):
-                        # With a reader, every card passes the card-set checks.
-                        message = "dealer channel: %r ignored, this shoe takes its cards from the reader" % text
-                    else:
-                        message = script.feed_line(session, text)
-                    if message is not None:
-                        session.error(message)
+            if extra is not None:
+                extra(session, reading)
             pressed = board.buttons()
             if pressed & BUTTON_BETS:
                 session.bets()

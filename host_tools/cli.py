@@ -22,7 +22,7 @@ import traceback
 from host_tools import argtypes
 from host_tools.exits import (  # noqa: F401  (re-exported: `cli.EXIT_*` in tests and scripts)
     DEBUG_ENV, EXIT_BOARDS, EXIT_CODES, EXIT_FILE, EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED,
-    EXIT_STORE, EXIT_TEXT, EXIT_USAGE, Unusable, read_input)
+    EXIT_STORE, EXIT_TEXT, EXIT_USAGE, ShoeError, Unusable, read_input)
 
 # name -> (module, one-line help)
 COMMANDS = {
@@ -75,7 +75,7 @@ def _known(exc):
         name = exc.filename if exc.filename is not None else ""
         text = exc.strerror or str(exc)
         return EXIT_FILE, ("%s: %s" % (name, text)) if name else text
-    if isinstance(exc, Unusable):
+    if isinstance(exc, ShoeError):   # the tools' own errors (Unusable among them) say their status
         return exc.exit_code, str(exc)
     if type(exc).__module__ == "tomllib":
         return EXIT_BOARDS, "boards.toml is not valid TOML: %s" % exc

@@ -75,7 +75,7 @@ MPREMOTE = [sys.executable, "-m", "mpremote"]
 COPY_BATCH = 40
 
 
-class DeployError(Exception):
+class DeployError(exits.ShoeError):
     """Deployment stopped; the message says why and what to do."""
 
 
@@ -107,12 +107,12 @@ def run(args):
     if bool(args.port) == bool(args.dry_run):
         print("shoe deploy: give either --port DEVICE to flash or --dry-run OUTDIR to stage",
               file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     shuffler = getattr(args, "device", "shoe") == "shuffler"
     if shuffler and args.reader:
         print("shoe deploy: --reader is the shoe's; a shuffler's intake reader is in its boards.toml table",
               file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     try:
         shoe_id = args.shoe_id or ("SHUF-" if shuffler else "SHOE-") + secrets.token_hex(3).upper()
         key = keys.read_key(args.key_file) if args.key_file else secrets.token_bytes(KEY_BYTES)

@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 import host_tools  # noqa: F401  (puts the firmware on the path)
+from host_tools import exits
 
 
 from baccarat import cards  # noqa: E402
@@ -474,10 +475,10 @@ def run(args):
     batch = registry.BATCH_A if args.batch == "A" else registry.BATCH_B
     if not 1 <= args.decks <= registry.MAX_DECKS:
         errors.print("shoe enroll: --decks must be 1..%d" % registry.MAX_DECKS)
-        return 2
+        return exits.EXIT_USAGE
     if not 0 <= args.covers <= registry.MAX_COVERS:
         errors.print("shoe enroll: --covers must be 0..%d" % registry.MAX_COVERS)
-        return 2
+        return exits.EXIT_USAGE
     total = args.decks * CARDS
     try:
         manifest, listed = read_manifest(args.manifest, kind, args.decks) if args.manifest else (None, set())
@@ -485,7 +486,7 @@ def run(args):
         reader = BarcodeReader(args.port) if kind == registry.KIND_CODE else PN532Reader(args.port, args.bus)
     except (OSError, ValueError, ReaderFault) as exc:
         errors.print("shoe enroll: %s" % exc)
-        return 2
+        return exits.EXIT_USAGE
     console.print("batch %s, %d decks: scan each deck in suit order %s, ace to king, then %d cover cards"
                   % (args.batch, args.decks, ", ".join(SUIT_ORDER), args.covers))
     try:

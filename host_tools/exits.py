@@ -1,4 +1,4 @@
-"""Exit statuses and input reading shared by every `shoe` command.
+"""Exit statuses, the tools' root exception and input reading, shared by every `shoe` command.
 
 Apart from host_tools/cli.py so that a command module can name a status or
 read its input without importing the dispatcher (which names every command):
@@ -7,34 +7,51 @@ the dispatcher depends on the commands, never the other way round.
 
 import sys
 
-# Exit statuses of every `shoe` command. 1 and 2 keep the meaning the
-# commands already gave them; the rest come from the guard in main().
-EXIT_FOUND = 1      # the command ran and reports a problem in what it checked (a refused wager, a broken chain)
+# Exit statuses of every `shoe` command, each with one meaning whichever
+# command returns it: a command names them from here, never as a number.
+EXIT_OK = 0
+EXIT_FOUND = 1      # the command ran and reports a problem in what it checked (a refused wager, a broken
+#                     chain, a command the shoe refused, a bridge that is NOT RECORDING)
 EXIT_USAGE = 2      # bad arguments or a bad input document (argparse's own status too)
 EXIT_FILE = 3       # a file or directory cannot be read or written
 EXIT_TEXT = 4       # input is not text in the expected encoding
 EXIT_STORE = 5      # the store cannot be used
 EXIT_BOARDS = 6     # boards.toml cannot be used
+EXIT_BUSY = 7       # another program holds what the command needs (the store's bridge, the serial port)
+EXIT_NO_BRIDGE = 8  # no bridge is running on the store (`shoe bridge --send`, `--check`)
+EXIT_LISTEN = 9     # the address to listen on cannot be used (taken, or not this host's)
 EXIT_INTERNAL = 70  # a fault in the tool itself (EX_SOFTWARE); SHOE_DEBUG=1 shows the traceback
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES = (
-    (0, "success"),
+    (EXIT_OK, "success"),
     (EXIT_FOUND, "ran, and found a problem in what it checked"),
     (EXIT_USAGE, "bad arguments or input document"),
     (EXIT_FILE, "a file cannot be read or written"),
     (EXIT_TEXT, "input is not valid text"),
     (EXIT_STORE, "the store cannot be used"),
     (EXIT_BOARDS, "boards.toml cannot be used"),
+    (EXIT_BUSY, "busy: another bridge owns the store, or another program holds the port"),
+    (EXIT_NO_BRIDGE, "no bridge is running on the store"),
+    (EXIT_LISTEN, "cannot listen on the address"),
     (EXIT_INTERNAL, "internal error (SHOE_DEBUG=1 for the traceback)"),
+    (EXIT_INTERRUPTED, "interrupted"),
 )
 
 DEBUG_ENV = "SHOE_DEBUG"
 
 
+class ShoeError(Exception):
+    """The root of every error the tools raise on purpose (each package's
+    own derive from it, beside the builtin they always were, such as
+    ValueError), so a caller can catch the tools' errors apart from Python's.
+    ``exit_code`` is the status ``shoe`` exits with when one reaches the
+    dispatcher: it prints the message as one line."""
+
+    exit_code = EXIT_USAGE
 
 
-class Unusable(Exception):
+class Unusable(ShoeError):
     """A resource a command needs cannot be used (a store, boards.toml). The
     subclass says which status ``shoe`` exits with, so the dispatcher can
     explain the error without importing the module that raised it."""

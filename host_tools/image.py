@@ -17,25 +17,24 @@ The words a declaration uses:
   compiled to .mpy;
 - ``package(NAME, MODULES)``: NAME/__init__.py and each NAME/MODULE.py;
 - ``board(PATH, needs=())``: a bring-up module the entry point loads by the
-  name in board_config.MODULE (the file's stem), with the files it needs;
-  an image holds exactly one, the staged board's;
-- ``include(NAME)``: everything another declaration lists (a rig's image
-  is its device's plus the rig's parts);
-- ``leaves_out(PATH)``: a module the device's code imports only on a rig
-  (main.py's dealer channel reads script lines only on the emulator's
-  board), named so that the check knows its absence is meant.
+  name in board_config.MODULE (its dotted module name, ``boards.rp2`` for
+  boards/rp2.py), with the files it needs; an image holds exactly one, the
+  staged board's;
+- ``include(NAME)``: everything another declaration lists (an emulator's
+  image is its device's plus the emulator package's board and models).
 """
 
 import ast
 import pathlib
 
+from host_tools.exits import ShoeError
 from host_tools import vm
 
 FIRMWARE = pathlib.Path(vm.FIRMWARE)
 DECLARATIONS = FIRMWARE / "images"
 
 
-class ImageError(Exception):
+class ImageError(ShoeError):
     """A declaration names a file that is not there, or no image has the board."""
 
 
@@ -49,7 +48,6 @@ class Image:
         self.files = {}
         self.boards = {}
         self.own_boards = set()
-        self.left_out = set()
 
     def _add(self, rel, dest=None, source=False):
         if not (FIRMWARE / rel).is_file():
@@ -68,7 +66,7 @@ class Image:
             self._add("%s/%s.py" % (name, m))
 
     def board(self, rel, needs=()):
-        module = rel.rsplit("/", 1)[-1][:-3]
+        module = rel[:-3].replace("/", ".")
         for path in tuple(needs) + (rel,):
             if not (FIRMWARE / path).is_file():
                 raise ImageError("firmware/images/%s.py names firmware/%s, which does not exist" % (self.name, path))
@@ -81,11 +79,6 @@ class Image:
         self.files.update(other.files)
         for module, files in other.boards.items():
             self.boards.setdefault(module, files)
-
-    def leaves_out(self, rel):
-        if not (FIRMWARE / rel).is_file():
-            raise ImageError("firmware/images/%s.py names firmware/%s, which does not exist" % (self.name, rel))
-        self.left_out.add(rel)
 
     def set_device(self, kind):
         self.device = kind
@@ -109,7 +102,7 @@ def load(name):
         raise ImageError("no image declaration firmware/images/%s.py" % name)
     image = Image(name)
     words = {"device": image.set_device, "module": image.module, "package": image.package,
-             "board": image.board, "include": image.include, "leaves_out": image.leaves_out,
+             "board": image.board, "include": image.include,
              "__builtins__": {}}
     exec(compile(path.read_text(), str(path), "exec"), words)
     if image.device is None:

@@ -11,11 +11,12 @@ import io
 import json
 import sys
 
+from host_tools.exits import ShoeError
 from host_tools import argtypes
 from host_tools import exits, vm, wasm32
 
 
-class ReplayError(RuntimeError):
+class ReplayError(ShoeError, RuntimeError):
     """The replay could not run at all (the VM failed); the message says why."""
 
 

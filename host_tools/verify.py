@@ -33,9 +33,9 @@ The store is opened read-only (SQLite ``mode=ro``): checking the evidence
 must never change it.
 
 ``--central DSN`` checks the casino's PostgreSQL record (host_tools/casino)
-with the same walk: ``check_shoe`` reads any source with the Store's reading
-methods; a source without the SHA-256 row chain (``HASHED = False``) is
-checked on its tag chain alone, so it needs the keys (``--key-dir``: one
+with the same walk: ``check_shoe`` reads either through the one record
+interface (host_tools/protocol/record.py); a record without the SHA-256 row
+chain (``HASHED = False``) is checked on its tag chain alone, so it needs the keys (``--key-dir``: one
 ``<shoe_id>.key`` per shoe), and its own anchors table is checked too.
 """
 
@@ -43,7 +43,8 @@ import hashlib
 import json
 import sys
 
-from host_tools.protocol import alerts, chain
+from host_tools import exits
+from host_tools.protocol import alerts, chain, walk
 from host_tools.store import audit, db
 
 
@@ -84,7 +85,7 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
     ``anchors`` are (seq, mac) pairs the store must still hold; the seqs
     where the tag chain restarts under zeros are appended to ``restarts``."""
     info = store.shoe(shoe_id)
-    hashed = getattr(store, "HASHED", True)
+    hashed = store.HASHED
     prev = db.GENESIS
     expected = info["first_seq"]
     link = info["first_prev"]
@@ -92,7 +93,7 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
         return expected, "no first_prev recorded: the store cannot show where the shoe's chain starts"
     if fkey is not None and expected == 1 and link != db.ZERO_HEX:
         return 1, "first_prev of seq 1 is not zeros (a chain starts at seq 1 from nothing)"
-    if getattr(store, "STARTS_AT_ONE", False) and expected not in (None, 1):
+    if store.STARTS_AT_ONE and expected not in (None, 1):
         # the central record: `shoe central` starts a shoe at its first
         # event only (central/ingest.start_prev); a start elsewhere was
         # not made by it (a start at a device-signed checkpoint comes
@@ -100,6 +101,9 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
         return expected, ("the central record of this shoe starts at seq %d, not at its first "
                           "event" % expected)
     tags = {}
+    # MALFORMED still proves the shoe signed it: verify is about provenance,
+    # the writers' gate about the schema (schema=False).
+    tags_walk = walk.Walk(fkey, shoe_id, chain.Head(), lambda seq: info["first_prev"], schema=False)
     for row in store.rows(shoe_id):
         seq, text = row["seq"], row["event"]
         if expected is None:
@@ -123,17 +127,13 @@ def check_shoe(store, shoe_id, fkey=None, anchors=(), restarts=None):
         if fkey is not None:
             if not row["mac"]:
                 return seq, "no tag stored: this event cannot be shown to come from the shoe"
-            # The same acceptance the bridge and `shoe central` applied
-            # before storing (host_tools/protocol/chain.py).
-            head = (chain.Head(seq, link) if seq == info["first_seq"]
-                    else chain.Head(info["first_seq"], info["first_prev"], seq - 1, link))
-            verdict = chain.accept(fkey, shoe_id, head, seq, text.encode("utf-8"), row["mac"])
-            # MALFORMED still proves the shoe signed it; verify is about
-            # provenance, the writers' gate about the schema.
-            if verdict.kind not in (chain.STORED, chain.MALFORMED):
+            # The acceptance the bridge applied before storing (protocol/
+            # chain.py), through the walk `shoe central` uses (walk.py).
+            step = tags_walk.step(seq, [walk.Candidate(seq, text.encode("utf-8"), row["mac"], text, False)])
+            if step.winner is None:
                 return seq, ("tag does not verify under the shoe's key: the event was altered, "
                              "or an event before it is missing or altered")
-            if verdict.how == chain.RESTART and restarts is not None:
+            if step.verdict.how == chain.RESTART and restarts is not None:
                 restarts.append(seq)
             tags[seq] = row["mac"]
             link = row["mac"]
@@ -171,16 +171,6 @@ def _column_fault(row):
     return None
 
 
-def latest_checkpoint(store, shoe_id):
-    """(seq, mac) of the shoe's newest stored checkpoint event, or None."""
-    if hasattr(store, "latest_checkpoint"):
-        return store.latest_checkpoint(shoe_id)
-    row = store.db.execute(
-        "SELECT seq, mac FROM events WHERE shoe_id = ? AND type = 'checkpoint'"
-        " ORDER BY seq DESC LIMIT 1", (shoe_id,)).fetchone()
-    return None if row is None or not row[1] else (row[0], row[1])
-
-
 def _frames_key(path):
     from host_tools.protocol.keys import read_key
     from link import auth
@@ -188,47 +178,54 @@ def _frames_key(path):
     return auth.frames_key(key), hashlib.sha256(key).hexdigest()[:16]
 
 
-def run(args):
-    fkey = key_id = None
+def _options(args):
+    """(anchors by shoe, frames key, key id, key directory) from the
+    arguments, or a string: the one line that says what is wrong with them."""
+    fkey = key_id = keydir = None
     anchors = {}
     try:
         for text in args.anchor:
             shoe, seq, mac = parse_anchor(text)
             anchors.setdefault(shoe, []).append((seq, mac))
     except ValueError as e:
-        print("verify: %s" % e, file=sys.stderr)
-        return 2
+        return str(e)
     if args.key_file and args.key_dir:
-        print("verify: give --key-file or --key-dir, not both", file=sys.stderr)
-        return 2
-    keydir = None
+        return "give --key-file or --key-dir, not both"
     if args.key_dir:
-        from host_tools.central.ingest import Keys
+        from host_tools.protocol.keys import Keys
         keydir = Keys(args.key_dir)
         key_id = "dir %s" % args.key_dir
     if args.central and not (args.key_file or args.key_dir):
-        print("verify: --central needs --key-dir (or --key-file): the central record's proof is "
-              "the shoes' tag chain", file=sys.stderr)
-        return 2
+        return ("--central needs --key-dir (or --key-file): the central record's proof is the "
+                "shoes' tag chain")
     if anchors and not (args.key_file or args.key_dir):
-        print("verify: --anchor needs --key-file: without the key a stored tag proves nothing",
-              file=sys.stderr)
-        return 2
+        return "--anchor needs --key-file: without the key a stored tag proves nothing"
     if args.key_file:
         try:
             fkey, key_id = _frames_key(args.key_file)
         except (OSError, ValueError) as e:
-            print("verify: %s" % e, file=sys.stderr)
-            return 2
+            return str(e)
+    return anchors, fkey, key_id, keydir
+
+
+def _open(args):
+    """The record to check (protocol/record.Record), or a string saying why it cannot be opened."""
     try:
         if args.central:
             from host_tools.central.record import CentralRecord
-            store = CentralRecord(args.central)
-        else:
-            store = db.open_existing(args.db)
+            return CentralRecord(args.central)
+        return db.open_existing(args.db)
     except (db.StoreError, ValueError) as e:
-        print("verify: %s" % e, file=sys.stderr)
-        return 2
+        return str(e)
+
+
+def run(args):
+    options = _options(args)
+    store = _open(args) if not isinstance(options, str) else options
+    if isinstance(store, str):
+        print("verify: %s" % store, file=sys.stderr)
+        return exits.EXIT_USAGE
+    anchors, fkey, key_id, keydir = options
     with store:
         shoes = [args.shoe] if args.shoe else store.shoe_ids()
         for shoe in anchors:
@@ -236,70 +233,78 @@ def run(args):
                 shoes.append(shoe)  # an anchor for a shoe the store lacks must fail, not be skipped
         bad = 0
         for shoe_id in shoes:
-            info = store.shoe(shoe_id)
-            if info is None:
-                print("FAIL shoe %s: not in the store" % shoe_id)
-                bad += 1
-                continue
-            shoe_key = fkey
-            if keydir is not None:
-                try:
-                    shoe_key = keydir.frames_key(shoe_id)
-                except ValueError as e:  # a key file that cannot be used
-                    print("FAIL shoe %s: %s" % (shoe_id, e))
-                    bad += 1
-                    continue
-                if shoe_key is None:
-                    print("FAIL shoe %s: no key %s.key in %s" % (shoe_id, shoe_id, args.key_dir))
-                    bad += 1
-                    continue
-            kept = list(anchors.get(shoe_id, ()))
-            if hasattr(store, "anchors") and shoe_key is not None:
-                kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
-            restarts = []
-            fault = check_shoe(store, shoe_id, shoe_key, kept, restarts)
-            signed = None
-            if fault:
-                print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
-                bad += 1
-            elif not args.mac_only and (shoe_key is not None or args.pubkey):
-                signed = _check_signed(store, shoe_id, args, info, shoe_key, restarts)
-                if signed is None or signed.fault:
-                    bad += 1
-            if not fault and (signed is None or not signed.fault) and \
-                    (signed is not None or args.mac_only or (shoe_key is None and not args.pubkey)):
-                print("OK   shoe %s: %d events, seq %s..%s, head %s, %s" % (
-                    shoe_id, store.count(shoe_id), info["first_seq"], info["last_seq"],
-                    (info["head_hash"] or info.get("last_mac") or "-")[:16],
-                    "tags verified under key %s" % key_id if shoe_key is not None else
-                    "SHA-256 chain only: the shoe's tags were not checked (no --key-file)"))
-                if signed is not None:
-                    _print_signed(shoe_id, signed)
-                elif args.mac_only:
-                    print("note shoe %s: signed checkpoints not checked (--mac-only): the MAC key's "
-                          "holders could have written this record" % shoe_id)
-                if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
-                    print("note shoe %s: the bridge recorded key %s, this key is %s" % (
-                        shoe_id, info["key_id"], key_id))
-                if info["first_seq"] not in (None, 1) and signed is None:
-                    print("note shoe %s: the record starts at seq %d; seqs before it are in "
-                          "another store" % (shoe_id, info["first_seq"]))
-                for seq, mac in anchors.get(shoe_id, ()):
-                    print("OK   anchor %s:%d:%s" % (shoe_id, seq, mac))
-                if hasattr(store, "held") and store.held(shoe_id):
-                    print("note shoe %s: %d events held, waiting for a missing predecessor" % (
-                        shoe_id, store.held(shoe_id)))
-                cp = latest_checkpoint(store, shoe_id)
-                if cp:
-                    print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
-            bad += _report_alerts(store, shoe_id, getattr(args, "alerts", False))
+            bad += _verify_shoe(store, shoe_id, args, anchors.get(shoe_id, ()), fkey, key_id, keydir)
         if not shoes:
             print("OK   store is empty")
         if not args.central:
             bad += _check_logs(store)
         elif not args.shoe:
             bad += _check_pit_chains(store)
-    return 1 if bad else 0
+    return exits.EXIT_FOUND if bad else exits.EXIT_OK
+
+
+def _verify_shoe(store, shoe_id, args, anchors, fkey, key_id, keydir):
+    """Check one shoe's record, print what holds and what fails; returns the failures."""
+    info = store.shoe(shoe_id)
+    if info is None:
+        print("FAIL shoe %s: not in the store" % shoe_id)
+        return 1
+    shoe_key = fkey
+    if keydir is not None:
+        try:
+            shoe_key = keydir.frames_key(shoe_id)
+        except ValueError as e:  # a key file that cannot be used
+            print("FAIL shoe %s: %s" % (shoe_id, e))
+            return 1
+        if shoe_key is None:
+            print("FAIL shoe %s: no key %s.key in %s" % (shoe_id, shoe_id, args.key_dir))
+            return 1
+    bad = 0
+    kept = list(anchors)
+    if shoe_key is not None:
+        kept += store.anchors(shoe_id)  # the record's own checkpoints must still hold
+    restarts = []
+    fault = check_shoe(store, shoe_id, shoe_key, kept, restarts)
+    signed = None
+    if fault:
+        print("FAIL shoe %s: seq %s: %s" % (shoe_id, fault[0], fault[1]))
+        bad += 1
+    elif not args.mac_only and (shoe_key is not None or args.pubkey):
+        signed = _check_signed(store, shoe_id, args, info, shoe_key, restarts)
+        if signed is None or signed.fault:
+            bad += 1
+    if not fault and (signed is None or not signed.fault) and \
+            (signed is not None or args.mac_only or (shoe_key is None and not args.pubkey)):
+        _print_whole(store, shoe_id, args, info, anchors, shoe_key, key_id, signed)
+    return bad + _report_alerts(store, shoe_id, getattr(args, "alerts", False))
+
+
+def _print_whole(store, shoe_id, args, info, anchors, shoe_key, key_id, signed):
+    """The lines of a shoe whose record held: what was checked, the notes, its anchors."""
+    print("OK   shoe %s: %d events, seq %s..%s, head %s, %s" % (
+        shoe_id, store.count(shoe_id), info["first_seq"], info["last_seq"],
+        (info["head_hash"] or info.get("last_mac") or "-")[:16],
+        "tags verified under key %s" % key_id if shoe_key is not None else
+        "SHA-256 chain only: the shoe's tags were not checked (no --key-file)"))
+    if signed is not None:
+        _print_signed(shoe_id, signed)
+    elif args.mac_only:
+        print("note shoe %s: signed checkpoints not checked (--mac-only): the MAC key's "
+              "holders could have written this record" % shoe_id)
+    if shoe_key is not None and info["key_id"] and info["key_id"] != key_id:
+        print("note shoe %s: the bridge recorded key %s, this key is %s" % (
+            shoe_id, info["key_id"], key_id))
+    if info["first_seq"] not in (None, 1) and signed is None:
+        print("note shoe %s: the record starts at seq %d; seqs before it are in "
+              "another store" % (shoe_id, info["first_seq"]))
+    for seq, mac in anchors:
+        print("OK   anchor %s:%d:%s" % (shoe_id, seq, mac))
+    if store.held(shoe_id):
+        print("note shoe %s: %d events held, waiting for a missing predecessor" % (
+            shoe_id, store.held(shoe_id)))
+    cp = store.latest_checkpoint(shoe_id)
+    if cp:
+        print("anchor %s:%d:%s" % (shoe_id, cp[0], cp[1]))
 
 
 def _public_key_path(args, shoe_id):
@@ -338,7 +343,7 @@ def _check_signed(store, shoe_id, args, info, shoe_key, restarts):
                   shoe_id, info["first_seq"], info["first_seq"] - 1))
         return None
     pem = None
-    if args.central and not args.pubkey and hasattr(store, "public_key"):
+    if args.central and not args.pubkey:
         pem = store.public_key(shoe_id)
         where = "the central device registry"
     else:

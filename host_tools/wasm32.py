@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 
+from host_tools.exits import ShoeError
 from host_tools import vm
 
 ROOT = vm.ROOT
@@ -29,7 +30,7 @@ PACKAGE = "@micropython/micropython-webassembly-pyscript"
 MODULE = os.path.join(ROOT, "node_modules", PACKAGE, "micropython.mjs")
 
 
-class Wasm32Missing(RuntimeError):
+class Wasm32Missing(ShoeError, RuntimeError):
     """node or the pinned package is not installed; the message says how to get it."""
 
 

@@ -70,7 +70,7 @@ class Parts:
         return out
 
 
-# -- the shoe's board helpers (boards/machine_board.py, boards/emulator.py) --
+# -- the shoe's board helpers (boards/machine_board.py, emulator/shoe_board.py) --
 
 def inputs(board, config, Pin, names, new_shoe):
     """The buttons and the empty switch on ``board``. A button other than

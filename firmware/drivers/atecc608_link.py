@@ -12,6 +12,10 @@ from drivers.atecc608 import LINK_LABEL, LINK_SLOT
 # public key; provisioning dropped the private half) and its label.
 VAULT_PEER_FILE = "vault_peer.bin"
 VAULT_LABEL = b"shuffler-vault-key/1"
+# The journal's seal key (link/journal.py, link/chipcount.py): derived with
+# the link's peer under its own label, so the pit, which holds the link key
+# (SHA-256 of the other label), holds nothing that makes or checks a seal.
+JOURNAL_LABEL = b"shoe-journal-key/1"
 
 
 def link_key_from(se, path):

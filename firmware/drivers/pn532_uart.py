@@ -2,7 +2,7 @@
 
 The bus object is anything with machine.UART's ``write``, ``any`` and
 ``readinto(buf, nbytes)``: the board's UART, configured with ``timeout=0``
-so reads never wait, or ``boards.ptyuart.PtyUART`` in the emulator.
+so reads never wait, or ``emulator.ptyuart.PtyUART`` in the emulator.
 """
 
 from drivers import ReaderFault

@@ -1,8 +1,9 @@
 # The emulated shoe's image (`shoe emulate`, the demos, the tests): the
-# shoe's, plus the rig's bring-up (ptys in place of the UART and the I2C
-# bus, a simulated colour sensor) and the dealer channel's script reader.
-# None of these is on a shoe's image (firmware/images/shoe.py).
+# shoe's, plus the emulator package's board (ptys in place of the UART and
+# the I2C bus, a simulated colour sensor, the dealer channel) and the
+# dealing-script reader its dealer channel feeds. None of these is on a
+# shoe's image (firmware/images/shoe.py).
 include("shoe")
-module("baccarat/script.py")   # main.py's dealer channel: lines of a dealing script
-board("boards/emulator.py", needs=("boards/__init__.py", "boards/ptyuart.py", "boards/ptyi2c.py",
-                                   "boards/sim_tcs34725.py", "boards/parts.py"))
+module("baccarat/script.py")   # the dealer channel's lines are dealing-script lines
+board("emulator/shoe_board.py", needs=("emulator/__init__.py", "emulator/ptyuart.py", "emulator/ptyi2c.py",
+                                       "emulator/sim_tcs34725.py", "boards/__init__.py", "boards/parts.py"))

@@ -22,10 +22,7 @@ package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "f
                  "journal", "order", "outbox", "proto", "recovery", "replay", "reports", "schema",
                  "session", "settings"))
 
-# main.py reads the emulator's dealer channel with it; no shoe has one.
-leaves_out("baccarat/script.py")
-
-# main.py loads "boards." + board_config.MODULE: one of these per image.
+# main.py loads board_config.MODULE (boards.rp2, ...): one of these per image.
 # boards/parts.py: the shoe's parts, each built so that a missing one is a
 # fault the hello names (loaded by MachineBoard and the emulator's board).
 board("boards/rp2.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))

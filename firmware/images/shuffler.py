@@ -21,6 +21,6 @@ package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "f
 package("shuffler", ("batch", "commit", "custody", "device", "door", "draw", "drbg", "elevator", "entropy",
                      "geometry", "health", "link", "mix", "probes", "seal", "shuffle", "stepper", "vault"))
 
-# shuffler/main.py loads "shuffler." + board_config.MODULE. (boards/parts.py: machine_board
+# shuffler/main.py loads board_config.MODULE (shuffler.board_machine). (boards/parts.py: machine_board
 # names it; only the shoe's board loads it.)
 board("shuffler/board_machine.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))

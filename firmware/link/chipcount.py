@@ -18,9 +18,20 @@ Counter 0 is the checkpoints' alone: code that increments it anywhere
 else must journal it the same way (``Journal.number`` with ``INTENT`` before,
 ``Journal.checkpoint`` after), or the next boot tilts.
 
+What the check trusts is sealed (link/journal.py, "seal"): the counter's
+records and the checkpoints that settle them (and a supervisor's
+clear_stop) carry a seal under a key the chip derives at boot (``key``,
+before the replay) and that never touches the flash. Whoever writes the
+flash can still put back an earlier copy whole, or cut a later one short,
+but cannot add or alter a sealed record, nor move one from one journal (or
+one place) to another: the replay tilts on it ("not sealed by this shoe's
+chip"). So the last counter statement the boot reads is one the shoe wrote
+at that very point of that very journal, and the chip's counter says
+whether that point is the latest.
+
 Boot-only (link/core.py imports it at boot and lets it go, lazy.py); the
-pit reads ``REASON`` to raise its `counter_mismatch` alert from the hello's
-tilt (host_tools/protocol/hostlink.py).
+pit reads ``REASON`` and link/journal.py's ``SEAL`` to raise its `counter_mismatch` alert
+from the hello's tilt (host_tools/protocol/hostlink.py).
 """
 
 from link import journal as _journal
@@ -29,6 +40,31 @@ from link import reports
 # Every reason this check gives starts with this (the one place it is said).
 REASON = "secure element counter"
 CUT = "the power was cut while the chip signed"
+
+
+def key(s):
+    """Before the replay: the journal's seal key, SHA-256(JOURNAL_LABEL ||
+    ECDH(the chip's link key, link_peer.bin)), when the flash holds the
+    peer (a deployed device). Without one (a development board keyed by
+    shoe_key.bin) the journal is not sealed, and a sealed record in it
+    tilts the replay."""
+    j = s.journal
+    from drivers import atecc608_link
+    from drivers.atecc608 import PEER_FILE
+    try:
+        k = atecc608_link.derive_from(s.se, j.path[:j.path.rfind("/") + 1] + PEER_FILE,
+                                      atecc608_link.JOURNAL_LABEL)
+    except Exception:   # the chip or its bus: the counter read below tilts on it
+        k = None
+    from lazy import unload
+    unload("drivers.atecc608_link")
+    if k:
+        j.ipad = bytearray(64)
+        j.opad = bytearray(64)
+        for i in range(64):
+            c = k[i] if i < len(k) else 0
+            j.ipad[i] = c ^ 0x36
+            j.opad[i] = c ^ 0x5C
 
 
 def check(se, j):
@@ -40,6 +76,10 @@ def check(se, j):
     except Exception as e:  # SecureElementFault or the bus's OSError
         return "%s unreadable (%s): the journal cannot be checked" % (REASON, e), -1
     last = j.chip
+    if last < 0 and chip > 0 and j.ipad is not None:
+        # A sealed journal always holds the counter from its first boot on.
+        return ("%s is %d, the journal holds no record of it: journal deleted or replaced"
+                % (REASON, chip)), chip
     if last < 0 or chip == last or (j.intent and chip == last + 1):
         return None, chip
     # Within the hello's 120 characters (link/reports.py TEXT_MAX).

@@ -201,6 +201,10 @@ class Link:
             self._hello()
             return
         marker = j.tilt_reason()
+        check = None
+        if self.se is not None:  # the chip's journal key and counter: boot-only code
+            from link import chipcount as check
+            check.key(self)
         status, message, good, lost = self.RECOVERY.boot(self)
         if status == _journal.CORRUPT and marker is None:
             marker = "corrupt journal: " + message
@@ -210,9 +214,7 @@ class Link:
         if lost is not None and marker is None:
             marker = lost
             j.set_tilt(marker)
-        check = None
-        if self.se is not None:  # the chip's counter against the journal: boot-only code
-            from link import chipcount as check
+        if check is not None:  # the chip's counter against the journal
             marker, chip = check.boot(self, marker)
         self.next_send = self.acked + 1
         self.recovered()

@@ -5,7 +5,10 @@ The core is deterministic, so the inputs (and the link's own events, which
 are not functions of the inputs) are the whole critical state: replaying
 them into a fresh Game rebuilds the round, the held cards, the sequence
 counter and every unacknowledged event byte for byte. Records are tiny
-(a card is 7 bytes), so a flash write per card is cheap on littlefs.
+(a card is 10 bytes), but on littlefs each synced append costs an erased
+block (the file's partial last block is copied into it), so only inputs
+are synced one by one; acks ride on the next one (``ack``; docs/protocol.md
+8, "What the journal costs the flash", and `shoe bench journal`).
 
 Record: LEN (2, big-endian) KIND (1) HCHK (1) BODY (LEN) CRC-16/CCITT-FALSE
 (2) over KIND+BODY, after an 8-byte file header. HCHK = LEN_hi ^ LEN_lo ^
@@ -37,6 +40,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
+import hashlib
 import os
 from array import array
 
@@ -65,7 +69,16 @@ CHECKPOINT = const(0x4B)  # K: a checkpoint event (docs/protocol.md 6)
 SIGNED = const(0x51)      # Q: a signed checkpoint event, kept literally (its signature is not replayable)
 CHIP = const(0x55)        # U: the secure element's signature counter is at this value
 INTENT = const(0x49)      # I: the counter is at this value and about to be incremented
-KINDS = b"NCbxkyrEAMSnGKQUIo"
+KINDS = b"NCbxkyrEAMSnGKQUIouiqR"
+# Sealed records (docs/protocol.md 8): what the boot check trusts (the chip
+# counter's U and I, the checkpoint's Q, a supervisor's clear_stop r) is
+# written by a shoe whose chip derives the journal key under the kind with
+# its letter case flipped (u, i, q, R) and a trailing _SEAL-byte seal;
+# readers only ever see the plain kind. Every reason a seal fails contains
+# SEAL (the pit raises counter_mismatch on it).
+_SEAL = const(16)
+_CASE = const(0x20)
+SEAL = "not sealed by this shoe's chip (edited, or from another journal)"
 
 # scan() outcomes.
 OK = const(0)
@@ -206,6 +219,54 @@ class Journal:
         self._mark = bytearray(MARK_BYTES)
         self._big = bytearray(_MAX_BODY + OVERHEAD)
 
+    # ------------------------------------------------------------------ seal
+    # A journal on a shoe whose chip derives the journal key (link/chipcount.py
+    # ``key`` sets the key's HMAC pads) seals what the boot check trusts. A
+    # seal is the first _SEAL bytes of HMAC-SHA256(journal key, D || KIND ||
+    # BODY), D the running digest of every byte of the file before the
+    # record: SHA-256 from the file's first byte, restarted after each seal
+    # as SHA-256(D || the bytes since). So a seal holds only at its place in
+    # the very journal that was written: not in an earlier copy, not spliced
+    # into another, not after an edit of any byte before it. On the class: a
+    # device without the key never grows its instance by them.
+    ipad = None   # the key's HMAC pads; None: an unsealed journal
+    opad = None
+    hash = None   # the running digest of the file written so far
+
+    def sign(self, d, rec, blen):
+        """The seal (32 bytes, the first _SEAL kept) of the record in ``rec``
+        (KIND at 2, BODY of ``blen`` at 4) after a journal whose digest is ``d``."""
+        h = hashlib.sha256(self.ipad)
+        h.update(d)
+        v = memoryview(rec)
+        h.update(v[2:3])
+        h.update(v[_HEAD:_HEAD + blen])
+        o = hashlib.sha256(self.opad)
+        o.update(h.digest())
+        return o.digest()
+
+    def seal(self, rec, kind, blen):
+        """Frame the record of ``kind`` whose BODY (``blen``) is in ``rec``,
+        sealed when the journal has a key; its total length. The caller
+        writes it next: the digest then takes it in."""
+        rec[2] = kind
+        if self.ipad is None:
+            return seal(rec, blen)
+        rec[2] = kind ^ _CASE
+        d = self.hash.digest()
+        t = self.sign(d, rec, blen)
+        for i in range(_SEAL):
+            rec[_HEAD + blen + i] = t[i]
+        self.hash = hashlib.sha256(d)
+        return seal(rec, blen + _SEAL)
+
+    def put(self, f, buf):
+        """Write ``buf`` to a file being made (open, compact), into the digest too."""
+        f.write(buf)
+        if self.hash is not None:
+            self.hash.update(buf)
+        return len(buf)
+
     # ------------------------------------------------------------ tilt marker
 
     def tilt_reason(self):
@@ -260,13 +321,23 @@ class Journal:
 
     # ------------------------------------------------------------------ read
 
-    def scan(self, handler):
-        """Feed every sound record to ``handler.record(kind, body, blen)``.
+    def scan(self, handler, boot=False):
+        """Feed every sound record to ``handler.record(kind, body, blen)``,
+        a sealed one as its plain kind without its seal.
 
         Returns (OK | TORN | CORRUPT, message, good_bytes): the length of the
-        sound prefix lets ``open`` drop a torn tail.
+        sound prefix lets ``open`` drop a torn tail. ``boot``: check every
+        seal (a journal with a key must have every trusted record sealed),
+        leaving the running digest where the sound prefix ends, for
+        ``open``. A refill (not ``boot``) trusts what the boot checked and
+        leaves the writer's digest alone.
         """
         self.found_gen = 0
+        if self.f is not None:
+            self.f.flush()   # a refill reads what the journal holds, unsynced acks too
+        check = boot and self.ipad is not None
+        if check:
+            self.hash = None
         if not exists(self.path):
             return OK, None, 0
         with open(self.path, "rb") as f:
@@ -277,6 +348,8 @@ class Journal:
                 return CORRUPT, "journal header is not " + repr(HEADER), 0
             if head != HEADER:
                 return CORRUPT, "journal header is not " + repr(HEADER), 0
+            if check:
+                self.hash = hashlib.sha256(HEADER)
             good = len(HEADER)
             index = 0
             rec = self._big
@@ -305,11 +378,34 @@ class Journal:
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
                     return CORRUPT, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good
-                if h[2] == _GEN:
+                kind = h[2]
+                total = blen + OVERHEAD
+                k = kind ^ _CASE
+                if k == CHIP or k == INTENT or k == SIGNED or k == CLEAR_STOP:
+                    kind = k
+                    blen -= _SEAL
+                    if boot:  # the seal against the digest of everything before it
+                        diff = 1 if blen < 0 or self.ipad is None else 0
+                        if not diff:
+                            d = self.hash.digest()
+                            t = self.sign(d, rec, blen)
+                            for i in range(_SEAL):
+                                diff |= t[i] ^ rec[_HEAD + blen + i]
+                            self.hash = hashlib.sha256(d)
+                        if diff:
+                            return CORRUPT, _where(index, good) + ": " + SEAL, good
+                    elif blen < 0:
+                        return CORRUPT, _where(index, good) + ": " + SEAL, good
+                elif check and (kind == CHIP or kind == INTENT or kind == SIGNED or kind == CLEAR_STOP):
+                    # A shoe with the key writes these sealed, always.
+                    return CORRUPT, _where(index, good) + ": " + SEAL, good
+                if check:
+                    self.hash.update(view[:total])
+                if kind == _GEN:
                     self.found_gen = get_u32(rec, _HEAD)
                 else:
-                    handler.record(h[2], view[_HEAD:_HEAD + blen], blen)
-                good += blen + OVERHEAD
+                    handler.record(kind, view[_HEAD:_HEAD + blen], blen)
+                good += total
                 index += 1
 
     # ----------------------------------------------------------------- write
@@ -335,8 +431,9 @@ class Journal:
             tmp = self.path + ".tmp"
             with open(tmp, "wb") as out:
                 if good_bytes < len(HEADER):
-                    out.write(HEADER)
-                    out.write(self._gen_record(self.gen))
+                    self.hash = None if self.ipad is None else hashlib.sha256()
+                    self.put(out, HEADER)
+                    self.put(out, self._gen_record(self.gen))
                     good_bytes = len(HEADER) + 4 + OVERHEAD
                 else:
                     with open(self.path, "rb") as src:
@@ -361,15 +458,19 @@ class Journal:
             self.mf.close()
             self.mf = None
 
-    def _write(self, rec, n):
+    def _write(self, rec, n, sync=True):
         if self.f is None:
             return  # broken: the session has tilted
         try:
             self.f.write(rec)
+            if self.hash is not None:
+                self.hash.update(rec)
+            self.size += n
+            if not sync:
+                return  # the next synced record takes it to the flash (``ack``)
             # On MicroPython flush() syncs the file (fsync on unix, a littlefs
             # commit on the boards); the event is sent only after this returns.
             self.f.flush()
-            self.size += n
             self._write_mark()
         except OSError as e:
             # Flash full or failing. The input is already in hand, so play in
@@ -390,15 +491,26 @@ class Journal:
         self._write(rec, seal(rec, 4))
 
     def simple(self, kind):
+        if kind == CLEAR_STOP:  # trusted: a supervisor's, sealed (rare)
+            rec = self._big
+            n = self.seal(rec, kind, 0)
+            self._write(memoryview(rec)[:n], n)
+            return
         rec = self._short
         rec[2] = kind
         self._write(rec, seal(rec, 0))
 
     def number(self, kind, value):
-        rec = self._u32
-        rec[2] = kind
-        put_u32(rec, 4, value)
-        self._write(rec, seal(rec, 4))
+        if kind == CHIP or kind == INTENT:  # the chip's counter: sealed (once per signature)
+            rec = self._big
+            put_u32(rec, _HEAD, value)
+            n = self.seal(rec, kind, 4)
+            self._write(memoryview(rec)[:n], n)
+        else:
+            rec = self._u32
+            rec[2] = kind
+            put_u32(rec, 4, value)
+            self._write(rec, seal(rec, 4))
         if kind == COUNTER:
             self.counter = value
         elif kind == CHIP or kind == INTENT:
@@ -421,23 +533,33 @@ class Journal:
 
     def ack(self, seq, tag):
         """The host's ack, with the tag of the acked event (the link of the
-        chain the shoe resumes from after a power cut)."""
+        chain the shoe resumes from after a power cut). Written, not synced:
+        it reaches the flash with the next input's record (the same littlefs
+        block, one erase for both, where a sync of its own costs a block of
+        its own) or when the file is closed. A power cut before that loses
+        only acks, so the host receives those events again and drops them by
+        seq (docs/protocol.md 8)."""
         rec = self._ack
         put_u32(rec, 4, seq)
         for i in range(_TAG_HEX):
             rec[8 + i] = tag[i]
-        self._write(rec, seal(rec, 4 + _TAG_HEX))
+        self._write(rec, seal(rec, 4 + _TAG_HEX), False)
 
     def blob(self, kind, data, start, end):
-        """A record with a variable body (event JSON, settings, alert): rare paths."""
+        """A record with a variable body (event JSON, settings, alert): rare
+        paths. A checkpoint's (SIGNED) is sealed."""
         rec = self._big
-        rec[2] = kind
         n = end - start
-        if n > _MAX_BODY:
-            raise ValueError("journal record of %d bytes exceeds %d" % (n, _MAX_BODY))
+        room = _MAX_BODY - _SEAL if kind == SIGNED else _MAX_BODY
+        if n > room:
+            raise ValueError("journal record of %d bytes exceeds %d" % (n, room))
         for i in range(n):
             rec[_HEAD + i] = data[start + i]
-        total = seal(rec, n)
+        if kind == SIGNED:
+            total = self.seal(rec, kind, n)
+        else:
+            rec[2] = kind
+            total = seal(rec, n)
         self._write(memoryview(rec)[:total], total)
 
     def compact(self, seq, acked, counter, tag, events, shoe_body=None):
@@ -452,41 +574,30 @@ class Journal:
         tmp = self.path + ".tmp"
         rec = self._big
         gen = self.gen + 1
-        size = 0
+        self.hash = None if self.ipad is None else hashlib.sha256()
         with open(tmp, "wb") as f:
-            f.write(HEADER)
-            size += len(HEADER)
-            f.write(self._gen_record(gen))
-            size += 4 + OVERHEAD
+            size = self.put(f, HEADER)
+            size += self.put(f, self._gen_record(gen))
             rec[2] = BASE
             put_u32(rec, _HEAD, seq)
             put_u32(rec, _HEAD + 4, acked)
             put_u32(rec, _HEAD + 8, counter)
             for i in range(_TAG_HEX):
                 rec[_HEAD + 12 + i] = tag[i]
-            n = seal(rec, 12 + _TAG_HEX)
-            f.write(memoryview(rec)[:n])
-            size += n
+            size += self.put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
             if self.chip >= 0:  # the chip's counter outlives the records that showed it
-                rec[2] = INTENT if self.intent else CHIP
                 put_u32(rec, _HEAD, self.chip)
-                n = seal(rec, 4)
-                f.write(memoryview(rec)[:n])
-                size += n
+                size += self.put(f, memoryview(rec)[:self.seal(rec, INTENT if self.intent else CHIP, 4)])
             for buf, start, end in events:
                 rec[2] = EVENT
                 for i in range(end - start):
                     rec[_HEAD + i] = buf[start + i]
-                n = seal(rec, end - start)
-                f.write(memoryview(rec)[:n])
-                size += n
+                size += self.put(f, memoryview(rec)[:seal(rec, end - start)])
             if shoe_body is not None:
                 rec[2] = QUIET_SHOE
                 for i in range(len(shoe_body)):
                     rec[_HEAD + i] = shoe_body[i]
-                n = seal(rec, len(shoe_body))
-                f.write(memoryview(rec)[:n])
-                size += n
+                size += self.put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
             f.flush()
         os.rename(tmp, self.path)
         self.gen = gen

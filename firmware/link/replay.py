@@ -86,7 +86,7 @@ class Replay:
 def scan(s, replay):
     """Replay the journal with ``replay``; return (status, message, sound
     bytes, why records were lost or None)."""
-    status, message, good = s.journal.scan(replay)
+    status, message, good = s.journal.scan(replay, True)
     return status, message, good, loss(s.journal, good)
 
 

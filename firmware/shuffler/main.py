@@ -36,8 +36,10 @@ def _root():
     """The directory this main runs from, and whether it is a deployed image:
     ``shoe deploy --device shuffler`` installs this file as the image's
     main.py at its root, beside manifest.json. Run as ``-m shuffler.main``
-    (the emulator, the heap probes) the code is the suite's compiled tree,
-    not an image: there is nothing deployed to check."""
+    (the emulator, the heap probes) the code is a declared image's modules
+    in a directory many emulated flashes share
+    (host_tools/sim/shuffler_emulate.py ``stage_code``), with no deploy
+    manifest: there is nothing deployed to check."""
     path = globals().get("__file__", "main.py")
     cut = path.rfind("/")
     root = path[:cut] if cut > 0 else "."
@@ -130,8 +132,7 @@ def boot_stages():
     from shuffler.link import OUTBOX_BYTES, OUTBOX_SLOTS
     outbox = Outbox(OUTBOX_BYTES, OUTBOX_SLOTS)
     room = bytearray(ROOM)
-    mod = board_config.MODULE
-    board = getattr(__import__("shuffler." + mod), mod).Board(board_config)
+    board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
     board.manifest = digest
     # The link key first, while ROOM is held: with a secure element it is
     # derived by a boot-only module (drivers/atecc608_link.py) that is let go

@@ -5,11 +5,12 @@ monitor can remove a card in O(1) and the analysis can group it by point
 value, rank or suit as each wager needs.
 """
 
+from host_tools.exits import ShoeError
 from host_tools.settle.core import cards
 from link import schema  # importable once settle.core has put firmware/ on the path
 
 
-class CompositionError(ValueError):
+class CompositionError(ShoeError, ValueError):
     pass
 
 

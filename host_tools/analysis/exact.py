@@ -1,223 +1,216 @@
 """Exact probabilities and house edges of every wager for a composition.
 
-Why it is fast without sampling:
+Why it is fast without sampling: how many ordered six-card sequences deal a
+given round depends on the composition only through falling factorials of
+the counts of the cards the round draws. A round that draws, in some order,
+the classes c1..ck of card (k of the six) from N cards of which n_v are of
+class v is dealt by prod_v n_v (n_v - 1) ... (one factor per card of class
+v) times (N - k)(N - k - 1)...(N - 5) sequences (any cards for the places
+it leaves). That weight depends only on the multiset of classes drawn.
 
-* The Ch 10 game depends only on point values, so the main enumeration runs
-  over the 10 point classes with their multiplicities, over unordered
-  two-card hands (55 per side), and ends in 400 states (Player total, Banker
-  total, card counts). Third cards are applied per pair of two-card totals,
-  not per initial hand (see main_distribution). Every wager that reads only
-  totals and card counts is priced from those 400 weights.
-* Pairs, Lucky Nines and Royal 9 depend only on the first four cards, and on
-  few card classes (13 ranks; nine-by-suit; nine/king/jack-queen-by-suit), so
-  they are enumerated over those classes alone. Jackpot depends on the
-  rank multiset of the four cards and whether they share one suit.
-* Which outcome each state or class combination gives is independent of the
-  composition, so it is worked out once, with the settlement resolvers, and
-  only the weights are recomputed per composition. Results are cached.
+So every round is enumerated once, by class, and grouped by (what it pays,
+the multiset it draws); for a composition, the weight of each multiset is a
+vectorised product of six gathered factors, and every wager's expected
+return is a fixed matrix applied to those weights:
 
-All weights are exact integers: a state's weight is its number of ordered
-six-card sequences, so the weights sum to N(N-1)...(N-5).
+* The main game (Ch 10) reads point values only: 10 classes, the rounds
+  dealt by the firmware's own drawing rules (baccarat.rules) into the 400 end
+  states (returns.STATES) that the point-only wagers read.
+* Pairs, Lucky Nines, Royal 9 and Jackpot read only the four initial cards,
+  through a few classes of card (13 ranks; nine by suit; nine, king and
+  jack-or-queen by suit); Jackpot adds whether all four share one suit,
+  weighed per suit from that suit's counts.
+
+Everything that does not depend on the composition (the rounds, which
+outcome each gives, the matrices) is built once per table setting
+(``_plan``). Weights are exact int64 integers (16 decks' N(N-1)...(N-5) is
+below 2**59, and each term of a sum is below the sum); returns are summed in
+float64.
 """
 
 from functools import lru_cache
-import json
+from itertools import combinations_with_replacement
 
-from host_tools.settle import paytables as pt
+import numpy as np
+
 from host_tools.settle import wagers
 from host_tools.settle.core import cards, rules
 from host_tools.settle.hands import Hands
-from host_tools.settle.table import Table
 
-from .composition import CompositionError, by_points
-
-# The firmware's Ch 10E decision as a flat table, [banker_total * 10 +
-# player third-card points], because the enumeration asks it in a hot loop.
-BANKER_DRAWS = tuple(rules.banker_draws(b, p) for b in range(10) for p in range(10))
-NATURAL = tuple(rules.is_natural(t) for t in range(10))  # Ch 10A
-PLAYER_DRAWS = tuple(rules.player_draws(t) for t in range(10))  # Ch 10B
-BANKER_ALONE = tuple(rules.banker_draws(t, rules.NO_THIRD) for t in range(10))  # Ch 10D
+from .composition import CompositionError
+from .returns import STATES, gain, jobs, pricing_json, settings_json
 
 MIN_CARDS = 6  # a round can need six cards; fewer cannot be priced (Ch 13E)
+DRAWN = 6  # places of a six-card sequence
+INITIAL = 4  # P1, B1, P2, B2 (Ch 8C)
 
-# STATES[i] = (player total, banker total, player cards, banker cards)
-STATES = [(p, b, pn, bn) for p in range(10) for b in range(10) for pn in (2, 3) for bn in (2, 3)]
+
+# --- the grouped enumeration ------------------------------------------------
+
+class _Groups:
+    """Multisets of card classes, each as one flat index per drawn place.
+
+    A multiset is keyed by ``sum(unit(v))`` over its cards (a count per
+    class in base ``places + 1``), so a round adds its cards' units instead
+    of sorting them. A place holding the j-th card of class v (j from 0)
+    gathers ``n_v - j``; a place the round leaves (it drew fewer than
+    ``places`` cards) gathers ``N - place``, any card left. The product of
+    a multiset's gathered factors is its weight."""
+
+    def __init__(self, classes, places):
+        self.classes, self.places = classes, places
+        self.base = places + 1
+        self.index = {}
+        self.rows = []
+
+    def unit(self, v):
+        return self.base ** v
+
+    def column(self, key):
+        """The column of the multiset ``key`` (a sum of units)."""
+        col = self.index.get(key)
+        if col is None:
+            col = self.index[key] = len(self.rows)
+            flat, rest = [], key
+            for v in range(self.classes):
+                rest, count = divmod(rest, self.base)
+                flat += [v * self.places + j for j in range(count)]
+            flat += [self.classes * self.places + j for j in range(len(flat), self.places)]
+            self.rows.append(flat)
+        return col
+
+    def freeze(self):
+        """Per place, the flat indices of every column (place-major: contiguous gathers)."""
+        self.gather = np.ascontiguousarray(np.array(self.rows, dtype=np.intp).T)
+        self.drawn = np.arange(self.places)
+        self.by_rows = {}
+        return self
+
+    def weights(self, counts_by_class, total):
+        """Exact int64 weight of every multiset, per row of ``counts_by_class``
+        (rows x classes: one composition, or one suit of it, per row)."""
+        k = np.asarray(counts_by_class, dtype=np.int64).reshape(-1, self.classes)
+        rows = k.shape[0]
+        table = np.empty((rows, self.classes + 1, self.places), dtype=np.int64)
+        table[:, : self.classes] = k[:, :, None] - self.drawn
+        table[:, self.classes] = total - self.drawn
+        flat = table.ravel()
+        g = self._gather(rows)
+        w = flat.take(g[0])
+        for place in range(1, self.places):
+            w *= flat.take(g[place])
+        return w
+
+    def _gather(self, rows):
+        """The gather indices for ``rows`` tables laid end to end: (place, row, column)."""
+        g = self.by_rows.get(rows)
+        if g is None:
+            step = (self.classes + 1) * self.places
+            g = self.by_rows[rows] = self.gather[:, None, :] + step * np.arange(rows)[None, :, None]
+        return g
+
+
+def _rounds(unit):
+    """Every round by point class: (end state, multiset key, multiplicity).
+
+    Each two-card hand is taken once as an unordered pair (multiplicity 2
+    for two classes); who draws is asked of the firmware's Ch 10 rules."""
+    index = {s: i for i, s in enumerate(STATES)}
+    pairs = [(a, c, 1 if a == c else 2) for a in range(10) for c in range(a, 10)]
+    for a, c, mp in pairs:
+        p = (a + c) % 10
+        for b, e, mb in pairs:
+            q = (b + e) % 10
+            four, w = unit[a] + unit[c] + unit[b] + unit[e], mp * mb
+            if rules.is_natural(p) or rules.is_natural(q):  # Ch 10A: nobody draws
+                yield index[(p, q, 2, 2)], four, w
+            elif rules.player_draws(p):  # Ch 10B
+                for x in range(10):
+                    if rules.banker_draws(q, x):  # Ch 10E
+                        for y in range(10):
+                            yield index[((p + x) % 10, (q + y) % 10, 3, 3)], four + unit[x] + unit[y], w
+                    else:
+                        yield index[((p + x) % 10, q, 3, 2)], four + unit[x], w
+            elif rules.banker_draws(q, rules.NO_THIRD):  # Ch 10D
+                for y in range(10):
+                    yield index[(p, (q + y) % 10, 2, 3)], four + unit[y], w
+            else:
+                yield index[(p, q, 2, 2)], four, w
+
+
+class _MainGame:
+    """The 400 end states as a sparse (state x multiset) matrix of multiplicities."""
+
+    def __init__(self):
+        self.groups = _Groups(10, DRAWN)
+        cells = {}
+        for state, key, w in _rounds([self.groups.unit(v) for v in range(10)]):
+            cell = (state, key)
+            cells[cell] = cells.get(cell, 0) + w
+        order = sorted(cells)
+        self.states = np.array([s for s, _k in order], dtype=np.intp)
+        self.cols = np.array([self.groups.column(k) for _s, k in order], dtype=np.intp)
+        self.groups.freeze()
+        self.mult = np.array([cells[k] for k in order], dtype=np.int64)
+        # reduceat over each state's run of cells; states no round ends in stay 0
+        self.rows, self.starts = np.unique(self.states, return_index=True)
+
+    def weights(self, points, total):
+        return self.groups.weights(points, total)[0]
+
+    def distribution(self, points, total):
+        """Exact sequence counts of the 400 states (each below N(N-1)...(N-5))."""
+        d = np.zeros(len(STATES), dtype=np.int64)
+        d[self.rows] = np.add.reduceat(self.mult * self.weights(points, total)[self.cols], self.starts)
+        return d
+
+    def fold(self, per_state):
+        """``per_state`` (rows x 400) times the multiplicities: (rows x multiset),
+        so a row's sum over states is one product with the weights."""
+        per_state = np.asarray(per_state)
+        out = np.zeros((len(self.groups.rows), per_state.shape[0]), dtype=per_state.dtype)
+        np.add.at(out, self.cols, (per_state[:, self.states] * self.mult).T)
+        return np.ascontiguousarray(out.T)
+
+
+@lru_cache(maxsize=1)
+def _main_game():
+    return _MainGame()
+
+
+POINT_OF_CARD = np.array([cards.points(c) for c in range(52)], dtype=np.intp)
 
 
 def main_distribution(n):
-    """Sequence counts of the 400 STATES for point-class counts ``n``.
-
-    The four initial cards are enumerated as unordered hands. The third
-    cards are not: what they add depends on the cards left, which is the
-    composition less the four initial cards, so it is linear in a few sums
-    over the initial hands (of w, w*d and w*d*d, where d counts the removed
-    cards per class). Those sums are gathered per (Player, Banker) two-card
-    total, with the per-class vectors packed into one Python int (one bit
-    field per class) so that adding a vector is one big-int operation; the
-    third-card draws are then applied once per total pair, not once per
-    initial hand.
-    """
-    n = list(n)
-    total = sum(n)
-    m = total - 4
-    f_bits = max(64, (total**6).bit_length() + 1)  # a packed field never overflows
-    unit = [1 << (f_bits * v) for v in range(10)]
-    mask = (1 << f_bits) - 1
-    stand = m * (m - 1)
-    npk = sum(k * unit[v] for v, k in enumerate(n))
-    d = [0] * 400
-    s0 = [0] * 100
-    t1 = [0] * 100
-    u = [[0] * 10 for _ in range(100)]
-    vv = [[0] * 10 for _ in range(100)]
-    removed = [0] * 10
-    for a in range(10):
-        ka = n[a] - removed[a]
-        if ka <= 0:
-            continue
-        removed[a] += 1
-        for c in range(a, 10):
-            kc = n[c] - removed[c]
-            if kc <= 0:
-                continue
-            removed[c] += 1
-            wp = ka * kc * (1 if a == c else 2)
-            p = (a + c) % 10
-            for b in range(10):
-                kb = n[b] - removed[b]
-                if kb <= 0:
-                    continue
-                removed[b] += 1
-                for e in range(b, 10):
-                    ke = n[e] - removed[e]
-                    if ke <= 0:
-                        continue
-                    removed[e] += 1
-                    w = wp * kb * ke * (1 if b == e else 2)
-                    q = (b + e) % 10
-                    if NATURAL[p] or NATURAL[q] or not (PLAYER_DRAWS[p] or BANKER_ALONE[q]):
-                        d[(p * 10 + q) * 4] += w * stand  # nobody draws
-                    else:
-                        g = p * 10 + q
-                        s0[g] += w
-                        dp = unit[a] + unit[c] + unit[b] + unit[e]
-                        t1[g] += w * dp
-                        if PLAYER_DRAWS[p]:
-                            ug, vg = u[g], vv[g]
-                            for x in {a, c, b, e}:
-                                wx = w * removed[x]
-                                ug[x] += wx
-                                vg[x] += wx * dp
-                    removed[e] -= 1
-                removed[b] -= 1
-            removed[c] -= 1
-        removed[a] -= 1
-    draws = BANKER_DRAWS  # Ch 10E
-    packed = {}  # (Player final total, Banker two-card total, state kind) -> packed over Banker third card
-    for g in range(100):
-        if not s0[g]:
-            continue
-        p, q = divmod(g, 10)
-        left = npk * s0[g] - t1[g]  # sum of w * (remaining counts), packed over y
-        if not PLAYER_DRAWS[p]:  # Player stands, Banker draws alone (Ch 10D)
-            packed[(p, q, 1)] = packed.get((p, q, 1), 0) + left * (m - 1)
-            continue
-        ug, vg = u[g], vv[g]
-        for x in range(10):
-            rx = n[x] * s0[g] - ug[x]
-            if not rx:
-                continue
-            p3 = (p + x) % 10
-            if draws[q * 10 + x]:
-                key = (p3, q, 3)
-                packed[key] = packed.get(key, 0) + n[x] * left - (npk * ug[x] - vg[x]) - rx * unit[x]
-            else:
-                d[(p3 * 10 + q) * 4 + 2] += rx * (m - 1)
-    for (p, q, kind), val in packed.items():
-        for y in range(10):
-            f = (val >> (f_bits * y)) & mask
-            if f:
-                d[(p * 10 + (q + y) % 10) * 4 + kind] += f
-    return d
+    """Sequence counts (ints) of the 400 STATES for point-class counts ``n``;
+    they sum to N(N-1)...(N-5)."""
+    n = [int(k) for k in n]
+    return [int(x) for x in _main_game().distribution(n, sum(n))]
 
 
-# --- which keys exist, priced against which table -------------------------
-
-BANKER_KEYS = {
-    "banker": "standard",
-    "ez_banker": "ez",
-    "fortune7_banker": "fortune7",
-    "no_commission_banker": "no-commission",
-}
-KEY_OF_BANKER = {des: key for key, des in BANKER_KEYS.items()}
-KEY_OF_BANKER["five-treasures"] = "banker"
-
-
-def key_of(bet, table):
-    """The house_edge key of a wager as ``table`` offers it."""
-    if bet == "banker":
-        return KEY_OF_BANKER[table.designation]
-    group = pt.PAYTABLE_OF.get(bet)
-    return bet + "_" + table.paytable(group) if group else bet
-
-
-def _variants(settings):
-    """(key, bet, Table) for every wager under every paytable."""
-    base = {k: v for k, v in settings.items() if k in ("tie_odds", "royal9_wager", "royal9_meters")}
-    chosen_royal = settings.get("royal9", "A")
-    out = []
-    for key, des in BANKER_KEYS.items():
-        out.append((key, "banker", Table(dict(base, designation=des))))
-    for bet in pt.BETS:
-        if bet == "banker":
-            continue
-        group = pt.PAYTABLE_OF.get(bet)
-        for letter in pt.PAYTABLES[group] if group else (None,):
-            s = dict(base, designation="standard")
-            if group:
-                s[group] = letter
-                if group == "royal9" and letter != chosen_royal:
-                    s.pop("royal9_meters", None)  # given meters belong to the table's own paytable
-            t = Table(s)
-            out.append((key_of(bet, t), bet, t))
-    return out
-
-
-def gain(bet, hands, table, amount):
-    """Return per unit staked, stake included and commission (Ch 12C, exact 5 %) taken:
-    0 lose, 1 push, 1 + winnings/stake on a win. ``amount`` sizes fixed awards."""
-    outcome, award = wagers.resolve(bet, hands, table, "player")
-    if outcome != "win":
-        return 0.0 if outcome == "lose" else 1.0
-    kind = award[0]
-    if kind == "odds":
-        won = award[1] / award[2]
-    elif kind == "fixed":
-        won = award[1] / amount
-    else:
-        won = table.royal9_meters[award[1]] * award[2] / 100.0 / amount
-    if wagers.commission(bet, table):
-        won *= 1.0 - pt.VIG_PERCENT / 100.0
-    return 1.0 + won
-
-
-# --- class schemes for the four-card wagers --------------------------------
+# --- the four-card wagers ----------------------------------------------------
 
 NINE, JACK, QUEEN, KING = wagers.NINE, wagers.JACK, wagers.QUEEN, wagers.KING
+OTHER = cards.make(cards.ACE, 0)  # stands for every card a scheme does not name
 
 
-def _scheme_ranks():
-    return (lambda c: cards.rank(c)), [cards.make(r, 0) for r in range(13)]
+def _class_map(cls):
+    return np.array([cls(c) for c in range(52)], dtype=np.intp)
 
 
-def _scheme_nines():
-    def cls(c):
-        return cards.suit(c) if cards.rank(c) == NINE else 4
-
-    return cls, [cards.make(NINE, s) for s in range(4)] + [cards.make(1, 0)]
+def _rank_scheme():
+    """13 ranks: Any Pair, and Jackpot's ranks (its flush is weighed apart)."""
+    return _class_map(cards.rank), [cards.make(r, 0) for r in range(13)]
 
 
-def _scheme_royal():
+def _nines_scheme():
+    """Nines by suit, and anything else: Lucky Nines."""
+    return (_class_map(lambda c: cards.suit(c) if cards.rank(c) == NINE else 4),
+            [cards.make(NINE, s) for s in range(4)] + [OTHER])
+
+
+def _royal_scheme():
+    """Nines, kings and jacks-or-queens by suit, and anything else: Royal 9."""
     def cls(c):
         r, s = cards.rank(c), cards.suit(c)
         if r == NINE:
@@ -229,64 +222,136 @@ def _scheme_royal():
         return 12
 
     reps = [cards.make(NINE, s) for s in range(4)] + [cards.make(KING, s) for s in range(4)]
-    reps += [cards.make(JACK, s) for s in range(4)] + [cards.make(1, 0)]
-    return cls, reps
+    return _class_map(cls), reps + [cards.make(JACK, s) for s in range(4)] + [OTHER]
 
 
-SCHEMES = {"any_pair": _scheme_ranks, "lucky_nines": _scheme_nines, "royal9": _scheme_royal}
+class _FourCards:
+    """The four-card wagers of one class scheme: (multiset x job) summed returns.
+
+    ``sets`` lists (jobs, as_a_set, flush). ``as_a_set``: those wagers read
+    the four cards as a set (who holds which does not matter), so each
+    multiset is settled once, times its orderings. ``flush``: they also read
+    whether all four share one suit, so what a flush adds is weighed apart,
+    per suit, from that suit's counts."""
+
+    def __init__(self, make, sets):
+        self.class_of, reps = make()
+        self.classes = len(reps)
+        self.groups = _Groups(self.classes, INITIAL)
+        self.jobs = [j for jobs_, _set, _flush in sets for j in jobs_]
+        plain, extra = {}, {}
+        first = 0
+        for jobs_, as_a_set, flush in sets:
+            pad = [0.0] * first, [0.0] * (len(self.jobs) - first - len(jobs_))
+            for four, w in (_sets if as_a_set else _deals)(self.classes):
+                col = self.groups.column(sum(self.groups.unit(x) for x in four))
+                a, c, b, e = (reps[x] for x in four)
+                if flush:  # the Banker's cards of another suit: no flush among the plain returns
+                    h = Hands(0, 0, 2, 2, (a, c), (_suit(b, 1), _suit(e, 1)))
+                else:
+                    h = Hands(0, 0, 2, 2, (a, c), (b, e))
+                row = [w * gain(bet, h, t, amount) for _k, bet, t, amount in jobs_]
+                _add(plain, col, pad[0] + row + pad[1])
+                if flush:  # the same ranks all of one suit (the scheme's cards are)
+                    s = Hands(0, 0, 2, 2, (a, c), (b, e))
+                    more = [w * gain(bet, s, t, amount) - x for (_k, bet, t, amount), x in zip(jobs_, row)]
+                    _add(extra, col, pad[0] + more + pad[1])
+            first += len(jobs_)
+        self.groups.freeze()
+        self.plain = _dense(plain, len(self.groups.rows), len(self.jobs))
+        self.extra = _dense(extra, len(self.groups.rows), len(self.jobs)) if extra else None
+        # one bincount gives the scheme's class counts (row 0) and, for a
+        # flush, each suit's (rows 1-4)
+        suit = np.array([cards.suit(c) for c in range(52)], dtype=np.intp)
+        self.bins = np.concatenate([self.class_of, (1 + suit) * self.classes + self.class_of][: 2 if extra else 1])
+        self.rows = 5 if extra else 1
+
+    def returns(self, counts, total):
+        """Sum over four-card sequences of each job's return (float per job);
+        ``counts`` are the 52 card counts as floats."""
+        k = np.bincount(self.bins, weights=np.tile(counts, len(self.bins) // 52), minlength=self.rows * self.classes)
+        w = self.groups.weights(k.astype(np.int64), total).astype(np.float64)
+        acc = w[0] @ self.plain
+        if self.extra is not None:
+            acc += w[1:].sum(axis=0) @ self.extra
+        return acc
 
 
-def _combos(scheme, jobs):
-    """Class combinations (a, c, b, e, orderings) that do not lose, with their gains per job."""
-    _cls, reps = SCHEMES[scheme]()
-    k = len(reps)
-    pairs = [(a, c) for a in range(k) for c in range(a, k)]
-    out = []
-    for a, c in pairs:
-        for b, e in pairs:
-            h = Hands(0, 0, 2, 2, (reps[a], reps[c]), (reps[b], reps[e]))
-            gains = [gain(bet, h, t, amount) for _key, bet, t, amount in jobs]
-            if any(gains):
-                out.append((_offsets((a, c, b, e)), (1 if a == c else 2) * (1 if b == e else 2), gains))
-    return out
+def _deals(k):
+    """(P1, P2, B1, B2 classes, orderings): each hand's two cards taken once, unordered."""
+    pairs = [(a, c, 1 if a == c else 2) for a in range(k) for c in range(a, k)]
+    for a, c, mp in pairs:
+        for b, e, mb in pairs:
+            yield (a, c, b, e), mp * mb
 
 
-def _offsets(items):
-    """(class, already drawn) per card, so an ordered draw weighs prod(count - drawn)."""
-    seen = {}
-    out = []
-    for x in items:
-        out.append((x, seen.get(x, 0)))
-        seen[x] = seen.get(x, 0) + 1
-    return tuple(out)
+def _sets(k):
+    """(four classes, orderings) for each multiset of four classes."""
+    for four in combinations_with_replacement(range(k), INITIAL):
+        orders = 24
+        for x in set(four):
+            orders //= _falling(four.count(x), four.count(x))
+        yield four, orders
 
 
-def _weight(k, offsets):
-    (c0, o0), (c1, o1), (c2, o2), (c3, o3) = offsets
-    return (k[c0] - o0) * (k[c1] - o1) * (k[c2] - o2) * (k[c3] - o3)
+def _add(rows, col, row):
+    rows[col] = [x + y for x, y in zip(rows[col], row)] if col in rows else row
 
 
-def _jackpot_combos(jobs):
-    """Rank multisets of four cards with (gains if not flush, gains if flush)."""
-    out = []
-    for r1 in range(13):
-        for r2 in range(r1, 13):
-            for r3 in range(r2, 13):
-                for r4 in range(r3, 13):
-                    ranks = (r1, r2, r3, r4)
-                    plain = [cards.make(r, 0 if i == 0 else 1) for i, r in enumerate(ranks)]
-                    suited = [cards.make(r, 0) for r in ranks]
-                    row = []
-                    for four in (plain, suited):
-                        h = Hands(0, 0, 2, 2, (four[0], four[2]), (four[1], four[3]))
-                        row.append([gain(bet, h, t, amount) for _key, bet, t, amount in jobs])
-                    if any(row[0]) or any(row[1]):
-                        orders = 24
-                        for r in set(ranks):
-                            orders //= _falling(ranks.count(r), ranks.count(r))
-                        flush_extra = [f - g for f, g in zip(row[1], row[0])]
-                        out.append((_offsets(ranks), orders, row[0], flush_extra))
-    return out
+def _suit(card, suit):
+    return cards.make(cards.rank(card), suit)
+
+
+def _dense(rows, n, width):
+    m = np.zeros((n, width), dtype=np.float64)
+    for col, row in rows.items():
+        m[col] = row
+    return m
+
+
+# --- the plan, once per table setting ----------------------------------------
+
+class _Plan:
+    """Everything about pricing that does not depend on the composition."""
+
+    def __init__(self, settings_text):
+        every = jobs(settings_text)
+        point = [j for j in every if j[1] not in wagers.CARD_WAGERS]
+        self.point_keys = [j[0] for j in point]
+        # return of each point-only wager in each of the 400 states
+        self.point_gains = np.array(
+            [[gain(bet, Hands(p, b, pn, bn), t, amount) for p, b, pn, bn in STATES] for _k, bet, t, amount in point])
+        by = {bet: [j for j in every if j[1] == bet] for bet in wagers.CARD_WAGERS}
+        self.four = [
+            _FourCards(_rank_scheme, [(by["any_pair"], False, False), (by["jackpot"], True, True)]),
+            _FourCards(_nines_scheme, [(by["lucky_nines"], True, False)]),
+            _FourCards(_royal_scheme, [(by["royal9"], False, False)]),
+        ]
+        # folded through the main game's multiplicities: one product with the weights
+        main = _main_game()
+        self.point_returns = main.fold(self.point_gains)
+        self.probability = main.fold(_probability_rows())
+
+
+PROBABILITIES = ("banker", "player", "tie", "natural", "dragon7", "panda8")
+
+
+def _probability_rows():
+    """(probability x state) 0/1 matrix: which end states count for each probability."""
+    rows = np.zeros((len(PROBABILITIES), len(STATES)), dtype=np.int64)
+    for i, (p, b, pn, bn) in enumerate(STATES):
+        h = Hands(p, b, pn, bn)
+        rows[PROBABILITIES.index(h.winner), i] = 1
+        rows[3, i] = h.player_natural or h.banker_natural
+        rows[4, i] = h.dragon7
+        rows[5, i] = h.panda8
+    return rows
+
+
+@lru_cache(maxsize=8)
+def _plan(settings_text):
+    _main_game()
+    return _Plan(settings_text)
 
 
 def _falling(k, j):
@@ -296,94 +361,71 @@ def _falling(k, j):
     return w
 
 
-@lru_cache(maxsize=8)
-def _plan(settings_json):
-    """Everything about pricing that does not depend on the composition."""
-    settings = json.loads(settings_json)
-    variants = _variants(settings)
-    amount_of = settings.get("royal9_wager", pt.ROYAL9_WAGER)
-    point_jobs, card_jobs = [], {"any_pair": [], "lucky_nines": [], "royal9": [], "jackpot": []}
-    for key, bet, t in variants:
-        job = (key, bet, t, amount_of)
-        (card_jobs[bet] if bet in wagers.CARD_WAGERS else point_jobs).append(job)
-    # gain of each point-only wager in each of the 400 states
-    state_gains = []
-    for key, bet, t, amount in point_jobs:
-        state_gains.append((key, [gain(bet, Hands(p, b, pn, bn), t, amount) for p, b, pn, bn in STATES]))
-    schemes = {}
-    for s, make in SCHEMES.items():
-        cls, reps = make()
-        schemes[s] = (cls, len(reps), card_jobs[s], _combos(s, card_jobs[s]))
-    return point_jobs, state_gains, schemes, card_jobs["jackpot"], _jackpot_combos(card_jobs["jackpot"])
-
-
-def _settings_json(settings):
-    s = dict(settings or {})
-    s.setdefault("designation", "standard")
-    Table(s)  # validate now, with the table's own message
-    return json.dumps(s, sort_keys=True)
-
-
 def analyse(counts, settings=None):
     """``{"probability": {...}, "house_edge": {...}}`` for 52 card counts."""
-    return _analyse(tuple(counts), _settings_json(settings))
+    return _analyse(tuple(int(k) for k in counts), settings_json(settings))
 
 
 @lru_cache(maxsize=256)
-def _analyse(counts, settings_json):
-    total = sum(counts)
-    if total < MIN_CARDS:
-        raise CompositionError("%d cards left; a round can need 6, so it may not complete (Ch 13E)" % total)
-    _point_jobs, state_gains, schemes, jack_jobs, jack_combos = _plan(settings_json)
-    d = main_distribution(by_points(counts))
-    seq6 = _falling(total, 6)
-    edge = {}
-    for key, g in state_gains:
-        edge[key] = 1.0 - sum(w * x for w, x in zip(d, g) if w) / seq6
-    seq4 = _falling(total, 4)
-    for cls, classes, jobs, combos in schemes.values():
-        k = [0] * classes
-        for c, n in enumerate(counts):
-            k[cls(c)] += n
-        acc = [0.0] * len(jobs)
-        for offsets, orders, gains in combos:
-            w = _weight(k, offsets)
-            if w:
-                w *= orders
-                for i, x in enumerate(gains):
-                    if x:
-                        acc[i] += w * x
-        for (key, *_rest), s in zip(jobs, acc):
-            edge[key] = 1.0 - s / seq4
-    # Jackpot: weight of each rank multiset, plus the extra gain when all
-    # four cards share a suit (flush weight per suit from that suit's counts).
-    acc = [0.0] * len(jack_jobs)
-    ranks_n = [sum(counts[r * 4 : r * 4 + 4]) for r in range(13)]
-    suit_n = [[counts[r * 4 + s] for r in range(13)] for s in range(4)]
-    for offsets, orders, plain_gain, flush_extra in jack_combos:
-        allw = _weight(ranks_n, offsets)
-        if not allw:
-            continue
-        flush = _weight(suit_n[0], offsets) + _weight(suit_n[1], offsets)
-        flush += _weight(suit_n[2], offsets) + _weight(suit_n[3], offsets)
-        for i in range(len(jack_jobs)):
-            acc[i] += orders * (allw * plain_gain[i] + flush * flush_extra[i])
-    for (key, *_rest), s in zip(jack_jobs, acc):
-        edge[key] = 1.0 - s / seq4
-    return {"probability": _probabilities(d, seq6), "house_edge": dict(sorted(edge.items()))}
+def _analyse(counts, settings_text):
+    return price(counts, settings_text)
 
 
-def _probabilities(d, seq6):
-    prob = {"banker": 0, "player": 0, "tie": 0, "natural": 0, "dragon7": 0, "panda8": 0}
-    for w, (p, b, pn, bn) in zip(d, STATES):
-        if not w:
-            continue
-        h = Hands(p, b, pn, bn)
-        prob[h.winner] += w
-        if h.player_natural or h.banker_natural:
-            prob["natural"] += w
-        if h.dragon7:
-            prob["dragon7"] += w
-        if h.panda8:
-            prob["panda8"] += w
-    return {k: v / seq6 for k, v in prob.items()}
+def price(counts, settings_text):
+    """What ``analyse`` returns, never from its cache (the bench times this)."""
+    return pricer(settings_text).analyse(counts)
+
+
+@lru_cache(maxsize=32)
+def pricer(settings_text, keys=None):
+    """The Pricer of ``keys`` (a tuple; None: every key) under one table setting,
+    shared by every monitor that asks for the same."""
+    return Pricer(_plan(pricing_json(settings_text)), keys)
+
+
+class Pricer:
+    """House edges of chosen keys only: what a table offers, for its monitor."""
+
+    def __init__(self, plan, keys=None):
+        want = None if keys is None else set(keys)
+        known = set(plan.point_keys).union(j[0] for part in plan.four for j in part.jobs)
+        if want is not None and not want <= known:
+            raise ValueError("no such house_edge key: %s" % ", ".join(sorted(want - known)))
+        rows = [i for i, k in enumerate(plan.point_keys) if want is None or k in want]
+        self.point_keys = [plan.point_keys[i] for i in rows]
+        self.point_returns = np.ascontiguousarray(plan.point_returns[rows])
+        self.probability = plan.probability
+        self.four = []
+        for part in plan.four:
+            cols = [i for i, j in enumerate(part.jobs) if want is None or j[0] in want]
+            if cols:
+                self.four.append((part, cols, [part.jobs[i][0] for i in cols]))
+
+    def edges(self, counts):
+        """{key: house edge} for 52 card counts (a list or tuple of ints)."""
+        return self._price(counts, False)[0]
+
+    def analyse(self, counts):
+        """``{"probability": ..., "house_edge": ...}`` as ``analyse`` gives it."""
+        edge, w, seq6 = self._price(counts, True)
+        prob = (self.probability @ w).tolist()  # exact: each sum is at most N(N-1)...(N-5)
+        return {"probability": {k: v / seq6 for k, v in zip(PROBABILITIES, prob)},
+                "house_edge": dict(sorted(edge.items()))}
+
+    def _price(self, counts, always_main):
+        total = sum(counts)
+        if total < MIN_CARDS:
+            raise CompositionError("%d cards left; a round can need 6, so it may not complete (Ch 13E)" % total)
+        n = np.asarray(counts, dtype=np.float64)
+        edge = {}
+        w = seq6 = None
+        if self.point_keys or always_main:
+            points = np.bincount(POINT_OF_CARD, weights=n, minlength=10).astype(np.int64)
+            w = _main_game().weights(points, total)
+            seq6 = _falling(total, DRAWN)
+            edge.update(zip(self.point_keys, (1.0 - self.point_returns @ w.astype(np.float64) / seq6).tolist()))
+        seq4 = _falling(total, INITIAL)
+        for part, cols, keys in self.four:
+            back = part.returns(n, total)[cols]
+            edge.update(zip(keys, (1.0 - back / seq4).tolist()))
+        return edge, w, seq6

@@ -19,7 +19,7 @@ from host_tools import exits
 from host_tools.settle.core import cards
 from host_tools.settle.table import Table, TableError
 
-from . import composition, exact, settings
+from . import composition, exact, returns, settings
 
 
 class EdgeMonitor:
@@ -28,7 +28,9 @@ class EdgeMonitor:
         self.table = Table(self.settings)
         self.decks = decks
         # offered wager -> its house_edge key (Any Pair priced per hand: one key)
-        self.keys = {bet: exact.key_of(bet, self.table) for bet in self.table.offered}
+        self.keys = {bet: returns.key_of(bet, self.table) for bet in self.table.offered}
+        # one Pricer per table setting and offer, shared by every monitor (a pit's tables)
+        self.pricer = exact.pricer(returns.settings_json(self.settings), tuple(sorted(set(self.keys.values()))))
         self.counts = composition.full(decks)
         self.favourable = set()
         self.last = None  # the latest {wager: house_edge}, for the pit display
@@ -61,7 +63,7 @@ class EdgeMonitor:
         if sum(self.counts) < exact.MIN_CARDS:
             self.last = None
             return []
-        edges = exact.analyse(self.counts, self.settings)["house_edge"]
+        edges = self.pricer.edges(self.counts)
         self.last = {bet: edges[key] for bet, key in self.keys.items()}
         out = []
         left = sum(self.counts)
@@ -125,3 +127,13 @@ def run(args):
     print("shoe edges: %d events, %d rounds watched, %d alerts, %d bad lines" % (events, rounds, alerts, bad),
           file=sys.stderr)
     return 1 if bad else 0
+
+
+def factory():
+    """Makes one EdgeMonitor per card set from its ``shoe`` event: the
+    bridge's console and the pit's edge watch (host_tools/pit/edges.py)
+    price with the same settings."""
+    def make(event):
+        settings = {"designation": event.get("designation", "standard")}
+        return EdgeMonitor(decks=event.get("decks", 8), table_settings=settings)
+    return make

@@ -4,14 +4,17 @@ It deals every ordered sequence of cards one position at a time, exactly as
 a dealer would (P1, B1, P2, B2, then the firmware's Ch 10 rules), and
 settles every wager on every finished round with the settlement resolvers.
 No grouping, no precomputed tables, no shortcuts: slow, and obviously right.
-Tests compare exact.py with it on small shoes; `shoe bench analysis` times it
-against exact.py on a full shoe.
+It shares with exact.py only what a key prices and what a settled round
+returns (returns.py). Tests compare exact.py with it on small shoes;
+`shoe bench analysis` times it against exact.py on a full shoe.
 """
+
+import math
 
 from host_tools.settle.core import cards, rules
 from host_tools.settle.hands import from_cards
 
-from .exact import STATES, _plan, _settings_json, gain
+from .returns import STATES, gain, jobs, settings_json
 
 
 def due(player, banker):
@@ -77,18 +80,18 @@ def main_distribution(counts):
 
 def house_edges(counts, settings=None):
     """Every house_edge key of exact.analyse, by settling every dealt round."""
-    point_jobs, _gains, schemes, jack_jobs, _combos = _plan(_settings_json(settings))
-    jobs = point_jobs + [j for s in schemes.values() for j in s[2]] + jack_jobs
-    acc = [0.0] * len(jobs)
+    every = jobs(settings_json(settings))
+    acc = [{} for _ in every]  # per job: return -> exact integer weight, so no rounding builds up
 
     def visit(player, banker, weight):
         h = from_cards(player, banker)
-        for i, (_key, bet, t, amount) in enumerate(jobs):
-            acc[i] += weight * gain(bet, h, t, amount)
+        for i, (_key, bet, t, amount) in enumerate(every):
+            g = gain(bet, h, t, amount)
+            acc[i][g] = acc[i].get(g, 0) + weight
 
     deal(counts, visit)
     total = sum(counts)
     seq6 = 1
     for i in range(6):
         seq6 *= total - i
-    return {job[0]: 1.0 - a / seq6 for job, a in zip(jobs, acc)}
+    return {job[0]: 1.0 - math.fsum(g * w for g, w in a.items()) / seq6 for job, a in zip(every, acc)}

@@ -10,7 +10,7 @@ nothing on stdout. Exit 0, or 1 when a shoe's shuffle was weak.
 import json
 import sys
 
-from host_tools import cli
+from host_tools import exits
 
 from . import shuffle_score as Q
 
@@ -43,16 +43,16 @@ def text(result):
 def run(args):
     if not 0 < args.alpha < 1:
         print("shoe shuffle-score: --alpha must be between 0 and 1, got %g" % args.alpha, file=sys.stderr)
-        return cli.EXIT_USAGE
-    data = cli.read_input(args.events)
+        return exits.EXIT_USAGE
+    data = exits.read_input(args.events)
     try:
         results = Q.score_events(Q.parse_lines(data), args.alpha)
     except Q.ScoreError as exc:
         print("shoe shuffle-score: %s" % exc, file=sys.stderr)
-        return cli.EXIT_USAGE
+        return exits.EXIT_USAGE
     if not results:
         print("shoe shuffle-score: no shoe with cards in the input", file=sys.stderr)
-        return cli.EXIT_USAGE
+        return exits.EXIT_USAGE
     for r in results:
         print(json.dumps(r) if args.json else text(r))
-    return cli.EXIT_FOUND if any(r["weak"] for r in results) else 0
+    return exits.EXIT_FOUND if any(r["weak"] for r in results) else 0

@@ -46,6 +46,7 @@ import functools
 import json
 import math
 
+from host_tools.exits import ShoeError
 from host_tools import vm
 
 vm.use_firmware()
@@ -60,7 +61,7 @@ _SHOE = E.require("shoe", "decks", "batch")
 _CARD = E.require("card", "card", "deck")
 
 
-class ScoreError(ValueError):
+class ScoreError(ShoeError, ValueError):
     """Input that cannot be scored; the message is one line."""
 
 

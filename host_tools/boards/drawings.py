@@ -11,7 +11,7 @@ fails naming each file that differs from what its source gives today.
 
 import sys
 
-from host_tools import boards, cli
+from host_tools import boards, exits
 from host_tools.boards import docs, mechanism_drawing, shoe_drawing, shoe_geometry
 
 HARDWARE = boards.ROOT / "hardware"
@@ -49,14 +49,14 @@ def run(args):
         files = generated()
     except (boards.BoardError, shoe_geometry.GeometryError) as exc:
         print("shoe hardware: %s" % str(exc).splitlines()[0], file=sys.stderr)
-        return cli.EXIT_BOARDS
+        return exits.EXIT_BOARDS
     if args.check:
         old = stale(files)
         for rel in old:
             print("out of date: hardware/%s (run `shoe hardware`)" % rel)
         if not old:
             print("all %d generated hardware files are up to date" % len(files))
-        return cli.EXIT_FOUND if old else 0
+        return exits.EXIT_FOUND if old else 0
     for rel, text in sorted(files.items()):
         path = HARDWARE / rel
         path.parent.mkdir(parents=True, exist_ok=True)

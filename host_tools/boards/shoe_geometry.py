@@ -8,13 +8,14 @@ calibrated to, so the shoe and the shuffler are drawn for the same card.
 
 import tomllib
 
+from host_tools.exits import ShoeError
 from host_tools import boards, vm
 
 GEOMETRY = boards.ROOT / "hardware" / "shoe" / "geometry.toml"
 INCH = 25.4
 
 
-class GeometryError(Exception):
+class GeometryError(ShoeError):
     """geometry.toml cannot be read or lacks a number the drawings need."""
 
 

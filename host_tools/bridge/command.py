@@ -10,13 +10,13 @@ so a bad argument is refused with the shoe's message before it is signed.
 in one line (``RECORDING: ...`` or ``NOT RECORDING: <reason>``) and exits 0
 only while it records: a monitoring script needs nothing else.
 
-Exit codes (each failure one line, never a traceback):
+Exit statuses (host_tools/exits.py; each failure one line, never a traceback):
 0 ok (the shoe accepted the command) / RECORDING; 1 NOT RECORDING
 (``--check``), or a request the bridge or the shoe refused, with the shoe's
-reason, or one the shoe did not answer within answers.ANSWER_S (``--send``); 2 bad arguments, a bad request line or an unusable key
-file; 3 another bridge owns this store, or another program holds the port;
-4 no bridge is running on this store (``--send``, ``--check``); 5 the store
-cannot be used.
+reason, or one the shoe did not answer within answers.ANSWER_S (``--send``);
+2 bad arguments, a bad request line or an unusable key file; 5 the store
+cannot be used; 7 another bridge owns this store, or another program holds
+the port; 8 no bridge is running on this store (``--send``, ``--check``).
 
 Display work (console, edge monitor) runs after each batch of frames has
 been committed and acknowledged, so it can never delay an ack. The bridge
@@ -33,26 +33,21 @@ import sys
 import time
 
 from host_tools import logfile
+from host_tools.exits import EXIT_BUSY, EXIT_FOUND, EXIT_NO_BRIDGE, EXIT_OK, EXIT_STORE, EXIT_USAGE
+from host_tools.analysis.monitor import factory as edge_monitor_factory
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView, event_line
 from host_tools.bridge.session import Bridge
 from host_tools.protocol import alerts, answers
+from host_tools.protocol.controls import parse_control
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import audit, db
 
-from link import events_schema, schema  # noqa: E402
-from link.proto import Rejected  # noqa: E402
+from link import events_schema  # noqa: E402
 
 log = logging.getLogger("shoe.bridge")
 
-EXIT_OK = 0
-EXIT_NOT_RECORDING = 1   # --check: the bridge runs but does not record
-EXIT_REFUSED = 1         # --send: the bridge answered "error ..."
-EXIT_USAGE = 2
-EXIT_BUSY = 3
-EXIT_NO_BRIDGE = 4
-EXIT_STORE = 5
 
 # console keys -> control lines (the same path a script uses)
 KEYS = {"b": "bets", "x": "exposed", "s": "status", "n": "new_shoe", "t": "time", "c": "clear_stop"}
@@ -78,46 +73,6 @@ def add_arguments(parser):
                         "--db; exit 0 only while it records")
     parser.add_argument("--table", metavar="NAME", help="the table's name on the console "
                         "(default: the shoe id)")
-
-
-def _usage():
-    words = []
-    for name, args in schema.COMMANDS:
-        shown = "new_shoe" if name == "shoe" else name
-        if args:
-            shown += " [%s]" % " ".join(a[0] + "=" for a in args)
-        words.append(shown)
-    return ", ".join(words + ["state"])
-
-
-def parse_control(line):
-    """A control line -> (command name, args) for the shoe, or ("state", None).
-
-    The line is checked by the shoe's own parser (link/schema.py) so a bad
-    argument is refused here, with the shoe's message, and never signed;
-    args come back in the schema's canonical order. ``new_shoe`` is ``shoe``
-    and ``time`` without ``t=`` is the pit PC's clock. Raises ValueError
-    with the reason for anything else.
-    """
-    words = line.split()
-    if not words:
-        raise ValueError("empty request")
-    name, rest = words[0], words[1:]
-    if name == "new_shoe":
-        name = "shoe"
-    if name == "state" and not rest:
-        return "state", None
-    if name not in schema.NAMES:
-        raise ValueError("unknown request %r (%s)" % (line, _usage()))
-    if name == "time" and not rest:
-        rest = ["t=%d" % int(time.time())]
-    try:
-        schema.parse_command(" ".join([name] + rest))
-        body = schema.command_text(name, [w.split("=", 1) for w in rest])
-    except Rejected as e:
-        raise ValueError(e.message)
-    pairs = [tuple(w.split("=", 1)) for w in body.split()[1:]]
-    return name, pairs or None
 
 
 class Runner:
@@ -339,19 +294,6 @@ class Answer:
         return self.text
 
 
-def edge_monitor_factory():
-    """The analysis package's EdgeMonitor, when that package is installed."""
-    try:
-        from host_tools.analysis.monitor import EdgeMonitor
-    except ImportError:
-        return None
-
-    def make(event):
-        settings = {"designation": event.get("designation", "standard")}
-        return EdgeMonitor(decks=event.get("decks", 8), table_settings=settings)
-    return make
-
-
 def run(args):
     if args.send or args.check:
         return _client(args)
@@ -447,13 +389,13 @@ def _client(args):
         return EXIT_NO_BRIDGE
     if not args.check:
         print(reply)
-        return EXIT_OK if reply.startswith("ok") else EXIT_REFUSED
+        return EXIT_OK if reply.startswith("ok") else EXIT_FOUND
     state = parse_json(reply[3:])[0] if reply.startswith("ok ") else None
     if not isinstance(state, dict) or not isinstance(state.get("line"), str):
         print("NOT RECORDING: the bridge's answer is not a state: %s" % shown(reply, 120))
-        return EXIT_NOT_RECORDING
+        return EXIT_FOUND
     print(state["line"])
-    return EXIT_OK if state.get("recording") is True else EXIT_NOT_RECORDING
+    return EXIT_OK if state.get("recording") is True else EXIT_FOUND
 
 
 def _loop(runner, server, stopping, extra_fd=None, on_key=None, redraw=None):

@@ -13,7 +13,7 @@ ANSWER_S, while the bridge's loop goes on.
 
 The requests are the shoe's commands exactly as firmware/link/schema.py
 defines them, so this socket can never offer an argument the shoe lacks (as
-`batch` once was) or pass one it would refuse: ``command.parse_control``
+`batch` once was) or pass one it would refuse: ``protocol/controls.py parse_control``
 checks each line with the shoe's parser and answers ``error`` with the shoe's
 own message before anything is signed. Two conveniences only: ``new_shoe``
 names the ``shoe`` command (as the dealer's button does), and ``time``
@@ -46,6 +46,7 @@ import socket
 import struct
 import time
 
+from host_tools.exits import ShoeError
 from host_tools.protocol.answers import ANSWER_S
 
 MAX_LINE = 512
@@ -53,7 +54,7 @@ REQUEST_S = 1.0  # a request's whole deadline, from accept to its complete line
 MAX_CLIENTS = 16
 
 
-class Busy(Exception):
+class Busy(ShoeError):
     """Another live bridge owns this store's control socket."""
 
 

@@ -85,12 +85,20 @@ class Outbox:
     def pending(self, limit=BATCH):
         """Unpublished events, oldest seq first per shoe, as tuples
         (shoe, seq, event text, tag, commit time, the store's first seq of
-        the shoe and the PREV its tag was made over)."""
+        the shoe and the PREV its tag was made over).
+
+        Shoe by shoe (CROSS JOIN keeps SQLite to that order), and only
+        shoes whose head is past their mark, each a range of its primary
+        key: left to itself SQLite scanned the whole events table for every
+        round, so a pit's publisher slowed as its store grew (220 ms a
+        round at 40,000 events, 6,000 tables' pits lagging seconds in
+        `shoe bench casino`)."""
         return self.db.execute(
             "SELECT e.shoe_id, e.seq, e.event, e.mac, e.received, s.first_seq, s.first_prev"
             " FROM shoes s LEFT JOIN published p ON p.shoe_id = s.shoe_id"
-            " JOIN events e ON e.shoe_id = s.shoe_id AND e.seq > COALESCE(p.seq, 0)"
-            " ORDER BY e.shoe_id, e.seq LIMIT ?", (limit,)).fetchall()
+            " CROSS JOIN events e ON e.shoe_id = s.shoe_id AND e.seq > COALESCE(p.seq, 0)"
+            " WHERE s.last_seq > COALESCE(p.seq, 0)"
+            " ORDER BY s.shoe_id, e.seq LIMIT ?", (limit,)).fetchall()
 
     def mark(self, marks, tables):
         """Advance high-water marks ({shoe: seq}); never moves one back."""
@@ -209,6 +217,7 @@ async def publish_round(js, outbox, casino, pit, tables, limit=BATCH):
             subj = wire.runs_subject(casino, pit)
             hdrs = wire.batch_headers([(r[0], r[1], tables.get(r[0]), r[3], r[4], r[5])
                                        for r in group])
+        hdrs[wire.H_PUBLISHED] = "%.6f" % time.time()
         futures.append(await js.publish_async(
             subj, b"".join(b for r in group for b in r[6]), headers=hdrs, wait_stall=ACK_TIMEOUT_S))
     done = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True),

@@ -22,13 +22,15 @@ import ssl
 import stat
 import urllib.parse
 
+from host_tools.exits import ShoeError
+
 ENV_SEED = "SHOE_NATS_SEED"
 ENV_SEED_FILE = "SHOE_NATS_SEED_FILE"
 ENV_CA = "SHOE_NATS_CA"
 FILE_MODE = 0o600
 
 
-class SecretError(ValueError):
+class SecretError(ShoeError, ValueError):
     """A secret that cannot be used, or one given where it would leak (one line)."""
 
 

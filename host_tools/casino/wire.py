@@ -32,7 +32,9 @@ envelope:
   event: the whole payload); ``Shoe-First-Prev`` when the run starts at the
   first event a pit store holds for the shoe (the PREV its tag was made
   over); ``Pit-Committed``: each event's pit commit time (seconds since the
-  epoch), for the latency figures.
+  epoch), for the latency figures; ``Pit-Published``: when the publisher
+  handed the message to NATS (one stamp per message), so the latency
+  figures split into stages (`shoe bench casino`).
 
 Several shoes' runs in one message: ``Shoe-Id``, ``Shoe-Seq`` and
 ``Shoe-Table`` list each run's shoe, first seq and table, ``Shoe-Count``
@@ -48,6 +50,7 @@ Subjects: ``shoe.<casino>.<pit>.<table>``; one stream per casino on the hub
 
 import re
 
+from host_tools.exits import ShoeError
 from host_tools.store import audit
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")   # casino, pit and table names (subject tokens)
@@ -62,6 +65,7 @@ H_TAG = "Shoe-Tag"
 H_LEN = "Shoe-Len"
 H_FIRST_PREV = "Shoe-First-Prev"
 H_COMMITTED = "Pit-Committed"
+H_PUBLISHED = "Pit-Published"
 H_COUNT = "Shoe-Count"      # several shoes' runs: events per run
 H_TABLE = "Shoe-Table"      # several shoes' runs: each run's table
 RUNS = "_runs"              # the table token of a message holding several shoes' runs
@@ -154,7 +158,7 @@ def batch_headers(runs):
             H_LEN: ",".join(str(n) for r in runs for n in r[5])}
 
 
-class Malformed(ValueError):
+class Malformed(ShoeError, ValueError):
     """A message that is not a pit's event (missing or bad headers)."""
 
 

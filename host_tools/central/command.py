@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 
+from host_tools import exits
 from host_tools.casino import wire
 
 
@@ -83,7 +84,7 @@ def run(args):
             secrets.check_url(args.nats)
     except secrets.SecretError as e:
         print("central: %s" % e, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     if args.action in ("setup", "register"):
         return _admin(args)
     if args.action == "watch":
@@ -94,35 +95,35 @@ def run(args):
     if args.action == "view":
         if not args.dsn:
             print("central view: needs --dsn", file=sys.stderr)
-            return 2
+            return exits.EXIT_USAGE
         from host_tools.central import view
         return view.run(args)
     missing = [o for o in ("nats", "dsn", "keys") if not getattr(args, o)]
     if missing:
         print("central: needs %s" % ", ".join("--" + m for m in missing), file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     if not wire.NAME.fullmatch(args.casino):
         print("central: --casino %r: use 1-32 letters, digits, '-' or '_'" % args.casino,
               file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     if not os.path.isdir(args.keys):
         print("central: --keys %s is not a directory" % args.keys, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     try:
         sources = _sources(args.source)
     except ValueError as e:
         print("central: %s" % e, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     try:
         auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
     except secrets.SecretError as e:
         print("central: %s" % e, file=sys.stderr)
-        return 2
-    from host_tools.pit import guard
+        return exits.EXIT_USAGE
+    from host_tools.view import guard
     if args.metrics_port and not guard.is_loopback(args.metrics_host):
         print("central: --metrics-host %s is not a loopback address: the metrics have no login, so "
               "they are served on loopback only" % args.metrics_host, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     from host_tools.central.consumer import Consumer
     consumer = Consumer(args.nats, args.dsn, args.keys, args.casino, sources, auth=auth)
 
@@ -162,7 +163,7 @@ def _watch(args):
         auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
     except (ValueError, secrets.SecretError) as e:
         print("central watch: %s" % e, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
 
     async def main():
         stop = asyncio.Event()
@@ -183,7 +184,7 @@ def _admin(args):
     from host_tools.central import setup
     if not args.dsn:
         print("central %s: needs --dsn (the admin's)" % args.action, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     import psycopg
     try:
         if args.action == "register":
@@ -194,7 +195,7 @@ def _admin(args):
                 if not ok:
                     print("central register: %s %r is missing or not a valid name" % (opt, value),
                           file=sys.stderr)
-                    return 2
+                    return exits.EXIT_USAGE
             pem = None
             if args.pubkey:
                 from host_tools.protocol import pubkeys
@@ -202,7 +203,7 @@ def _admin(args):
                     pem = pubkeys.pem(pubkeys.read_public(args.pubkey)).decode("ascii")
                 except pubkeys.PublicKeyFileError as e:
                     print("central register: --pubkey: %s" % e, file=sys.stderr)
-                    return 2
+                    return exits.EXIT_USAGE
             setup.register(args.dsn, [(args.device, args.casino, args.pit, args.table, args.kind, pem)])
             print("central register: %s %s at %s/%s/%s%s" % (args.kind, args.device, args.casino,
                                                              args.pit, args.table,

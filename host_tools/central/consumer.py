@@ -11,18 +11,27 @@ we nak it), and a new connection is opened.
 import asyncio
 import json
 import logging
+import os
 import time
 
 import nats.errors
 from nats.js import api
 
 from host_tools.central import ingest as central_mod
+from host_tools.protocol.keys import Keys
 from host_tools.casino import access, streams, wire
 
 log = logging.getLogger("shoe.casino.consumer")
 
 RETRY_S = 0.5
 LOG_ROWS_MAX = 1000   # pit-log rows in one message
+# A bench's timing hook: with this set to a file name, each batch appends
+# one line per event message: its events' pit commit stamps, the
+# publisher's stamp, the hub's (the stream's store time), when this
+# process fetched it, when PostgreSQL's commit returned and when the acks
+# went. `shoe bench casino` reads them into its stage breakdown; nothing
+# of the record depends on it.
+STAGE_LOG_ENV = "SHOE_CENTRAL_STAGE_LOG"
 
 
 def consumer_config():
@@ -80,7 +89,7 @@ class Consumer:
         if auth is not None and auth.inbox is None:
             auth.inbox = access.consumer_inbox(casino)
         self.dsn = dsn
-        self.keys = central_mod.Keys(keys_dir)
+        self.keys = Keys(keys_dir)
         self.casino = casino
         self.sources = list(sources)
         self.batch = batch
@@ -91,6 +100,8 @@ class Consumer:
         self.last_error = None
         self.lag = None              # pit commit -> central commit of the last batch's newest event
         self.batch_seconds = None    # a metrics Histogram once /metrics is served (metrics.py)
+        self.stage_log = os.environ.get(STAGE_LOG_ENV) or None
+        self.fetched_at = None
 
     async def run(self, stop=None):
         self.stop = stop or asyncio.Event()
@@ -139,6 +150,7 @@ class Consumer:
                     msgs = await psub.fetch(self.batch, central_mod.FETCH_TIMEOUT_S)
                 except (asyncio.TimeoutError, nats.errors.TimeoutError):
                     continue
+                self.fetched_at = time.time()
                 await self.handle(msgs)
         finally:
             if self.central is not None:
@@ -171,13 +183,35 @@ class Consumer:
                 except Exception:
                     pass
             raise
+        committed = time.time()
         for m in msgs:
             await m.ack()
+        if self.stage_log is not None:
+            self._log_stages(msgs, committed)
         if self.batch_seconds is not None:
             self.batch_seconds.observe(time.perf_counter() - started)
         newest = max((g.committed for g in good if g.committed), default=None)
         if newest is not None:
             self.lag = time.time() - newest
+
+    def _log_stages(self, msgs, committed):
+        """The stage stamps of each event message of a batch (STAGE_LOG_ENV)."""
+        acked = time.time()
+        lines = []
+        for m in msgs:
+            h = m.headers or {}
+            if wire.H_PUBLISHED not in h or wire.H_COMMITTED not in h:
+                continue
+            try:
+                stored = m.metadata.timestamp.timestamp()
+            except Exception:
+                stored = 0.0
+            lines.append("%s %.6f %.6f %.6f %.6f %s\n" % (
+                h[wire.H_PUBLISHED], stored, self.fetched_at or 0.0, committed, acked,
+                h[wire.H_COMMITTED]))
+        if lines:
+            with open(self.stage_log, "a") as f:
+                f.write("".join(lines))
 
     def totals(self):
         out = dict(self.counts)

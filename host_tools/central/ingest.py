@@ -34,13 +34,14 @@ events wait longer than ``GAP_S`` for a predecessor gets a ``gap`` alert.
 """
 
 import asyncio
+import collections
 import json
 import logging
 import os
 import time
 
-from host_tools.protocol import alerts, chain
-from host_tools.protocol import keys as keys_mod
+from host_tools.protocol import alerts, chain, walk
+from host_tools.protocol.untrusted import excerpt
 from host_tools.casino import access, wire
 from host_tools.central import pitlog
 
@@ -218,33 +219,9 @@ def create_schema(conn):
         conn.execute(SCHEMA)
 
 
-class Keys:
-    """Shoe keys by shoe id: ``DIR/<shoe_id>.key`` (0600, host_tools/protocol/keys.py).
-    A missing key is looked for again later (it may be installed while the
-    consumer runs); a key is read once."""
-
-    def __init__(self, directory):
-        self.dir = directory
-        self.cache = {}
-        from link import auth
-        self._derive = auth.frames_key
-
-    def frames_key(self, shoe_id):
-        fkey = self.cache.get(shoe_id)
-        if fkey is None:
-            if os.sep in shoe_id or shoe_id.startswith("."):
-                return None
-            path = os.path.join(self.dir, shoe_id + ".key")
-            if not os.path.exists(path):
-                return None
-            fkey = self.cache[shoe_id] = self._derive(keys_mod.read_key(path))
-        return fkey
-
-
-def _short(data, n=80):
-    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
-    text = text.encode("unicode_escape").decode("ascii")
-    return text if len(text) <= n else text[:n] + "..."
+# A verified row of ``events``, its columns in the table's order (the COPY writes it as is).
+EventRow = collections.namedtuple("EventRow", "shoe_id seq casino pit tbl type round event mac "
+                                  "pit_committed central_committed")
 
 
 class Msg:
@@ -267,6 +244,23 @@ class Outcome:
     def __init__(self):
         self.stored = self.duplicates = self.held = self.refused = self.pit_log = 0
         self.alerts = []     # (shoe, severity, kind, detail, casino, pit, tbl, merge key or None)
+
+
+class Writes:
+    """What one batch writes: verified ``rows`` (EventRow), held events
+    settled (``unhold``: (shoe, seq, mac)), events to ``hold``, checkpoint
+    ``anchors`` and the shoes' new chain ``heads``."""
+
+    def __init__(self):
+        self.rows, self.unhold, self.hold, self.anchors, self.heads = [], [], [], [], []
+
+    def keep(self, msgs, out):
+        """Hold the new messages of ``msgs`` until their predecessor is stored
+        (a held row among them is held already)."""
+        for m in msgs:
+            if not m.held:
+                self.hold.append(m)
+                out.held += 1
 
 
 class Central:
@@ -295,7 +289,7 @@ class Central:
             parts = str(subj).split(".")
             casino, pit = (parts[1], parts[2]) if len(parts) >= 3 else (None, None)
             out.refused += 1
-            out.alerts.append((None, WARNING, "malformed", "%s (subject %s)" % (why, _short(subj)),
+            out.alerts.append((None, WARNING, "malformed", "%s (subject %s)" % (why, excerpt(subj)),
                                casino, pit, None, "malformed|%s.%s" % (casino, pit)))
 
     async def _pit_log(self, cur, items, out, now):
@@ -316,7 +310,7 @@ class Central:
                     out.refused += 1
                     out.alerts.append((None, alerts.severity("pit_log_forged"), "pit_log_forged",
                                        "pit %s %s row %s lacks its chain fields: refused" % (
-                                           pit, kind, _short(str(r.get("id")), 20)),
+                                           pit, kind, excerpt(str(r.get("id")), 20)),
                                        casino, pit, None, merge))
             await cur.execute("INSERT INTO pit_log_heads (casino, pit, kind, last_id, last_hash)"
                               " VALUES (%s, %s, %s, 0, %s) ON CONFLICT DO NOTHING",
@@ -407,25 +401,36 @@ class Central:
         by_shoe = {s: [] for s in extra_shoes}
         for m in msgs:
             by_shoe.setdefault(m.shoe, []).append(m)
-        if not by_shoe:
-            await self._write(cur, [], [], [], [], [], out, now)
-            return out
-        await self._provenance(cur, by_shoe, out)
+        writes = Writes()
+        if by_shoe:
+            await self._provenance(cur, by_shoe, out)
+            heads, stored = await self._load(cur, by_shoe)
+            for shoe in sorted(by_shoe):
+                self._shoe(out, writes, shoe, heads[shoe], by_shoe[shoe], stored, now)
+        await self._write(cur, writes, out, now)
+        return out
+
+    @staticmethod
+    async def _load(cur, by_shoe):
+        """Lock the batch's shoes (in shoe-id order) and read what the walk
+        needs: each shoe's chain head, its held events (added to
+        ``by_shoe``) and the stored rows the batch's messages collide with,
+        with their predecessors' tags. Returns (heads, stored)."""
         shoes = sorted(by_shoe)
         await cur.execute("INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%s::text[]) AS s ORDER BY s"
                           " ON CONFLICT DO NOTHING", (shoes,))
         await cur.execute("SELECT shoe_id, first_seq, first_prev, last_seq, last_mac FROM shoes"
                           " WHERE shoe_id = ANY(%s) ORDER BY shoe_id FOR UPDATE", (shoes,))
-        heads = {r[0]: list(r[1:]) for r in await cur.fetchall()}
+        heads = {shoe: chain.Head(first_seq, first_prev, last_seq, last_mac)
+                 for shoe, first_seq, first_prev, last_seq, last_mac in await cur.fetchall()}
         await cur.execute("SELECT shoe_id, seq, mac, event, casino, pit, tbl, first_prev, pit_committed"
                           " FROM held WHERE shoe_id = ANY(%s)", (shoes,))
-        for r in await cur.fetchall():
-            by_shoe[r[0]].append(Msg(r[4], r[5], r[6], r[0], r[1], r[2], r[7], r[8],
-                                     r[3].encode("utf-8"), held=True, text=r[3]))
-        # stored rows the batch collides with, and their predecessors' tags
+        for shoe, seq, mac, text, casino, pit, tbl, first_prev, committed in await cur.fetchall():
+            by_shoe[shoe].append(Msg(casino, pit, tbl, shoe, seq, mac, first_prev, committed,
+                                     text.encode("utf-8"), held=True, text=text))
         want_s, want_q = [], []
         for shoe in shoes:
-            last = heads[shoe][2]
+            last = heads[shoe].last_seq
             for m in by_shoe[shoe]:
                 if last is not None and m.seq <= last and not m.held:
                     want_s += [shoe, shoe]
@@ -435,93 +440,49 @@ class Central:
             await cur.execute("SELECT e.shoe_id, e.seq, e.event, e.mac FROM events e JOIN"
                               " unnest(%s::text[], %s::bigint[]) AS w(s, q)"
                               " ON e.shoe_id = w.s AND e.seq = w.q", (want_s, want_q))
-            stored = {(r[0], r[1]): (r[2], r[3]) for r in await cur.fetchall()}
+            stored = {(shoe, seq): (text, mac) for shoe, seq, text, mac in await cur.fetchall()}
+        return heads, stored
 
-        rows, unhold, hold, anchors, new_heads = [], [], [], [], []
-        for shoe in shoes:
-            first_seq, first_prev, last, last_mac = heads[shoe]
-            fkey = self.keys.frames_key(shoe)
-            cands = {}
-            for m in by_shoe[shoe]:
-                if last is not None and m.seq <= last:
-                    if not m.held:
-                        self._collision(out, m, stored, fkey, first_seq, first_prev)
-                    else:
-                        unhold.append((m.shoe, m.seq, m.mac))
-                    continue
-                same = cands.setdefault(m.seq, [])
-                if any(c.body == m.body and c.mac == m.mac for c in same):
-                    if not m.held:
-                        out.duplicates += 1
-                    continue
-                same.append(m)
-            if fkey is None:
-                if cands:
-                    m0 = cands[min(cands)][0]
-                    self._alert(out, m0, CRITICAL, "no_key", "no key for shoe %s in the key "
-                                "directory: its events are held, unverified" % shoe, dedupe=True)
-                for seq_c in cands.values():
-                    for m in seq_c:
-                        if not m.held:
-                            hold.append(m)
-                            out.held += 1
+    def _shoe(self, out, writes, shoe, head, msgs, stored, now):
+        """One shoe's messages and held events against its chain ``head``:
+        collisions with stored rows are told apart here (they need the
+        record), the rest go through the one chain walk (protocol/walk.py)."""
+        fkey = self.keys.frames_key(shoe)
+        cands = {}
+        for m in msgs:
+            if head.last_seq is not None and m.seq <= head.last_seq:
+                if not m.held:
+                    self._collision(out, m, stored, fkey, head.first_seq, head.first_prev)
+                else:
+                    writes.unhold.append((m.shoe, m.seq, m.mac))
                 continue
-            changed = False
-            while cands:
-                nxt = min(cands) if last is None else last + 1
-                if nxt not in cands:
-                    break
-                winner, waiting, malformed = None, [], False
-                for m in cands.pop(nxt):
-                    if last is not None:
-                        head = chain.Head(first_seq, first_prev, last, last_mac)
-                    else:
-                        head = chain.Head(nxt, start_prev(nxt))
-                    if head.last_seq is None and head.first_prev is None:
-                        waiting.append(m)  # a new shoe's event, not its first: wait for that one
-                        continue
-                    verdict = chain.accept(fkey, shoe, head, nxt, m.body, m.mac or "", text=m.text)
-                    if winner is None and verdict.kind == chain.STORED:
-                        winner, winner_prev, event = m, verdict.prev, verdict.event
-                    elif winner is None and verdict.kind == chain.MALFORMED:
-                        # The shoe's key signed it, but it fails the link schema
-                        # (the same check the bridge makes): an alert, never a
-                        # row; the shoe's record stops before it.
-                        self._refuse(out, m, alerts.FOR_VERDICT[chain.MALFORMED], "seq %d: signed by "
-                                     "the shoe but %s: not stored: %s" % (nxt, verdict.why, _short(m.body)))
-                        malformed = True
-                    else:
-                        self._refuse(out, m, alerts.FOR_VERDICT[chain.FORGED], "seq %d: tag does not "
-                                     "verify under the shoe's key after seq %s: %s" % (nxt, last, _short(m.body)))
-                    if m.held:
-                        unhold.append((m.shoe, m.seq, m.mac))
-                if winner is None:
-                    if waiting and not malformed:
-                        cands[nxt] = waiting
-                    break
-                for m in waiting:
-                    self._refuse(out, m, "forged_event", "seq %d: a second event for the shoe's "
-                                 "first stored seq: %s" % (nxt, _short(m.body)))
-                    if m.held:
-                        unhold.append((m.shoe, m.seq, m.mac))
-                if last is None:
-                    first_seq, first_prev = nxt, winner_prev
-                row = self._row(winner, event, now)
-                rows.append(row)
-                if row[5] == "checkpoint":
-                    anchors.append((shoe, nxt, winner.mac, now))
-                last, last_mac, changed, head_msg = nxt, winner.mac, True, winner
-                out.stored += 1
-            for seq_c in cands.values():
-                for m in seq_c:
-                    if not m.held:
-                        hold.append(m)
-                        out.held += 1
-            if changed:
-                new_heads.append((shoe, first_seq, first_prev, last, last_mac, head_msg.casino,
-                                  head_msg.pit, head_msg.tbl, now))
-        await self._write(cur, rows, unhold, hold, anchors, new_heads, out, now)
-        return out
+            same = cands.setdefault(m.seq, [])
+            if any(c.body == m.body and c.mac == m.mac for c in same):
+                if not m.held:
+                    out.duplicates += 1
+                continue
+            same.append(m)
+        if fkey is None:
+            if cands:
+                self._alert(out, cands[min(cands)][0], CRITICAL, "no_key", "no key for shoe %s in the "
+                            "key directory: its events are held, unverified" % shoe, dedupe=True)
+            writes.keep([m for seq_c in cands.values() for m in seq_c], out)
+            return
+        done = walk.walk(fkey, shoe, head, cands, start_prev)
+        for m, kind, detail in done.refused:
+            self._refuse(out, m, kind, detail)
+        writes.unhold += [(m.shoe, m.seq, m.mac) for m in done.settled]
+        for m, event in done.stored:
+            row = self._row(m, event, now)
+            writes.rows.append(row)
+            if row.type == "checkpoint":
+                writes.anchors.append((shoe, m.seq, m.mac, now))
+        out.stored += len(done.stored)
+        writes.keep(done.left, out)
+        if done.stored:
+            last = done.stored[-1][0]
+            writes.heads.append((shoe, done.head.first_seq, done.head.first_prev, done.head.last_seq,
+                                 done.head.last_mac, last.casino, last.pit, last.tbl, now))
 
     async def _provenance(self, cur, by_shoe, out):
         """File each message under the device registry's casino, pit and
@@ -544,7 +505,7 @@ class Central:
                         out.refused += 1
                         out.alerts.append((None, alerts.severity("unknown_device"), "unknown_device",
                                            "shoe %s is in no registry entry: its event seq %d "
-                                           "refused" % (_short(shoe, 40), m.seq), m.casino, m.pit,
+                                           "refused" % (excerpt(shoe, 40), m.seq), m.casino, m.pit,
                                            m.tbl, "unknown_device|%s.%s" % (m.casino, m.pit)))
                 del by_shoe[shoe]
                 continue
@@ -590,12 +551,14 @@ class Central:
     @staticmethod
     def _row(m, event, now):
         rnd = event.get("round")
-        return (m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
-                rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
-                m.text if m.text is not None else m.body.decode("utf-8"), m.mac, m.committed or None,
-                now)
+        return EventRow(m.shoe, m.seq, m.casino, m.pit, m.tbl, event["type"],
+                        rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None,
+                        m.text if m.text is not None else m.body.decode("utf-8"), m.mac,
+                        m.committed or None, now)
 
-    async def _write(self, cur, rows, unhold, hold, anchors, new_heads, out, now):
+    async def _write(self, cur, writes, out, now):
+        rows, unhold, hold, anchors, new_heads = (writes.rows, writes.unhold, writes.hold, writes.anchors,
+                                                  writes.heads)
         if rows:
             # Binary COPY into a per-session staging table, then one INSERT:
             # psycopg's array parameters (unnest) cost more CPU than the

@@ -13,7 +13,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from host_tools.pit import guard, metrics as pit_metrics
+from host_tools.view import guard, metrics as pit_metrics
 
 # the view (view.py): a NOTIFY's read and fold of the record
 VIEW_REFRESH = ("shoe_central_refresh_seconds", "a NOTIFY's read and fold of the record into the view")

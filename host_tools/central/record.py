@@ -13,10 +13,11 @@ The session is read-only (``default_transaction_read_only``): checking the
 evidence must not change it.
 """
 
+from host_tools.protocol.record import Record
 from host_tools.store.db import alerts_query
 
 
-class CentralRecord:
+class CentralRecord(Record):
     HASHED = False
     STARTS_AT_ONE = True   # a shoe's central record starts at seq 1 (ingest.start_prev)
 

@@ -1,7 +1,7 @@
 """`shoe central view --dsn DSN [--host H --port P]`: the pit page over the
 central record, every pit and table of the casino, read-only.
 
-The page is the pit's own (host_tools/pit/static/, served from where the
+The page is the pit's own (host_tools/view/static/, served from where the
 pit serves it): this app answers the read endpoints that page uses, from
 PostgreSQL instead of a pit's live tables, so the same JavaScript draws it.
 A table is named ``<pit>/<table>`` (URLs carry it as ``P1%2FT1``), so the
@@ -9,10 +9,10 @@ overview lists the casino grouped by pit.
 
 What a table shows is folded from its stored events by the pit's own code:
 ``CentralTable`` owns the same ``TableFold`` a pit table owns
-(host_tools/pit/tablefold.py), fed the central rows (so the round, next
+(host_tools/view/fold.py), fed the central rows (so the round, next
 card, recall and roads are computed exactly as on the pit PC); the scoreboard is
-host_tools/pit/scoreboard.py over the roads library's Board, and the cards
-left and the end-of-shoe report are host_tools/pit/report.py run on the
+host_tools/view/scoreboard.py over the roads library's Board, and the cards
+left and the end-of-shoe report are host_tools/view/report.py run on the
 table's current card set.
 
 Updates: the consumers NOTIFY ``central.NOTIFY`` in every transaction that
@@ -39,16 +39,15 @@ import time
 
 from aiohttp import web
 
+from host_tools import exits
 from host_tools.central import ingest as central
-from host_tools.pit import guard, metrics
 from host_tools.central import metrics as central_metrics
 from host_tools.central import pitlog
-from host_tools.pit import report as report_mod
-from host_tools.pit import roles as pit_roles
-from host_tools.pit import scoreboard
-from host_tools.pit.tablefold import TableFold
-from host_tools.pit import web as pit_web
-from host_tools.pit.web import STATIC
+from host_tools.view import guard, metrics, scoreboard, sse
+from host_tools.view import report as report_mod
+from host_tools.view import roles as pit_roles
+from host_tools.view.fold import TableFold
+from host_tools.view import STATIC
 
 
 log = logging.getLogger("shoe.casino.view")
@@ -60,13 +59,13 @@ READ_ONLY = ("this is the central record's view, read-only: acknowledge and send
 
 VIEW = web.AppKey("view", object)
 # Whom the central record's page is for: every table, message and metric it
-# serves passes the pit's one filter (host_tools/pit/roles.py) as this role.
+# serves passes the pit's one filter (host_tools/view/roles.py) as this role.
 ROLE = pit_roles.SURVEILLANCE
 
 
 class CentralTable:
     """One table of the central record: the pit page's fold of a table
-    (host_tools/pit/tablefold.py) with no bridge, no thread and no port,
+    (host_tools/view/fold.py) with no bridge, no thread and no port,
     fed stored events in seq order, each parsed once."""
 
     def __init__(self, pit, tbl, shoe_id):
@@ -128,7 +127,7 @@ class View:
         self.by_shoe = {}        # shoe -> CentralTable
         self.alert_id = 0        # newest alert id seen
         self.alert_seen = 0.0    # newest alert last_time seen (a merged alert grows in place)
-        self.broadcast = None    # pit_web.Broadcast to the SSE clients, made on the loop
+        self.broadcast = None    # sse.Broadcast to the SSE clients, made on the loop
         self.conn = None
         self.lock = asyncio.Lock()
         self.tasks = []
@@ -143,11 +142,11 @@ class View:
         return conn
 
     async def start(self):
-        self.broadcast = pit_web.Broadcast(asyncio.get_running_loop())
+        self.broadcast = sse.Broadcast(asyncio.get_running_loop())
         self.conn = await self.connect()
         await self.refresh()
         self.tasks = [asyncio.create_task(self._listen()),
-                      asyncio.create_task(pit_web.keepalive(self.broadcast))]
+                      asyncio.create_task(sse.keepalive(self.broadcast))]
 
     def hang_up(self):
         """End every SSE stream (at shutdown, before aiohttp waits for handlers)."""
@@ -209,7 +208,7 @@ class View:
         messages += [{"type": "alert", "table": name} for name in sorted(alerted)]
         messages = [m for m in (pit_roles.message_for(ROLE, m) for m in messages) if m is not None]
         if messages and self.broadcast is not None:
-            self.broadcast.send(pit_web.encode(messages))
+            self.broadcast.send(sse.encode(messages))
         if self.refresh_seconds is not None:
             self.refresh_seconds.observe(time.perf_counter() - started)
 
@@ -383,7 +382,7 @@ async def api_events(request):
     re-reads that table), in the pit's format and by the pit's own stream.
     The central record is surveillance's view: its clients are sent the
     surveillance messages (see docs/design.md on who may reach it)."""
-    return await pit_web.stream(request, request.app[VIEW].broadcast.clients[ROLE])
+    return await sse.stream(request, request.app[VIEW].broadcast.clients[ROLE])
 
 
 def _html(file, replace=()):
@@ -494,7 +493,7 @@ def make_app(dsn):
     app.router.add_get("/api/tables/{name}/report", api_report)
     app.router.add_get("/api/tables/{name}", api_table)
     app.router.add_get("/api/events", api_events)
-    app.router.add_get("/api/vocabulary", pit_web.vocabulary)
+    app.router.add_get("/api/vocabulary", sse.vocabulary)
     app.router.add_get("/api/pit-log", api_pit_log)
     app.router.add_get("/pit-log", pit_log_page)
 
@@ -520,21 +519,21 @@ def run(args):
         # It has no login and shows everything surveillance sees: never in clear on the LAN.
         print("central view: --host %s is not a loopback address: the view has no login and serves "
               "plain HTTP, so it listens on loopback only" % args.host, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     from host_tools.casino import secrets
     try:
         with psycopg.connect(args.dsn, connect_timeout=5) as c:
             if c.execute("SELECT to_regclass('events')").fetchone()[0] is None:
                 print("central view: %s holds no central record (no table events)" %
                       secrets.dsn_label(args.dsn), file=sys.stderr)
-                return 2
+                return exits.EXIT_USAGE
     except psycopg.Error as e:
         print("central view: cannot connect to %s: %s" % (secrets.dsn_label(args.dsn),
                                                           str(e).strip().splitlines()[0]),
               file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     print("central view: http://%s:%d/ (read-only) over %s" % (args.host, args.port,
                                                                secrets.dsn_label(args.dsn)), flush=True)
     web.run_app(make_app(args.dsn), host=args.host, port=args.port, print=None,
                 handle_signals=True, shutdown_timeout=5)
-    return 0
+    return exits.EXIT_OK

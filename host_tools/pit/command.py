@@ -9,8 +9,9 @@ terminal, or from stdin's first line with --password-stdin. `selfsigned`
 writes a trial certificate and key where [web] cert and key say (or
 tls/pit.crt and tls/pit.key beside pit.toml) for the names given.
 
-Exit codes: 0 ok; 2 a bad pit.toml, key file, user or password (one line);
-3 the page's address cannot be listened on; 5 the store cannot be used.
+Exit statuses (host_tools/exits.py): 0 ok; 2 a bad pit.toml, key file,
+user or password (one line); 5 the store cannot be used; 9 the page's
+address cannot be listened on.
 """
 
 import asyncio
@@ -21,14 +22,10 @@ import signal
 import sys
 
 from host_tools import logfile
+from host_tools.exits import EXIT_LISTEN, EXIT_OK, EXIT_STORE, EXIT_USAGE
 from host_tools.pit import config as config_mod
 from host_tools.pit import users as users_mod
 from host_tools.store import db
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_LISTEN = 3
-EXIT_STORE = 5
 
 
 def add_arguments(parser):
@@ -50,7 +47,7 @@ def run(args):
         return _selfsigned(args, None)
     try:
         cfg = config_mod.load(args.config)
-    except config_mod.ConfigError as e:
+    except config_mod.PitConfigError as e:
         print("pit: %s" % e, file=sys.stderr)
         return EXIT_USAGE
     if args.action == "adduser":
@@ -171,7 +168,8 @@ async def serve(pit, cfg, ssl_context, who, announce=None):
     with `shoe demo --serve`); 0, or EXIT_LISTEN when the address is taken."""
     from aiohttp import web
 
-    from host_tools.pit import metrics, serving
+    from host_tools.pit import serving
+    from host_tools.view import metrics
     from host_tools.pit.web import make_app
 
     stop = asyncio.Event()

@@ -5,11 +5,11 @@ example; tests/e2e/test_readme.py loads it).
 
 Plain HTTP is served on a loopback address only: anything on the LAN
 would carry passwords and session tokens in clear, so a LAN ``host``
-without ``cert`` and ``key`` is a ConfigError.
+without ``cert`` and ``key`` is a PitConfigError.
 
 Relative paths are read from the config file's directory, so the service
 does not depend on where it was started. Every mistake is one line naming
-the key (``table[2].port: missing``), raised as ConfigError; nothing is
+the key (``table[2].port: missing``), raised as PitConfigError; nothing is
 started until the whole file is good.
 """
 
@@ -21,6 +21,8 @@ import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 from baccarat import game  # noqa: E402
 
+from host_tools.exits import ShoeError
+
 DESIGNATIONS = tuple(d.decode() if isinstance(d, bytes) else d for d in game.DESIGNATIONS)
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -30,12 +32,12 @@ TOP_KEYS = ("store", "users", "web", "table", "casino")
 CASINO_KEYS = ("nats", "casino", "pit", "domain", "nats_seed", "nats_ca")
 WEB_KEYS = ("host", "port", "names", "cert", "key", "streams", "streams_per_address", "metrics_port")
 TABLE_KEYS = ("name", "port", "key_file", "designation", "shoe", "limits", "language")
-# The player display's label languages (host_tools/pit/static/labels.js holds the words):
+# The player display's label languages (host_tools/view/static/labels.js holds the words):
 # English, Chinese (庄 / 闲 / 和 for Banker / Player / Tie), or both side by side.
 LANGUAGES = ("en", "zh", "both")
 
 
-class ConfigError(ValueError):
+class PitConfigError(ShoeError, ValueError):
     """One line: which key of which file is wrong and why."""
 
 
@@ -83,7 +85,7 @@ class PitConfig:
 
 
 def _fail(path, key, why):
-    raise ConfigError("%s: %s: %s" % (path, key, why))
+    raise PitConfigError("%s: %s: %s" % (path, key, why))
 
 
 def _string(path, key, value, required=True):
@@ -104,14 +106,14 @@ def _unknown(path, where, data, known):
 
 
 def load(path):
-    """Parse and check ``path``; a PitConfig or ConfigError (one line)."""
+    """Parse and check ``path``; a PitConfig or PitConfigError (one line)."""
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except OSError as e:
-        raise ConfigError("%s: cannot read: %s" % (path, e.strerror or e))
+        raise PitConfigError("%s: cannot read: %s" % (path, e.strerror or e))
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError("%s: not valid TOML: %s" % (path, str(e).splitlines()[0]))
+        raise PitConfigError("%s: not valid TOML: %s" % (path, str(e).splitlines()[0]))
     return parse(data, path)
 
 
@@ -188,7 +190,7 @@ def parse(data, path="pit.toml"):
 
 
 def _loopback(host):
-    from host_tools.pit.guard import is_loopback
+    from host_tools.view.guard import is_loopback
     return is_loopback(host)
 
 

@@ -1,8 +1,8 @@
 """The edge monitor for every table of a pit, on one worker thread of its own.
 
 `shoe bridge` runs the analysis package's EdgeMonitor on its console; the
-pit runs the same monitor (made by the bridge's own ``edge_monitor_factory``)
-here, and what it raises becomes a stored alert (kind ``edge``) that
+pit runs the same monitor (made by host_tools/analysis/monitor.py's
+``factory``) here, and what it raises becomes a stored alert (kind ``edge``) that
 surveillance's page shows. Its lifecycle (docs/pages.md): a wager turning
 player-favourable opens one; the monitor's clear for that wager closes it
 (a ``close`` row of the audit log: nobody need acknowledge a condition that
@@ -20,8 +20,8 @@ primed from the store too (its shoe and card events; no result is priced).
 import logging
 import re
 
-from host_tools.bridge.command import edge_monitor_factory
-from host_tools.pit import report
+from host_tools.analysis.monitor import factory as edge_monitor_factory
+from host_tools.view import report
 from host_tools.pit.worker import Worker
 from host_tools.store import audit
 

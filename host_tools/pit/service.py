@@ -33,12 +33,13 @@ import sys
 import threading
 import time
 
+from host_tools.exits import ShoeError
 from host_tools.bridge.session import Bridge
 from host_tools.protocol import alerts, orderrelay
 from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import deployed_manifest, read_key
 from host_tools.pit.groupcommit import GroupCommit, TableStore
-from host_tools.pit.tablefold import TableFold
+from host_tools.view.fold import TableFold
 from host_tools.store import audit, db
 
 
@@ -54,7 +55,7 @@ _DIGITS = re.compile(r"\d+")
 
 
 
-class Killed(RuntimeError):
+class Killed(ShoeError, RuntimeError):
     """Raised inside a table's loop by ``TableRunner.kill`` (tests, and an
     operator's way to force a fresh bridge)."""
 

@@ -14,10 +14,12 @@ import os
 import ssl
 import stat
 
+from host_tools.exits import ShoeError
+
 DAYS = 90  # a trial pair; a real deployment uses the casino's own certificates
 
 
-class TLSError(ValueError):
+class TLSError(ShoeError, ValueError):
     """The certificate or key cannot be used; one line."""
 
 

@@ -1,7 +1,7 @@
 """The pit's users: name, role and an argon2id hash of the password.
 
 Without a login the page is the public scoreboard; each staff role sees and
-does what host_tools/pit/roles.py says. Passwords are hashed with argon2-cffi (argon2id, its
+does what host_tools/view/roles.py says. Passwords are hashed with argon2-cffi (argon2id, its
 default parameters), a kept library, never by hand. The file holds hashes
 only, but it is still written 0600: a hash can be attacked offline.
 """
@@ -13,7 +13,8 @@ import tempfile
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from host_tools.pit.roles import STAFF as ROLES
+from host_tools.exits import ShoeError
+from host_tools.view.roles import STAFF as ROLES
 
 MIN_PASSWORD = 12  # what a casino's IT asks of a staff password (NIST SP 800-63B allows 8; we ask more)
 _hasher = PasswordHasher()
@@ -21,7 +22,7 @@ _hasher = PasswordHasher()
 _DUMMY = _hasher.hash("not a password of anyone")
 
 
-class UsersError(ValueError):
+class UsersError(ShoeError, ValueError):
     """The users file cannot be used; one line."""
 
 

@@ -1,7 +1,7 @@
 """The pit's HTTP side (aiohttp): a JSON API, Server-Sent Events and a plain page.
 
 Without a login a client gets the public scoreboard; each staff role gets
-what host_tools/pit/roles.py gives it, filtered HERE for the page, the API
+what host_tools/view/roles.py gives it, filtered HERE for the page, the API
 and the event stream alike. A login (POST /api/login) sets a ``Secure``
 (under TLS), HttpOnly, SameSite=Strict session cookie; the token it returns
 also works as ``Authorization: Bearer``; logout ends either. Commands need
@@ -11,13 +11,13 @@ supervisor. Every login, failure, lock, logout, refusal, command (with the
 shoe's own accept or reject), acknowledgement and setting change is a row of
 the chained ``audit_log`` (host_tools/store/audit.py) with user and address.
 The checks every request passes (Host, Origin and content type, headers,
-caps, the login throttle) are host_tools/pit/guard.py.
+caps, the login throttle) are host_tools/view/guard.py.
 
 Updates are pushed: table threads hand messages to ``Pit.publish``; the
-``Broadcast`` here collects them and wakes the event loop once per burst
-(not once per message), where each message is encoded ONCE and the burst
-goes to every /api/events client as one chunk (one socket write per client
-per burst, however many tables spoke). At 128 tables that is what keeps the
+``Broadcast`` (host_tools/view/sse.py) collects them and wakes the event
+loop once per burst (not once per message), where each message is encoded
+ONCE and the burst goes to every /api/events client as one chunk (one
+socket write per client per burst, however many tables spoke). At 128 tables that is what keeps the
 loop's share of the pit's CPU small: encoding per client and a write, a
 task and a wake-up per message per client was the largest part of it
 (`shoe bench pit`, docs/design.md). A client that cannot keep up (its queue
@@ -31,29 +31,24 @@ import json
 import logging
 import os
 import secrets
-import threading
 import time
 
 from aiohttp import web
 
-from host_tools.bridge.command import parse_control
+from host_tools.protocol.controls import parse_control
 from host_tools.pit import edges as edges_mod
-from host_tools.pit import guard
-from host_tools.pit import metrics
-from host_tools.pit import overview as overview_mod
-from host_tools.pit import report as report_mod
-from host_tools.pit import roles
 from host_tools.pit import orderwatch
+from host_tools.pit import overview as overview_mod
 from host_tools.pit import shuffle as shuffle_mod
-from host_tools.pit import scoreboard
 from host_tools.pit import users as users_mod
-from host_tools.protocol import alerts, answers, tablestate
+from host_tools.protocol import alerts, answers
 from host_tools.store import audit as audit_mod
 from host_tools.store import db
+from host_tools.view import STATIC, guard, metrics, roles, scoreboard
+from host_tools.view import report as report_mod
+from host_tools.view.sse import Broadcast, keepalive, stream, vocabulary
 
 log = logging.getLogger("shoe.pit.web")
-
-STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
 REPORT_ROLES = (roles.SURVEILLANCE, roles.SUPERVISOR)  # the end-of-shoe report (table_report, docs/pages.md)
 GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supervisor + confirm
@@ -69,9 +64,6 @@ REQUESTS, REQUESTS_PER_ADDRESS = 256, 32
 # Of those, what clients without a staff session never take: logins and
 # staff keep it through a flood (guard.Caps).
 STAFF_RESERVE = {"stream": 64, "request": 64}
-QUEUE = 1000          # bursts a client may fall behind before it is dropped
-KEEPALIVE_S = 15.0
-KEEPALIVE = b": keepalive\n\n"
 
 PIT = web.AppKey("pit", object)
 STATE = web.AppKey("state", dict)
@@ -135,138 +127,6 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
     app.router.add_post("/api/tables/{name}/ack-alert", ack_alert)
     app.router.add_post("/api/tables/{name}/command", command)
     return app
-
-
-class Broadcast:
-    """Messages from any thread to every SSE client, encoded once per burst.
-
-    ``listener`` (a ``Pit.listeners`` entry, called on table threads) only
-    appends to a list; the first message of a burst schedules ``flush`` on
-    the loop, which takes everything that arrived meanwhile, encodes each
-    message once and puts the same bytes into every client's queue.
-    """
-
-    def __init__(self, loop):
-        self.loop = loop
-        self.lock = threading.Lock()
-        self.pending = []
-        self.scheduled = False
-        self.clients = {role: set() for role in roles.ALL}  # each role is sent its own view
-        self.answers = {}  # (table, command counter) -> Future of the shoe's accepted/error event
-        self.early = {}    # answers that came before anyone waited for them
-
-    def listener(self, message):  # runs on a table thread
-        with self.lock:
-            self.pending.append(message)
-            if self.scheduled:
-                return
-            self.scheduled = True
-        try:
-            self.loop.call_soon_threadsafe(self.flush)
-        except RuntimeError:
-            pass  # the loop has closed: the pit is stopping
-
-    def flush(self):  # runs on the event loop
-        with self.lock:
-            batch, self.pending, self.scheduled = self.pending, [], False
-        for m in batch:
-            if m.get("type") == "event" and (m.get("event") or {}).get("source") == "link":
-                self._answer(m)
-        for role, clients in self.clients.items():
-            if not batch or not clients:
-                continue
-            view = [v for v in (roles.message_for(role, m) for m in batch) if v is not None]
-            if view:
-                self.send(encode(view), clients)
-
-    def _answer(self, m):
-        event = m.get("event") if m.get("type") == "event" else None
-        if event and event.get("source") == "link" and event.get("type") in ("accepted", "error"):
-            key = (m.get("table"), event.get("counter"))
-            fut = self.answers.pop(key, None)
-            if fut is not None and not fut.done():
-                fut.set_result(event)
-            else:  # came before its waiter (the loop ran this flush first)
-                self.early[key] = event
-                while len(self.early) > 256:
-                    self.early.pop(next(iter(self.early)))
-
-    def send(self, chunk, clients=None):
-        for group in ([clients] if clients is not None else self.clients.values()):
-            for q in list(group):
-                try:
-                    q.put_nowait(chunk)
-                except asyncio.QueueFull:
-                    group.discard(q)  # its handler ends at its next chunk
-
-    def count(self):
-        return sum(len(c) for c in self.clients.values())
-
-    def close(self):
-        """End every SSE stream (at shutdown, before aiohttp waits for handlers)."""
-        for group in self.clients.values():
-            for q in list(group):
-                try:
-                    q.put_nowait(None)
-                except asyncio.QueueFull:
-                    pass
-            group.clear()
-
-
-def encode(messages):
-    """Messages as one SSE chunk; each names its ``type`` as the event."""
-    return b"".join(("event: %s\ndata: %s\n\n" % (m["type"], json.dumps(m))).encode()
-                    for m in messages)
-
-
-async def keepalive(broadcast):
-    """A comment line to every client now and then, so proxies and the
-    browser keep an idle stream open (one timer, not one per client).
-    host_tools/central/view.py runs one for its Broadcast too."""
-    while True:
-        await asyncio.sleep(KEEPALIVE_S)
-        broadcast.send(KEEPALIVE)
-
-
-async def stream(request, clients, alive=None, queues=None):
-    """One /api/events client: its queue joins ``clients`` (a Broadcast's)
-    and every chunk put there is written, until it is hung up (None),
-    dropped as too slow (no longer in ``clients``) or, with ``alive``, its
-    session has ended (checked before each write, keepalives included, so
-    within KEEPALIVE_S). ``queues``: a set the queue is kept in meanwhile
-    (a logout hangs up its session's streams at once). Shared with the
-    central view (host_tools/central/view.py)."""
-    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                       "X-Accel-Buffering": "no"})
-    guard.headers(resp, request.scheme == "https")
-    await resp.prepare(request)
-    q = asyncio.Queue(QUEUE)
-    clients.add(q)
-    if queues is not None:
-        queues.add(q)
-    try:
-        await resp.write(b": connected\n\n")
-        while True:
-            chunk = await q.get()
-            if chunk is None or q not in clients or (alive is not None and not alive()):
-                break
-            chunks, stop = [chunk], False
-            while not q.empty():  # whatever else queued while this client was writing
-                chunk = q.get_nowait()
-                if chunk is None:
-                    stop = True
-                    break
-                chunks.append(chunk)
-            await resp.write(b"".join(chunks) if len(chunks) > 1 else chunks[0])
-            if stop:
-                break
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass
-    finally:
-        clients.discard(q)
-        if queues is not None:
-            queues.discard(q)
-    return resp
 
 
 async def _startup(app):
@@ -466,7 +326,7 @@ async def tables(request):
 
 async def table(request):
     """The table's state, plus what the page draws: the scoreboard's cells
-    (placed by the roads library's grid(), host_tools/pit/scoreboard.py) and,
+    (placed by the roads library's grid(), host_tools/view/scoreboard.py) and,
     for surveillance, the cards left per rank of the current card set."""
     runner = _runner(request)
     role = _role(request)
@@ -585,13 +445,6 @@ async def metrics_page(request):
     if _role(request) == roles.PUBLIC:
         return _json_error(403, "the public view has no metrics")
     return metrics.text(request.app[metrics.REGISTRY][role])
-
-
-async def vocabulary(request):
-    """The names the page draws with, defined once on the server
-    (host_tools/protocol/tablestate.py, alerts.py)."""
-    return web.json_response(dict(tablestate.VOCABULARY, alert_kinds=alerts.vocabulary(),
-                                  critical_ack=sorted(roles.CRITICAL_ACK)))
 
 
 async def page(request):

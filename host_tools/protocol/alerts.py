@@ -62,7 +62,7 @@ KINDS = {
     # The pit's own monitors.
     "edge": ("alert", INFO, "the edge monitor: a side bet's expectation crossed its threshold"),
     # The table itself: what stops or puts in doubt what is recorded
-    # (acknowledged by a supervisor only, host_tools/pit/roles.py).
+    # (acknowledged by a supervisor only, host_tools/view/roles.py).
     "recording_stopped": ("alert", CRITICAL, "the table's loop died: nothing was recorded until it restarted"),
     "not_recording": ("alert", CRITICAL, "the bridge has not been recording the table's shoe for more than "
                       "%d s (the reason is the bridge's NOT RECORDING line); cleared by itself, with an info row "

@@ -47,9 +47,9 @@ import time
 from host_tools.protocol import alerts, chain
 from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
-from host_tools.store import db
+from host_tools.protocol.record import Conflict, StoreError
 
-from link import auth, chipcount, frame, host_frames, proto, schema  # noqa: E402  (the firmware's own)
+from link import auth, chipcount, frame, host_frames, journal, proto, schema  # noqa: E402  (the firmware's own)
 from link import events_schema  # noqa: E402
 
 log = logging.getLogger("shoe.bridge")
@@ -190,6 +190,7 @@ class HostLink:
         self.last_tx = 0.0
         self.hello_asked = 0.0
         self.acks_refused_at = None  # since when the shoe's heartbeats show our acks not taken
+        self.beat_acked = None       # the shoe's acked in the heartbeat that set acks_refused_at
         self.gap_logged = None
         self.no_key_said = False
         self.stats = {"stored": 0, "duplicates": 0, "bad_frames": 0, "gaps": 0, "reconnects": 0,
@@ -300,7 +301,7 @@ class HostLink:
         if self.shoe_id is not None:  # a row tied to no shoe would be no table's
             try:
                 self.store.alert(self.shoe_id, severity, "not_recording", detail)
-            except db.StoreError as e:
+            except StoreError as e:
                 self._store_failed(e)
         self.on_alert(severity, "not_recording", detail)
 
@@ -378,7 +379,7 @@ class HostLink:
         the state) but never stops the bridge."""
         try:
             self.store.log_link(self.shoe_id, kind, detail)
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
 
     def _store_failed(self, e):
@@ -400,7 +401,7 @@ class HostLink:
                 self.on_alert(severity, kind, text)
             else:
                 self.store.log_link(self.shoe_id, kind, text)
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
 
     def _critical(self, kind, detail):
@@ -410,7 +411,7 @@ class HostLink:
         log.error("%s: %s", kind, detail)
         try:
             self.store.alert(self.shoe_id, severity, kind, detail, merge_within=MERGE_S)
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
         self._log_link(kind, detail)
         self.on_alert(severity, kind, detail)
@@ -450,7 +451,7 @@ class HostLink:
                 self._heartbeat(seq, payload)
             else:
                 self.tally.note("bad_frame", "unexpected frame type %s from the shoe" % shown(chr(kind)))
-        except db.StoreError as e:
+        except StoreError as e:
             self._store_failed(e)
         except Exception as e:  # noqa: BLE001 - the last line of defence; see docstring
             self.stats["internal_errors"] += 1
@@ -642,7 +643,7 @@ class HostLink:
             self._critical("firmware_mismatch", self.mismatch)
         tilt = hello.get("tilt")
         self.tilted = shown(str(tilt), 120) if tilt is not None else None
-        if isinstance(tilt, str) and tilt.startswith(chipcount.REASON):
+        if isinstance(tilt, str) and (tilt.startswith(chipcount.REASON) or journal.SEAL in tilt):
             self._critical("counter_mismatch", "shoe %s tilted at boot: %s" % (shoe_id, shown(tilt, 120)))
         if hello.get("service") is True:
             self._critical("service_mode", "shoe %s was powered on in service mode (NEW SHOE held): no "
@@ -699,10 +700,10 @@ class HostLink:
         event = verdict.event
         try:
             self.store.append(shoe_id, seq, body, mac=tag, **start)
-        except db.Conflict as e:  # cannot happen with one bridge per shoe; kept loud
+        except Conflict as e:  # cannot happen with one bridge per shoe; kept loud
             self._critical("conflict", str(e))
             return
-        except db.StoreError as e:
+        except StoreError as e:
             self._log_link("bad_event", "seq %d: %s" % (seq, shown(str(e), 160)))
             self._store_failed(e)
             return
@@ -756,8 +757,14 @@ class HostLink:
             # The shoe has not taken the acks we keep sending: they are
             # signed under a nonce it no longer knows (it rebooted and the
             # hello saying so was lost), so it holds its events for good.
-            if self.acks_refused_at is None:
+            # A shoe whose acked still moves is taking them, only behind
+            # the store (acks in flight on a loaded pit PC): a fresh hello
+            # then would only stop a working link, and on a pit of
+            # hundreds of tables each such hello, answered late, held the
+            # table's cards back for tens of seconds (`shoe bench pit`).
+            if self.acks_refused_at is None or beat["acked"] > self.beat_acked:
                 self.acks_refused_at = now
+                self.beat_acked = beat["acked"]
             elif now - self.acks_refused_at > ACKS_TAKEN_S:
                 self._resync("shoe %s has refused this bridge's acks for %.0f s (it acks %d, the "
                              "store holds %d): asking for a fresh hello"

@@ -12,12 +12,14 @@ import hashlib
 import os
 import stat
 
+from host_tools.exits import ShoeError
+
 KEY_BYTES = 32
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-class KeyFileError(ValueError):
+class KeyFileError(ShoeError, ValueError):
     """A key file cannot be used; the message says why and what to do."""
 
 
@@ -111,3 +113,27 @@ def deployed_manifest(key_path):
             return hashlib.sha256(f.read()).hexdigest()
     except OSError:
         return None
+
+
+class Keys:
+    """Shoe keys by shoe id: ``DIR/<shoe_id>.key`` (0600, as write_key leaves them), for
+    the central consumer and `shoe verify --key-dir`.
+    A missing key is looked for again later (it may be installed while the
+    consumer runs); a key is read once."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.cache = {}
+        from link import auth
+        self._derive = auth.frames_key
+
+    def frames_key(self, shoe_id):
+        fkey = self.cache.get(shoe_id)
+        if fkey is None:
+            if os.sep in shoe_id or shoe_id.startswith("."):
+                return None
+            path = os.path.join(self.dir, shoe_id + ".key")
+            if not os.path.exists(path):
+                return None
+            fkey = self.cache[shoe_id] = self._derive(read_key(path))
+        return fkey

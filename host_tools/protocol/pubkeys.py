@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
+from host_tools.exits import ShoeError
 from host_tools.protocol import keys
 
 SUFFIX = ".pub"
@@ -37,7 +38,7 @@ FILE_MODE = 0o644
 XY_BYTES = 64
 
 
-class PublicKeyFileError(ValueError):
+class PublicKeyFileError(ShoeError, ValueError):
     """A public key file cannot be used; the message says why."""
 
 

@@ -32,3 +32,13 @@ def shown(data, limit=SHOWN):
     if len(data) > limit:
         out += "... (%d bytes)" % len(data)
     return out
+
+
+def excerpt(data, n=80):
+    """At most ``n`` characters of untrusted bytes or text for an alert's
+    detail (the central record's, where ``shown``'s quoting would change
+    the alert texts readers already match), every character outside
+    printable ASCII escaped."""
+    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else str(data)
+    text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= n else text[:n] + "..."

@@ -88,27 +88,18 @@ class _Recorder:
         raise RuntimeError("device error: %s" % message)
 
 
-class _Board:
-    pass
-
-
 def run_batch(seed, decks=1, leaky=False, state_path="/nonexistent/custody.json"):
     """One batch, checked, shuffled and sealed: a dict of what was observed."""
     _firmware()
-    from boards.sim_tcs34725 import SimTCS34725
     from cardset import registry
     from host_tools.sim.shuffler_emulate import TwoBatchSet
-    from shuffler import board_emu, custody, device, sim_mechanism
+    from emulator import shuffler_board
+    from shuffler import custody, device
 
     cards = TwoBatchSet(decks)
     reg = registry.Registry(cards.encode())
     n = decks * 52
-    board = _Board()
-    sim = SimTCS34725()
-    board.model, board.hw, board.door = board_emu.parts(sim_mechanism.Mechanism(sim.show), sim)
-    board.state_path = state_path
-    board.entropy = lambda: board_emu.Entropy(seed)
-    board.delivered = lambda: None
+    board = shuffler_board.ModelBoard(seed, state_path)
     m = board.model
     rec = _Recorder(m)
     dev = device.Device(board, rec, reg, n)

@@ -33,6 +33,8 @@ import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 from link import events_schema as E  # noqa: E402
 
+from host_tools.exits import ShoeError
+
 BANKER = "B"
 PLAYER = "P"
 TIE = "T"
@@ -56,7 +58,7 @@ _CHECKED = ("result", "void", "shoe")  # the game events whose fields this modul
 _SKIP = ("type", "seq")  # `shoe export` adds "seq" to every event
 
 
-class RoadsError(ValueError):
+class RoadsError(ShoeError, ValueError):
     """An event this module reads is malformed; the message says which field."""
 
 

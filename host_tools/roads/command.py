@@ -14,6 +14,7 @@ stdout: a half board would be read as the shoe's.
 import json
 import sys
 
+from host_tools.exits import ShoeError
 from host_tools import exits
 
 from .board import BANKER, PLAYER, ROAD_NAMES, ROWS, Board, RoadsError, grid
@@ -27,39 +28,39 @@ def add_arguments(parser):
     parser.add_argument("--json", action="store_true", help="print one JSON object (docs/roads.md)")
 
 
-class InputError(Exception):
+class RoadsInputError(ShoeError):
     """One line about the input, with the exit status that goes with it."""
 
     def __init__(self, status, message):
         super().__init__(message)
-        self.status = status
+        self.status = self.exit_code = status
 
 
 def read_board(data):
-    """Bytes of event lines -> (Board, earlier card sets dropped). InputError on bad input."""
+    """Bytes of event lines -> (Board, earlier card sets dropped). RoadsInputError on bad input."""
     board = Board()
     earlier = 0
     for number, raw in enumerate(data.splitlines(), 1):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(exits.EXIT_TEXT, "line %d: not UTF-8 text (byte 0x%02x at column %d)"
+            raise RoadsInputError(exits.EXIT_TEXT, "line %d: not UTF-8 text (byte 0x%02x at column %d)"
                              % (number, raw[exc.start], exc.start + 1))
         if not line.strip():
             continue
         try:
             event = json.loads(line)
         except ValueError as exc:
-            raise InputError(exits.EXIT_USAGE, "line %d: not a JSON event: %s" % (number, exc))
+            raise RoadsInputError(exits.EXIT_USAGE, "line %d: not a JSON event: %s" % (number, exc))
         except RecursionError:
-            raise InputError(exits.EXIT_USAGE, "line %d: not a JSON event: nests too deeply" % number)
+            raise RoadsInputError(exits.EXIT_USAGE, "line %d: not a JSON event: nests too deeply" % number)
         if isinstance(event, dict) and event.get("type") == "shoe" and event.get("source") is None \
                 and board.beads:
             earlier += 1
         try:
             board.add(event)
         except RoadsError as exc:
-            raise InputError(exits.EXIT_USAGE, "line %d: %s" % (number, exc))
+            raise RoadsInputError(exits.EXIT_USAGE, "line %d: %s" % (number, exc))
     return board, earlier
 
 
@@ -124,7 +125,7 @@ def run(args):
     data = exits.read_input(args.events)
     try:
         board, earlier = read_board(data)
-    except InputError as exc:
+    except RoadsInputError as exc:
         print("shoe roads: %s" % exc, file=sys.stderr)
         return exc.status
     notes = []

@@ -12,11 +12,13 @@ with, so settlement and the shoe cannot disagree on a round.
 
 from .core import cards, rules
 
+from host_tools.exits import ShoeError
+
 
 WINNERS = tuple(name.decode() for name in rules.WINNER_NAMES)
 
 
-class RoundError(ValueError):
+class RoundError(ShoeError, ValueError):
     """The round cannot be settled as given (bad card, or not a Ch 10 deal)."""
 
 

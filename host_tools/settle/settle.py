@@ -12,8 +12,10 @@ from . import wagers
 from .control import card_control
 from .table import Table, TableError
 
+from host_tools.exits import ShoeError
 
-class InputError(ValueError):
+
+class InputError(ShoeError, ValueError):
     """The document as a whole cannot be settled (not a per-wager problem)."""
 
 

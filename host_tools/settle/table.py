@@ -9,10 +9,12 @@ is rejected with the reason rather than silently replaced.
 
 from . import paytables as pt
 
+from host_tools.exits import ShoeError
+
 VIG_MODES = ("payout", "deferred")  # Ch 12D(2)(a) / (b)
 
 
-class TableError(ValueError):
+class TableError(ShoeError, ValueError):
     """The table settings are not valid."""
 
 

@@ -48,6 +48,7 @@ import json
 import re
 import sys
 
+from host_tools.exits import ShoeError
 from host_tools import exits
 
 from baccarat import cards  # noqa: E402
@@ -60,11 +61,11 @@ _NAME = re.compile(r"^[A23456789TJQK][CDHS]$")
 _ID = re.compile(r"^[AB]-[0-9]{1,10}$")
 
 
-class RevealError(ValueError):
+class RevealError(ShoeError, ValueError):
     """The reveal file is not one the audit can read (exit 2)."""
 
 
-class Irregular(Exception):
+class Irregular(ShoeError):
     """A difference between the committed order and what was dealt (exit 1)."""
 
 
@@ -152,7 +153,7 @@ def _check_seal(device_id, seq, ev, xy):
                         "its commitment is not taken" % where)
 
 
-class PublicKeyMissing(ValueError):
+class PublicKeyMissing(ShoeError, ValueError):
     """No registered public key for a shuffler whose seal is in the store (exit 2)."""
 
 

@@ -16,6 +16,7 @@ import argparse
 import importlib
 import sys
 
+from host_tools.exits import ShoeError
 from host_tools import argtypes
 from host_tools import exits, vm, wasm32
 
@@ -23,11 +24,12 @@ MAX_DECKS = 8      # a Ch 3B batch is 6 to 8 decks
 MAX_COUNT = 100000
 
 
-class SampleError(RuntimeError):
+class SampleError(ShoeError, RuntimeError):
     """The sample could not be made (the VM failed); the message says why."""
 
 EMULATOR = "host_tools.sim.shuffler_emulate"
 BENCH = "host_tools.qa.bench.shuffler"
+SAMPLE = "emulator.sample"   # the firmware's shuffles run on their own (firmware/emulator/sample.py)
 
 
 def _int_in(name, low, high):
@@ -98,15 +100,13 @@ def add_arguments(parser):
 def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP, mechanism=False):
     """The lines of `shoe shuffler sample` as bytes."""
     if which in wasm32.MICROPYTHON_VMS:
-        rc, out, err = wasm32.run_vm(which, 
-            ["-m", "shuffler.sample", str(decks), str(count), str(seed)] + (["mechanism"] if mechanism else []),
-            heap=heap)
+        rc, out, err = wasm32.run_vm(which, ["-m", SAMPLE, str(decks), str(count), str(seed)]
+                                     + (["mechanism"] if mechanism else []), heap=heap)
         if rc != 0:
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise SampleError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
         return out
-    from shuffler import sample
-
+    sample = importlib.import_module(SAMPLE)
     chunks = []
     sample.run(decks, count, seed, lambda b: chunks.append(bytes(b)), mechanism)
     return b"".join(chunks)

@@ -37,32 +37,15 @@ DEFAULT_SHOE_ID = "EMU1"
 KEY_FILE = deploy.KEY_NAME
 # The unix VM is 64-bit: its objects are up to twice a board's, and the
 # emulator's own modules (pty UART and I2C shims, the sensor's register
-# model) ride along. The budget that governs is the 32-bit one (docs/design.md,
-# "Heap budgets": tests/e2e/test_boards_footprint.py); in 64 bits an emulated
-# shoe with a 9-deck card set had under 2 KiB to spare at the boards' 190 KiB
-# (a power cut's replay failed its self-test with less), and the bench's
-# questions took it: their commands and dispatch stay resident, and the
-# first question loads firmware/probes.py (about 4 KiB there). So the
-# emulator runs with HEAP_64 more than the board plans for, and
-# with SECURE_HEAP_64 more again with the chip's driver and its I2C shim (a
-# shoe with its chip needed 204-210 KiB, 1 to 8 decks), as the shuffler's
-# emulator does (docs/shuffler.md, "Footprint"). 24 KiB more was too little
-# for the first bench question: loading probes.py and the chip's
-# provisioning module for its survey failed with MemoryError (a 368-464 B
-# block, in a heap cut into holes) in about one shoe acceptance in three,
-# an `internal error` the acceptance then waited 30 s on before asking
-# again (the "chip's answer did not come in time" of the loaded suite); at
-# 32 KiB none in the acceptance tests' runs. After the merges that gave the
-# emulated board its parts (boards/parts.py), the chip's boot wake and the
-# HMAC-SHA256 link, 32 KiB failed every time: `import probes` found no
-# 1280-byte run (the VM's next qstr pool, for the names probes.py brings)
-# with 48 KiB free in holes, and the error event that would have said so
-# found none either, so the shoe accepted `secure` and answered nothing.
-# 48 KiB failed the same way; 64 KiB answers secure, sensor and sign.
-# 8 KiB until the real-time check (+11 KiB resident in 64 bits, docs/shuffler.md,
-# "What the check costs"), 20 until the shuffler's bench questions joined the
-# link's commands: a shoe with a PN532 and no chip then failed at boot
-# (MemoryError, 464 bytes) at 20 and 24 KiB; at 32 it boots and answers.
+# model) ride along. The budget that governs is the 32-bit one
+# (docs/design.md, "Heap budgets": tests/e2e/test_boards_footprint.py). So
+# the emulator runs with HEAP_64 more than the board plans for, and
+# SECURE_HEAP_64 more again with the chip's driver and its I2C shim, as the
+# shuffler's emulator does (docs/shuffler.md, "Footprint"). Each is the
+# least that passed the acceptance's bench questions: the first one loads
+# firmware/probes.py and, for the survey, the chip's setup module into a
+# heap cut into holes, and a qstr pool for their names is one block (1 280
+# bytes in 64 bits). How each figure was found: docs/CHANGELOG.md.
 HEAP_64 = 32 * 1024
 SECURE_HEAP_64 = 64 * 1024
 
@@ -125,9 +108,9 @@ class Emulator(vmdevice.VMDevice):
         if service:
             values["HELD_AT_POWER_ON"] = True   # NEW SHOE held while powering on
         if without:
-            values["ABSENT"] = sorted(without)   # boards/emulator.py: each fails as a board sees it
+            values["ABSENT"] = sorted(without)   # emulator/shoe_board.py: each fails as a board sees it
         if answer_delay_ms:
-            values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (boards/emulator.py)
+            values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (emulator/shoe_board.py)
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
                                             **self._start_secure(provision, "secure_element" not in without))
@@ -379,12 +362,8 @@ def run(args):
     except KeyboardInterrupt:
         pass
     finally:
-        code = emu.proc.poll()
-        emu.close()
-    if code not in (None, -signal.SIGKILL):
-        print("# the VM exited with %s; see %s" % (code, emu.stderr_path), file=sys.stderr)
-        return 1
-    return 0
+        status = emu.shut_down()
+    return status
 
 
 BENCH_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "

@@ -1,5 +1,5 @@
 """The host's end of an I2C bus carried over a pty (the message format is
-defined once, in firmware/boards/ptyi2c.py).
+defined once, in firmware/emulator/ptyi2c.py).
 
 ``Bus`` holds the simulated devices by 7-bit address and answers each
 transaction as the wire would: a device that does not acknowledge its address
@@ -19,7 +19,7 @@ import select
 import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 
-from boards.ptyi2c import ACK, MAX_BYTES, NAK_ADDRESS, NAK_DATA, OP_READ, OP_WRITE, PtyI2C  # noqa: E402
+from emulator.ptyi2c import ACK, MAX_BYTES, NAK_ADDRESS, NAK_DATA, OP_READ, OP_WRITE, PtyI2C  # noqa: E402
 
 
 class Bus:

@@ -1,6 +1,6 @@
 """The firmware PN532 driver inside the MicroPython VM, against a simulated chip.
 
-One VM program (``PROGRAM``) opens a pty with ``boards.ptyuart.PtyUART``,
+One VM program (``PROGRAM``) opens a pty with ``emulator.ptyuart.PtyUART``,
 wakes the chip and polls it, printing one line per poll, so the tests and
 the benchmark read the same driver doing the same thing:
 
@@ -25,7 +25,7 @@ from host_tools import vm
 
 PROGRAM = r"""
 import sys, time, micropython
-from boards.ptyuart import PtyUART
+from emulator.ptyuart import PtyUART
 from drivers.pn532_uart import PN532_UART
 from drivers import ReaderFault
 

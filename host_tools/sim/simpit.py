@@ -13,6 +13,8 @@ dealing and exits once the broker has every stored event (or after
 """
 
 import argparse
+import collections
+import math
 import os
 import signal
 import sys
@@ -27,6 +29,35 @@ from host_tools.pit.config import Casino
 from host_tools.store import db
 
 GROUP_MAX = 500   # events in one commit at most
+DEALING = "simpit: dealing"   # the log line that says the pre-generated events are ready
+
+
+class Pregenerated:
+    """A SimShoe whose next events were taken before the clock started
+    (``--pregen``): a real pit's publisher reads events its bridges stored,
+    it does not compute them, so a timed run should not charge the shoes'
+    simulation to the pit's process. Past the prepared events it deals
+    live."""
+
+    def __init__(self, sim, n):
+        self.sim = sim
+        self.shoe_id = sim.shoe_id
+        self.ready = collections.deque(sim.next() for _ in range(max(0, n)))
+
+    @property
+    def seq(self):
+        return self.ready[0][0] - 1 if self.ready else self.sim.seq
+
+    def deal_write(self, store):
+        if not self.ready:
+            return self.sim.deal_write(store)
+        seq, body, tag, prev = self.ready.popleft()
+        return store.append_write(self.shoe_id, seq, body, mac=tag,
+                                  first_seq=1 if seq == 1 else None,
+                                  first_prev=prev if seq == 1 else None)
+
+    def close(self):
+        self.sim.close()
 
 
 def main(argv=None):
@@ -44,6 +75,9 @@ def main(argv=None):
     p.add_argument("--events", type=int, default=0, help="stop dealing at this seq per shoe (0: never)")
     p.add_argument("--chips", help="a directory of provisioned simulated secure elements, one per "
                    "shoe (sim/tablechips.py): the shoes sign their checkpoints")
+    p.add_argument("--pregen", type=float, default=0.0, metavar="SECONDS",
+                   help="take each shoe's events for this many seconds of dealing before the "
+                   "clock starts (then it logs %r)" % DEALING)
     p.add_argument("--drain", type=float, default=20.0,
                    help="on SIGTERM, wait at most this long for the broker to have every event")
     args = p.parse_args(argv)
@@ -71,6 +105,11 @@ def main(argv=None):
     sims = [simtable.SimShoe(s, keys_mod.read_key(os.path.join(args.keys, s + ".key")),
                              seed=simtable.seed_of(s), workdir=journals, **board(s)).resume(store)
             for s in shoes if not dealt_out(s)]
+    if args.pregen > 0 and args.rate > 0:
+        want = int(math.ceil(args.rate * args.pregen)) + 1
+        sims = [Pregenerated(sim, min(want, args.events - sim.seq) if args.events else want)
+                for sim in sims]
+    print(DEALING, flush=True)
     auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
     pub = PitPublisher(args.store, Casino(args.nats, args.casino, args.pit, args.domain, auth), tables)
     pub.start()

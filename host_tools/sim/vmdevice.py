@@ -26,6 +26,7 @@ import os
 import pathlib
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -133,6 +134,17 @@ class VMDevice:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
+    def shut_down(self):
+        """Close the device; the exit status of its `emulate` command: 1
+        (saying where the VM's log is) when the VM had exited on its own,
+        else 0 (still running, or killed by a power cut)."""
+        code = self.proc.poll() if self.proc is not None else None
+        self.close()
+        if code not in (None, -signal.SIGKILL):
+            print("# the VM exited with %s; see %s" % (code, self.stderr_path), file=sys.stderr)
+            return 1
+        return 0
+
     def _close_link(self, *more):
         """Power off, stop the relay and the chip's bus, close every pty."""
         self.power_cut()
@@ -233,7 +245,8 @@ class VMDevice:
     def _add_to_manifest(self, name, drop=None):
         """``name`` (a file on the flash) into the flash's manifest.json, if
         the flash is a deployed image (the shoe's is; the shuffler's
-        emulator runs the suite's compiled tree and has none)."""
+        emulator runs its declared image's compiled code from a directory
+        shared by every emulated shuffler, and its flash has no manifest)."""
         manifest_path = os.path.join(self.dir, deploy.MANIFEST)
         if not os.path.exists(manifest_path):
             return

@@ -56,7 +56,7 @@ import sqlite3
 import struct
 import time
 
-from host_tools import exits
+from host_tools.protocol.record import Conflict, Record, SequenceGap, StoreError  # noqa: F401  (db.X is what callers name)
 from host_tools.store import audit
 from link import auth as _auth  # the firmware's own
 
@@ -115,26 +115,6 @@ DUPLICATE = "duplicate"
 ZERO_HEX = _auth.ZERO_MAC.decode("ascii")  # the first_prev of a chain that starts at seq 1
 
 
-class StoreError(exits.Unusable):
-    """An event the store refuses, or a file it cannot use; the message says exactly why."""
-
-    exit_code = exits.EXIT_STORE
-
-
-class SequenceGap(StoreError):
-    """The event is ahead of the chain head: an earlier event is missing."""
-
-    def __init__(self, shoe_id, expected, got):
-        StoreError.__init__(
-            self, "shoe %s: expected seq %d, got %d" % (shoe_id, expected, got))
-        self.expected = expected
-        self.got = got
-
-
-class Conflict(StoreError):
-    """A seq that is already stored arrived with different content."""
-
-
 def chain_hash(prev_hash, event_bytes, seq, shoe_id):
     h = hashlib.sha256(prev_hash)
     h.update(struct.pack(">I", len(event_bytes)))
@@ -155,7 +135,7 @@ def parse_event(event_bytes):
     return obj
 
 
-class Store:
+class Store(Record):
     def __init__(self, path, timeout=10.0, readonly=False):
         """Open (creating if need be) a store. ``readonly`` opens an existing
         file through SQLite's ``mode=ro``: `shoe verify` must not change a
@@ -427,6 +407,12 @@ class Store:
     def count(self, shoe_id):
         return self.db.execute(
             "SELECT COUNT(*) FROM events WHERE shoe_id = ?", (shoe_id,)).fetchone()[0]
+
+    def latest_checkpoint(self, shoe_id):
+        row = self.db.execute(
+            "SELECT seq, mac FROM events WHERE shoe_id = ? AND type = 'checkpoint'"
+            " ORDER BY seq DESC LIMIT 1", (shoe_id,)).fetchone()
+        return None if row is None or not row[1] else (row[0], row[1])
 
     # -- link log -----------------------------------------------------------
 

@@ -9,6 +9,7 @@ key per line, never two.
 
 import sys
 
+from host_tools import exits
 from host_tools.store import db
 
 
@@ -47,7 +48,7 @@ def run(args):
                 out.write("\n")
     except db.StoreError as e:
         print("export: %s" % e, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     except BrokenPipeError:
         return 0
     return 0

@@ -12,6 +12,7 @@ rounds, so the screen and the recall can never disagree.
 import json
 import sys
 
+from host_tools import exits
 from host_tools.store import db
 from host_tools.store.export import pick_shoe
 
@@ -175,7 +176,7 @@ def add_arguments(parser):
 def run(args):
     if args.last < 1:
         print("recall: --last must be at least 1", file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     skipped = []
     try:
         with db.open_existing(args.db) as store:
@@ -183,7 +184,7 @@ def run(args):
             rounds = load(store, shoe_id, keep=args.last, skipped=skipped).last(args.last)
     except db.StoreError as e:
         print("recall: %s" % e, file=sys.stderr)
-        return 2
+        return exits.EXIT_USAGE
     for seq, why in skipped:
         print("recall: shoe %s seq %d fails the link schema (%s): left out" % (shoe_id, seq, why),
               file=sys.stderr)

@@ -16,7 +16,7 @@ defines, and the report's signature is checked with `cryptography`.
 
 The technician's answers about the lights and the gate come from the
 emulated board's own state (the `gpio` line of its dealer channel,
-firmware/boards/emulator.py): what main.py last drove, as a technician
+firmware/emulator/shoe_board.py): what main.py last drove, as a technician
 would see it.
 """
 

@@ -185,7 +185,7 @@ def test_sign_takes_the_datasheet_time():
 
 VM_PROGRAM = r"""
 import sys, gc, time, micropython
-from boards.ptyi2c import PtyI2C
+from emulator.ptyi2c import PtyI2C
 from drivers.atecc608 import ATECC608
 from drivers.atecc608_setup import provision
 from binascii import hexlify
@@ -245,7 +245,7 @@ BOARD_PROGRAM = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
 import board_config
-from boards.emulator import Board
+from emulator.shoe_board import Board
 from binascii import hexlify
 from drivers.atecc608_setup import provision
 board = Board(board_config)
@@ -276,7 +276,7 @@ def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     server = threading.Thread(target=i2cbus.serve, args=(i2cbus.Bus({0x60: chip}), master, stop.is_set))
     server.start()
     (tmp_path / "board_config.py").write_text(
-        "MODULE = 'emulator'\nWDT_MS = 5000\nLINK = {'device': %r}\nREADER = {}\nSENSOR = None\n"
+        "MODULE = 'emulator.shoe_board'\nWDT_MS = 5000\nLINK = {'device': %r}\nREADER = {}\nSENSOR = None\n"
         "SECURE_ELEMENT = {'kind': 'atecc608b', 'bus': 'i2c', 'device': %r, 'address': 96}\n" % (link_path, path))
     program = tmp_path / "board_se.py"
     program.write_text(BOARD_PROGRAM)
@@ -331,11 +331,11 @@ def test_shoe_emulator_boots_with_the_chip_on_its_bus(tmp_path):
     assert not any(p.name.endswith(".json") and p.name != "manifest.json"
                    for p in (tmp_path / "flash").iterdir())
     manifest = _json.loads((tmp_path / "flash" / "manifest.json").read_text())
-    assert "boards/ptyi2c.mpy" in manifest["files"] and "drivers/atecc608.mpy" in manifest["files"]
+    assert "emulator/ptyi2c.mpy" in manifest["files"] and "drivers/atecc608.mpy" in manifest["files"]
 
 
 def test_a_flash_dump_of_a_shoe_with_the_chip_holds_no_link_key(tmp_path):
-    """The MAC key at rest (issue 19): with the secure element the key is
+    """The MAC key at rest: with the secure element the key is
     derived at every boot by the chip (ECDH with a key that never leaves
     it), so the flash holds no key: every byte of the flash directory,
     after a boot and a dealt round, is searched for it, and for the frames

@@ -17,8 +17,10 @@ import pytest
 from host_tools import deploy
 from host_tools.boards import config
 from host_tools.qa.bench import footprint
+from support import pn532_hsu
 
-# The boundary: just enough of machine to record what the bring-up drives.
+# The boundary: just enough of machine to record what the bring-up drives
+# (the reader's UART answers as a PN532: tests/support/pn532_hsu.py).
 FAKE_MACHINE = r'''
 LEVELS = {}      # pin -> level; inputs idle high (pull-ups)
 MODES = {}
@@ -40,34 +42,13 @@ class Pin:
             return LEVELS.get(self.id, 1)
         LEVELS[self.id] = 1 if x else 0
 
-PN532_SILENT = False   # True: nothing answers on the reader's UART
+PN532_ANSWER
 
-def _pn532_answer(buf):
-    # A PN532 on HSU, just enough for the driver's boot: the ACK, then the
-    # reply frame (GetFirmwareVersion says IC 0x32).
-    if PN532_SILENT or len(buf) < 8 or buf[0] != 0 or buf[2] != 0xFF or buf[5] != 0xD4:
-        return b""
-    data = bytes([0xD5, buf[6] + 1]) + (b"\x32\x01\x06\x07" if buf[6] == 2 else b"")
-    n = len(data)
-    return (b"\x00\x00\xff\x00\xff\x00" + bytes([0, 0, 0xFF, n, (256 - n) & 0xFF]) + data
-            + bytes([(256 - sum(data)) & 0xFF, 0]))
-
-class UART:
+class UART(PN532Wire):
     def __init__(self, id, baudrate=9600, tx=None, rx=None, timeout=None, rxbuf=None):
+        PN532Wire.__init__(self)
         self.args = (id, baudrate, tx.id, rx.id, timeout)
-        self.rx = bytearray()
         UARTS.append(self)
-    def write(self, buf):
-        self.rx += _pn532_answer(buf)
-        return len(buf)
-    def any(self):
-        return len(self.rx)
-    def readinto(self, buf, n=None):
-        n = min(len(buf) if n is None else n, len(self.rx))
-        for i in range(n):
-            buf[i] = self.rx[i]
-        self.rx = self.rx[n:]
-        return n or None
 
 I2CS = []
 I2C_ABSENT = set()    # addresses nothing acknowledges
@@ -131,7 +112,7 @@ class WDT:
         WDTS.append(self)
     def feed(self):
         self.fed += 1
-'''
+'''.replace("PN532_ANSWER", pn532_hsu.ANSWER)
 
 # Exercises one board; prints a JSON summary for the test to check.
 PROBE = r'''

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from host_tools.sim.emulate import Emulator
+from host_tools import exits
 from host_tools.store import db  # noqa: F401
 from support.bridgecli import send as _send, start_bridge as _bridge, stored_events as _events  # noqa: F401
 from support.bridgecli import WAIT_S as _WAIT_S, wait_event as _wait_event, wait_up as _wait_up
@@ -131,7 +132,7 @@ def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
     ("state", ("state", None)),
 ])
 def test_control_lines_pass_through_the_schema(line, want):
-    from host_tools.bridge.command import parse_control
+    from host_tools.protocol.controls import parse_control
     assert parse_control(line) == want
 
 
@@ -149,7 +150,7 @@ def test_control_lines_pass_through_the_schema(line, want):
               "clear_tilt [seq=], state)"),
 ])
 def test_a_bad_control_line_gets_the_shoes_own_message(line, message):
-    from host_tools.bridge.command import parse_control
+    from host_tools.protocol.controls import parse_control
     with pytest.raises(ValueError) as err:
         parse_control(line)
     assert str(err.value).startswith(message)
@@ -168,7 +169,7 @@ def test_send_refuses_a_bad_argument_without_a_bridge(tmp_path):
     assert r.returncode == 2 and r.stdout.strip() == "error shoe: batch must be A or B, got 'C'"
     r = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(tmp_path / "none.db"),
                         "--send", "new_shoe batch=B"], capture_output=True, text=True, timeout=20)
-    assert r.returncode == 4 and "no bridge is running" in r.stderr  # valid: it got as far as the socket
+    assert r.returncode == exits.EXIT_NO_BRIDGE and "no bridge is running" in r.stderr  # valid: it got as far as the socket
 
 
 def test_new_shoe_batch_b_reaches_the_shoe(table):

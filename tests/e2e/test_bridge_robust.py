@@ -1,6 +1,6 @@
-"""Issue 11: the bridge never exits on input and never records silently.
+"""The bridge never exits on input and never records silently.
 
-Every case of the issue's "Why" that reaches the bridge is played here by the
+Every kind of bad input that reaches the bridge is played here by the
 shared fake shoe (tests/support/fakeshoe.py), signed with the right key so it
 passes the tag check and has to be caught by the link schema
 (firmware/link/events_schema.py): the bridge logs it with its bytes, skips
@@ -18,6 +18,7 @@ import pytest
 
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.bridge.session import Bridge
+from host_tools import exits
 from host_tools.store import db
 from support.waits import until
 from support.fakeshoe import KEY, OTHER_KEY, SHOE, FakeShoe  # noqa: F401
@@ -362,7 +363,7 @@ def _stop(proc):
 
 def test_check_says_recording_only_while_it_records(shoe, tmp_path):
     path = tmp_path / "s.db"
-    assert _check(path) == (4, "NOT RECORDING: no bridge is running on %s (nothing answers at %s: "
+    assert _check(path) == (exits.EXIT_NO_BRIDGE, "NOT RECORDING: no bridge is running on %s (nothing answers at %s: "
                                "No such file or directory)" % (path, control.socket_path(path)))
     proc = _start(shoe.path, path, _key_file(tmp_path), "--table", "Baccarat 7")
     alive = None
@@ -388,17 +389,17 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
         assert state["recording"] is True and state["line"].startswith("RECORDING")
         r = _cli("--db", str(path), "--send", "dance")
         assert r.returncode == 2 and r.stdout.startswith("error unknown request")
-        # a second bridge on the same store: one line, exit 3, and the first
+        # a second bridge on the same store: one line, exit 7 (busy), and the first
         # one's socket is still there and still answers
         second = _cli("--port", shoe.path, "--db", str(path), "--no-console")
-        assert second.returncode == 3 and second.stderr.count("\n") == 1, second.stderr
+        assert second.returncode == exits.EXIT_BUSY and second.stderr.count("\n") == 1, second.stderr
         assert second.stderr.startswith("bridge: another bridge (pid %d on %s) owns %s" % (
             proc.pid, shoe.path, control.socket_path(path)))
         assert _check(path)[0] == 0
         # a second bridge on the same port, with another store: the port is exclusive
         other = _cli("--port", shoe.path, "--db", str(tmp_path / "other.db"), "--no-console",
                      "--key-file", str(_key_file(tmp_path)))
-        assert other.returncode == 3 and other.stderr == (
+        assert other.returncode == exits.EXIT_BUSY and other.stderr == (
             "bridge: another program holds %s (another bridge?): not starting\n" % shoe.path)
     finally:
         if alive is not None:

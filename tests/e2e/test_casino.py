@@ -16,6 +16,7 @@ from host_tools.sim.rigs import casino as rig, servers
 from host_tools.sim import simtable
 from host_tools.pit.config import Casino
 from host_tools.protocol import chain
+from host_tools.protocol.keys import Keys
 from host_tools.store import db
 from support.casino import central_rows, consume, register
 
@@ -48,7 +49,7 @@ def store_rows(path):
 
 def alerts(dsn):
     with psycopg.connect(dsn) as c:
-        # one row per cause and device with a count (merged, issue 21): one item per refusal
+        # one row per cause and device with a count (merged): one item per refusal
         return [tuple(r[:3]) for r in c.execute("SELECT shoe_id, severity, kind, count FROM alerts"
                                                 " ORDER BY id") for _ in range(r[3])]
 
@@ -174,7 +175,7 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
         async with conn.transaction():
             await conn.execute(central.SCHEMA)
         register(dsn, keydir, casino)
-        c = central.Central(conn, central.Keys(keydir))
+        c = central.Central(conn, Keys(keydir))
 
         def msg(seq):
             event, mac = rows[("O1", seq)]
@@ -227,9 +228,9 @@ def test_pit_config_casino_section(tmp_path):
                                                  "pit": "P1"}})
     assert (cfg.casino.casino, cfg.casino.pit, cfg.casino.domain) == ("C1", "P1", None)
     assert config.parse(_toml(base)).casino is None
-    with pytest.raises(config.ConfigError, match=r"casino.pit: 'a.b'"):
+    with pytest.raises(config.PitConfigError, match=r"casino.pit: 'a.b'"):
         config.parse({**_toml(base), "casino": {"nats": "nats://x:1", "casino": "C1", "pit": "a.b"}})
-    with pytest.raises(config.ConfigError, match="casino.nats: .*not a nats"):
+    with pytest.raises(config.PitConfigError, match="casino.nats: .*not a nats"):
         config.parse({**_toml(base), "casino": {"nats": "http://x", "casino": "C1", "pit": "P"}})
 
 
@@ -354,13 +355,13 @@ def test_a_held_event_that_fails_the_schema_is_refused_when_its_turn_comes(tmp_p
         return central.Msg(casino, "P1", "T1", "H1", seq, mac, db.ZERO_HEX if seq == 1 else None,
                            time.time(), body)
 
-    register(dsn, keydir, casino)  # central refuses a device the registry does not hold (issue 21)
+    register(dsn, keydir, casino)  # central refuses a device the registry does not hold
 
     async def main():
         conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
         async with conn.transaction():
             await conn.execute(central.SCHEMA)
-        c = central.Central(conn, central.Keys(keydir))
+        c = central.Central(conn, Keys(keydir))
         first = await c.process([msg(11, bad, bad_tag.decode()), msg(12, good, good_tag.decode())])
         assert (first.stored, first.held) == (0, 2)
         second = await c.process([msg(q, rows[("H1", q)][0].encode(), rows[("H1", q)][1])

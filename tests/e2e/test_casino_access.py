@@ -2,8 +2,8 @@
 on the real servers of the rig (host_tools/sim/rigs/casino.py): nats-server
 with TLS and NKEY users, PostgreSQL with SCRAM roles over TLS.
 
-Each test would have passed for the attacker on the open broker and the
-trust-auth cluster this issue replaces (issue 21)."""
+Each test would pass for the attacker on an open broker and a trust-auth
+cluster."""
 
 import asyncio
 import os

@@ -1,5 +1,5 @@
 """Where an event comes from, decided by the device registry and not by
-the message (issue 21), on the real servers with least privilege on: the
+the message, on the real servers with least privilege on: the
 pit publishes with its own credential, `shoe central`'s consumer pulls with
 its own and writes with the writer role."""
 

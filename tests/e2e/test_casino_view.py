@@ -400,7 +400,7 @@ def test_central_demo_tables_show_cards_roads_and_rounds_in_chromium(chromium):
     assert "lost 0, duplicated 0, extra 0" in rest and "the central record is every shoe's own: exit 0" in rest, rest
 
 
-# The central view's pages at 1280 and 1920 px (issue 20): screenshots beside the pit's in test-output/pages/.
+# The central view's pages at 1280 and 1920 px: screenshots beside the pit's in test-output/pages/.
 PAGES = os.path.join(ROOT, "test-output", "pages")
 
 

@@ -1,6 +1,6 @@
 """Bad input reaches a user as one line and a distinct exit status, never a
-traceback (issue 11, "Tracebacks instead of errors"). Each case ran into a
-traceback before; the guard in host_tools/cli.py is tested on its own too."""
+traceback. Each case is one that once ended in a traceback; the guard in
+host_tools/cli.py is tested on its own too."""
 
 import json
 import os

@@ -1,10 +1,7 @@
-"""Issue budget for the game core: a whole 8-deck shoe, code included, in
-well under 48 KiB of MicroPython heap (the 64-bit unix VM, so an upper bound
-for the 32-bit boards), from the .mpy files `shoe deploy` stages. The bound
-was 40 KiB until the cold-deck test and its stop (Ch 5A, issue 25) added
-about 2.5 KiB of code (peak 38.9 -> 41.2 KiB), and 42 until the real-time
-check's stop (issue 22: the game's `order_mismatch` stop and its journal
-record, peak 42.3 KiB); 44 KiB keeps the margin to 48."""
+"""The game core's budget: a whole 8-deck shoe, code included, in well
+under 48 KiB of MicroPython heap (the 64-bit unix VM, so an upper bound for
+the 32-bit boards), from the .mpy files `shoe deploy` stages; 44 KiB keeps
+the margin to 48 (how the bound grew: docs/CHANGELOG.md)."""
 
 import json
 

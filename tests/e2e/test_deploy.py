@@ -58,9 +58,9 @@ def test_dry_run_stages_compiled_firmware_and_a_manifest(staged, name):
     # Only main.py/boot.py stay source; other boards' bring-up is left out.
     assert [f for f in manifest["files"] if f.endswith(".py")] == [
         f for f in ("boot.py", "main.py") if f in sources]
-    assert "boards/%s.mpy" % module in manifest["files"]
+    assert module.replace(".", "/") + ".mpy" in manifest["files"]
     others = {b["module"] for b in boards.load()[0].values()} - {module}
-    assert not [o for o in others if "boards/%s.mpy" % o in manifest["files"]]
+    assert not [o for o in others if o.replace(".", "/") + ".mpy" in manifest["files"]]
     assert "board_config.mpy" in manifest["files"]
     assert len((outdir / deploy.KEY_NAME).read_bytes()) == deploy.KEY_BYTES
     assert manifest["heap"] == boards.get(name)["heap_kib"] * 1024
@@ -298,7 +298,7 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert serialization.load_pem_public_key(pub.read_bytes()).public_numbers() == numbers
 
 
-# --- keys are private (issue 11) ---------------------------------------------
+# --- keys are private ---------------------------------------------------------
 
 def _mode(path):
     return oct(pathlib.Path(path).stat().st_mode & 0o777)

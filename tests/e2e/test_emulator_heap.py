@@ -23,14 +23,9 @@ from host_tools.sim.emulate import Emulator, TaggedSet
 
 from link.outbox import OUTBOX_SLOTS  # noqa: E402
 
-# The VM runs at the board's heap minus this. It was 6 KiB until the link
-# split (link/core.py beside the shoe's session layer) added about 4.7 KiB
-# of resident code and objects; the 64-bit VM overstates a 32-bit board's
-# heap, so the margin on the RP2040 itself is larger (docs/design.md).
-# The emulator's own heap is the board's plus host_tools/sim/emulate.py's
-# HEAP_64 (8 KiB since the bench's questions: a 9-deck shoe had under 2 KiB
-# to spare in 64 bits at 190 KiB; 20 KiB since the real-time check, which
-# added 11 KiB resident in 64 bits), so this runs at 190 + 20 - 4 KiB.
+# The VM runs at the emulator's heap (the board's plus host_tools/sim/emulate.py's
+# HEAP_64) minus this; the 64-bit VM overstates a 32-bit board's heap, so
+# the margin on the RP2040 itself is larger (docs/design.md, "Heap budgets").
 HEAP_MARGIN_KIB = 4
 LINES_PER_ACK = 45    # dealing lines between two acks: more events than the outbox holds
 SEED = 5

@@ -103,7 +103,7 @@ def test_bad_tags_raise_irregularities_and_change_nothing(shoe):
     # cards give through the core alone.
     kept = [e for e in core(host) if e["type"] != "irregularity"]
     # Each card event names its physical card's deck from the card set
-    # (issue 25); the core alone, without a card set, has none.
+    # (docs/rules.md, "Cold decks"); the core alone, without a card set, has none.
     decks = [e.pop("deck") for e in kept if e["type"] == "card"]
     assert decks == [step[1] for step in GOOD if step != "bets"]
     want = reference(["shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C", "KS", "3D"])

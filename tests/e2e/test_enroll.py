@@ -304,7 +304,7 @@ def make_uids(decks, seed):
 
 
 def enroll_with_pn532(tmp_path, scans, decks, faults="", covers=0):
-    """The other half of issue 4: `shoe sim pn532 --uids FILE` read by adafruit_pn532."""
+    """The simulator's side: `shoe sim pn532 --uids FILE` read by adafruit_pn532."""
     (tmp_path / "uids.txt").write_text("\n".join(scans) + "\n")
     sim = subprocess.Popen(sim_command("pn532") + ["--uids", str(tmp_path / "uids.txt"), "--faults", faults],
                            cwd=ROOT, stdout=subprocess.PIPE, text=True)

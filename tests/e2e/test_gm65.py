@@ -125,7 +125,7 @@ def test_simulator_refuses_a_codes_file_it_cannot_send(tmp_path):
 
 VM_SCRIPT = vmcode.LOCK_HEAP + """
 import sys, time, micropython
-from boards.ptyuart import PtyUART
+from emulator.ptyuart import PtyUART
 from drivers import ReaderFault
 from drivers.gm65 import GM65, BAUD
 

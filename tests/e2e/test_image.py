@@ -20,7 +20,7 @@ import pytest
 
 from host_tools import cli, deploy, image, vm
 from host_tools.qa import shuffler_heap
-from support import emuhost
+from support import emuhost, pn532_hsu
 
 # The bench questions and the event that answers each: the shoe's are
 # firmware/probes.py's ACTIONS, the shuffler's shuffler/probes.py's.
@@ -30,7 +30,7 @@ ASKED = {
                  ("sign", {"digest": "ab" * 32}, "signature")),
 }
 BOARD = {"shoe": "pico", "shuffler": "pico"}
-MODULE = {"shoe": "rp2", "shuffler": "board_machine"}
+MODULE = {"shoe": "boards.rp2", "shuffler": "shuffler.board_machine"}
 # 64-bit unix VM: a board's heap figure is for 32 bits (footprint tests).
 HEAP = "600k"
 
@@ -63,9 +63,9 @@ def test_deploy_stages_exactly_the_declared_image(staged):
     assert set(manifest["files"]) == declared | generated - {deploy.MANIFEST}
     # Nothing test-only or of the rig: the dealer channel's script reader,
     # the emulator's bring-up, the other boards'.
-    for rig in ("baccarat/script.mpy", "boards/emulator.mpy", "boards/ptyuart.mpy", "boards/ptyi2c.mpy",
-                "boards/sim_tcs34725.mpy", "boards/esp32s3.mpy", "shuffler/board_emu.mpy",
-                "shuffler/sim_mechanism.mpy", "link/host_frames.mpy", "link/events_schema.mpy"):
+    for rig in ("baccarat/script.mpy", "emulator/shoe_board.mpy", "emulator/ptyuart.mpy", "emulator/ptyi2c.mpy",
+                "emulator/sim_tcs34725.mpy", "boards/esp32s3.mpy", "emulator/shuffler_board.mpy",
+                "emulator/sim_mechanism.mpy", "link/host_frames.mpy", "link/events_schema.mpy"):
         assert rig not in on_disk, rig
     if device == "shuffler":   # loaded from a string by shuffler/link.py
         assert {"shuffler/probes.mpy", "probes.mpy"} <= on_disk
@@ -94,30 +94,11 @@ class _SocketPort:
         self.sock.close()
 
 
-# The stand-in UART answers as a PN532 on HSU with no card at the antenna:
-# the shoe's boot asks its reader once (boards/parts.py), and a reader that
-# does not answer halts it (a shoe that cannot see cards must not deal).
-PN532_UART = r"""
-class _PN532(machine.UART):
-    def __init__(self, *a, **k):
-        self.q = bytearray()
-    def write(self, buf, n=None):
-        b = bytes(buf)
-        if len(b) > 7 and b[0] == 0 and b[2] == 0xFF and b[5] == 0xD4:
-            d = bytes([0xD5, b[6] + 1]) + (b"\x32\x01\x06\x07" if b[6] == 2 else b"\x00" if b[6] == 0x4A else b"")
-            self.q += (b"\x00\x00\xff\x00\xff\x00" + bytes([0, 0, 0xFF, len(d), (256 - len(d)) & 0xFF]) + d
-                       + bytes([(256 - sum(d)) & 0xFF, 0]))
-        return len(b)
-    def any(self):
-        return len(self.q)
-    def readinto(self, buf, n=None):
-        n = min(len(buf) if n is None else n, len(self.q))
-        for i in range(n):
-            buf[i] = self.q[i]
-        self.q = self.q[n:]
-        return n or None
-machine.UART = _PN532
-"""
+# The stand-in UART answers as a PN532 on HSU with no card at the antenna
+# (tests/support/pn532_hsu.py): the shoe's boot asks its reader once
+# (boards/parts.py), and a reader that does not answer halts it (a shoe that
+# cannot see cards must not deal).
+PN532_UART = pn532_hsu.ANSWER + "machine.UART = PN532Wire\n"
 
 RUNNER = ("import machine, board_config\n" + PN532_UART +
           "for _name in ('home', 'door'):\n"
@@ -180,11 +161,12 @@ def _undeclared(img, module):
             found = image.module_file(name)
             if found:
                 wanted |= image.import_closure([found])
-    return sorted(wanted - set(files) - img.left_out)
+    return sorted(wanted - set(files))
 
 
-@pytest.mark.parametrize("device,module", [("shoe", "rp2"), ("shoe", "esp32s3"), ("shoe", "emulator"),
-                                           ("shuffler", "board_machine")])
+@pytest.mark.parametrize("device,module", [("shoe", "boards.rp2"), ("shoe", "boards.esp32s3"),
+                                           ("shoe", "emulator.shoe_board"), ("shuffler", "shuffler.board_machine"),
+                                           ("shuffler", "emulator.shuffler_board")])
 def test_every_module_the_firmware_loads_is_in_its_image(device, module):
     assert _undeclared(image.for_board(device, module), module) == []
 
@@ -192,12 +174,12 @@ def test_every_module_the_firmware_loads_is_in_its_image(device, module):
 def test_the_check_finds_a_module_loaded_by_name_left_out():
     """The shuffler's bench questions are loaded from a string: with them
     left out of the declaration, the check names them."""
-    img = image.for_board("shuffler", "board_machine")
+    img = image.for_board("shuffler", "shuffler.board_machine")
     del img.files["shuffler/probes.py"]
-    assert _undeclared(img, "board_machine") == ["shuffler/probes.py"]
-    img = image.for_board("shoe", "rp2")
+    assert _undeclared(img, "shuffler.board_machine") == ["shuffler/probes.py"]
+    img = image.for_board("shoe", "boards.rp2")
     del img.files["probes.py"]
-    assert _undeclared(img, "rp2") == ["probes.py"]
+    assert _undeclared(img, "boards.rp2") == ["probes.py"]
 
 
 def test_a_declaration_naming_a_missing_file_is_refused(tmp_path, monkeypatch):

@@ -127,7 +127,7 @@ def deal(reg, stream, events=None):
     # stream: (ID bytes, back-sensor colour); returns the game's events as
     # text, appended to ``events`` (the VM's prints them as they come: a
     # whole shoe's list no longer fits its 128 KiB beside the game core
-    # compiled from source, since the cold-deck test of issue 25).
+    # compiled from source).
     if events is None:
         events = []
     g = game.Game(lambda buf, n: events.append(bytes(buf[:n]).decode()))
@@ -360,8 +360,8 @@ def test_intake_in_the_vm_allocates_nothing_for_good_cards_and_covers(tmp_path):
 
 SHOE_VM = """
 import sys
-from boards.ptyuart import PtyUART
-from boards.sim_tcs34725 import SimTCS34725
+from emulator.ptyuart import PtyUART
+from emulator.sim_tcs34725 import SimTCS34725
 from drivers import ReaderFault
 from drivers.pn532_uart import PN532_UART
 from drivers.tcs34725 import TCS34725
@@ -417,7 +417,7 @@ def test_a_shoe_dealt_through_the_simulated_pn532_and_back_sensor_in_the_vm(setu
                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         port = sim.stdout.readline().strip()
-        frozen = compiled_firmware(tmp_path / "mpy", ["boards/ptyuart.py", "boards/sim_tcs34725.py",
+        frozen = compiled_firmware(tmp_path / "mpy", ["emulator/ptyuart.py", "emulator/sim_tcs34725.py",
                                                       "drivers/pn532_uart.py", "drivers/tcs34725.py",
                                                       "baccarat/game.py", "cardset/intake.py"])
         events = run_vm(SHOE_VM, str(tmp_path / "set.bin"), port, str(tmp_path / "surfaces.txt"),

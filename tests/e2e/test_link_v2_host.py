@@ -599,13 +599,17 @@ def test_a_hello_in_service_mode_is_a_critical_alert(shoe, tmp_path):
     assert got[0]["severity"] == "critical" and "service mode" in got[0]["detail"]
 
 
-def test_a_shoe_tilted_on_its_secure_element_counter_is_a_critical_alert(shoe, tmp_path):
+@pytest.mark.parametrize("why", ["counter", "seal"])
+def test_a_shoe_tilted_on_its_secure_element_counter_is_a_critical_alert(shoe, tmp_path, why):
     """The shoe's boot check found its chip's counter ahead of its journal
-    (link/chipcount.py: a journal restored from a copy, or a swapped chip);
-    the pit says so with its own alert, not only as a tilt."""
-    from link import chipcount
+    (link/chipcount.py: a journal restored from a copy, or a swapped chip),
+    or a journal record that fails its seal (link/journal.py: edited, or
+    put back from another journal); the pit says so with its own alert,
+    not only as a tilt."""
+    from link import chipcount, journal
     bridge = _bridge_with_deploy_record(shoe, tmp_path)
-    reason = "%s is 2, the journal's last is 1: journal restored from a copy, or chip swapped" % chipcount.REASON
+    reason = ("%s is 2, the journal's last is 1: journal restored from a copy, or chip swapped" % chipcount.REASON
+              if why == "counter" else "corrupt journal: record 17 at byte 765: " + journal.SEAL)
     try:
         shoe.connect(manifest=DEPLOYED, service=False, tilt=reason)
         got = until(lambda: [a for a in _alerts(tmp_path / "b.db") if a["kind"] == "counter_mismatch"])

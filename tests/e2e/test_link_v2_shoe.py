@@ -1,7 +1,7 @@
 """Link v2 as the shoe keeps it, in the real MicroPython VM on a real pty.
 
 The MAC oracle is CPython's own ``hmac`` and ``hashlib`` (never the
-firmware's code); the attacks are the ones issue 10 names: a command
+firmware's code); the attacks are those of docs/security.md on the link: a command
 captured on one connection and replayed on a later one, a journal deleted,
 cut back at a record boundary or emptied, a flood of forged frames, a
 version-1 host. Each ends in the documented state with a clear event.

@@ -5,10 +5,11 @@ the MicroPython VM must still boot, feed its watchdog, say in its hello
 which part and what its bus answered, and refuse to deal only where dealing
 without the part is unsafe (reader, secure element, buttons).
 
-Before this, the board's constructor raised out of main.py (the sensor's
-`ReaderFault: tcs34725: no reply at 0x29`), the VM exited, and a real board
-rebooted in a loop with its REPL on the pit's line."""
+A part's fault raised out of the board's constructor would leave main.py
+(the sensor's `ReaderFault: tcs34725: no reply at 0x29`): the VM would
+exit, and a real board reboot in a loop with its REPL on the pit's line."""
 
+import contextlib
 import shutil
 
 import pytest
@@ -41,11 +42,18 @@ def _boot(staged, tmp_path, key=None, **options):
     return emu, host
 
 
-def _hello(emu, host):
-    host.connect()
-    hello = host.hellos()[-1]
-    assert emu.proc.poll() is None, "the VM exited: %s" % open(emu.stderr_path).read()[-2000:]
-    return hello
+@contextlib.contextmanager
+def booted(staged, tmp_path, key=None, **options):
+    """(emulator, host, the shoe's last hello), closed afterwards."""
+    emu, host = _boot(staged, tmp_path, key, **options)
+    try:
+        host.connect()
+        hello = host.hellos()[-1]
+        assert emu.proc.poll() is None, "the VM exited: %s" % open(emu.stderr_path).read()[-2000:]
+        yield emu, host, hello
+    finally:
+        host.close()
+        emu.close()
 
 
 @pytest.mark.parametrize("part,options,says", [
@@ -54,9 +62,7 @@ def _hello(emu, host):
 ])
 def test_a_missing_part_dealing_needs_halts_the_shoe_and_its_hello_says_why(staged, tmp_path, part,
                                                                            options, says):
-    emu, host = _boot(staged, tmp_path, without=(part,), **options)
-    try:
-        hello = _hello(emu, host)
+    with booted(staged, tmp_path, without=(part,), **options) as (emu, host, hello):
         assert hello["tilt"].startswith("part missing or faulty, dealing refused: " + says), hello
         emu.deal("shoe decks=8")
         emu.deal("bets")
@@ -64,15 +70,10 @@ def test_a_missing_part_dealing_needs_halts_the_shoe_and_its_hello_says_why(stag
         assert not host.events, "a halted shoe sends nothing but hellos: %r" % host.events
         emu.deal("gpio")
         assert emu.proc.poll() is None
-    finally:
-        host.close()
-        emu.close()
 
 
 def test_a_missing_back_sensor_degrades_and_the_shoe_deals_on(staged, tmp_path):
-    emu, host = _boot(staged, tmp_path, without=("sensor",))
-    try:
-        hello = _hello(emu, host)
+    with booted(staged, tmp_path, without=("sensor",)) as (emu, host, hello):
         assert hello["tilt"] is None
         assert hello["parts"] == "back sensor: tcs34725: no reply at 0x29 ([Errno 19] ENODEV)", hello
         _, error = host.wait_event(type="error")
@@ -80,32 +81,20 @@ def test_a_missing_back_sensor_degrades_and_the_shoe_deals_on(staged, tmp_path):
         for line in ["shoe decks=8", "2C", "4S", "5S", "bets", "9H"]:
             emu.deal(line)
         host.wait_event(type="card", card="9H")
-    finally:
-        host.close()
-        emu.close()
 
 
 def test_a_missing_gate_degrades(staged, tmp_path):
-    emu, host = _boot(staged, tmp_path, without=("gate",))
-    try:
-        hello = _hello(emu, host)
+    with booted(staged, tmp_path, without=("gate",)) as (emu, host, hello):
         assert hello["tilt"] is None and hello["parts"].startswith("gate: ")
-    finally:
-        host.close()
-        emu.close()
 
 
 def test_a_missing_secure_element_halts_naming_the_bus_answer(staged, tmp_path):
     """The chip holds the link key, so without it the shoe has none: its
     hellos go out under the all-zero key (a wrong key is a different
     story for the pit) and name the chip's own fault, not the garbled
-    `type object 'Exception' has no attribute '__init__'` of before."""
-    emu, host = _boot(staged, tmp_path, key=NO_KEY, secure=True, without=("secure_element",))
-    try:
-        hello = _hello(emu, host)
+    `type object 'Exception' has no attribute '__init__'` of a constructor
+    that calls Exception.__init__ (MicroPython has none)."""
+    with booted(staged, tmp_path, key=NO_KEY, secure=True, without=("secure_element",)) as (emu, host, hello):
         assert hello["tilt"].startswith("part missing or faulty, dealing refused: secure element: "
                                         "ATECC608 did not acknowledge"), hello
         assert "at 0x60" in hello["tilt"] and "__init__" not in hello["tilt"]
-    finally:
-        host.close()
-        emu.close()

@@ -50,61 +50,83 @@ def test_the_bench_and_the_link_agree_on_the_parts():
     assert bench._MAX_PARTS == proto.ORDER_PARTS
 
 
-def test_the_stop_is_replayed_after_a_power_cut_and_the_order_is_not_on_the_flash(tmp_path):
-    """In CPython, with the journal on disk: a mismatch stops the game, the
-    shoe loses power, and the journal's replay stops it again with the same
-    irregularity byte for byte; no file the shoe wrote holds the order."""
-    import json
-    import random
+class _OrderRig:
+    """A shoe in CPython (the firmware's Session on the wire board, its
+    journal on disk in ``tmp_path``) with its card set's intake and order
+    check, paired with SHUF1, and batch A of a 1+1-deck set in an order
+    shuffled by ``seed``, sealed as order A-1 of ``serial``: ``uids``,
+    ``recs``, the order's ``commands``. ``shoe()`` boots the shoe again on
+    the same journal (a power cycle): (session, the game's events as bytes)."""
 
-    import host_tools  # noqa: F401
-    from cardset import intake, ordercheck, registry
-    from link import journal, order, schema
-    from link.session import Session
-    from host_tools.sim.shuffler_emulate import TwoBatchSet
-    from support.wireboard import WireBoard, config
+    def __init__(self, tmp_path, seed, serial):
+        import random
 
-    cards = TwoBatchSet(1)
-    reg = registry.Registry(cards.encode())
-    uids = [u for u, _c, _d, b in cards.entries() if b == registry.BATCH_A]
-    random.Random(3).shuffle(uids)
-    recs = [reg.find(u, len(u)) for u in uids]
-    secret, nonce = bytes(range(32)), bytes(range(32, 64))
+        import host_tools  # noqa: F401
+        from cardset import registry
+        from link import order, schema
+        from host_tools.sim.shuffler_emulate import TwoBatchSet
 
-    class Board(WireBoard):
-        def pairing(self):
-            return ("SHUF1", secret)
+        self.tmp_path = tmp_path
+        self.cards = TwoBatchSet(1)
+        self.reg = registry.Registry(self.cards.encode())
+        self.uids = [u for u, _c, _d, b in self.cards.entries() if b == registry.BATCH_A]
+        random.Random(seed).shuffle(self.uids)
+        self.recs = [self.reg.find(u, len(u)) for u in self.uids]
+        self.secret, nonce = bytes(range(32)), bytes(range(32, 64))
+        blob = order.seal(order.key(self.secret, "SHUF1", "T1", "A-1", serial, self.reg.digest()), nonce,
+                          self.recs, 52)
+        self.commands = [schema.parse_command(schema.command_text("order", {
+            "id": "A-1", "part": p + 1, "n": 52, "serial": serial, "nonce": nonce.hex(),
+            "data": blob[p * order.PART:(p + 1) * order.PART].hex()})) for p in range(order.parts_of(52))]
 
-    def shoe():
+    def shoe(self):
+        from cardset import intake, ordercheck
+        from link import journal
+        from link.session import Session
+        from support.wireboard import WireBoard, config
+
+        secret = self.secret
+
+        class Board(WireBoard):
+            def pairing(self):
+                return ("SHUF1", secret)
+
         emitted = []
-        s = Session(Board(), config("T1"), journal.Journal(str(tmp_path / "journal.bin")))
-        s.intake = intake.Intake(reg, s)
+        s = Session(Board(), config("T1"), journal.Journal(str(self.tmp_path / "journal.bin")))
+        s.intake = intake.Intake(self.reg, s)
         s.intake.check = ordercheck.OrderCheck()
         game_emit = s.game.events.emit
         s.game.events.emit = lambda buf, n: (emitted.append(bytes(buf[:n])), game_emit(buf, n))[1]
         s.boot()
         return s, emitted
 
-    s, emitted = shoe()
-    blob = order.seal(order.key(secret, "SHUF1", "T1", "A-1", 3, reg.digest()), nonce, recs, 52)
-    for p in range(order.parts_of(52)):
-        name, args = schema.parse_command(schema.command_text("order", {
-            "id": "A-1", "part": p + 1, "n": 52, "serial": 3, "nonce": nonce.hex(),
-            "data": blob[p * order.PART:(p + 1) * order.PART].hex()}))
-        s.ACTIONS[name](s, args)
+    def send_order(self, s):
+        for name, args in self.commands:
+            s.ACTIONS[name](s, args)
+
+
+def test_the_stop_is_replayed_after_a_power_cut_and_the_order_is_not_on_the_flash(tmp_path):
+    """In CPython, with the journal on disk: a mismatch stops the game, the
+    shoe loses power, and the journal's replay stops it again with the same
+    irregularity byte for byte; no file the shoe wrote holds the order."""
+    import json
+
+    rig = _OrderRig(tmp_path, 3, 3)
+    s, emitted = rig.shoe()
+    rig.send_order(s)
     s.new_shoe(1, batch=1)
-    dealt = uids[20:] + uids[:20]
+    dealt = rig.uids[20:] + rig.uids[:20]
     dealt[4], dealt[9] = dealt[9], dealt[4]
     for k in range(5):
         s.intake.take(bytearray(dealt[k]), 7, -1)
     assert s.game.stopped and s.game.next_due() < 0
     stop = [json.loads(e) for e in emitted if b"order_mismatch" in e]
-    assert [(e["position"], e["card"]) for e in stop] == [(5, cards_name(cards, dealt[4]))]
+    assert [(e["position"], e["card"]) for e in stop] == [(5, cards_name(rig.cards, dealt[4]))]
 
-    s2, emitted2 = shoe()  # power back: the journal replayed
+    s2, emitted2 = rig.shoe()  # power back: the journal replayed
     assert s2.game.stopped and s2.intake.check.state == 0  # the order itself is gone with the RAM
     assert [e for e in emitted2 if b"order_mismatch" in e] == [e for e in emitted if b"order_mismatch" in e]
-    plain = b"".join(r.to_bytes(2, "big") for r in recs)
+    plain = b"".join(r.to_bytes(2, "big") for r in rig.recs)
     for path in tmp_path.rglob("*"):
         if path.is_file():
             data = path.read_bytes()
@@ -121,52 +143,19 @@ def test_a_shoe_dealt_against_an_order_refuses_it_again_after_a_power_cut(tmp_pa
     armed; after a power cut the journal's shoe record brings back that
     serial, so the same parts, relayed again, are a stale order."""
     import json
-    import random
 
-    import host_tools  # noqa: F401
-    from cardset import intake, ordercheck, registry
     from link import events_schema as E
-    from link import journal, order, schema
-    from link.session import Session
-    from host_tools.sim.shuffler_emulate import TwoBatchSet
-    from support.wireboard import WireBoard, config
 
-    cards = TwoBatchSet(1)
-    reg = registry.Registry(cards.encode())
-    uids = [u for u, _c, _d, b in cards.entries() if b == registry.BATCH_A]
-    random.Random(4).shuffle(uids)
-    recs = [reg.find(u, len(u)) for u in uids]
-    secret, nonce = bytes(range(32)), bytes(range(32, 64))
-
-    class Board(WireBoard):
-        def pairing(self):
-            return ("SHUF1", secret)
-
-    def shoe():
-        emitted = []
-        s = Session(Board(), config("T1"), journal.Journal(str(tmp_path / "journal.bin")))
-        s.intake = intake.Intake(reg, s)
-        s.intake.check = ordercheck.OrderCheck()
-        game_emit = s.game.events.emit
-        s.game.events.emit = lambda buf, n: (emitted.append(json.loads(bytes(buf[:n]))), game_emit(buf, n))[1]
-        s.boot()
-        return s, emitted
-
-    blob = order.seal(order.key(secret, "SHUF1", "T1", "A-1", 9, reg.digest()), nonce, recs, 52)
-    commands = [schema.parse_command(schema.command_text("order", {
-        "id": "A-1", "part": p + 1, "n": 52, "serial": 9, "nonce": nonce.hex(),
-        "data": blob[p * order.PART:(p + 1) * order.PART].hex()})) for p in range(order.parts_of(52))]
-    s, emitted = shoe()
-    for name, args in commands:
-        s.ACTIONS[name](s, args)
+    rig = _OrderRig(tmp_path, 4, 9)
+    s, emitted = rig.shoe()
+    rig.send_order(s)
     s.new_shoe(1, batch=1)
-    shoe_event = [e for e in emitted if e["type"] == "shoe"][-1]
+    shoe_event = [json.loads(e) for e in emitted if e.startswith(b'{"type":"shoe"')][-1]
     assert (shoe_event[E.SHOE_ORDER], shoe_event[E.SHOE_SERIAL]) == ("A-1", 9)
 
-    s2, emitted2 = shoe()   # power back: the journal replayed, the order gone with the RAM
+    s2, emitted2 = rig.shoe()   # power back: the journal replayed, the order gone with the RAM
     assert s2.intake.check.state == 0 and s2.intake.check.floor == 9
-    for name, args in commands:
-        s2.ACTIONS[name](s2, args)
-    stale = [e for e in emitted2 if e["type"] == "irregularity"]
+    rig.send_order(s2)
+    stale = [e for e in map(json.loads, emitted2) if e["type"] == "irregularity"]
     assert [(e["rule"], e["section"]) for e in stale] == [(E.ORDER_STALE, E.ORDER_REFUSED_SECTION)]
     assert s2.intake.check.state == 0

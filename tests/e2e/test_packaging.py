@@ -1,5 +1,5 @@
-"""`pip install .` into a clean venv gives a working `shoe` (issue 11: with
-no declared dependencies it failed with "No module named 'rich'").
+"""`pip install .` into a clean venv gives a working `shoe`: every
+dependency is declared (an undeclared one fails as "No module named 'rich'").
 
 The venv is new and empty; pip may take the packages from its cache, so
 this takes seconds, not minutes. The tree is copied first so that pip's

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from host_tools.pit import metrics
+from host_tools.view import metrics
 from host_tools.store import db
 from support.pitclient import Stream, call
 from support.pitrig import _free_port, running_pit

@@ -1,4 +1,4 @@
-"""The pit's web server against an attacker on the casino LAN (issue 20):
+"""The pit's web server against an attacker on the casino LAN:
 TLS and the cookie, forged writes (Origin, content type), the Host header,
 the headers a browser needs, Bearer logout, session expiry, the login
 throttle and the password policy. Each test sends the attacker's exact
@@ -74,7 +74,7 @@ def test_https_with_a_secure_httponly_strict_cookie_and_hsts(pit, pair):
 def test_plain_http_is_refused_for_a_lan_address_in_one_line(tmp_path):
     (tmp_path / "pit.toml").write_text('store = "p.db"\n[web]\nhost = "10.1.2.3"\n'
                                        '[[table]]\nname = "T1"\nport = "/dev/x"\nkey_file = "k"\n')
-    with pytest.raises(config_mod.ConfigError) as e:
+    with pytest.raises(config_mod.PitConfigError) as e:
         config_mod.load(str(tmp_path / "pit.toml"))
     assert "web.host" in str(e.value) and "HTTPS" in str(e.value)
 
@@ -183,7 +183,7 @@ def test_a_lockout_is_per_user_and_address_and_the_slow_down_never_locks_anyone_
     only; guessing vic's password from many addresses, or many names from
     one address, slows those attempts down (guard.SLOW_MAX at most) but never
     refuses vic, or sam, the right password."""
-    from host_tools.pit import guard
+    from host_tools.view import guard
     server, _s, _e, cfg = pit
     port = server.port
     for _ in range(10):
@@ -227,6 +227,7 @@ def test_a_staff_stream_ends_with_its_session(pit):
     after a logout, or after the session expired (the next keepalive ends it)."""
     from support.pitclient import Stream
     from host_tools.pit import web as pit_web
+    from host_tools.view import sse
     server, _s, _e, _c = pit
     port = server.port
     for end_it in ("logout", "expiry"):
@@ -237,7 +238,7 @@ def test_a_staff_stream_ends_with_its_session(pit):
                 assert call(port, "POST", "/api/logout", {}, same_origin(port, True, token), tls=True)[0] == 200
             else:
                 server.app[pit_web.STATE]["sessions"][token]["expires"] = time.time() - 1
-            stream.thread.join(pit_web.KEEPALIVE_S + 5)
+            stream.thread.join(sse.KEEPALIVE_S + 5)
             assert not stream.thread.is_alive(), "the %s left the stream open" % end_it
         finally:
             stream.close()

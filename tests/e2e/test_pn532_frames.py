@@ -13,7 +13,7 @@ import tty
 
 import pytest
 
-from boards.ptyuart import PtyUART
+from emulator.ptyuart import PtyUART
 from drivers import ReaderFault
 from drivers.pn532 import frame
 from drivers.pn532_uart import PN532_UART

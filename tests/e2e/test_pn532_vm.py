@@ -1,4 +1,4 @@
-"""The firmware PN532 driver (drivers.pn532_uart over boards.ptyuart) inside
+"""The firmware PN532 driver (drivers.pn532_uart over emulator.ptyuart) inside
 the MicroPython VM, against `shoe sim pn532` on a real pty: the same UIDs the
 Adafruit driver reads, every fault kind with its own precise message, and
 the same lines from CPython running the very same files."""
@@ -92,7 +92,7 @@ def test_slow_reply_times_out_within_bounds(tmp_path):
 
 def _run_cpython(tmp_path, uids, polls, faults):
     """The same PROGRAM's loop, in this process, on the same firmware files."""
-    from boards.ptyuart import PtyUART
+    from emulator.ptyuart import PtyUART
     from drivers import ReaderFault
     from drivers.pn532_uart import PN532_UART
 

@@ -81,7 +81,7 @@ def test_a_scripts_shoe_line_is_the_shoe_command():
     assert [e["line"] for e in events[1:]] == list(range(2, 2 + len(bad)))
 
 
-# --- input that is not ASCII (issue 11) ------------------------------------
+# --- input that is not ASCII -----------------------------------------------
 
 def _both(data):
     cpy = replay.replay_bytes(data, "cpython")

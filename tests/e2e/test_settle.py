@@ -395,7 +395,7 @@ def test_settles_every_firmware_round_in_step_with_its_announcements(designation
     assert seen == set(calls)  # the shoe actually exercised both calls
 
 
-# --- malformed settings and rounds (issue 11) -------------------------------
+# --- malformed settings and rounds ------------------------------------------
 
 @pytest.mark.parametrize("table, words", [
     ({"designation": "ez", "min": None}, "min must be an integer number of cents >= 1, got None"),

@@ -106,7 +106,7 @@ def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
     from drivers.atecc608_link import VAULT_PEER_FILE
     for name in (PEER_FILE, VAULT_PEER_FILE):
         (tmp_path / name).write_bytes(os.urandom(64))
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code()]))
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code("shuffler", "shuffler.board_machine")]))
     proc = subprocess.run(vm.micropython_cmd([str(tmp_path / "probe.py")], heap="190k"), env=env,
                           cwd=str(tmp_path), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
@@ -159,7 +159,7 @@ def test_the_board_firmware_boots_and_its_heap_is_measured(tmp_path):
     (tmp_path / "cardset.bin").write_bytes(TwoBatchSet(8).encode())
     keys.write_key(str(tmp_path / "shoe_key.bin"), os.urandom(keys.KEY_BYTES))
     (tmp_path / "probe.py").write_text(BOOT_PROBE)
-    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code()]))
+    env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code("shuffler", "shuffler.board_machine")]))
     proc = subprocess.run(vm.micropython_cmd([str(tmp_path / "probe.py")], heap="%dk" % BOOT_HEAP_KIB),
                           env=env, cwd=str(tmp_path), capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")

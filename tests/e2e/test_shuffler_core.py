@@ -33,28 +33,17 @@ class ByteCycle:
         return buf
 
 
-@pytest.mark.parametrize("n", [2, 3, 7, 52, 100, 129, 255, 256])
-def test_one_byte_draws_are_exactly_uniform_over_a_cycle(n):
-    # Over all 256 byte values, every accepted result appears equally often.
-    u = draw.Uniform(ByteCycle(1), pool=256)
+@pytest.mark.parametrize("width, n", [(1, n) for n in (2, 3, 7, 52, 100, 129, 255, 256)]
+                         + [(2, n) for n in (257, 300, 416)])
+def test_draws_are_exactly_uniform_over_a_cycle(width, n):
+    # Over all values of ``width`` bytes, every accepted result appears equally often.
+    u = draw.Uniform(ByteCycle(width), pool=256 * width)
     mask = (1 << (n - 1).bit_length()) - 1
-    accepted = sum(1 for v in range(256) if (v & mask) < n)
+    accepted = sum(1 for v in range(256 ** width) if (v & mask) < n)
     counts = [0] * n
     for _ in range(accepted):
         counts[u.below(n)] += 1
-    assert u.bytes_used <= 256  # the draws used one cycle of byte values
-    assert len(set(counts)) == 1
-
-
-@pytest.mark.parametrize("n", [257, 300, 416])
-def test_two_byte_draws_are_exactly_uniform_over_a_cycle(n):
-    u = draw.Uniform(ByteCycle(2), pool=512)
-    mask = (1 << (n - 1).bit_length()) - 1
-    accepted = sum(1 for v in range(65536) if (v & mask) < n)
-    counts = [0] * n
-    for _ in range(accepted):
-        counts[u.below(n)] += 1
-    assert u.bytes_used <= 2 * 65536
+    assert u.bytes_used <= width * 256 ** width  # the draws used one cycle of values
     assert len(set(counts)) == 1
 
 

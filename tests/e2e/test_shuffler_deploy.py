@@ -18,9 +18,9 @@ IN = ("main.py", "board_config.mpy", "shoe_key.bin", "manifest.json", "shuffler/
       "manifest.mpy", "lazy.mpy", "shuffler/probes.mpy", "probes.mpy", "drivers/atecc608_setup.mpy")
 OUT = ("baccarat/game.mpy", "baccarat/events.mpy", "baccarat/rules.mpy", "baccarat/script.mpy",
        "link/session.mpy", "link/recovery.mpy", "link/schema.mpy", "link/events_schema.mpy",
-       "link/host_frames.mpy", "shuffler/main.mpy", "shuffler/board_emu.mpy", "shuffler/sim_mechanism.mpy",
-       "shuffler/sample.mpy", "shuffler/schema.mpy", "boards/emulator.mpy", "boards/rp2.mpy",
-       "boards/ptyuart.mpy", "boards/sim_tcs34725.mpy", "reading.mpy")
+       "link/host_frames.mpy", "shuffler/main.mpy", "emulator/shuffler_board.mpy", "emulator/sim_mechanism.mpy",
+       "emulator/sample.mpy", "shuffler/schema.mpy", "emulator/shoe_board.mpy", "boards/rp2.mpy",
+       "emulator/ptyuart.mpy", "emulator/sim_tcs34725.mpy", "reading.mpy")
 
 
 @pytest.fixture(scope="module")

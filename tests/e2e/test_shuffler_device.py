@@ -1,7 +1,7 @@
 """The shuffler as a device: its firmware in the MicroPython VM on the
 mechanism model, its events through the real bridge into SQLite
-(host_tools/sim/rigs/shuffler.py). The happy path and every fault scenario of
-issue 14: each ends in the documented state (docs/shuffler.md, "Faults")
+(host_tools/sim/rigs/shuffler.py). The happy path and every fault scenario
+of docs/shuffler.md: each ends in the documented state (docs/shuffler.md, "Faults")
 with a clear event, and nothing that should not be released is.
 """
 

@@ -38,7 +38,7 @@ def test_the_32_bit_boot_fits_and_holds_its_budget():
     """The shuffler's budget (docs/design.md, "Heap budgets"): in the 32-bit
     VM the firmware boots inside the board's heap, stage by stage with no
     stage growing it, and holds at most RESIDENT_SHARE_32 of it after boot (so at least
-    the 20 % free issue 22 asks)."""
+    the 20 % free the budget asks)."""
     wasm32vm.need()
     b = heap32.boot_resident32()
     budget = heap.board_heap_kib() * 1024

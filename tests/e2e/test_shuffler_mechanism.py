@@ -1,4 +1,4 @@
-"""The mechanism model (firmware/shuffler/sim_mechanism.py) driven by the
+"""The mechanism model (firmware/emulator/sim_mechanism.py) driven by the
 firmware's own drivers (stepper.py, elevator.py): the physical stack the
 elevator builds is the order shuffle.deliver() defines, and every injected
 fault is seen by the sensors the firmware reads, in CPython and in the
@@ -9,14 +9,15 @@ import os
 
 import pytest
 
-from boards.sim_tcs34725 import SimTCS34725
+from emulator.sim_tcs34725 import SimTCS34725
 from host_tools import vm
-from shuffler import board_emu, elevator, entropy, geometry, shuffle, sim_mechanism
+from emulator import shuffler_board, sim_mechanism
+from shuffler import elevator, entropy, geometry, shuffle
 
 
 def machine(n, colour="back_a", sensor=True):
     sim = SimTCS34725() if sensor else None
-    m, hw, door = board_emu.parts(sim_mechanism.Mechanism(sim.show if sim else None), sim)
+    m, hw, door = shuffler_board.parts(sim_mechanism.Mechanism(sim.show if sim else None), sim)
     for k in range(n):
         m.put(bytes([4, 1, k >> 8, k & 0xFF, 0, 0, 0]), colour)
     e = elevator.Elevator(hw)
@@ -100,7 +101,7 @@ def test_lost_steps_are_a_lost_gap():
 
 def test_the_door_is_read_through_its_switch():
     m, _e = machine(0)
-    _, hw, door = board_emu.parts(m, None)
+    _, hw, door = shuffler_board.parts(m, None)
     door.lock()
     assert door.shut() and door.locked()
     m.open_door()                                  # forced: the bolt does not stop the switch
@@ -124,11 +125,12 @@ def test_eject_routes_the_stack():
 
 _VM_PROGRAM = r"""
 import sys, json
-from boards.sim_tcs34725 import SimTCS34725
-from shuffler import board_emu, elevator, entropy, shuffle, sim_mechanism
+from emulator.sim_tcs34725 import SimTCS34725
+from emulator import shuffler_board, sim_mechanism
+from shuffler import elevator, entropy, shuffle
 n = int(sys.argv[1])
 sim = SimTCS34725()
-m, hw, door = board_emu.parts(sim_mechanism.Mechanism(sim.show), sim)
+m, hw, door = shuffler_board.parts(sim_mechanism.Mechanism(sim.show), sim)
 for k in range(n):
     m.put(bytes([4, 1, k >> 8, k & 0xFF, 0, 0, 0]), "back_a")
 e = elevator.Elevator(hw)

@@ -38,7 +38,7 @@ def test_an_event_sent_before_its_record_is_synced_is_found_lost(tmp_path, monke
     """A journal that does not sync before the event goes out (the write is
     made, the flush skipped): a cut that drops the unsynced bytes loses an
     event the bridge already stored, and the soak says so."""
-    def write_unsynced(self, rec, n):
+    def write_unsynced(self, rec, n, sync=True):
         self.f.write(rec)
         self.size += n
     monkeypatch.setattr(journal.Journal, "_write", write_unsynced)

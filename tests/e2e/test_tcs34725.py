@@ -13,7 +13,7 @@ import host_tools  # noqa: F401  (puts the firmware on the path)
 from support.vmrun import run_vm
 
 
-from boards.sim_tcs34725 import SimTCS34725  # noqa: E402
+from emulator.sim_tcs34725 import SimTCS34725  # noqa: E402
 from drivers import ReaderFault  # noqa: E402
 from drivers import tcs34725  # noqa: E402
 
@@ -84,7 +84,7 @@ def test_no_data_before_the_adc_is_enabled():
 
 VM_SCRIPT = vmcode.LOCK_HEAP + """
 import micropython
-from boards.sim_tcs34725 import SimTCS34725
+from emulator.sim_tcs34725 import SimTCS34725
 from drivers import tcs34725, ReaderFault
 chip = SimTCS34725()
 sensor = tcs34725.TCS34725(chip, {"atime": 0xF6, "gain": 1})

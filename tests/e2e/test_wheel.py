@@ -14,6 +14,7 @@ missing, and the role's command fails. ``pip check`` in the fresh venv
 confirms each declared range accepts the locked version."""
 
 import importlib.metadata
+import json
 import os
 import pathlib
 import shutil
@@ -137,7 +138,7 @@ def _python(venv, cwd, source):
 
 def test_the_wheel_carries_the_firmware_boards_and_the_page(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for need in ("host_tools/boards/boards.toml", "host_tools/pit/static/table.html", "host_tools/pit/static/style.css",
+    for need in ("host_tools/boards/boards.toml", "host_tools/view/static/table.html", "host_tools/view/static/style.css",
                  "firmware/main.py", "firmware/images/shoe.py", "firmware/shuffler/probes.py",
                  "host_tools/wasm32_runner.mjs"):
         assert need in names, need
@@ -160,6 +161,10 @@ def test_technician_stages_a_board_from_the_installed_package(wheel, tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert replay.returncode == 0, replay.stderr
     assert '"winner":"player"' in replay.stdout.replace(" ", "")
+    # ... and the exact odds (numpy) price a shoe from the base install.
+    odds = _shoe(venv, elsewhere, "analyse", "--decks", "8", "--json")
+    assert odds.returncode == 0, odds.stderr
+    assert round(json.loads(odds.stdout)["house_edge"]["banker"], 6) == 0.010579
 
 
 def test_pit_makes_its_tls_pair_and_serves_from_the_installed_package(wheel, tmp_path):

@@ -29,7 +29,7 @@ def launch():
 def login_context(browser, base_url, user=None, password=None, width=1280, height=900):
     """A browser context of ``width`` pixels, logged in through the pit's
     login API as ``user`` when given (what a page shows depends on the role,
-    host_tools/pit/roles.py), so the first page it loads is already that role's."""
+    host_tools/view/roles.py), so the first page it loads is already that role's."""
     context = browser.new_context(viewport={"width": width, "height": height})
     if user:
         r = context.request.post(base_url + "/api/login", data={"user": user, "password": password},

@@ -24,7 +24,7 @@ REGISTERED_TABLE = {"R2": "T2"}   # the device registry's table of each test sho
 def register(dsn, keydir, casino, where=None):
     """Register every shoe with a key in ``keydir`` at pit P1, or where
     ``where`` ({shoe: (pit, table)}) puts it (central refuses an
-    unregistered device, issue 21)."""
+    unregistered device)."""
     from host_tools.central import ingest
     with psycopg.connect(dsn, autocommit=True) as c:
         ingest.create_schema(c)

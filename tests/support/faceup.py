@@ -1,6 +1,6 @@
 """The rules' own account of which cards are face up in a hand, for the
 role tests (tests/e2e/test_pit_role_walk.py, tests/unit/test_pit_roles_filter.py):
-written from the Chapter, not from host_tools/pit/roles.py, so the two can
+written from the Chapter, not from host_tools/view/roles.py, so the two can
 disagree. Third cards are placed face up (Ch 8E, 8F); P1, B1, P2 and B2 are
 placed face down (Ch 8C) and turned when the point counts are announced
 (Ch 8D(3)); a card disclosed as it is dealt is face up at once, as is a

@@ -1,12 +1,13 @@
-"""What an attacker with the flash can do to a shoe's journal file: its
-records carry a CRC, not a MAC, so a record is appended with the
-firmware's own codec (firmware/link/journal.py)."""
+"""What an attacker with the flash can do to a shoe's journal file: a
+record's CRC is the firmware's own codec (firmware/link/journal.py), so a
+record is appended or cut out as the shoe would write it; only a seal
+(made with the key the shoe's chip derives) is out of reach."""
 
 from link import journal, reports  # noqa: E402  (the firmware's own)
 
 
 def append_u32(path, kind, value):
-    """Append one sealed record of ``kind`` with a u32 body, as the shoe
+    """Append one record of ``kind`` with a u32 body, as the shoe
     writes it (the marker is left alone: a journal longer than its marker
     is what a power cut between the two leaves)."""
     rec = bytearray(4 + journal.OVERHEAD)
@@ -31,4 +32,21 @@ def chip_records(path):
                 out.append((chr(kind), reports.counter_of(body, blen)))
     status, message, _ = journal.Journal(str(path)).scan(Take())
     assert status == journal.OK, message
+    return out
+
+
+def raw_records(path):
+    """Every whole record of the journal file as (kind letter, u32 of its
+    body's first four bytes or -1, its bytes), read straight off the file."""
+    data = open(path, "rb").read()
+    at = len(journal.HEADER)
+    out = []
+    while at + 4 <= len(data):
+        blen = (data[at] << 8) | data[at + 1]
+        total = blen + journal.OVERHEAD
+        if at + total > len(data):
+            break
+        raw = data[at:at + total]
+        out.append((chr(raw[2]), journal.get_u32(raw, 4) if blen >= 4 else -1, raw))
+        at += total
     return out

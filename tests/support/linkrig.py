@@ -8,11 +8,11 @@ the module's ``time`` at this clock for the test's duration, and the shoe's
 board reads the same clock in milliseconds."""
 
 import binascii
-import time as _time
 import zlib
 
 import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 from host_tools.protocol import hostlink
+from host_tools.sim import vclock
 from host_tools.store import db
 
 from link import frame  # noqa: E402
@@ -26,20 +26,8 @@ SHOE = "RIG1"
 STEP_MS = 20
 
 
-class VirtualClock:
-    """``time`` as the host link uses it, moved by the test."""
-
-    def __init__(self, start=1000.0):
-        self.t = start
-
-    def monotonic(self):
-        return self.t
-
-    def time(self):
-        return 1.7e9 + self.t
-
-    strftime = staticmethod(_time.strftime)
-    localtime = staticmethod(_time.localtime)
+class VirtualClock(vclock.VirtualClock):
+    """The host link's clock (host_tools/sim/vclock.py), put in place for a test."""
 
     def install(self, monkeypatch):
         monkeypatch.setattr(hostlink, "time", self)

@@ -18,7 +18,7 @@ class StandInDevice:
     `fs cp` copies (and, like mpremote, fails when the directory is missing).
     The board's secure element is the ATECC608B simulator on a pty I2C bus;
     the VM reaches it through a `machine` module whose I2C is that pty
-    (firmware/boards/ptyi2c.py), kept outside the board's file system."""
+    (firmware/emulator/ptyi2c.py), kept outside the board's file system."""
 
     def __init__(self, root, corrupt=None):
         self.root = pathlib.Path(root)
@@ -37,9 +37,9 @@ class StandInDevice:
             master, self._slave, path = ptys.open_raw()
             bus = i2cbus.Bus({atecc608.ADDRESS: self.chip})
             threading.Thread(target=i2cbus.serve, args=(bus, master), daemon=True).start()
-            for name in ("ptyi2c.py", "ptyuart.py"):   # flat here: the board's own boards/ is first on the path
-                text = (deploy.FIRMWARE / "boards" / name).read_text()
-                (self.shim / name).write_text(text.replace("from boards.ptyuart import", "from ptyuart import"))
+            for name in ("ptyi2c.py", "ptyuart.py"):   # flat here, beside the stand-in machine module
+                text = (deploy.FIRMWARE / "emulator" / name).read_text()
+                (self.shim / name).write_text(text.replace("from emulator.ptyuart import", "from ptyuart import"))
             (self.shim / "machine.py").write_text(
                 "from ptyi2c import PtyI2C\n"
                 "def Pin(n):\n    return n\n"

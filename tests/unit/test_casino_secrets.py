@@ -58,9 +58,9 @@ def test_the_pits_config_names_its_seed_file_and_ca(tmp_path):
     cfg = config.parse({**base, "casino": casino})
     assert cfg.casino.auth.seed == seed and cfg.casino.auth.ca_file == "/etc/shoe/ca.pem"
     os.chmod(path, 0o644)
-    with pytest.raises(config.ConfigError, match="chmod 600") as exc:
+    with pytest.raises(config.PitConfigError, match="chmod 600") as exc:
         config.parse({**base, "casino": casino})
     assert seed not in str(exc.value)
-    with pytest.raises(config.ConfigError, match="credential"):
+    with pytest.raises(config.PitConfigError, match="credential"):
         config.parse({**base, "casino": dict(casino, nats="tls://pit:hunter2@leaf:4222",
                                              nats_seed=None)})

@@ -1,4 +1,5 @@
-"""The product apart from its rigs, and no import cycles (docs/design.md, "Layout").
+"""The product apart from its rigs, the layers of the product, and no import
+cycles (docs/design.md, "Layout").
 
 Read from the source with ``ast``, so an import inside a function counts as
 much as one at the top: a lazy import still ties the two modules together.
@@ -8,26 +9,42 @@ a rig, and it is not an import of the module that holds the table.
 """
 
 import ast
-import os
 
 import pytest
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "host_tools")
+from support.sourcetree import is_rig, modules
 
-# Packages that hold emulators, simulators, stand-ins, benches, soaks, demos
-# and test rigs. Nothing outside them may import anything inside them.
-RIGS = ("host_tools.sim", "host_tools.qa", "host_tools.demo")
-
-
-def modules():
-    found = {}
-    for dirpath, _dirs, files in os.walk(ROOT):
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(dirpath, name)
-                rel = os.path.relpath(path, os.path.dirname(ROOT))[:-3].replace(os.sep, ".")
-                found[rel[:-9] if rel.endswith(".__init__") else rel] = path
-    return found
+# Which product packages each product package may import (a top-level module
+# is its own unit; host_tools/__init__.py, which only puts the firmware on the
+# path, is left out). A new arrow fails test_only_allowed_arrows: draw it here,
+# and in docs/design.md's table, or take the import out. Rigs may import any
+# product package; nothing in the product imports a rig.
+ALLOWED = {
+    "exits": (),
+    "logfile": (),
+    "vm": (),
+    "argtypes": ("exits",),
+    "wasm32": ("exits", "vm"),
+    "image": ("exits", "vm"),
+    "protocol": ("exits",),
+    "store": ("exits", "protocol"),
+    "settle": ("exits",),
+    "roads": ("exits",),
+    "analysis": ("exits", "settle", "vm"),
+    "boards": ("exits", "vm"),
+    "deploy": ("argtypes", "boards", "exits", "image", "protocol"),
+    "shuffler": ("argtypes", "deploy", "exits", "protocol", "store", "vm", "wasm32"),
+    "casino": ("exits", "protocol", "store"),
+    "view": ("exits", "protocol", "roads", "shuffler", "store"),
+    "bridge": ("analysis", "exits", "logfile", "protocol", "store"),
+    "pit": ("analysis", "bridge", "casino", "exits", "logfile", "protocol", "store", "view"),
+    "central": ("casino", "exits", "protocol", "store", "view"),
+    "verify": ("central", "exits", "protocol", "store"),
+    "acceptance": ("bridge", "exits", "protocol", "store"),
+    "enroll": ("exits",),
+    "replay": ("argtypes", "exits", "vm", "wasm32"),
+    "cli": ("argtypes", "exits"),
+}
 
 
 def imports_of(name, path, known):
@@ -54,10 +71,6 @@ def imports_of(name, path, known):
             if t.startswith("host_tools") and t != name:
                 out.add(t)
     return out
-
-
-def is_rig(name):
-    return any(name == r or name.startswith(r + ".") for r in RIGS)
 
 
 GRAPH = None
@@ -136,3 +149,55 @@ def test_the_checks_catch_what_they_are_for(weakened):
         assert [t for m, ts in g.items() if not is_rig(m) for t in ts if is_rig(t)]
     else:
         assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def _unit(name):
+    return package_of(name)[len("host_tools."):]
+
+
+def arrows():
+    """{(from unit, to unit)} between product packages, as the source has them."""
+    out = set()
+    for m, ts in graph().items():
+        if m == "host_tools" or is_rig(m):
+            continue
+        for t in ts:
+            if t != "host_tools" and _unit(m) != _unit(t):
+                out.add((_unit(m), _unit(t)))
+    return out
+
+
+def _not_allowed(found, allowed):
+    return sorted("%s -> %s" % (a, b) for a, b in found if a not in allowed or b not in allowed[a])
+
+
+def test_only_allowed_arrows():
+    units = {_unit(m) for m in graph() if m != "host_tools" and not is_rig(m)}
+    assert not units - set(ALLOWED), "product packages with no row in ALLOWED: %s" % sorted(units - set(ALLOWED))
+    bad = _not_allowed(arrows(), ALLOWED)
+    assert not bad, "imports the layer table (ALLOWED) does not draw:\n" + "\n".join(bad)
+
+
+def test_the_layer_table_has_no_cycle():
+    """The table itself is a layering: it could not allow a cycle later."""
+    cycle = _cycle({a: set(b) for a, b in ALLOWED.items()})
+    assert cycle is None, "ALLOWED allows a cycle: " + " -> ".join(cycle)
+
+
+def is_command(name):
+    """A CLI module: the dispatcher, or a package's ``command`` module."""
+    return name == "host_tools.cli" or name.rpartition(".")[2] == "command"
+
+
+def test_no_library_imports_a_command_module():
+    bad = sorted("%s imports %s" % (m, t) for m, ts in graph().items() if not is_rig(m)
+                 and not is_command(m) for t in ts if is_command(t))
+    assert not bad, "library modules import CLI modules:\n" + "\n".join(bad)
+
+
+def test_the_layer_checks_catch_a_new_arrow():
+    """protocol importing the store, or pit/web importing bridge/command, is refused."""
+    assert _not_allowed({("protocol", "store")}, ALLOWED) == ["protocol -> store"]
+    assert _not_allowed({("central", "pit")}, ALLOWED) == ["central -> pit"]
+    assert is_command("host_tools.bridge.command") and not is_command("host_tools.bridge.session")
+

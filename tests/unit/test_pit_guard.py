@@ -4,7 +4,7 @@ the forged-write checks (requests made by aiohttp's own test helper)."""
 
 from aiohttp.test_utils import make_mocked_request
 
-from host_tools.pit import guard
+from host_tools.view import guard
 
 
 class Clock:

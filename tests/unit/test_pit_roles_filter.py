@@ -1,4 +1,4 @@
-"""host_tools/pit/roles.py's filter against the rules, with the firmware's
+"""host_tools/view/roles.py's filter against the rules, with the firmware's
 own events (replayed under CPython) folded as the pit folds them: for every
 event of shoes with held (13A, 13B(2)), disclosed (13C(2)(a), 13D), burned
 and voided cards, the message and the table a viewer or a supervisor gets
@@ -10,8 +10,8 @@ import json
 import pytest
 
 from host_tools import replay
-from host_tools.pit import roles
-from host_tools.pit.tablefold import TableFold
+from host_tools.view import roles
+from host_tools.view.fold import TableFold
 from support.faceup import cards_in, face_up_by_seq, shown_at
 
 SCRIPTS = {

@@ -10,7 +10,7 @@ import pytest
 
 from host_tools import replay
 from host_tools.pit.groupcommit import GroupCommit, TableStore
-from host_tools.pit.tablefold import TableFold
+from host_tools.view.fold import TableFold
 from host_tools.protocol import tablestate
 from host_tools.store import db
 

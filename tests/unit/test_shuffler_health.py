@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from emulator import shuffler_board
 from shuffler import entropy, health, shuffle
 
 H = health.CLAIMED_H_BITS
@@ -122,23 +123,8 @@ def test_decider_refuses_to_start_on_a_stuck_source():
         shuffle.Decider(entropy.StuckSource(0))
 
 
-class Failing:
-    """Good until told to stick, like a ring oscillator that locks."""
-
-    def __init__(self):
-        self.inner = entropy.SeededSource(5)
-        self.stuck = False
-
-    def read(self, buf):
-        if self.stuck:
-            for i in range(len(buf)):
-                buf[i] = 0x55
-            return buf
-        return self.inner.read(buf)
-
-
 def test_a_source_failing_later_stops_the_next_batch_decision():
-    src = Failing()
+    src = shuffler_board.Entropy(5)   # good until told to stick, like a ring oscillator that locks
     d = shuffle.Decider(src, max_cards=52)
     d.shuffle(52)
     src.stuck = True

@@ -57,7 +57,7 @@ def test_tilt_and_mechanism_faults_are_listed():
 
 
 def test_the_pit_routes_shuffler_events_to_the_block():
-    from host_tools.pit.tablefold import TableFold
+    from host_tools.view.fold import TableFold
     runner = TableFold("T1")  # the page's fold alone: no port, no thread
     runner.fold(1, {"type": "custody", "batch": "B", "from": "shuffled", "to": "sealed", "on": "seal",
                      "id": "B-1", "commit": "0" * 64, "source": "shuffler"})

@@ -46,7 +46,9 @@ class Table:
         self.emu = Emulator(os.path.join(workdir, shoe_id), shoe_id)
         self.emu.start()
         self.bridge = ThreadedBridge(db_path, self.emu.host_path, self.emu.key)
-        self.feeder = Feeder(self.emu, dealer.script(seed), self.bridge, stall=120)
+        # patient: a burst waits in the shoe's journal and is late, never
+        # lost; the bench fails only when the store stops moving for 120 s
+        self.feeder = Feeder(self.emu, dealer.script(seed), self.bridge, stall=120, patient=True)
         self.error = None
         self.elapsed = None
 

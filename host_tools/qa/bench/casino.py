@@ -19,6 +19,7 @@ test.
 
 import argparse
 import os
+import shutil
 import signal
 import statistics
 import tempfile
@@ -78,13 +79,19 @@ def throughput(tables, events):
         return total, took, c, cpu
     finally:
         rig.close()
+        shutil.rmtree(rig.dir, ignore_errors=True)
 
 
-def latency(tables, rate, seconds, warmup=5.0):
+def latency(tables, rate, seconds, warmup=5.0, consumers=2):
+    """(sorted latencies, compare counts, cpu, stages) of ``tables`` live
+    tables; the pits take their events before the clock starts (simpit
+    --pregen: a real pit's publisher reads its store, it does not
+    simulate shoes), and the consumers log each message's stage stamps."""
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables // 2, rate=rate,
-              domains=False, fsync=True)
+              domains=False, fsync=True, consumers=consumers, pregen=warmup + seconds + 30, stages=True)
     try:
         rig.start()
+        rig.wait_dealing()
         time.sleep(warmup)
         t0 = time.time()
         cpu0 = rig.cpu_seconds()
@@ -99,9 +106,53 @@ def latency(tables, rate, seconds, warmup=5.0):
                 "SELECT central_committed - pit_committed FROM events WHERE pit_committed >= %s"
                 " AND pit_committed < %s", (t0, t0 + seconds))]
         d.sort()
-        return d, rig.compare(), cpu
+        return d, rig.compare(), cpu, read_stages(rig.stage_logs(), t0, t0 + seconds)
     finally:
         rig.close()
+        shutil.rmtree(rig.dir, ignore_errors=True)
+
+
+# (name, from stamp, to stamp) over a stage-log line's stamps: pit commit,
+# publish, hub stored, consumer fetch, PostgreSQL commit, acked
+# (host_tools/central/consumer.py, STAGE_LOG_ENV)
+STAGES = (("pit commit -> publish", 0, 1), ("publish -> hub stored (leaf, hub fsync)", 1, 2),
+          ("hub stored -> consumer fetch", 2, 3), ("fetch -> PostgreSQL commit", 3, 4),
+          ("PostgreSQL commit -> acked", 4, 5), ("pit commit -> PostgreSQL commit", 0, 4))
+
+
+def read_stages(paths, t_from, t_to):
+    """{stage: sorted seconds} of every event the pits committed in
+    [t_from, t_to), from the consumers' stage logs."""
+    out = {name: [] for name, _a, _b in STAGES}
+    for path in paths:
+        try:
+            f = open(path)
+        except FileNotFoundError:
+            continue
+        with f:
+            for line in f:
+                words = line.split()
+                if len(words) != 6:
+                    continue   # a line cut by a killed consumer
+                stamps = [float(w) for w in words[:5]]
+                for pc in words[5].split(","):
+                    pc = float(pc)
+                    if not t_from <= pc < t_to:
+                        continue
+                    ts = [pc] + stamps
+                    for name, a, b in STAGES:
+                        out[name].append(ts[b] - ts[a])
+    for v in out.values():
+        v.sort()
+    return out
+
+
+def stage_lines(stages):
+    """The breakdown: p50 and p99 of each stage (each its own distribution:
+    the p99s do not add up to the end-to-end p99)."""
+    width = max(len(name) for name in stages)
+    return ["  %-*s  p50 %7.1f ms  p99 %7.1f ms  (%d events)" % (
+        width, name, 1000 * _pct(v, 50), 1000 * _pct(v, 99), len(v)) for name, v in stages.items()]
 
 
 def _cpu_delta(before, after):
@@ -137,6 +188,7 @@ def main(argv):
     p.add_argument("--live-tables", type=int, default=500, help="latency: tables dealing (0: none)")
     p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
     p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")
+    p.add_argument("--consumers", type=int, default=2, help="latency: `shoe central` processes")
     args = p.parse_args(argv)
     # SIGTERM unwinds like Ctrl-C, so each rig's finally stops its servers
     signal.signal(signal.SIGTERM, _interrupted)
@@ -154,10 +206,14 @@ def main(argv):
             statistics.median(rates), len(rates)), flush=True)
     if args.live_tables <= 0:
         return 0
-    d, c, cpu = latency(args.live_tables, args.rate, args.seconds)
+    d, c, cpu, stages = latency(args.live_tables, args.rate, args.seconds, consumers=args.consumers)
     print("latency: %d tables at %.2f events/s each, %d events in %.0f s: pit commit -> central commit"
           " p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 <= 250 ms); lost %d, duplicated %d" % (
               args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),
               1000 * (d[-1] if d else float("nan")), c["lost"], c["duplicated"]), flush=True)
     print("  " + cpu_line(cpu, args.seconds, len(d)), flush=True)
+    print("  stages (each event's stamps: the pit's commit and publish, the hub's store, the"
+          " consumer's fetch, commit and ack):", flush=True)
+    for line in stage_lines(stages):
+        print(line, flush=True)
     return 0

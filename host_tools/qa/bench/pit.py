@@ -22,6 +22,14 @@ Measured per card dealt after a warm-up:
 - durable -> page: from that commit to the card's message arriving at each
   of the page clients.
 
+After the dealing, the bench waits (``--drain``, bounded) until the pit's
+store holds every card the stand-ins made and every page client has had
+them: a card counts lost only when the store lacks it then (each such
+table's shoe, its acked seq and link state are printed), a card stored but
+never on a page counts in "page missing". If the stand-ins' own thread
+falls a whole pace behind (a starved bench process), the missed dealer
+actions are skipped and counted, never dealt in a burst.
+
 A table passes when card -> durable p99 <= 20 ms and durable -> page p99 <=
 250 ms with no card lost; the largest N that passes is printed. Every figure
 is the median over ``--runs`` runs (per-run values in brackets): the
@@ -46,7 +54,7 @@ from host_tools.sim import standin
 
 DURABLE_P99_MS = 20.0
 PAGE_P99_MS = 250.0
-DRAIN_S = 2.0
+DRAIN_MAX_S = 180.0  # after the dealing stops: the store, then the page, may take this long at most
 
 
 # -- the page clients (their own process) ----------------------------------------
@@ -114,9 +122,19 @@ async def _clients(url, n, out, rundir):
                 seen[key] = now
                 commits[key] = message["time"]
 
+    async def progress():
+        """What the slowest client has seen, in OUT.seen, for the bench to
+        wait on before it stops the clients (a count, rewritten)."""
+        while True:
+            with open(out + ".seen.tmp", "w") as f:
+                f.write("%d" % min(len(a) for a in arrivals))
+            os.replace(out + ".seen.tmp", out + ".seen")
+            await asyncio.sleep(0.2)
+
     async with aiohttp.ClientSession() as session:
         token = await _login(session, url, rundir, ssl_context)
         tasks = [asyncio.create_task(one(i, session, token)) for i in range(n)]
+        tasks.append(asyncio.create_task(progress()))
         await stop.wait()
         for t in tasks:
             t.cancel()
@@ -226,7 +244,52 @@ def _line(proc, timeout, what):
     return line.strip()
 
 
-def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularities=0.03):
+def _stored_cards(store_path):
+    """{(shoe, seq)} of every card event the pit's store holds now."""
+    import sqlite3
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % store_path, uri=True, timeout=5)
+    except sqlite3.OperationalError:
+        return set()
+    try:
+        return set(con.execute("SELECT shoe_id, seq FROM events WHERE type = 'card'"))
+    except sqlite3.OperationalError:
+        return set()
+    finally:
+        con.close()
+
+
+def _seen(out):
+    try:
+        with open(out + ".seen") as f:
+            return int(f.read() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _drain(tables, store_path, out, before, clients, bound=DRAIN_MAX_S):
+    """After the dealing stops: wait (bounded) until the pit's store holds
+    every card the stand-ins made, then until the slowest page client has
+    had every card stored since the clients connected (``before``: the
+    cards stored then). Under load a card can be late by seconds; the bench
+    stops counting only when the pit has it or the bound is reached, so a
+    card counted lost is one the store never took, not one still in
+    flight. Returns the stored cards."""
+    made = {(t.shoe_id, seq) for t in tables for seq, _at in t.card_seqs}
+    end = time.monotonic() + bound
+    while True:
+        stored = _stored_cards(store_path)
+        if made <= stored or time.monotonic() > end:
+            break
+        time.sleep(0.1)
+    while (_seen(out) < len(stored) - before and time.monotonic() < end
+           and clients.poll() is None):
+        time.sleep(0.1)
+    return stored
+
+
+def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularities=0.03,
+            drain=DRAIN_MAX_S):
     """Serve ``n`` stand-in tables for warm + ``seconds`` s; return the figures."""
     rundir = tempfile.mkdtemp(prefix="n%d-" % n, dir=workdir)
     standin.room_for(n)
@@ -247,6 +310,8 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
              "sys.exit(clients_main(sys.argv[1:]))", url, str(nclients), out, rundir],
             stdout=subprocess.PIPE, stderr=err, text=True, cwd=vm.ROOT)
         _line(clients, 30, "the page clients")
+        store_path = os.path.join(rundir, "pit.db")
+        before = len(_stored_cards(store_path))
         _wait(floor.all_up, 30 + n / 4, "every stand-in's hello to be acked", (pit,))
         start = time.time()
         floor.start_dealing(until=start + warm + seconds)
@@ -262,20 +327,29 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}
         cpu["stand-ins"] = (time.process_time() - self0) / seconds
         floor.stop_dealing()
-        time.sleep(DRAIN_S)
+        drained = time.monotonic()
+        stored = _drain(tables, store_path, out, before, clients, drain)
+        drained = time.monotonic() - drained
         if clients.poll() is not None:
             raise RuntimeError("the page clients exited with %s" % clients.returncode)
         clients.send_signal(signal.SIGTERM)
         clients.wait(30)
         with open(out) as f:
             seen = json.load(f)
-        figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients)
+        figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients, stored)
         figures["cpu"] = cpu
+        figures["unstored"] = _unstored(tables, stored)
+        figures["drain_s"] = drained
+        figures["skipped"] = floor.skipped
         figures["stats"] = {k: sum(t.stats[k] for t in tables) for k in tables[0].stats}
         return figures
     finally:
         if spy is not None:
-            spy.wait(30)
+            try:   # py-spy writes its file after the pit's sampling; on a loaded machine it is slow
+                spy.wait(60 + seconds)
+            except subprocess.TimeoutExpired:
+                spy.kill()
+                spy.wait()
         for p in (clients, pit):
             if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGINT)
@@ -288,8 +362,30 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         err.close()
 
 
-def _figures(tables, seen, t_from, t_to, nclients):
-    """Latencies (seconds) of the cards dealt in [t_from, t_to)."""
+def _unstored(tables, stored):
+    """Where the cards the store does not hold are, table by table: each
+    shoe's newest event, what the pit acked, whether its link is up, how
+    many events wait only in its journal (spilled past the outbox) and
+    the store's newest seq of the shoe."""
+    out = []
+    for t in tables:
+        missing = [seq for seq, _at in t.card_seqs if (t.shoe_id, seq) not in stored]
+        if not missing:
+            continue
+        s = t.session
+        newest = max((q for shoe, q in stored if shoe == t.shoe_id), default=0)
+        out.append({"shoe": t.shoe_id, "missing": len(missing), "first": missing[0], "seq": s.seq,
+                    "acked": s.acked, "up": bool(s.up), "spilled": bool(s.spilled),
+                    "stored_card_max": newest, "hellos": t.stats["hellos"],
+                    "resends": t.stats["resends"]})
+    return out
+
+
+def _figures(tables, seen, t_from, t_to, nclients, stored):
+    """Latencies (seconds) of the cards dealt in [t_from, t_to). ``lost``:
+    made by a stand-in, not in the pit's store after the drain (the
+    product lost it); ``page_missing``: stored, but a page client never
+    had it (each client counts)."""
     commits, arrivals = seen["commits"], seen["arrivals"]
     durable, acked, page = [], [], []
     cards = lost = late_page = 0
@@ -299,10 +395,13 @@ def _figures(tables, seen, t_from, t_to, nclients):
             if not t_from <= dealt < t_to:
                 continue
             cards += 1
+            if (t.shoe_id, seq) not in stored:
+                lost += 1
+                continue
             key = "%s %d" % (name, seq)
             commit = commits.get(key)
             if commit is None:
-                lost += 1
+                late_page += nclients   # stored, yet no page client had it
                 continue
             durable.append(commit - dealt)
             if seq in t.acked_at:
@@ -371,6 +470,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=7, help="the dealer's first seed (default 7)")
     parser.add_argument("--profile", metavar="DIR",
                         help="also record a py-spy flame graph of the pit per table count into DIR")
+    parser.add_argument("--drain", type=float, default=DRAIN_MAX_S,
+                        help="after the dealing, wait at most this long for the store and the pages to "
+                        "have every card; a card the store lacks then counts lost (default %.0f)" % DRAIN_MAX_S)
     parser.add_argument("--keep", action="store_true", help="keep the work directory (stores, logs)")
     args = parser.parse_args(argv)
     try:
@@ -392,7 +494,7 @@ def main(argv=None):
         for r in range(args.runs):
             try:
                 fig = one_run(n, args.seconds, args.clients, args.warm, workdir, args.seed + r,
-                              args.profile)
+                              args.profile, drain=args.drain)
             except RuntimeError as e:
                 print("  N=%d run %d: ERROR %s" % (n, r + 1, e), flush=True)
                 rc = 1
@@ -404,6 +506,15 @@ def main(argv=None):
                      _ms(fig["acked"], 99), _ms(fig["page"], 50), _ms(fig["page"], 99),
                      100 * fig["cpu"]["pit"], 100 * fig["cpu"]["stand-ins"], 100 * fig["cpu"]["clients"],
                      fig["lost"], fig["page_missing"]), flush=True)
+            print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
+                  " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
+                  % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)
+            for u in fig["unstored"][:6]:
+                print("    not in the store: %(shoe)s %(missing)d cards from seq %(first)d; the shoe at seq"
+                      " %(seq)d, acked %(acked)d, link %(up)s, spilled %(spilled)s, %(hellos)d hellos,"
+                      " %(resends)d resends; the store's newest card %(stored_card_max)d" % u, flush=True)
+            if len(fig["unstored"]) > 6:
+                print("    ... %d tables in all" % len(fig["unstored"]), flush=True)
         if runs:
             rows.append((n, summarize(runs)))
     if not rows:

@@ -23,7 +23,7 @@ from host_tools import vm
 
 PROGRAM = r"""
 import sys, gc, time, micropython
-from boards.ptyi2c import PtyI2C
+from emulator.ptyi2c import PtyI2C
 from drivers.atecc608 import ATECC608
 from drivers.atecc608_setup import provision
 n = int(sys.argv[2])

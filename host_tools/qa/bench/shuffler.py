@@ -62,9 +62,9 @@ print("retained", gc.mem_alloc() - m0)
 # the passes keep, and the model's clock (the machine's modelled time).
 MACHINE_PROGRAM = r"""
 import binascii, gc, micropython, sys, time
-from boards.sim_tcs34725 import SimTCS34725
 from cardset import registry
-from shuffler import board_emu, custody, device, entropy, sim_mechanism
+from emulator import shuffler_board
+from shuffler import custody, device
 N = DECKS * 52
 reg = registry.load("CARDSET")
 tags = [binascii.unhexlify(line.strip()) for line in open("TAGS")]
@@ -72,14 +72,7 @@ class Link:
     def send(self, e): pass
     def send_all(self, es): pass
     def error(self, m): print("error", m)
-class Board:
-    pass
-board = Board()
-sim = SimTCS34725()
-board.model, board.hw, board.door = board_emu.parts(sim_mechanism.Mechanism(sim.show), sim)
-board.state_path = "STATE"
-board.entropy = lambda: board_emu.Entropy(1)
-board.delivered = lambda: None
+board = shuffler_board.ModelBoard(1, "STATE")
 dev = device.Device(board, Link(), reg, N)
 dev.start()
 m = board.model

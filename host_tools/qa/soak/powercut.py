@@ -41,13 +41,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import time as _time
 
 from host_tools.protocol import hostlink, pubkeys
 from host_tools.sim import dealer
 from host_tools.sim.atecc608 import ADDRESS, Chip
 from host_tools.sim.i2cbus import Bus, DirectI2C
 from host_tools.sim.shoestream import Board, Config, HostSigner
+from host_tools.sim.vclock import VirtualClock
 from host_tools.store import db
 
 from baccarat import script  # noqa: E402  (the firmware's own modules)
@@ -242,22 +242,6 @@ def journal_on(fs):
 
 
 # -- the clock and the table --------------------------------------------------------
-
-class Clock:
-    """``time`` as the host link reads it, moved by the soak."""
-
-    def __init__(self):
-        self.t = 1000.0
-
-    def monotonic(self):
-        return self.t
-
-    def time(self):
-        return 1.7e9 + self.t
-
-    strftime = staticmethod(_time.strftime)
-    localtime = staticmethod(_time.localtime)
-
 
 @contextlib.contextmanager
 def host_link_on(clock):
@@ -507,7 +491,7 @@ def verify(table, work):
 def soak(cuts, seed, mistakes, work, check_verify=True, each=None):
     rng = random.Random(seed)
     fs = MemFS(random.Random(seed + 1))
-    clock = Clock()
+    clock = VirtualClock()
     results = {"cuts": collections.Counter(), "modes": collections.Counter(), "recovery": [],
                "boots_cut": 0, "quick": 0, "failures": []}
     with journal_on(fs), host_link_on(clock):

@@ -140,10 +140,16 @@ class Stalled(Exception):
 class Feeder:
     """Deals a script into an emulated shoe in lockstep with the store."""
 
-    def __init__(self, emu, lines, watcher, poll=0.003, stall=30.0, pause=0.0):
+    def __init__(self, emu, lines, watcher, poll=0.003, stall=30.0, pause=0.0, patient=False):
         """``watcher`` is a ThreadedBridge or StoreProgress: ``progress()``
         counts taken lines, ``boots()`` the shoe's boot events and
-        ``ended()`` says whether its shoe_end is stored."""
+        ``ended()`` says whether its shoe_end is stored. ``patient``: the
+        ``stall`` bound runs from the store's last progress, not from the
+        start of the wait: lines dealt far faster than the link carries
+        them wait in the shoe's journal and come 32 at a time (the outbox,
+        refilled from the journal), so a whole shoe dealt blind on a loaded
+        machine takes minutes to store, yet it is not stalled while the
+        store still moves."""
         self.emu = emu
         self.lines = list(lines)
         self.progress = watcher.progress
@@ -152,6 +158,7 @@ class Feeder:
         self.poll = poll
         self.stall = stall
         self.pause = pause
+        self.patient = patient
         self.written = 0
         self.written_at = {}  # line index -> time.time() when the dealer wrote it
 
@@ -177,9 +184,15 @@ class Feeder:
 
     def _wait(self, predicate, message):
         end = time.monotonic() + self.stall
+        last = self.progress() if self.patient else None
         while not predicate():
+            if self.patient:
+                now = self.progress()
+                if now != last:
+                    last, end = now, time.monotonic() + self.stall
             if time.monotonic() > end:
-                raise Stalled("%s (%.0f s)" % (message, self.stall))
+                raise Stalled("%s (%.0f s%s)" % (message, self.stall,
+                                                 " without progress" if self.patient else ""))
             time.sleep(self.poll)
 
     def deal(self, count=None):

@@ -33,7 +33,8 @@ from host_tools.store import db
 
 class Rig:
     def __init__(self, workdir, pits=2, tables=3, rate=5.0, events=0, domains=True,
-                 casino="C1", consumers=2, fsync=False, chips=False, watch=True):
+                 casino="C1", consumers=2, fsync=False, chips=False, watch=True, pregen=0.0,
+                 stages=False):
         self.dir = os.path.abspath(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.casino = casino
@@ -81,6 +82,11 @@ class Rig:
         self.n_consumers = consumers
         # each consumer's Prometheus /metrics (loopback; `shoe central --metrics-port`)
         self.metrics_ports = {i: servers.free_port() for i in range(consumers)}
+        # pregen: the simulated pits take this many seconds of their shoes'
+        # events before they deal (simpit --pregen); stages: each consumer
+        # logs every message's stage stamps (consumer.STAGE_LOG_ENV)
+        self.pregen = pregen
+        self.stages = stages
 
     def domain(self, pit):
         return ("pit-%s" % pit).lower() if self.domains else None
@@ -163,7 +169,32 @@ class Rig:
             argv += ["--domain", self.domain(pit)]
         if self.chipdir:
             argv += ["--chips", self.chipdir]
+        if self.pregen:
+            argv += ["--pregen", str(self.pregen)]
         self.pit_procs[pit] = self._spawn(argv, "pit-%s.log" % pit)
+
+    def wait_dealing(self, timeout=600.0):
+        """Block until every simulated pit has logged that it deals (after
+        its pre-generation); RuntimeError if one exits or the time runs out."""
+        from host_tools.sim import simpit
+        deadline = time.monotonic() + timeout
+        waiting = set(self.pit_procs)
+        while waiting:
+            for pit in list(waiting):
+                proc = self.pit_procs[pit]
+                with open(os.path.join(self.dir, "pit-%s.log" % pit), "rb") as f:
+                    if simpit.DEALING.encode() in f.read():
+                        waiting.discard(pit)
+                        continue
+                if proc.poll() is not None:
+                    raise RuntimeError("simulated pit %s exited with %s" % (pit, proc.returncode))
+            if waiting and time.monotonic() > deadline:
+                raise RuntimeError("pits %s not dealing after %.0f s" % (sorted(waiting), timeout))
+            time.sleep(0.1)
+
+    def stage_logs(self):
+        """The consumers' stage-stamp files (``stages=True``)."""
+        return [os.path.join(self.dir, "stages-%d.log" % i) for i in range(self.n_consumers)]
 
     def consumer_argv(self, i=None):
         argv = [sys.executable, "-m", "host_tools.cli", "central", "--nats", self.hub.url,
@@ -177,11 +208,15 @@ class Rig:
         return argv
 
     def start_consumer(self, i):
-        self.consumer_procs[i] = self._spawn(self.consumer_argv(i), "central-%d.log" % i)
+        env = None
+        if self.stages:
+            from host_tools.central import consumer
+            env = dict(os.environ, **{consumer.STAGE_LOG_ENV: self.stage_logs()[i]})
+        self.consumer_procs[i] = self._spawn(self.consumer_argv(i), "central-%d.log" % i, env)
 
-    def _spawn(self, argv, logname):
+    def _spawn(self, argv, logname, env=None):
         with open(os.path.join(self.dir, logname), "ab") as log:
-            return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+            return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
 
     @staticmethod

@@ -20,7 +20,7 @@ under MicroPython's unix port and CPython (the host side of the tests uses
 it too).
 """
 
-from boards.ptyuart import PtyUART
+from emulator.ptyuart import PtyUART
 
 try:
     from micropython import const

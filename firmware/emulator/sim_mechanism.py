@@ -2,7 +2,7 @@
 the firmware's pins drive and what its sensors see.
 
 Not firmware: it stands in for the machine, in the emulator board only
-(firmware/shuffler/board_emu.py), and runs in the MicroPython VM beside the
+(firmware/emulator/shuffler_board.py), and runs in the MicroPython VM beside the
 firmware so a whole batch takes seconds, not minutes. The firmware reaches
 it only through pin objects (``Out``/``In``: ``value()``), a clock
 (``delay_us``) and the intake reader and back sensor; it never reads the

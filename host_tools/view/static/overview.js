@@ -24,7 +24,7 @@ function links(t, pageLabel) {
 }
 
 // The public overview (no login): name, display, limits and the last result
-// only; the server sends nothing more (host_tools/pit/roles.py).
+// only; the server sends nothing more (host_tools/view/roles.py).
 function publicRow(t) {
   const [page, display] = links(t, t.name);
   return el("tr", { dataset: { table: t.name } },

@@ -32,24 +32,19 @@ the chip's random source with the MCU's (board_machine.py).
 
 import binascii
 import gc
-import sys
 import time
 
-from boards.ptyuart import PtyUART
-from boards.sim_tcs34725 import SimTCS34725
+from emulator import Watchdog, on_flash
+from emulator.ptyuart import PtyUART
+from emulator.sim_tcs34725 import SimTCS34725
 from drivers.tcs34725 import TCS34725
 from shuffler import door as _door
 from shuffler import entropy
 from shuffler import geometry as G
-from shuffler import sim_mechanism, stepper
+from emulator import sim_mechanism
+from shuffler import stepper
 
 LINE_MAX = 128
-
-
-def _here(config):
-    path = getattr(config, "__file__", "board_config.py")
-    cut = path.rfind("/")
-    return path[:cut] if cut > 0 else "."
 
 
 class Reader:
@@ -99,23 +94,36 @@ def parts(m, sim):
     return m, hw, _door.Door(m.door, m.lock)
 
 
+class ModelBoard:
+    """What the device (shuffler/device.py) needs of a board, on the model
+    alone: no link, no pins, the seeded entropy. The benches, the heap
+    probe and the channel study run whole batches on it."""
+
+    def __init__(self, seed, state_path):
+        sim = SimTCS34725()
+        self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(sim.show), sim)
+        self.state_path = state_path
+        self._seed = seed
+
+    def entropy(self):
+        return Entropy(self._seed)
+
+    def delivered(self):
+        pass
+
+
 class Board:
     def __init__(self, config):
-        here = _here(config)
-        self.journal_path = here + "/journal.bin"
-        self.cardset_path = here + "/cardset.bin"
-        self.state_path = here + "/custody.json"
-        self._here = here
-        self._key_path = here + "/shoe_key.bin"
-        self._key = b""
+        on_flash(self, config)
+        self.state_path = self._here + "/custody.json"
         # The secure element on the board's I2C bus, as boards.toml renders
         # it for every board (SECURE_ELEMENT): here a pty to the simulated
-        # ATECC608B in the emulator's process (boards/ptyi2c.py), under the
+        # ATECC608B in the emulator's process (emulator/ptyi2c.py), under the
         # firmware's own driver. It derives the link key, signs checkpoints.
         self.secure_element = None
         secure = getattr(config, "SECURE_ELEMENT", None)
         if secure and secure.get("device"):
-            from boards.ptyi2c import PtyI2C
+            from emulator.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
             self.secure_element = ATECC608(PtyI2C(secure["device"]), secure.get("address", 0x60))
         self._sealing = None   # the vault's key: derived by the chip (key())
@@ -135,9 +143,7 @@ class Board:
         self._entropy = Entropy(getattr(config, "SEED", 0))
         self.leds = (False, False, False)
         self._pairing = None
-        self.wdt_ms = config.WDT_MS
-        self.starved = 0
-        self._fed = time.ticks_ms()
+        self._watchdog = Watchdog(config.WDT_MS)
         # HEAP_PROBE (tests, `shoe shuffler emulate --heap-probe`): collect at
         # every pass of the main loop and keep the largest live heap seen,
         # which `state` reports (tests/e2e/test_shuffler_heap.py).
@@ -264,13 +270,7 @@ class Board:
             a = gc.mem_alloc()
             if a > self.heap_peak:
                 self.heap_peak = a
-        now = time.ticks_ms()
-        gap = time.ticks_diff(now, self._fed)
-        if gap > self.wdt_ms:
-            self.starved += 1
-            sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
-                             % (gap, self.wdt_ms))
-        self._fed = now
+        self._watchdog.feed()
 
     def idle(self):
         time.sleep_ms(1)

@@ -1,5 +1,5 @@
 // Draws the five roads from the cells the server placed
-// (host_tools/pit/scoreboard.py: every position comes from grid() in the
+// (host_tools/view/scoreboard.py: every position comes from grid() in the
 // roads library). This file only decides how a cell looks; each cell keeps
 // its facts in data attributes (road, col, row, mark, ties, pairs, natural,
 // round) so a test can read the drawn board back.

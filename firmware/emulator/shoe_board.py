@@ -1,6 +1,6 @@
 """The emulator board: the board contract (docs/design.md) in the unix VM.
 
-The host link is a pty (``boards.ptyuart``), so the bridge talks to it with
+The host link is a pty (``emulator.ptyuart``), so the bridge talks to it with
 pyserial exactly as to a shoe on USB. The shoe's "flash" is the directory
 holding ``board_config.py``: the journal and ``shoe_key.bin`` live there, so
 killing and restarting the VM is a power cut.
@@ -10,8 +10,10 @@ the empty sensor are stood in for by a *dealer channel*: a second pty
 carrying dealing-script lines in the ``shoe replay`` vocabulary (``bets``,
 ``exposed``, ``empty``, ``shoe ...``). Those lines become what the GPIO would
 report (``buttons()``, ``empty()``), so main.py's own handling of them runs
-here too. The watchdog is a counter that reports on stderr when the loop
-starved it.
+here too. The channel is read by ``step()``, the pass of its own that
+main.py's loop runs for a board that has one, where a board reads its
+buttons: no shoe's board has it. The watchdog is a counter that reports on
+stderr when the loop starved it (``emulator.Watchdog``).
 
 Cards arrive one of two ways, by ``READER["kind"]``:
 
@@ -33,16 +35,16 @@ technician looking at the shoe would see (`shoe acceptance`'s tests).
 
 ``SECURE_ELEMENT["device"]`` puts the secure element on the board's I2C bus: an
 ATECC608B simulated in the host process (it signs with a library no VM
-has), the bus's transactions carried over that pty (``boards.ptyi2c``), and
+has), the bus's transactions carried over that pty (``emulator.ptyi2c``), and
 the firmware's own driver on top, as on a board. ``secure_element`` is the
 driver, or None without one.
 """
 
-import sys
 import time
 
 from boards import parts as _parts
-from boards.ptyuart import PtyUART
+from emulator import Watchdog, on_flash
+from emulator.ptyuart import PtyUART
 
 LINE_MAX = 128
 BUTTON_BETS = 1     # bits of buttons() (docs/design.md)
@@ -65,12 +67,6 @@ def _is(line, n, word):
     return True
 
 
-def _here(config):
-    path = getattr(config, "__file__", "board_config.py")
-    cut = path.rfind("/")
-    return path[:cut] if cut > 0 else "."
-
-
 def _reader(cfg):
     if "device" not in cfg:
         return None  # no simulator attached: cards come on the dealer channel
@@ -91,7 +87,7 @@ def _reader(cfg):
 
 def _secure(cfg):
     """The chip's driver on the pty bus, woken once at boot as a board does."""
-    from boards.ptyi2c import PtyI2C
+    from emulator.ptyi2c import PtyI2C
     from drivers.atecc608 import ATECC608
     # margin_ms: the simulated chip answers from a thread of the host
     # process across a pty, later than a chip on a bus when the host is loaded.
@@ -103,12 +99,7 @@ def _secure(cfg):
 
 class Board:
     def __init__(self, config):
-        here = _here(config)
-        self.journal_path = here + "/journal.bin"
-        self.cardset_path = here + "/cardset.bin"
-        self._key_path = here + "/shoe_key.bin"
-        self._here = here
-        self._key = b""
+        on_flash(self, config)
         self.ticks_ms = time.ticks_ms
         self.ticks_diff = time.ticks_diff
         self._link = PtyUART(config.LINK["device"], config.LINK.get("baud", 115200))
@@ -116,6 +107,12 @@ class Board:
         self._held = []   # (due ticks, frame): hellos a slow shoe has not sent yet
         dealer = config.READER.get("script")
         self._dealer = PtyUART(dealer) if dealer else None
+        if dealer:
+            # The lines the channel hands on (cards, ``shoe ...``) are
+            # dealing-script lines; imported while the heap is whole.
+            from baccarat import script
+            self._script = script
+            self._out = bytearray(LINE_MAX)
         self._one = bytearray(1)
         self._pressed = 0
         self._empty = False
@@ -136,7 +133,7 @@ class Board:
         self._sensor_sim = None
         self.back_sensor = None
         if config.SENSOR and config.SENSOR.get("kind") == "tcs34725":
-            from boards.sim_tcs34725 import SimTCS34725
+            from emulator.sim_tcs34725 import SimTCS34725
             from drivers.tcs34725 import TCS34725
             self._sensor_sim = SimTCS34725()
             self._sensor_sim.show("back_a")
@@ -151,9 +148,7 @@ class Board:
         if secure and secure.get("device"):
             self.secure_element = self.parts.build(_parts.SECURE, _secure, secure)
         self._pairing = None
-        self.wdt_ms = config.WDT_MS
-        self.starved = 0
-        self._fed = time.ticks_ms()
+        self._watchdog = Watchdog(config.WDT_MS)
 
     # -- host link ----------------------------------------------------------
 
@@ -225,6 +220,25 @@ class Board:
                 self._n += 1
         return 0
 
+    def step(self, session, reading):
+        """One pass of the dealer channel, from main.py's loop: a latched
+        button or sensor line waits for ``buttons()``/``empty()``, any other
+        line goes to the session as a dealing-script line. A halted shoe
+        deals nothing; with a reader only ``shoe`` lines are taken, since
+        every card must pass the card-set checks."""
+        if self._dealer is None:
+            return
+        n = self.dealer_line(self._out)
+        if not n or session.halt is not None:
+            return
+        text = bytes(self._out[:n]).decode()
+        if reading is not None and not text.startswith("shoe"):
+            message = "dealer channel: %r ignored, this shoe takes its cards from the reader" % text
+        else:
+            message = self._script.feed_line(session, text)
+        if message is not None:
+            session.error(message)
+
     def buttons(self):
         mask = self._pressed
         self._pressed = 0
@@ -247,13 +261,7 @@ class Board:
         self.service = False
 
     def feed(self):
-        now = time.ticks_ms()
-        gap = time.ticks_diff(now, self._fed)
-        if gap > self.wdt_ms:
-            self.starved += 1
-            sys.stderr.write("watchdog: loop starved for %d ms (limit %d ms); a board would reset\n"
-                             % (gap, self.wdt_ms))
-        self._fed = now
+        self._watchdog.feed()
 
     def pairing(self):
         """(the paired device's id, the pairing secret) or None: ECDH of

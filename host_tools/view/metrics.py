@@ -21,7 +21,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from host_tools.pit import roles
+from host_tools.view import roles
 
 # Card -> durable is a few ms at 128 tables (`shoe bench pit`); the buckets
 # resolve the 20 ms budget and show a stall.

@@ -62,7 +62,7 @@ function drawStats(t) {
 }
 
 // Surveillance's cards left per rank: from the same fold and the same push as
-// "Cards left" in the facts line (tablefold.live), so the two never disagree.
+// "Cards left" in the facts line (view/fold.py live), so the two never disagree.
 function drawRanks(t) {
   const left = t.ranks_left, box = $("ranks-box");
   if (!box) return;

@@ -15,6 +15,8 @@ import time
 
 from aiohttp import web
 
+from host_tools.exits import ShoeError
+
 STATE_CHANGING = ("POST", "PUT", "PATCH", "DELETE")
 
 # No inline script anywhere (every page loads its modules from /static/);
@@ -63,7 +65,7 @@ def refused(status, text, **extra):
 JSON_DEPTH = 8   # the deepest body the API takes: {"args": {...}} is 2
 
 
-class BadBody(ValueError):
+class BadBody(ShoeError, ValueError):
     """A request body that is not the JSON object the API takes."""
 
 

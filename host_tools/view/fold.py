@@ -10,7 +10,7 @@ other's internals.
 import copy
 import logging
 
-from host_tools.pit.report import RanksLeft
+from host_tools.view.report import RanksLeft
 from host_tools.protocol import chain
 from host_tools.protocol.tablestate import TableState
 from host_tools.roads import Board, RoadsError
@@ -63,7 +63,7 @@ class TableFold:
         updates in place (the roads, recall and statistics change only when
         a round or a shoe ends; the page reads those then). ``counts``: the
         round's announced point counts, once its first four cards are
-        turned (host_tools/pit/roles.py shows their faces from then on).
+        turned (host_tools/view/roles.py shows their faces from then on).
         Every figure of it comes from this one fold at one seq: the cards
         left and the ranks left (surveillance's; roles.py strips it for
         everyone else) cannot disagree on a page that draws them from the

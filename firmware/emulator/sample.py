@@ -1,7 +1,7 @@
 """`shoe shuffler sample` inside either VM: N shuffles of a batch fed in
 new-deck order, one line each, card names top first.
 
-Run as ``micropython -m shuffler.sample DECKS COUNT SEED [mechanism]`` or
+Run as ``micropython -m emulator.sample DECKS COUNT SEED [mechanism]`` or
 call run() from CPython; both print the same bytes for the same seed,
 because the entropy is entropy.SeededSource and everything after it is
 integer code. With ``mechanism`` the order is not computed by deliver() but
@@ -19,8 +19,9 @@ class _Machine:
     their feed index."""
 
     def __init__(self, n):
-        from shuffler import board_emu, elevator, sim_mechanism
-        self.model, hw, _door = board_emu.parts(sim_mechanism.Mechanism(None, max_cards=n + 4), None)
+        from emulator import shuffler_board, sim_mechanism
+        from shuffler import elevator
+        self.model, hw, _door = shuffler_board.parts(sim_mechanism.Mechanism(None, max_cards=n + 4), None)
         self.lift = elevator.Elevator(hw)
         self.lift.home()
         self.tag = bytearray(8)

@@ -14,7 +14,7 @@ import host_tools  # noqa: F401  (puts the firmware's modules on the path)
 
 from baccarat import cards  # noqa: E402
 from link import events_schema as E  # noqa: E402
-from host_tools.pit import roles  # noqa: E402
+from host_tools.view import roles  # noqa: E402
 from host_tools.store import audit  # noqa: E402
 
 # The event types read here, named through the schema (a renamed type or
@@ -65,7 +65,7 @@ def parse_rows(rows):
 
 class RanksLeft:
     """Cards left per rank of the current card set, folded event by event:
-    the table's fold (host_tools/pit/tablefold.py) keeps one, so the page's
+    the table's fold (host_tools/view/fold.py) keeps one, so the page's
     rank table moves with the same push as its "cards left", and the report
     reads the stored events through ``ranks_left`` below. Every ``card``
     event is one card out of the shoe (burns and cards drawn in error too);

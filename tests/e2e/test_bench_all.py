@@ -1,0 +1,40 @@
+"""`shoe bench all --quick` as a person runs it: one table whose rows each
+carry a goal, a figure, a verdict and the command that reproduces it. Only
+the odds rows run here (the other benches start servers and hundreds of
+tables); the figures are not judged, since timings are no pass/fail fact,
+but the oracle's agreement is."""
+
+import subprocess
+import sys
+
+
+def _shoe(*argv):
+    return subprocess.run([sys.executable, "-m", "host_tools.cli", *argv], capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+
+
+def test_quick_table_of_the_odds_rows():
+    p = _shoe("bench", "all", "--quick", "--only", "odds")
+    assert p.returncode in (0, 1), p.stderr
+    lines = p.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("figure "))
+    assert [c.strip() for c in lines[head].split("|")] == ["figure", "goal", "measured", "verdict", "vs baseline",
+                                                           "load"]
+    rows = [[c.strip() for c in line.split("|")] for line in lines[head + 2:head + 5]]
+    assert [r[0] for r in rows] == ["odds: 36 keys, 8 decks, uncached", "edge monitor per round (ez table)",
+                                    "pit edge worker per round"]
+    for r in rows:
+        assert r[1].startswith("<= 5 ms") and r[2].startswith("CPU ") and r[3] in ("meets", "MISSES")
+        assert r[4].startswith("oracle x")
+    assert "oracle same: yes" in rows[0][2]  # the state counts of a full shoe equal the oracle's
+    commands = [line.strip() for line in lines if line.startswith("    shoe bench ")]
+    assert commands == ["shoe bench analysis --repeats 11 --reference-repeats 1 --oracle-by points --shoes 1"
+                        " --tables 4"] * 3
+    assert "quick: " in p.stdout and p.stdout.rstrip().endswith("at their goals' sizes.")
+    assert p.returncode == (0 if all(r[3] == "meets" for r in rows) else 1)
+
+
+def test_a_bench_it_does_not_know_is_one_line_and_exit_2():
+    p = _shoe("bench", "all", "--only", "roulette")
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.splitlines()) == 1 and "invalid choice: 'roulette'" in p.stderr
