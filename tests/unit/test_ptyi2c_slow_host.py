@@ -1,4 +1,4 @@
-"""The emulated boards' I2C bus over a pty (firmware/boards/ptyi2c.py) waits
+"""The emulated boards' I2C bus over a pty (firmware/emulator/ptyi2c.py) waits
 for the host's answer to each transaction, however late a loaded machine
 makes it, and reads every answer as its own transaction's; only a host that
 never answers is a dead bus (OSError), at its bound."""
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from boards.ptyi2c import PtyI2C
+from emulator.ptyi2c import PtyI2C
 from host_tools.sim import i2cbus, ptys
 
 LATE_S = 0.4   # a bus thread left unscheduled this long on a loaded 2-core machine
