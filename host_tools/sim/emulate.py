@@ -57,10 +57,11 @@ WITHOUT = ("reader", "sensor", "secure_element", "buttons", "gate")
 # The PN532's ACK comes within about a millisecond of a command, so the
 # driver waits 30 ms for it (drivers/pn532.py ACK_TIMEOUT_MS). The simulated
 # chip is a thread of this process across a pty, not a chip: on a loaded
-# 2-core run its ACK came after 30 ms now and then, and the emulated shoe
-# reported reader faults a real one would not. The emulated board waits this
-# long instead; a reader that is really gone still faults, later.
-EMULATED_ACK_MS = 150
+# 2-core run its ACK came after 30 ms now and then, and at a load average
+# near 30 after 150 ms at boot (the emulated shoe then halted, "reader: no
+# ACK ... to SAMConfiguration"). The emulated board waits this long instead;
+# a reader that is really gone still faults, later.
+EMULATED_ACK_MS = 1000
 
 
 class Emulator(vmdevice.VMDevice):

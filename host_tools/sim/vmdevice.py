@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 from host_tools import deploy
 from host_tools.protocol import keys
@@ -44,6 +45,11 @@ EMULATED_CHIP_TIMING = 0.5
 # its answer to the boot's ECDH came later than 50 ms, a faulty chip to the
 # shoe. A chip that is really gone still faults, later.
 EMULATED_CHIP_MARGIN_MS = 500
+# How long a powered-on VM that is still running may take to send its first
+# byte: its self-test hashes the whole flash, and on a 2-core machine at a
+# load average near 15 a power-on after a cut sent nothing for 30 s
+# (test_emulator_reader). A VM that stopped fails at once.
+BOOT_WAIT_S = 120
 
 
 def _die_with_parent(parent):
@@ -110,9 +116,17 @@ class VMDevice:
         err.close()
         return self.proc
 
-    def wait_booted(self, timeout=30):
-        if not self.booted.wait(timeout):
-            raise RuntimeError("the %s sent nothing within %ds; see %s" % (self.KIND, timeout, self.stderr_path))
+    def wait_booted(self, timeout=BOOT_WAIT_S):
+        """Until the VM's first byte on its link (its self-test passed), or it
+        stopped: a VM that exited fails at once; one still running is given
+        ``timeout`` (a loaded machine slows the boot's hashing many times over)."""
+        end = time.monotonic() + timeout
+        while not self.booted.wait(0.1):
+            if self.proc is not None and self.proc.poll() is not None and not self.booted.is_set():
+                raise RuntimeError("the %s stopped (exit %s) before it sent anything; see %s"
+                                   % (self.KIND, self.proc.returncode, self.stderr_path))
+            if time.monotonic() >= end:
+                raise RuntimeError("the %s sent nothing within %ds; see %s" % (self.KIND, timeout, self.stderr_path))
 
     def power_cut(self):
         """kill -9: no chance to flush or close anything."""

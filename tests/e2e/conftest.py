@@ -45,9 +45,7 @@ def hub(tmp_path_factory):
 _n = [0]
 
 
-@pytest.fixture
-def dsn(pg):
-    """A fresh database per test, so each test's record is only its own."""
+def _new_database(pg):
     _n[0] += 1
     name = "t%d_%d" % (os.getpid(), _n[0])
     with psycopg.connect(pg.dsn, autocommit=True) as c:
@@ -55,11 +53,34 @@ def dsn(pg):
     return pg.dsn.replace("dbname=casino", "dbname=" + name)
 
 
+def _new_casino():
+    _n[0] += 1
+    return "C%d_%d" % (os.getpid(), _n[0])
+
+
+@pytest.fixture
+def dsn(pg):
+    """A fresh database per test, so each test's record is only its own."""
+    return _new_database(pg)
+
+
 @pytest.fixture
 def casino():
     """A casino name no other test in this run uses (its own NATS subjects)."""
-    _n[0] += 1
-    return "C%d_%d" % (os.getpid(), _n[0])
+    return _new_casino()
+
+
+@pytest.fixture(scope="module")
+def module_dsn(pg):
+    """A fresh database for a module whose tests only read what its
+    fixture put there."""
+    return _new_database(pg)
+
+
+@pytest.fixture(scope="module")
+def module_casino():
+    """A casino name for a module's shared record (as ``casino``)."""
+    return _new_casino()
 
 
 @pytest.fixture(scope="module")

@@ -110,19 +110,21 @@ def test_signed_commands_from_the_control_socket(shoe, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "bridge", "--port", shoe.path,
                              "--db", str(path), "--key-file", str(key_file), "--no-console"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    alive = None
     try:
         shoe.pump(lambda f: shoe.challenges, timeout=10)
         shoe.hello(seq=0, counter=41)
         shoe.pump(lambda f: any(k == "A" for k, _s, _p in f))
+        alive = shoe.keep_alive()   # a live shoe beats while the commands below run
 
         def send(line, answer=False, refusal=None):
             """`--send LINE`, the shoe answering the command it signs."""
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 run = pool.submit(subprocess.run, [sys.executable, "-m", "host_tools.cli", "bridge", "--db",
                                                    str(path), "--send", line],
-                                  capture_output=True, text=True, timeout=30)
+                                  capture_output=True, text=True, timeout=120)
                 if answer:
-                    shoe.answer_next_command(refusal)
+                    shoe.answer_next_command(refusal, timeout=120)
                 r = run.result()
             return r.returncode, r.stdout.strip()
 
@@ -153,6 +155,8 @@ def test_signed_commands_from_the_control_socket(shoe, tmp_path):
         with pytest.raises(proto.Rejected):
             auth.verify_host(KEY, SHOE, auth.new_nonce(), ord("C"), cmds[0][1], cmds[0][2])
     finally:
+        if alive is not None:
+            alive()
         proc.terminate()
         proc.wait(10)
     assert not os.path.exists(control.socket_path(path))

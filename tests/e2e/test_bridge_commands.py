@@ -13,7 +13,8 @@ from host_tools.sim.emulate import Emulator
 from host_tools import exits
 from host_tools.store import db  # noqa: F401
 from support.bridgecli import send as _send, start_bridge as _bridge, stored_events as _events  # noqa: F401
-from support.bridgecli import wait_event as _wait_event, wait_up as _wait_up
+from support.bridgecli import WAIT_S as _WAIT_S, wait_event as _wait_event, wait_up as _wait_up
+from support.waits import until
 
 
 @pytest.fixture
@@ -69,7 +70,7 @@ def test_a_bridge_with_the_wrong_key_is_refused_and_changes_nothing(table, tmp_p
     wrong.write_bytes(bytes(32))
     wrong.chmod(0o600)
     start(wrong)
-    end = time.monotonic() + 20
+    end = time.monotonic() + _WAIT_S
     state = {}
     while time.monotonic() < end and "wrong --key-file" not in (state.get("refused") or ""):
         time.sleep(0.2)
@@ -95,15 +96,18 @@ def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
     data = bytearray(open(journal, "rb").read())
     data[len(data) // 2] ^= 0x40  # one flipped bit inside a complete record
     open(journal, "wb").write(bytes(data))
-    for _boot in range(2):  # tilt survives a power cycle and is reported again
+    for boot in range(2):  # tilt survives a power cycle and is reported again
         emu.start()
-        time.sleep(0.5)
-        tilts = _wait_event(path, "CMD1", lambda e: e["type"] == "tilt", timeout=20)
+        # this boot's tilt stored: one more than before it (a wait for any
+        # tilt found the first boot's at once, before this one was sent)
+        tilts = until(lambda: (lambda t: t if len(t) > boot else None)(
+            [e for e in _events(path, "CMD1") if e["type"] == "tilt"]), timeout=_WAIT_S,
+            what="the tilt of boot %d" % (boot + 1))
         emu.power_cut()
     assert len(tilts) == 2
     emu.start()
     state = _wait_up(path)
-    end = time.monotonic() + 10
+    end = time.monotonic() + _WAIT_S
     while not state["tilt"] and time.monotonic() < end:
         state = json.loads(_send(path, "state")[3:])
         time.sleep(0.1)
@@ -174,7 +178,7 @@ def test_new_shoe_batch_b_reaches_the_shoe(table):
     start()
     _wait_up(path)
     assert _send(path, "new_shoe batch=B decks=6").startswith("ok sent shoe")
-    _wait_event(path, "CMD1", lambda e: e["type"] == "accepted" and e["command"] == "shoe", timeout=5)
+    _wait_event(path, "CMD1", lambda e: e["type"] == "accepted" and e["command"] == "shoe")
     assert _send(path, "status").startswith("ok")
     status = _wait_event(path, "CMD1", lambda e: e["type"] == "status")[0]
     assert "batch=B" in status["settings"].split()

@@ -218,10 +218,13 @@ def _garble(rng, data):
     return bytes(data)
 
 
-def test_fuzz_the_frame_path_in_process(tmp_path):
-    """20k frames: valid, schema-mutated and signed (so they reach the
-    schema), byte-garbled, random and truncated; 0 exceptions reach the
-    bridge's last-resort guard and none escape it."""
+@pytest.mark.parametrize("frames", [4000, pytest.param(20000, marks=pytest.mark.slow)])
+def test_fuzz_the_frame_path_in_process(tmp_path, frames):
+    """4k frames (20k under ``pytest -m slow``): valid, schema-mutated and
+    signed (so they reach the schema), byte-garbled, random and truncated; 0
+    exceptions reach the bridge's last-resort guard and none escape it, at
+    no more than 3 ms of this process's CPU a frame (CPU time, not the
+    clock: a loaded machine stretches the clock, not the work)."""
     from host_tools.sim import dealer
     from host_tools import replay
     rng = random.Random(11)
@@ -235,7 +238,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
     fkey = auth.frames_key(KEY)
     path = tmp_path / "f.db"
     sent = 0
-    started = time.monotonic()
+    started = time.process_time()
     with db.Store(path) as store:
         b = Bridge(store, "/dev/fuzz", KEY)
         b.ser = _Sink()
@@ -265,7 +268,7 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
 
         hello()
         assert b.hello is not None
-        for i in range(20000):
+        for i in range(frames):
             head = store.shoe(SHOE)
             seq = (head["last_seq"] or 0) + 1 if head and head["last_seq"] else 1
             prev = ((head or {}).get("last_mac") or "0" * 32).encode()
@@ -307,10 +310,10 @@ def test_fuzz_the_frame_path_in_process(tmp_path):
             sent += 1
         b.close()
         stats = dict(b.stats)
-    elapsed = time.monotonic() - started
-    assert sent == 20000 and stats["internal_errors"] == 0, stats
-    assert stats["stored"] > 500 and stats["invalid"] > 5000, stats
-    assert elapsed < 60, elapsed
+    cpu = time.process_time() - started
+    assert sent == frames and stats["internal_errors"] == 0, stats
+    assert stats["stored"] > frames // 40 and stats["invalid"] > frames // 4, stats
+    assert cpu < frames * 0.003, cpu
 
 
 # ------------------------------------------------- recording state that cannot lie
@@ -363,6 +366,7 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
     assert _check(path) == (exits.EXIT_NO_BRIDGE, "NOT RECORDING: no bridge is running on %s (nothing answers at %s: "
                                "No such file or directory)" % (path, control.socket_path(path)))
     proc = _start(shoe.path, path, _key_file(tmp_path), "--table", "Baccarat 7")
+    alive = None
     try:
         shoe.pump(lambda f: shoe.challenges, timeout=10)
         code, line = _check(path)
@@ -371,6 +375,7 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
         shoe.event(1)
         shoe.event(2)
         shoe.pump(lambda f: shoe.acked() == 2)
+        alive = shoe.keep_alive()   # a live shoe beats while the commands below run
         code, line = _check(path)
         assert code == 0 and line == "RECORDING: shoe T9 on %s, stored through seq 2" % shoe.path
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
@@ -397,6 +402,8 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
         assert other.returncode == exits.EXIT_BUSY and other.stderr == (
             "bridge: another program holds %s (another bridge?): not starting\n" % shoe.path)
     finally:
+        if alive is not None:
+            alive()
         out, err = _stop(proc)
     assert "Traceback" not in err
     assert not os.path.exists(control.socket_path(path))

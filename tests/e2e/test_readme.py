@@ -1,6 +1,7 @@
 """The README is executable: every command in its ``sh`` blocks runs as
 written, in a clean copy of the tree after the README's set-up, and the
-commands `make demo` prints at its end run next, as the README says.
+commands `make demo` prints at its end run next, as the README says (the
+set-up's `make demo` and its commands under ``pytest -m slow``).
 
 A command fails the test on a non-zero exit, a traceback or an "internal
 error", and on output that contradicts what the README's own comment on
@@ -192,21 +193,35 @@ def clone(tmp_path):
     (tmp_path / "commands.txt").write_text("\n".join(c.ran) + "\n")
 
 
-def test_the_readme_runs_as_written(clone):
-    text = README.read_text()
-    blocks = sh_blocks(text)
-    setup = blocks[0][1]
+def _setup(text):
+    setup = sh_blocks(text)[0][1]
     assert setup == ["make demo", "make test"], setup
-    # The set-up: `make demo`, then the commands it ends with (the README:
-    # "run them as they are printed"). `make test` is this suite: not run
-    # from inside it.
+    return setup
+
+
+@pytest.mark.slow
+def test_the_readmes_setup_runs_as_written(clone):
+    """The set-up: `make demo`, then the commands it ends with (the README:
+    "run them as they are printed"). `make test` is this suite: not run
+    from inside it. In the default suite, the README's own `shoe demo` line
+    and the commands it prints are run below; `make demo` is `shoe demo
+    --seed 7` (tests/e2e/test_demo_cli.py deals seeded demos to exit 0)."""
+    _setup(README.read_text())
     demo = clone.run("make demo", timeout=600)
     shown = printed_commands(demo.stdout)
     assert any(re.match(r"(\S*/)?shoe verify ", c) for c in shown), demo.stdout[-1500:]
     clone.activated = True   # the README: `. .venv/bin/activate` before typing `shoe`
     for command in shown:
         clone.run(command)
-    clone.activated = False
+    print("\n".join(["README commands run:"] + clone.ran))
+
+
+def test_the_readme_runs_as_written(clone):
+    """Every command of the README's blocks after the set-up, as written and
+    in order, with the commands its `shoe demo` prints."""
+    text = README.read_text()
+    blocks = sh_blocks(text)
+    _setup(text)
     ran_blocks = 0
     for tags, commands in blocks[1:]:
         if "slow" in tags:

@@ -6,14 +6,17 @@ fuzzed parser.
 The samples run the real commands in their own processes: chaos kills the
 emulated shoe 3 times and the bridge 3 times over a one-deck shoe; noise
 deals for 10 s through a relay that flips, drops, duplicates and reorders
-bytes and sends garbage lines; fuzz tries 20k inputs on the bridge's frame
-path and on the firmware's parsers, 2k of them inside the MicroPython VM."""
+bytes and sends garbage lines; fuzz tries 2k inputs on the bridge's frame
+path and on the firmware's parsers, 200 of them inside the MicroPython VM
+(20k and 2k under ``pytest -m slow``)."""
 
 import json
 import os
 import subprocess
 import sys
 import time
+
+import pytest
 
 from host_tools import vm
 from host_tools.sim.relay import Relay
@@ -58,20 +61,32 @@ def test_noise_sample_loses_nothing(tmp_path):
     assert int(_figure(out, "events expected")) > 0
 
 
-def test_fuzz_sample_finds_no_uncaught_exception_or_hang():
-    rc, out = _shoe("soak", "fuzz", "--count", "20000", "--vm-count", "2000", "--tool-count", "1000",
-                    "--seed", "11")
+def _fuzz_sample(count, vm_count, tool_count):
+    rc, out = _shoe("soak", "fuzz", "--count", str(count), "--vm-count", str(vm_count), "--tool-count",
+                    str(tool_count), "--seed", "11", timeout=600)
     table = {}
     for line in out.splitlines():
         words = line.rsplit(None, 7)
         if len(words) == 8 and all(w.isdigit() for w in words[1:6]):
             table[words[0]] = [int(w) for w in words[1:6]]  # inputs reached uncaught kinds hangs
-    assert table["bridge frame path (CPython)"][0] == 20000, out
-    assert table["firmware frame+command (MicroPython VM)"][0] == 2000, out
+    assert table["bridge frame path (CPython)"][0] == count, out
+    assert table["firmware frame+command (MicroPython VM)"][0] == vm_count, out
+    assert table["shoe settle input (CPython)"][0] == tool_count, out
     assert len(table) == 7, out
     assert all(row[2] == 0 and row[4] == 0 for row in table.values()), out
     assert all(row[1] > 0 for row in table.values()), "a target whose inputs never get past its checks:\n" + out
     assert rc == 0, out
+
+
+def test_fuzz_sample_finds_no_uncaught_exception_or_hang():
+    """Every target fuzzed, and on each some inputs past its checks (seed 11
+    reaches every verified path at these counts): the command's whole path."""
+    _fuzz_sample(2000, 200, 200)
+
+
+@pytest.mark.slow
+def test_a_larger_fuzz_sample_finds_no_uncaught_exception_or_hang():
+    _fuzz_sample(20000, 2000, 1000)
 
 
 # -- the soaks' own checks fail when they should --------------------------

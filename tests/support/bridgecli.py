@@ -16,13 +16,20 @@ def start_bridge(port, path, key_file):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+# Bounds for a bridge that never answers: one `--send` is a Python start and
+# a socket round trip, and at a load average near 30 on 2 cores even a
+# `--send` that found no bridge took over 20 s.
+SEND_S = 120
+WAIT_S = 120
+
+
 def send(path, line):
     r = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(path),
-                        "--send", line], capture_output=True, text=True, timeout=20)
+                        "--send", line], capture_output=True, text=True, timeout=SEND_S)
     return r.stdout.strip()
 
 
-def wait_up(path, timeout=20):
+def wait_up(path, timeout=WAIT_S):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         reply = send(path, "state")
@@ -37,7 +44,7 @@ def stored_events(path, shoe_id):
         return [json.loads(t) for _s, _q, t, _p, _h in store.events(shoe_id)]
 
 
-def wait_event(path, shoe_id, pred, timeout=10):
+def wait_event(path, shoe_id, pred, timeout=WAIT_S):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         found = [e for e in stored_events(path, shoe_id) if pred(e)]

@@ -5,6 +5,7 @@ opens one per test is in tests/e2e/conftest.py."""
 
 import json
 import os
+import threading
 import time
 
 from host_tools.sim import ptys
@@ -36,11 +37,39 @@ class FakeShoe:
         self.beat_challenges = []  # every heartbeat challenge the bridge sent, in order
         self.answer_beats = True   # answer each at once, as the shoe does
         self.last_seq = 0          # the newest seq this shoe has said (hello or event)
+        self.lock = threading.RLock()   # the test's thread and keep_alive's share the pty
+        self.sent_at = 0.0
 
     def send(self, kind, seq, payload):
         out = bytearray(frame.MAX_FRAME)
         n = frame.encode(out, ord(kind), seq, payload, 0, len(payload))
-        os.write(self.master, bytes(out[:n]))
+        with self.lock:
+            os.write(self.master, bytes(out[:n]))
+            self.sent_at = time.monotonic()
+
+    def keep_alive(self):
+        """Be a connected shoe while the test waits on something else (a
+        `shoe bridge --send` that takes seconds on a loaded machine): read
+        the bridge, answer its heartbeat challenges, and send a heartbeat
+        after a second with nothing sent, as the firmware does; otherwise the
+        bridge rightly finds the line silent (hostlink.SILENCE_S) and starts
+        over. Returns the function that stops it."""
+        stop = threading.Event()
+
+        def run():
+            while not stop.wait(0.1):
+                self.read()
+                if self.nonce is not None and time.monotonic() - self.sent_at > 1.0:
+                    self.send("B", self.last_seq, self.signed(
+                        "B", self.last_seq, proto.NO_CHALLENGE,
+                        json.dumps({"acked": self.acked_seen(), "queued": 0, "t": 0}).encode()))
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+
+        def stopped():
+            stop.set()
+            thread.join(5)
+        return stopped
 
     def signed(self, kind, seq, link, body):
         tag = host_frames.frame_mac(self.fkey, self.shoe_id, ord(kind), seq, link, body)
@@ -132,12 +161,13 @@ class FakeShoe:
         raise AssertionError("the bridge sent a bad frame: %s" % message)
 
     def read(self):
-        try:
-            data = os.read(self.master, 4096)
-        except (BlockingIOError, OSError):
-            data = b""
-        if data:
-            self.decoder.feed(data, len(data), self)
+        with self.lock:
+            try:
+                data = os.read(self.master, 4096)
+            except (BlockingIOError, OSError):
+                data = b""
+            if data:
+                self.decoder.feed(data, len(data), self)
 
     def pump(self, until, timeout=5.0):
         end = time.monotonic() + timeout

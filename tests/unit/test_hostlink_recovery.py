@@ -118,13 +118,17 @@ def _model(seeds, where, monkeypatch):
     return worst
 
 
+DEFAULT_SEEDS = 80   # the default suite's sample; -m slow takes the seeds from here on
+
+
 def test_random_reboots_losses_and_timeouts_always_end_in_recording(fast_dir, monkeypatch):
-    _model(range(200), fast_dir, monkeypatch)
+    _model(range(DEFAULT_SEEDS), fast_dir, monkeypatch)
 
 
 @pytest.mark.slow
 def test_the_link_model_over_thousands_of_seeds(fast_dir, monkeypatch):
-    _model(range(200, 200 + int(os.environ.get("LINK_MODEL_SEEDS", "3000"))), fast_dir, monkeypatch)
+    _model(range(DEFAULT_SEEDS, DEFAULT_SEEDS + int(os.environ.get("LINK_MODEL_SEEDS", "3000"))), fast_dir,
+           monkeypatch)
 
 
 def _outages(rig):
