@@ -73,15 +73,17 @@ wasm32: node
 	    npm ci --no-audit --no-fund --ignore-scripts --loglevel=error && touch $(NODE_STAMP); fi
 
 # The systemd units (deploy/systemd) are checked with `systemd-analyze verify`
-# (tests/test_systemd_units.py): Debian's systemd package, installed when missing and we are root.
+# (tests/e2e/test_systemd_units.py): Debian's systemd package, installed when missing and we are root.
 systemd:
 	@command -v systemd-analyze >/dev/null || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; } || \
 	  echo "make: systemd-analyze is missing and could not be installed (not root, or apt-get failed): the unit tests will fail"
 
+# Four workers on two cores: most of a test's wall time is spent waiting on a
+# VM, a server or a browser, so two workers left the CPU half idle.
 test: $(STAMP) postgres chromium wasm32 systemd
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 4 -q
 
 bench: $(STAMP) wasm32
 	$(BIN)/shoe bench all
