@@ -46,7 +46,7 @@ KEY_FILE = deploy.KEY_NAME
 # firmware/probes.py and, for the survey, the chip's setup module into a
 # heap cut into holes, and a qstr pool for their names is one block (1 280
 # bytes in 64 bits). How each figure was found: docs/CHANGELOG.md.
-HEAP_64 = 32 * 1024
+HEAP_64 = 48 * 1024
 SECURE_HEAP_64 = 64 * 1024
 
 
