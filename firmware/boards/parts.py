@@ -22,7 +22,7 @@ The others only degrade, and dealing goes on: the hello's ``parts`` names the
 fault and an `error` event records it.
 
 The shuffler's emulated board builds its reader, back sensor and secure
-element the same way (shuffler/board_emu.py) and keeps only the texts, its
+element the same way (emulator/shuffler_board.py) and keeps only the texts, its
 halt saying "shuffling refused": without the intake reader or the chip it
 refuses to shuffle (a deck it cannot read cannot be checked, and the chip holds its
 keys and signs); without the back sensor it goes on, the card set's batch

@@ -178,7 +178,7 @@ class ShufflerEmulator(vmdevice.VMDevice):
         if journal_compact is not None:
             values["JOURNAL_COMPACT"] = journal_compact  # tests: compact a small journal
         if without:
-            values["ABSENT"] = sorted(without)   # shuffler/board_emu.py: each fails as a board sees it
+            values["ABSENT"] = sorted(without)   # emulator/shuffler_board.py: each fails as a board sees it
         if heap_probe:
             values["HEAP_PROBE"] = True  # emulator/shuffler_board.py: the largest live heap, in `state`
         with open(os.path.join(self.dir, "board_config.py"), "w") as f:
