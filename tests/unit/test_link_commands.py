@@ -61,7 +61,7 @@ def test_verify_accepts_the_genuine_and_names_the_forged():
 
 
 def test_a_signed_body_parses_through_the_schema():
-    # Parsing is link/schema.py's (tests/e2e/test_schema.py has every argument
+    # Parsing is link/schema.py's (tests/unit/test_schema.py has every argument
     # error); a body signed in the schema's canonical order verifies and parses.
     from link import schema
     args = [("decks", "6"), ("batch", "B")]

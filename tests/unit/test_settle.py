@@ -2,10 +2,6 @@
 in the test, from the cited Chapter 7/12 section, on a hand-built round that
 is a legal Chapter 10 deal."""
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 from host_tools.settle.hands import RoundError
@@ -323,25 +319,6 @@ def test_midi_card_control_goes_to_the_largest_wager_that_does_not_cede():
         settle(doc)
 
 
-def _cli(stdin):
-    return subprocess.run([sys.executable, "-m", "host_tools.cli", "settle"], input=stdin,
-                          capture_output=True, text=True, timeout=60)
-
-
-def test_cli_round_trip_and_exit_codes():
-    doc = {"table": {"designation": "standard"}, "round": {"player": ["2C", "3D"], "banker": ["4H", "4S"]},
-           "wagers": [{"seat": 1, "bet": "banker", "amount": 2500}]}
-    p = _cli(json.dumps(doc))
-    assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout) == {"results": [
-        {"seat": 1, "bet": "banker", "amount": 2500, "outcome": "win", "paid": 2500, "vig": 125}]}
-    doc["wagers"].append({"seat": 2, "bet": "panda8", "amount": 100})
-    p = _cli(json.dumps(doc))
-    assert p.returncode == 1 and "not offered" in p.stdout
-    p = _cli('{"table": {"designation": "standard"}, "round": ')
-    assert p.returncode == 2 and "not valid JSON" in p.stderr and p.stdout == ""
-
-
 def test_input_document_must_be_an_object():
     with pytest.raises(InputError):
         settle([1, 2])
@@ -443,13 +420,6 @@ def test_a_natural_is_named_when_the_other_hand_drew():
     with pytest.raises(RoundError, match="banker 4H 4S is a natural 8"):
         settle({"table": {"designation": "standard"},
                 "round": {"player": ["2C", "3D", "KS"], "banker": ["4H", "4S"]}, "wagers": []})
-
-
-def test_cli_refuses_settings_and_text_it_cannot_use_in_one_line(tmp_path):
-    for doc in ('{"table": {"designation": "ez", "min": null}, "wagers": []}',
-                '{"table": {"designation": ["ez"]}}'):
-        p = _cli(doc)
-        assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.splitlines()) == 1
 
 
 def test_four_card_royal_is_ace_king_queen_jack_of_one_suit():
