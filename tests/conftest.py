@@ -1,6 +1,7 @@
-"""The suite's roots on the path: the repository (host_tools, which puts the
-firmware on the path) and tests/ (the shared rigs, ``support``). Fixtures
-shared by end-to-end modules are in tests/e2e/conftest.py.
+"""The suite's roots on the path: the repository (host_tools, which makes the
+firmware importable as the ``firmware`` package) and tests/ (the shared
+rigs, ``support``). Fixtures shared by end-to-end modules are in
+tests/e2e/conftest.py.
 
 The order the files run in: pyproject's addopts give xdist ``--dist
 loadfile`` (each file whole on one worker, so a module's fixtures - a pit,
@@ -15,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-import host_tools  # noqa: E402,F401 (puts the firmware packages on the path, for every test module)
+import host_tools  # noqa: E402,F401 (makes the firmware package importable, for every test module)
 
 # The files that take 25 s or more in the default suite, longest first: each
 # file's tests summed (setup, call and teardown) from the junit report of

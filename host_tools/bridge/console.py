@@ -23,7 +23,7 @@ from host_tools.protocol import tablestate
 from host_tools.protocol.tablestate import TableState
 from host_tools.store.recall import RoundBook, describe_round
 
-from link import events_schema as E  # noqa: E402
+from firmware.link import events_schema as E
 
 # Shoe events a person must see: game or link types of docs/protocol.md 6
 # (checked against the event schema by tests/unit/test_schema.py).

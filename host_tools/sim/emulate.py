@@ -377,7 +377,7 @@ class TaggedSet:
     line's card becomes the next unused copy of that card at the antenna."""
 
     def __init__(self, decks):
-        from cardset import registry
+        from firmware.cardset import registry
 
         self.registry = registry
         self.decks = decks
@@ -401,7 +401,7 @@ class TaggedSet:
         card go to the antenna, each read before the next action (the dealer
         waits for the shoe's light, as at a table). A face-up card shows its
         face to the simulated back sensor."""
-        from baccarat import cards
+        from firmware.baccarat import cards
 
         words = line.split()
         if not words:

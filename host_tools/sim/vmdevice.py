@@ -192,8 +192,8 @@ class VMDevice:
         inside the chip (slot 0 signing, 2 link, 3 pairing), their public
         keys registered beside the flash directory (``<dir>.pub``,
         ``<dir>.pair.pub``; the key pairs are kept on later power-ons)."""
-        from drivers.atecc608 import ATECC608
-        from drivers import atecc608_setup
+        from firmware.drivers.atecc608 import ATECC608
+        from firmware.drivers import atecc608_setup
         from host_tools.sim.i2cbus import DirectI2C
 
         se = ATECC608(DirectI2C(bus))
@@ -211,7 +211,7 @@ class VMDevice:
         """The link key as `shoe deploy` keeps it for a board with the chip:
         the pit's copy beside the flash (0600), the peer's public half on
         the flash (and in its manifest, when it has one), no key file there."""
-        from drivers.atecc608 import PEER_FILE
+        from firmware.drivers.atecc608 import PEER_FILE
         peer_path = os.path.join(self.dir, PEER_FILE)
         if not os.path.exists(peer_path):
             peer, key = deploy.link_key_pair(bytes(link))

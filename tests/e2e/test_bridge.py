@@ -21,7 +21,7 @@ from support.fakeshoe import FKEY, KEY, SHOE, FakeShoe  # noqa: F401
 
 COVER = '{"type":"cover","round":3,"left":14,"rule":"cut card"}'
 
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto
 
 
 @pytest.fixture

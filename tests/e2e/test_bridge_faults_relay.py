@@ -167,7 +167,7 @@ def test_a_frame_forged_on_the_line_is_not_stored_and_alerted(tmp_path):
     import re
     from host_tools.sim import dealer
     from host_tools.store import db
-    from link import frame
+    from firmware.link import frame
     seen = {"acked": 0, "injected": 0}
 
     def forged(kind, seq, payload):

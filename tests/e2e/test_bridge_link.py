@@ -25,7 +25,7 @@ from host_tools.bridge.session import Bridge
 from host_tools.protocol.untrusted import shown
 from host_tools.store import db
 
-from link import auth, host_frames, proto  # noqa: E402
+from firmware.link import auth, host_frames, proto
 from support.waits import until
 from support.fakeshoe import FKEY, KEY, OTHER_KEY, SHOE, FakeShoe  # noqa: F401
 
@@ -606,7 +606,7 @@ def test_a_shoe_tilted_on_its_secure_element_counter_is_a_critical_alert(shoe, t
     or a journal record that fails its seal (link/journal.py: edited, or
     put back from another journal); the pit says so with its own alert,
     not only as a tilt."""
-    from link import chipcount, journal
+    from firmware.link import chipcount, journal
     bridge = _bridge_with_deploy_record(shoe, tmp_path)
     reason = ("%s is 2, the journal's last is 1: journal restored from a copy, or chip swapped" % chipcount.REASON
               if why == "counter" else "corrupt journal: record 17 at byte 765: " + journal.SEAL)

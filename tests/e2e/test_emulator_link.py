@@ -23,7 +23,7 @@ from host_tools import deploy
 from host_tools.qa.bench import footprint
 from host_tools.sim.emulate import Emulator
 
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto
 
 PLAY = ["shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C", "KS", "3D", "4C", "bets", "5H"]
 

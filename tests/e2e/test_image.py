@@ -192,7 +192,7 @@ def test_a_declaration_naming_a_missing_file_is_refused(tmp_path, monkeypatch):
 def test_every_bench_question_is_asked():
     """ASKED follows the firmware: each device's probes module answers
     exactly the questions the boot test asks."""
-    import probes
-    from shuffler import probes as shuffler_probes
+    from firmware import probes
+    from firmware.shuffler import probes as shuffler_probes
     assert set(probes.ACTIONS) == {q for q, _, _ in ASKED["shoe"]}
     assert set(shuffler_probes.ACTIONS) == {q for q, _, _ in ASKED["shuffler"]}

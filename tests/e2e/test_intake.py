@@ -14,13 +14,13 @@ import sys
 import pytest
 
 from host_tools.sim import vmcode
-from host_tools.vm import ROOT
+from host_tools.vm import ROOT, exec_firmware
 from support.cardsets import make_entries
 from support.vmrun import compiled_firmware, run_vm
 
 
-from baccarat import cards, game  # noqa: E402
-from cardset import intake, registry  # noqa: E402
+from firmware.baccarat import cards, game
+from firmware.cardset import intake, registry
 
 
 class Recorder:
@@ -143,7 +143,7 @@ def deal(reg, stream, events=None):
         feeder.take(buf, len(ident), colour)
     return events
 """
-exec(DEAL)
+exec_firmware(DEAL, globals())
 
 
 def shoe_streams(entries, seed):
@@ -207,7 +207,7 @@ def deal_direct(reg, stream, covers_at):
             g.card(reg.card(reg.find(ident, len(ident))), colour == 0)
     return events
 """
-exec(COVERED)
+exec_firmware(COVERED, globals())
 
 
 def test_the_cover_card_ends_the_shoe_through_the_intake_and_a_second_is_the_games_error(setup):

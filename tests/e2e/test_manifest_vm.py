@@ -6,7 +6,7 @@ import subprocess
 
 from host_tools import deploy, vm
 
-import manifest  # noqa: E402  (firmware/manifest.py)
+from firmware import manifest
 from support.hashed_files import files  # noqa: F401 (the fixture)
 
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from emulator.ptyi2c import PtyI2C
+from firmware.emulator.ptyi2c import PtyI2C
 from host_tools.sim import i2cbus, ptys
 
 LATE_S = 0.4   # a bus thread left unscheduled this long on a loaded 2-core machine

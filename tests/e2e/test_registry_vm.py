@@ -6,7 +6,7 @@ from host_tools.sim import vmcode
 from support.cardsets import make_entries
 from support.vmrun import run_vm
 
-from cardset import registry  # noqa: E402
+from firmware.cardset import registry
 
 
 VM_SCRIPT = vmcode.LOCK_HEAP + """

@@ -2,7 +2,7 @@
 in the MicroPython VM as under CPython, and a stuck second source fails
 there too (the mix itself: tests/unit/test_shuffler_entropy_mix.py)."""
 
-from shuffler import entropy, mix
+from firmware.shuffler import entropy, mix
 
 
 def test_the_mix_runs_the_same_in_the_micropython_vm():

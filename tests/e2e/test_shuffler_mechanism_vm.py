@@ -9,7 +9,7 @@ import json
 import pytest
 
 from host_tools import vm
-from shuffler import geometry
+from firmware.shuffler import geometry
 from support.mechanism_rig import machine, run_plan
 
 

@@ -6,9 +6,9 @@ import os
 import subprocess
 import sys
 
-from baccarat import cards
+from firmware.baccarat import cards
 from host_tools.shuffler import command
-from shuffler import shuffle
+from firmware.shuffler import shuffle
 
 
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")

@@ -2,7 +2,7 @@
 the MicroPython VM (the same checks under CPython: tests/unit/test_tcs34725.py)."""
 
 from host_tools.sim import vmcode
-import host_tools  # noqa: F401  (puts the firmware on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 from support.vmrun import run_vm
 
 

@@ -19,8 +19,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from drivers.atecc608 import ATECC608
-from drivers.atecc608_setup import provision
+from firmware.drivers.atecc608 import ATECC608
+from firmware.drivers.atecc608_setup import provision
 from host_tools.protocol import keys
 from host_tools.sim import dealer
 from host_tools.sim.atecc608 import ADDRESS, Chip
@@ -184,7 +184,7 @@ def test_a_journal_restored_from_an_earlier_copy_shows_in_the_counter(tmp_path):
     chip's counter cannot go back: the counter value signed at the second
     checkpoint is missing from that record, and `shoe verify` says so."""
     from support.journalfile import append_u32
-    from link import chipcount, journal
+    from firmware.link import chipcount, journal
     se, pem = _chip(tmp_path)
     lines = _lines(3)
     path, shoe = _record(tmp_path, se, lines=lines, upto=300)

@@ -3,8 +3,8 @@ it under CPython, for the custody tests (tests/unit/test_shuffler_batch.py)
 and the oracle of the same run in the MicroPython VM
 (tests/e2e/test_shuffler_batch_vm.py)."""
 
-from cardset import registry
-from shuffler import custody, entropy, shuffle
+from firmware.cardset import registry
+from firmware.shuffler import custody, entropy, shuffle
 
 
 A, B = registry.BATCH_A, registry.BATCH_B

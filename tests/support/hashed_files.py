@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-import manifest  # noqa: E402  (firmware/manifest.py)
+from firmware import manifest
 
 
 SIZES = (0, 1, manifest.CHUNK - 1, manifest.CHUNK, manifest.CHUNK + 1, 3 * manifest.CHUNK, 5000)

@@ -3,9 +3,9 @@ cards in its tray, driven by the firmware's elevator under CPython, for the
 mechanism tests (tests/unit/test_shuffler_mechanism.py) and the oracle of the
 same stack in the MicroPython VM (tests/e2e/test_shuffler_mechanism_vm.py)."""
 
-from emulator.sim_tcs34725 import SimTCS34725
-from emulator import shuffler_board, sim_mechanism
-from shuffler import elevator, entropy, shuffle
+from firmware.emulator.sim_tcs34725 import SimTCS34725
+from firmware.emulator import shuffler_board, sim_mechanism
+from firmware.shuffler import elevator, entropy, shuffle
 
 
 def machine(n, colour="back_a", sensor=True):

@@ -3,7 +3,7 @@ tests/e2e/test_cards_vm.py)."""
 
 import pytest
 
-from baccarat import cards
+from firmware.baccarat import cards
 
 
 @pytest.mark.parametrize("text,name", [("9H", "9H"), ("TD", "TD"), ("10D", "TD"), ("KS", "KS"),

@@ -9,7 +9,7 @@ import numpy as np
 
 from host_tools.qa.bench import coldeck as bench
 
-from baccarat import cards  # noqa: E402
+from firmware.baccarat import cards
 
 
 def _loop_alarms(stack, run):

@@ -6,7 +6,7 @@ staging: tests/e2e/test_manifest_vm.py."""
 
 from host_tools import deploy
 
-import manifest  # noqa: E402  (firmware/manifest.py)
+from firmware import manifest
 from support.hashed_files import files  # noqa: F401 (the fixture)
 
 

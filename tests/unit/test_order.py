@@ -8,9 +8,9 @@ tests/e2e/test_order_vm.py."""
 import random
 from fractions import Fraction
 
-from baccarat import cards, game  # noqa: E402
-from link import journal  # noqa: E402
-from link.session import Session  # noqa: E402
+from firmware.baccarat import cards, game
+from firmware.link import journal
+from firmware.link.session import Session
 from support.wire import SessionWire as _Wire  # noqa: E402
 from support.wireboard import WireBoard, config  # noqa: E402
 
@@ -110,8 +110,8 @@ def _events(wire):
 
 
 def test_only_a_signed_clear_stop_lifts_the_stop_and_a_power_cut_keeps_it(tmp_path):
-    from baccarat import script
-    from link import frame
+    from firmware.baccarat import script
+    from firmware.link import frame
     path = str(tmp_path / "journal.bin")
     board = WireBoard()
     s, wire = _session(path, board)

@@ -13,7 +13,7 @@ import pytest
 from host_tools.vm import ROOT
 from support.cardsets import make_entries
 
-from cardset import registry  # noqa: E402
+from firmware.cardset import registry
 
 
 def test_every_enrolled_id_maps_to_its_card_deck_and_batch():

@@ -14,9 +14,9 @@ import pytest
 from host_tools.sim import dealer
 from host_tools import replay, vm
 
-from baccarat import cards, game  # noqa: E402
-from link import events_schema, frame, schema  # noqa: E402
-from link.proto import Rejected  # noqa: E402
+from firmware.baccarat import cards, game
+from firmware.link import events_schema, frame, schema
+from firmware.link.proto import Rejected
 from support.wireboard import WireBoard, config  # noqa: E402
 from support.wire import SessionWire as _Wire  # noqa: E402
 
@@ -230,8 +230,8 @@ def game_events():
     checked.mismatch(bytes([0, 13, 31, 4, 1, 255, 255, 255, 0]))
     # A paired shoe names the order armed, or why none is (cardset/ordercheck.py
     # writes these fields); a replayed order is refused as an irregularity.
-    from baccarat import events as _events
-    from cardset import ordercheck
+    from firmware.baccarat import events as _events
+    from firmware.cardset import ordercheck
     held = ordercheck.OrderCheck()
     paired = type("S", (), {"board": type("B", (), {"pairing": lambda _self: ("SHUF1", bytes(32))})()})()
     fresh = game.Game(lambda buf, n: emitted.append(bytes(buf[:n])))
@@ -256,8 +256,8 @@ def test_every_game_event_validates_and_every_type_is_exercised(game_events):
 def link_wire(tmp_path_factory):
     """Link events from a CPython session: boot, link_up, accepted, every
     command's answer, errors, link_down, then tilt and tilt_cleared."""
-    from link import journal
-    from link.session import Session
+    from firmware.link import journal
+    from firmware.link.session import Session
     path = str(tmp_path_factory.mktemp("link") / "journal.bin")
     board = WireBoard()
     s = Session(board, config("S1"), journal.Journal(path))

@@ -16,7 +16,7 @@ import pytest
 from host_tools.analysis import shuffle_score as Q
 from host_tools.sim import shuffles as S
 
-from baccarat import cards  # noqa: E402
+from firmware.baccarat import cards
 
 DEALT = 400  # cards dealt before the cover card, about
 N = 416

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from baccarat import cards
-from shuffler import batch, commit, custody, entropy, shuffle
+from firmware.baccarat import cards
+from firmware.shuffler import batch, commit, custody, entropy, shuffle
 from support.custody_rig import A, B, clean_reads, feed, machine, make_set, rec, REG
 
 

@@ -7,9 +7,9 @@ from array import array
 
 import pytest
 
-from baccarat import cards
+from firmware.baccarat import cards
 from host_tools.shuffler import command
-from shuffler import draw, entropy, shuffle
+from firmware.shuffler import draw, entropy, shuffle
 
 
 class ByteCycle:

@@ -10,7 +10,7 @@ import binascii
 
 import pytest
 
-from shuffler import drbg, entropy
+from firmware.shuffler import drbg, entropy
 from support.cavp_drbg import NO_RESEED, RESEED
 
 H = binascii.unhexlify

@@ -8,11 +8,11 @@ tests/e2e/test_shuffler_entropy_mix_vm.py."""
 
 import pytest
 
-from drivers.atecc608 import ATECC608
-from drivers.atecc608_setup import provision
+from firmware.drivers.atecc608 import ATECC608
+from firmware.drivers.atecc608_setup import provision
 from host_tools.sim.atecc608 import ADDRESS, Chip
 from host_tools.sim.i2cbus import Bus, DirectI2C
-from shuffler import entropy, health, mix, shuffle
+from firmware.shuffler import entropy, health, mix, shuffle
 
 
 def _chip(tmp_path, locked=True):

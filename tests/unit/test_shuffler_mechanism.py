@@ -6,8 +6,8 @@ MicroPython VM: tests/e2e/test_shuffler_mechanism_vm.py)."""
 
 import pytest
 
-from emulator import shuffler_board
-from shuffler import elevator, geometry
+from firmware.emulator import shuffler_board
+from firmware.shuffler import elevator, geometry
 from support.mechanism_rig import machine, run_plan
 
 

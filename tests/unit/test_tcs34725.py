@@ -8,11 +8,11 @@ these tests check the driver's set-up as well as its decisions.
 
 import pytest
 
-import host_tools  # noqa: F401  (puts the firmware on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from emulator.sim_tcs34725 import SimTCS34725  # noqa: E402
-from drivers import ReaderFault  # noqa: E402
-from drivers import tcs34725  # noqa: E402
+from firmware.emulator.sim_tcs34725 import SimTCS34725
+from firmware.drivers import ReaderFault
+from firmware.drivers import tcs34725
 
 
 def test_set_up_writes_atime_gain_then_power_then_adc():
