@@ -31,6 +31,7 @@ import time
 from host_tools import argtypes
 from host_tools import deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
+from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
@@ -54,14 +55,6 @@ EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
 # The parts `--without` can take away (firmware/boards/parts.py says which
 # ones stop the dealing).
 WITHOUT = ("reader", "sensor", "secure_element", "buttons", "gate")
-# The PN532's ACK comes within about a millisecond of a command, so the
-# driver waits 30 ms for it (drivers/pn532.py ACK_TIMEOUT_MS). The simulated
-# chip is a thread of this process across a pty, not a chip: on a loaded
-# 2-core run its ACK came after 30 ms now and then, and at a load average
-# near 30 after 150 ms at boot (the emulated shoe then halted, "reader: no
-# ACK ... to SAMConfiguration"). The emulated board waits this long instead;
-# a reader that is really gone still faults, later.
-EMULATED_ACK_MS = 1000
 
 
 class Emulator(vmdevice.VMDevice):
@@ -138,7 +131,7 @@ class Emulator(vmdevice.VMDevice):
                                      daemon=True)
         if present:
             self._sim.start()
-        return {"device": sim_path, "ack_ms": EMULATED_ACK_MS}
+        return {"device": sim_path, "ack_ms": EMULATED_ACK_MS}   # a simulator, not a chip (sim/chipwait.py)
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""

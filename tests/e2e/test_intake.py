@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from host_tools.sim import vmcode
+from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.vm import ROOT, exec_firmware
 from support.cardsets import make_entries
 from support.vmrun import compiled_firmware, run_vm
@@ -370,7 +371,7 @@ from cardset import intake, registry
 
 reg = registry.load(sys.argv[1])
 surfaces = open(sys.argv[3]).read().split()
-reader = PN532_UART(PtyUART(sys.argv[2], 115200))
+reader = PN532_UART(PtyUART(sys.argv[2], 115200), int(sys.argv[4]))   # a simulator's ACK wait
 reader.begin()
 chip = SimTCS34725()
 sensor = TCS34725(chip)
@@ -421,7 +422,7 @@ def test_a_shoe_dealt_through_the_simulated_pn532_and_back_sensor_in_the_vm(setu
                                                       "drivers/pn532_uart.py", "drivers/tcs34725.py",
                                                       "baccarat/game.py", "cardset/intake.py"])
         events = run_vm(SHOE_VM, str(tmp_path / "set.bin"), port, str(tmp_path / "surfaces.txt"),
-                        frozen=frozen).splitlines()
+                        str(EMULATED_ACK_MS), frozen=frozen).splitlines()
     finally:
         sim.terminate()
         sim.wait(timeout=10)
