@@ -18,7 +18,6 @@ shuffler's emulator shares).
 """
 
 import os
-import pathlib
 import select
 import signal
 import subprocess
@@ -145,17 +144,6 @@ class Emulator(vmdevice.VMDevice):
         self.wait_booted()
         self.chip.field.append(bytes(uid))
 
-    def _write_config(self, values):
-        """board_config.mpy for this run's ptys, and its hash in the manifest
-        so the boot self-test still covers every file."""
-        src = os.path.join(self.dir, "board_config.py")
-        with open(src, "w") as f:
-            f.write(board_config.render(values))
-        mpy = pathlib.Path(self.dir) / "board_config.mpy"
-        deploy.compile_mpy(pathlib.Path(src), mpy, "board_config.py")
-        os.remove(src)
-        self._add_to_manifest("board_config.mpy")
-
     # -- the VM -----------------------------------------------------------
 
     def start(self):
@@ -163,25 +151,6 @@ class Emulator(vmdevice.VMDevice):
         self._write_deploy_record()
         return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")],
                                               heap="%dk" % (self.heap // 1024)), self.dir)
-
-    def _write_deploy_record(self):
-        """What `shoe deploy` leaves beside the pit's key: the flash's
-        manifest.json byte for byte (``KEY.manifest.json``, keys.deployed_manifest),
-        which the bridge checks the hello against and `shoe acceptance`'s
-        firmware step reads. Only where the key is kept off the flash (a
-        shoe with its chip): a file in the flash that its manifest does not
-        cover tilts the boot check."""
-        record = os.path.splitext(self.key_path)[0] + ".manifest.json"
-        if os.path.dirname(os.path.abspath(record)) == self.dir:
-            return
-        try:
-            with open(os.path.join(self.dir, deploy.MANIFEST), "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            return   # a flash whose manifest was taken (tests/e2e/test_boot_order.py): nothing deployed to record
-        with open(record, "wb") as f:
-            f.write(data)
-        self.record_path = record
 
     def bench(self, line):
         """A technician's action on the emulated shoe, one line: what a
