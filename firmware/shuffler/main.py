@@ -171,20 +171,11 @@ def boot_stages():
         session.error(degraded)   # the part that is missing, and its bus's answer
     yield None
     device = Device(board, session, reg)
-    type(session).device = device   # for the bench questions (shuffler/probes.py); a class slot, no instance map growth
+    session.device = device   # for the bench questions (shuffler/probes.py)
     yield None   # its buffers are made; the start-up (entropy test, custody restored, homing) makes garbage
     if problem is None and session.tilt is None:
         device.start()
-    # The boot-only functions leave the heap: their bytecode is held only by
-    # these names (docs/shuffler.md "Footprint"); this generator's own code
-    # stays alive until its last step returns.
-    g = globals()
-    for name in BOOT_ONLY:
-        g.pop(name, None)
     yield board, session, device
-
-
-BOOT_ONLY = ("_check_files", "_root", "_exists", "_halt", "_known_answers", "_self_test", "boot_stages", "boot")
 
 
 def boot():
@@ -199,7 +190,7 @@ def run():
     board, session, device = boot()
     gc.collect()
     if hasattr(gc, "mem_free"):
-        type(session).heap_free = gc.mem_free()   # left after boot, for `status` (link/core.py)
+        session.heap_free = gc.mem_free()   # left after boot, for `status` (link/core.py)
     import board_config
     from shuffler.link import COMPACT_BYTES
     compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)

