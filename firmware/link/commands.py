@@ -39,9 +39,10 @@ MAX_SEQ = 0x7FFFFFFF
 # same code on both devices (firmware/probes.py). Each device's ACTIONS
 # gives them (link/session.py, shuffler/link.py); the link's own
 # (link/dispatch.py LINK_ACTIONS) are status, time and clear_tilt. One table,
-# not two: on the shuffler, whose 32-bit boot fills its interned-name pool
-# to the last entry, one more name costs a new pool (9 KiB; docs/shuffler.md,
-# "Footprint").
+# not two: the shuffler's boot, the boot check and a bench question leave 6
+# of its 1,260 interned names before the next pool of 9,024 bytes (32-bit
+# wasm32 VM, MicroPython 1.27.0: python -m host_tools.qa.shuffler_heap32;
+# docs/shuffler.md, "Footprint").
 LINK_COMMANDS = (
     ("secure", ()),
     ("sign", (("digest", HEX, 64, REQUIRED),)),

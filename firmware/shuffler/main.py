@@ -105,16 +105,6 @@ def _self_test():
         return "self-test: %s" % e
 
 
-# Room for the buffers of the session (frames in and out, its JSON writer,
-# the journal's record) and of the device (the check pass's read order,
-# custody's records, the batch check, the Decider's gaps and order), held
-# while the modules load and given back just before those are made: blocks
-# of 1-3 KiB then find one run of free heap, not holes between the modules'
-# code (MicroPython never moves an object; at the board's 190 KiB the boot
-# fails on a 1 KiB frame buffer without this).
-ROOM = 16384
-
-
 def boot_stages():
     """boot() in stages: a generator that yields None between them and
     (board, session, device) last. The 32-bit VM of the heap probe
@@ -131,14 +121,15 @@ def boot_stages():
     from link.outbox import Outbox
     from shuffler.link import OUTBOX_BYTES, OUTBOX_SLOTS
     outbox = Outbox(OUTBOX_BYTES, OUTBOX_SLOTS)
-    room = bytearray(ROOM)
     board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
     board.manifest = digest
     # A part shuffling is unsafe without (boards/parts.py; the emulator's
     # board builds its parts through it, board_machine.py not yet: parts.py's
-    # names do not fit the 32-bit qstr pool, docs/shuffler.md "Footprint").
+    # names take the 32-bit VM's name pools past their 1,260th name, 6 are
+    # left; MicroPython 1.27.0 wasm32, python -m host_tools.qa.shuffler_heap32;
+    # docs/shuffler.md "Footprint").
     refused = getattr(board, "halt", None)
-    # The link key first, while ROOM is held: with a secure element it is
+    # The link key first: with a secure element it is
     # derived by a boot-only module (drivers/atecc608_link.py) that is let go
     # at once, and the hole it leaves is filled by the modules loaded next,
     # not left among the session's and device's buffers. Without it the
@@ -161,7 +152,6 @@ def boot_stages():
     # Files nobody deployed were quarantined: the shuffler stays halted
     # (hellos saying why) until it is looked at and reflashed.
     problem = files if files is not None else refused or _self_test()
-    room = None
     gc.collect()
     yield None
     session = ShufflerSession(board, board_config, Journal(board.journal_path), outbox)
