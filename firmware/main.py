@@ -272,7 +272,7 @@ def run():
     # The heap left for play, for `status` (a technician's acceptance reads it).
     gc.collect()
     if hasattr(gc, "mem_free"):
-        type(session).heap_free = gc.mem_free()   # on the class: link/core.py says why
+        session.heap_free = gc.mem_free()
     # A board may add a step of its own to each pass, run where the buttons
     # are read: the emulator's dealer channel (firmware/emulator/shoe_board.py).
     # No shoe's board has one.

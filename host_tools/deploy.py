@@ -408,12 +408,17 @@ def _write_image(outdir, files, values, key, cardset, head, pair=None):
     return manifest
 
 
-def stage_shuffler(board_name, outdir, device_id, key, cardset=None, pair=None):
+def stage_shuffler(board_name, outdir, device_id, key, cardset=None, pair=None, values=None):
     """Write a shuffler board's file tree into outdir (its declaration,
     firmware/images/shuffler.py, puts firmware/shuffler/main.py there as
-    main.py, source); return the manifest, whose ``device`` is "shuffler"."""
-    from host_tools.boards import shuffler as sboards
-    values = sboards.constants(board_name, device_id)
+    main.py, source); return the manifest, whose ``device`` is "shuffler".
+    ``values``: board_config's constants given whole instead of read from
+    boards.toml's ``[shuffler.BOARD_NAME]`` (the emulated shuffler's, whose
+    ptys no table can name; its MODULE picks its image,
+    firmware/images/shuffler_emulator.py)."""
+    if values is None:
+        from host_tools.boards import shuffler as sboards
+        values = sboards.constants(board_name, device_id)
     return _write_image(outdir, image_files("shuffler", values["MODULE"]), values, key, cardset,
                         {"device": "shuffler", "board": board_name, "shoe_id": device_id}, pair)
 

@@ -75,10 +75,9 @@ class Link:
     # boot(s) and refill(s). link/replay.py takes literal events; the shoe's
     # link/recovery.py replays the game's inputs too.
     RECOVERY = replay
-    # Free heap after boot. main.py sets it on the class once booted (a new
-    # instance attribute would grow the session's attribute table, about
-    # 1 KiB in one block, in a heap already cut into holes); >= 0 also says
-    # the VM has gc.mem_free, so `status` reports the heap free now.
+    # Free heap after boot, which main.py sets on the session once booted;
+    # >= 0 also says the VM has gc.mem_free, so `status` reports the heap
+    # free now. -1 until then.
     heap_free = -1
 
     def __init__(self, board, config, journal, outbox=None):

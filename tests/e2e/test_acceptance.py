@@ -408,10 +408,7 @@ def shuffler_factory(tmp_path):
     made = []
 
     def make(stall=False):
-        emu = ShufflerEmulator(str(tmp_path / "shuf"), "SHUF7", decks=1)
-        if stall:
-            with open(tmp_path / "shuf" / "board_config.py", "a") as f:
-                f.write("STALL = True\n")
+        emu = ShufflerEmulator(str(tmp_path / "shuf"), "SHUF7", decks=1, stall=stall)
         manifest = tmp_path / "SHUF7.manifest.json"
         manifest.write_text(json.dumps({"firmware_version": config.firmware_version(), "files": {}}))
         emu.start()
