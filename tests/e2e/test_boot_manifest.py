@@ -140,7 +140,7 @@ def test_the_data_names_are_the_ones_the_code_writes():
     j = journal.Journal("/nonexistent/journal.bin")
     names = {os.path.basename(p) for p in (j.path, j.tilt_path, j.mark_path, j.path + ".bad", j.path + ".tmp")}
     from host_tools import deploy
-    from shuffler import device
+    from firmware.shuffler import device
     custody = {device.STATE_FILE, device.STATE_FILE + ".tmp"}   # the shuffler's (shuffler/device.py _save)
     assert set(manifest.DATA) == names | {deploy.CARDSET} | custody
 
