@@ -104,7 +104,8 @@ def test_record_counts_loss_duplicates_and_disorder():
 
 
 class _Planted:
-    """A fuzz target with a bug on some inputs and a hang on one."""
+    """A fuzz target with a bug on some inputs, a hang that sleeps on one and
+    a hang that spins on another."""
     name = "planted"
     allowed = (ValueError,)
 
@@ -124,19 +125,31 @@ class _Planted:
             raise ValueError("documented")
         if n == 9:
             time.sleep(5)
+        if n == 10:
+            while True:
+                pass
 
 
 def test_fuzz_counts_exceptions_and_hangs_it_was_not_told_about():
     import random
     target = _Planted()
     tally = fuzz.Tally("planted")
-    t = time.monotonic()
-    fuzz.drive(target, 400, 0.05, random.Random(2), tally)
+    clock = fuzz.InputClock()
+    clock.start()
+    rng = random.Random(2)
+    same = random.Random(2)
+    drawn = [same.randrange(50) for _ in range(400)]   # what make() draws
+    sleeps, spins = drawn.count(9), drawn.count(10)
+    fuzz.drive(target, 400, 0.05, rng, tally)
     assert tally.inputs == 400
-    assert tally.uncaught > 0 and tally.hangs > 0
+    assert sleeps > 0 and spins > 0
+    # Every planted hang, sleeping or spinning, and nothing else: the rest
+    # take microseconds of CPU, however long a loaded machine keeps them
+    # from it (the limit is time the input had, not wall time).
+    assert tally.hangs == sleeps + spins and tally.uncaught > 0
     assert {k[0] for k in tally.kinds} == {"KeyError", "hang"}
     assert target.resets == tally.uncaught + tally.hangs
-    assert time.monotonic() - t < 0.05 * tally.hangs + 5  # each hang cut at the limit
+    assert clock.had() < 0.05 * tally.hangs + 5  # each hang cut at the limit
 
 
 def test_relay_reorders_without_losing_and_sends_garbage_lines():
