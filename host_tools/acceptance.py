@@ -40,8 +40,8 @@ import time
 
 from host_tools import exits
 
-import probes  # noqa: E402  (the firmware's: what the chip signs, what the sensor may say)
-import reading  # noqa: E402  (the firmware's: how a reader fault and its recovery read)
+from firmware import probes  # what the chip signs, what the sensor may say
+from firmware import reading  # how a reader fault and its recovery read
 
 HELLO_S = 15.0
 # A bench question's answer: the first loads firmware/probes.py and reads the

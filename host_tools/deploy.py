@@ -53,8 +53,8 @@ from host_tools import boards, exits, image
 from host_tools.protocol import keys, pubkeys
 from host_tools.boards import config
 
-import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one file hash)
-from link import order as _order  # noqa: E402  (where the paired device's key goes on the flash)
+from firmware import manifest as fw_manifest  # the one file hash
+from firmware.link import order as _order  # where the paired device's key goes on the flash
 
 FIRMWARE = config.FIRMWARE_DIR
 KEY_NAME = "shoe_key.bin"
@@ -203,7 +203,7 @@ def _deploy_secure(args, shoe_id, staging):
     shuffler = getattr(args, "device", "shoe") == "shuffler"
 
     def link_peer(chip):
-        from drivers.atecc608 import PEER_FILE
+        from firmware.drivers.atecc608 import PEER_FILE
         if kept is not None:
             made["key"], made["peer"] = kept
         else:
@@ -212,7 +212,7 @@ def _deploy_secure(args, shoe_id, staging):
         if shuffler:
             # The vault's key (shuffler/vault.py): the chip derives it from
             # this peer, whose private half nobody keeps; the pit gets none.
-            from drivers.atecc608_link import VAULT_PEER_FILE
+            from firmware.drivers.atecc608_link import VAULT_PEER_FILE
             files[VAULT_PEER_FILE] = throwaway_public()
         return files
 
@@ -337,7 +337,7 @@ def _prepare_outdir(out):
 def check_cardset(path):
     """The shoe's own loader judges the file, so a set it would refuse is
     refused here, before anything is flashed."""
-    from cardset import registry
+    from firmware.cardset import registry
     try:
         return registry.load(str(path))
     except (OSError, registry.CardSetError) as exc:
@@ -614,7 +614,7 @@ def link_key_pair(chip_link_public):
     every boot with the chip's slot-2 key (drivers/atecc608_link.link_key), so
     no key is ever written to its flash or sent to it."""
     from cryptography.hazmat.primitives.asymmetric import ec
-    from drivers.atecc608 import LINK_LABEL
+    from firmware.drivers.atecc608 import LINK_LABEL
     chip = ec.EllipticCurvePublicNumbers(int.from_bytes(chip_link_public[:32], "big"),
                                          int.from_bytes(chip_link_public[32:], "big"), ec.SECP256R1()).public_key()
     host = ec.generate_private_key(ec.SECP256R1())

@@ -29,13 +29,13 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-import host_tools  # noqa: F401  (puts the firmware on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 from host_tools import exits
 
 
-from baccarat import cards  # noqa: E402
-from cardset import registry  # noqa: E402
-from drivers import ReaderFault  # noqa: E402
+from firmware.baccarat import cards
+from firmware.cardset import registry
+from firmware.drivers import ReaderFault
 
 CARDS = cards.CARDS_PER_DECK
 # Spades, hearts, clubs, diamonds, each ace to king: the suits alternate
@@ -263,7 +263,7 @@ class SerialUART:
 class BarcodeReader:
     def __init__(self, port):
         import serial
-        from drivers.gm65 import BAUD, GM65
+        from firmware.drivers.gm65 import BAUD, GM65
         self._serial = serial.Serial(port, BAUD, timeout=0.05)
         self._engine = GM65(SerialUART(self._serial))
         self._buf = bytearray(64)

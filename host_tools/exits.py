@@ -20,6 +20,8 @@ EXIT_BOARDS = 6     # boards.toml cannot be used
 EXIT_BUSY = 7       # another program holds what the command needs (the store's bridge, the serial port)
 EXIT_NO_BRIDGE = 8  # no bridge is running on the store (`shoe bridge --send`, `--check`)
 EXIT_LISTEN = 9     # the address to listen on cannot be used (taken, or not this host's)
+EXIT_DEVICE = 10    # a device the command drives (a reader, a secure element, simulated or real) did not
+#                     answer, or answered wrongly
 EXIT_INTERNAL = 70  # a fault in the tool itself (EX_SOFTWARE); SHOE_DEBUG=1 shows the traceback
 EXIT_INTERRUPTED = 130
 
@@ -34,6 +36,7 @@ EXIT_CODES = (
     (EXIT_BUSY, "busy: another bridge owns the store, or another program holds the port"),
     (EXIT_NO_BRIDGE, "no bridge is running on the store"),
     (EXIT_LISTEN, "cannot listen on the address"),
+    (EXIT_DEVICE, "a device did not answer, or answered wrongly"),
     (EXIT_INTERNAL, "internal error (SHOE_DEBUG=1 for the traceback)"),
     (EXIT_INTERRUPTED, "interrupted"),
 )

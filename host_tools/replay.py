@@ -34,7 +34,7 @@ def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise ReplayError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
         return out
-    from baccarat import script as dealing
+    from firmware.baccarat import script as dealing
 
     out = io.BytesIO()
 

@@ -177,11 +177,12 @@ class ATECC608:
         start = ticks_ms()
         deadline = ticks_add(start, 5 + self._margin)
         while True:
+            late = ticks_diff(deadline, ticks_ms()) <= 0   # before the try: see _read_group
             try:
                 self._i2c.writeto(self._addr, view)
                 break
             except OSError:
-                if ticks_diff(deadline, ticks_ms()) <= 0:
+                if late:
                     raise SecureElementFault("ATECC608 did not acknowledge the %s command (asleep?)" % name)
                 sleep_ms(1)
         got = self._read_group(ticks_add(ticks_ms(), EXEC_MS[opcode] + self._margin), name)
@@ -198,12 +199,16 @@ class ATECC608:
         """Poll until the chip acknowledges, read the count byte, then the rest;
         check the CRC. Returns the data length."""
         one = self._one
+        # The clock is read before each try: a fault means a try made at or
+        # after the deadline was NAKed, never that this code was kept from
+        # running past the deadline between a NAK and the check.
         while True:
+            late = ticks_diff(deadline, ticks_ms()) <= 0
             try:
                 self._i2c.readfrom_into(self._addr, one)
                 break
             except OSError:
-                if ticks_diff(deadline, ticks_ms()) <= 0:
+                if late:
                     raise SecureElementFault("ATECC608 did not acknowledge a read (%s) at 0x%02x in time"
                                              % (name, self._addr))
                 sleep_ms(1)

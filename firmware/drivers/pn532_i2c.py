@@ -41,11 +41,12 @@ class PN532_I2C(PN532):
     def _send(self, buf):
         deadline = ticks_add(ticks_ms(), self._ack_ms)
         while True:
+            late = ticks_diff(deadline, ticks_ms()) <= 0   # before the try (drivers/pn532_uart.py _fill)
             try:
                 self._i2c.writeto(self._addr, buf)
                 return
             except OSError:
-                if ticks_diff(deadline, ticks_ms()) <= 0:
+                if late:
                     raise ReaderFault("PN532 does not answer at I2C address 0x%02x" % self._addr)
                 sleep_ms(1)
 
@@ -56,13 +57,14 @@ class PN532_I2C(PN532):
     def _fill(self, want, deadline):
         status = self._status
         while True:
+            late = ticks_diff(deadline, ticks_ms()) <= 0   # before the look (drivers/pn532_uart.py _fill)
             try:
                 self._i2c.readfrom_into(self._addr, status)
             except OSError:
                 status[0] = 0
             if status[0] & _READY:
                 break
-            if ticks_diff(deadline, ticks_ms()) <= 0:
+            if late:
                 return 0
             sleep_ms(1)
         view = self._ack_view if want <= 6 else self._rx

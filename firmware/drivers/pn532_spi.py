@@ -57,12 +57,13 @@ class PN532_SPI(PN532):
 
     def _fill(self, want, deadline):
         while True:
+            late = ticks_diff(deadline, ticks_ms()) <= 0   # before the look (drivers/pn532_uart.py _fill)
             self._begin(_STATUS_READ)
             self._spi.readinto(self._status)
             self._cs.value(1)
             if self._status[0] & _READY:
                 break
-            if ticks_diff(deadline, ticks_ms()) <= 0:
+            if late:
                 return 0
             sleep_ms(1)
         view = self._ack_view if want <= 6 else self._rx

@@ -43,8 +43,12 @@ class PN532_UART(PN532):
     def _fill(self, want, deadline):
         # Read what has arrived (never more than asked, so a reply that
         # follows this frame stays queued in the UART for the next read).
+        # The clock is read before the UART is looked at: a timeout means a
+        # look made at or after the deadline found nothing, never that this
+        # code was kept from running past it between a look and the check.
         rx = self._rx
         while True:
+            late = ticks_diff(deadline, ticks_ms()) <= 0
             waiting = self._uart.any()
             if waiting:
                 got = self._uart.readinto(rx, waiting if waiting < len(rx) else len(rx))
@@ -52,6 +56,6 @@ class PN532_UART(PN532):
                     self._rpos = 0
                     self._rlen = got
                     return got
-            if ticks_diff(deadline, ticks_ms()) <= 0:
+            if late:
                 return 0
             sleep_ms(1)

@@ -126,14 +126,16 @@ class Board:
         # The secure element on the board's I2C bus, as boards.toml renders
         # it for every board (SECURE_ELEMENT): here a pty to the simulated
         # ATECC608B in the emulator's process (emulator/ptyi2c.py), under the
-        # firmware's own driver. It derives the link key, signs checkpoints.
+        # firmware's own driver, waiting margin_ms as a simulator needs
+        # (host_tools/sim/chipwait.py). It derives the link key, signs checkpoints.
         self.secure_element = None
         secure = getattr(config, "SECURE_ELEMENT", None)
         if secure and secure.get("device"):
             from emulator.ptyi2c import PtyI2C
             from drivers.atecc608 import ATECC608
             self.secure_element = p.build(_parts.SECURE, _parts.woken, lambda c: ATECC608(PtyI2C(c["device"]),
-                                                                                           c.get("address", 0x60)),
+                                                                                           c.get("address", 0x60),
+                                                                                           c.get("margin_ms", 50)),
                                           secure)
         self._sealing = None   # the vault's key: derived by the chip (key())
         self.ticks_ms = time.ticks_ms

@@ -44,7 +44,7 @@ from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import audit, db
 
-from link import events_schema  # noqa: E402
+from firmware.link import events_schema
 
 log = logging.getLogger("shoe.bridge")
 

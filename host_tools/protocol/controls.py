@@ -8,10 +8,10 @@ lines, so a bad argument gets the shoe's own message wherever it is typed.
 
 import time
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from link import schema  # noqa: E402  (the firmware's own)
-from link.proto import Rejected  # noqa: E402
+from firmware.link import schema
+from firmware.link.proto import Rejected
 
 
 def usage():

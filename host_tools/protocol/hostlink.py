@@ -49,8 +49,8 @@ from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.protocol.record import Conflict, StoreError, record_proto
 
-from link import auth, chipcount, frame, host_frames, journal, proto, schema  # noqa: E402  (the firmware's own)
-from link import events_schema  # noqa: E402
+from firmware.link import auth, chipcount, frame, host_frames, journal, proto, schema
+from firmware.link import events_schema
 
 log = logging.getLogger("shoe.bridge")
 # Only `shoe bridge` decides where the log goes (DB.log); a library user or a
@@ -94,7 +94,7 @@ def command_body(name, args=None):
     except proto.Rejected as e:
         if e.reason != "unknown_command" or args:
             raise
-        from link import commands
+        from firmware.link import commands
         try:
             commands.parse(name, commands.SHUFFLER_COMMANDS)
         except proto.Rejected:

@@ -207,8 +207,8 @@ def _machine_dir(tmp, name=BOARD, cardset=True):
     # The peers of the link key and the vault's key, as `shoe deploy` leaves
     # them: the board derives both with the chip at boot (the stand-in's
     # ECDH answers), as in play.
-    from drivers.atecc608 import PEER_FILE
-    from drivers.atecc608_link import VAULT_PEER_FILE
+    from firmware.drivers.atecc608 import PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
     for name in (PEER_FILE, VAULT_PEER_FILE):
         with open(os.path.join(tmp, name), "wb") as f:
             f.write(os.urandom(64))

@@ -29,9 +29,9 @@ dragon tail turning right.
 
 from collections import namedtuple
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from link import events_schema as E  # noqa: E402
+from firmware.link import events_schema as E
 
 from host_tools.exits import ShoeError
 

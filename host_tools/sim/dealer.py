@@ -23,9 +23,9 @@ import argparse
 import random
 import sys
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from baccarat import cards, rules  # noqa: E402  (the firmware's own modules)
+from firmware.baccarat import cards, rules
 
 # Kinds of dealer mistake, each with the section the shoe must cite.
 EARLY = "early"      # a card drawn before "no more bets": 13A, held as next P1

@@ -30,6 +30,7 @@ import time
 from host_tools import argtypes
 from host_tools import deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
+from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
@@ -55,14 +56,6 @@ EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
 # The parts `--without` can take away (firmware/boards/parts.py says which
 # ones stop the dealing).
 WITHOUT = ("reader", "sensor", "secure_element", "buttons", "gate")
-# The PN532's ACK comes within about a millisecond of a command, so the
-# driver waits 30 ms for it (drivers/pn532.py ACK_TIMEOUT_MS). The simulated
-# chip is a thread of this process across a pty, not a chip: on a loaded
-# 2-core run its ACK came after 30 ms now and then, and at a load average
-# near 30 after 150 ms at boot (the emulated shoe then halted, "reader: no
-# ACK ... to SAMConfiguration"). The emulated board waits this long instead;
-# a reader that is really gone still faults, later.
-EMULATED_ACK_MS = 1000
 
 
 class Emulator(vmdevice.VMDevice):
@@ -139,7 +132,7 @@ class Emulator(vmdevice.VMDevice):
                                      daemon=True)
         if present:
             self._sim.start()
-        return {"device": sim_path, "ack_ms": EMULATED_ACK_MS}
+        return {"device": sim_path, "ack_ms": EMULATED_ACK_MS}   # a simulator, not a chip (sim/chipwait.py)
 
     def present(self, uid):
         """Put a tagged card at the antenna: the shoe's next poll reads it."""
@@ -348,7 +341,7 @@ class TaggedSet:
     line's card becomes the next unused copy of that card at the antenna."""
 
     def __init__(self, decks):
-        from cardset import registry
+        from firmware.cardset import registry
 
         self.registry = registry
         self.decks = decks
@@ -372,7 +365,7 @@ class TaggedSet:
         card go to the antenna, each read before the next action (the dealer
         waits for the shoe's light, as at a table). A face-up card shows its
         face to the simulated back sensor."""
-        from baccarat import cards
+        from firmware.baccarat import cards
 
         words = line.split()
         if not words:

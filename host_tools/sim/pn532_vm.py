@@ -22,6 +22,7 @@ import sys
 import tempfile
 
 from host_tools import vm
+from host_tools.sim.chipwait import EMULATED_ACK_MS
 
 PROGRAM = r"""
 import sys, time, micropython
@@ -83,11 +84,11 @@ def start_sim(uid_path, faults="", slow=None, cwd=vm.ROOT):
     return proc, path
 
 
-def poll_in_vm(pty_path, polls, locked=False, heap=vm.DEFAULT_HEAP, timeout=60, ack_ms=None):
+def poll_in_vm(pty_path, polls, locked=False, heap=vm.DEFAULT_HEAP, timeout=60, ack_ms=EMULATED_ACK_MS):
     """Run PROGRAM in the VM for ``polls`` polls; return its output lines.
-    ``ack_ms`` widens the driver's ACK wait where a test checks what is
-    reported, not how fast: the simulator is another process on a pty, late
-    on a loaded machine by more than a chip's 30 ms."""
+    ``ack_ms``: the driver's ACK wait, a simulator's (sim/chipwait.py) unless
+    given: the simulator is another process on a pty, late on a loaded
+    machine by more than a chip's 30 ms (None: the driver's own 30 ms)."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(PROGRAM)
     try:

@@ -47,8 +47,8 @@ import time
 
 from host_tools.sim import dealer
 
-from baccarat import script  # noqa: E402  (the firmware's own modules)
-from link import auth, host_frames, journal, proto, session  # noqa: E402
+from firmware.baccarat import script
+from firmware.link import auth, host_frames, journal, proto, session
 
 FIRMWARE_VERSION = "stream-1"   # what the stream's hellos and boot events say the firmware is
 BOARD = "stream"

@@ -34,7 +34,7 @@ import time
 
 from host_tools.protocol import keys
 from host_tools.sim import ptys, vmdevice
-from drivers.atecc608_link import VAULT_PEER_FILE  # noqa: E402
+from firmware.drivers.atecc608_link import VAULT_PEER_FILE
 from host_tools import argtypes, deploy, vm
 from host_tools.boards import config as board_config
 
@@ -96,7 +96,7 @@ class TwoBatchSet:
     cover cards. Cards are named by (batch, deck, card code)."""
 
     def __init__(self, decks):
-        from cardset import registry
+        from firmware.cardset import registry
         self.registry = registry
         self.decks = decks
 
@@ -117,7 +117,7 @@ class TwoBatchSet:
 
     def new_deck_order(self, batch):
         """The batch's tags in new-deck order (shuffle.fed_card), deck after deck."""
-        from shuffler import shuffle
+        from firmware.shuffler import shuffle
         return [self.uid(batch, 1 + k // 52, shuffle.fed_card(k)) for k in range(self.decks * 52)]
 
     @staticmethod

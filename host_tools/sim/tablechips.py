@@ -18,6 +18,8 @@ shoe, which resumes from its journal.
 import os
 import shutil
 
+from host_tools.sim.chipwait import EMULATED_ACK_MS, named_faults
+
 TIMING = 0.01   # a hundredth of the datasheet's execution times: dozens of chips share a core
 MANIFEST = "5a" * 32   # the firmware manifest digest the simulated shoes report
 
@@ -28,15 +30,16 @@ def paths(directory, shoe_id):
 
 
 def _chip(state):
-    from drivers.atecc608 import ATECC608
+    from firmware.drivers.atecc608 import ATECC608
     from host_tools.sim.atecc608 import ADDRESS, Chip
     from host_tools.sim.i2cbus import Bus, DirectI2C
-    return ATECC608(DirectI2C(Bus({ADDRESS: Chip(state, timing=TIMING, deterministic=True)})))
+    return ATECC608(DirectI2C(Bus({ADDRESS: Chip(state, timing=TIMING, deterministic=True)})),
+                    margin_ms=EMULATED_ACK_MS)   # a simulator sharing a loaded process (sim/chipwait.py)
 
 
 def provision(directory, shoe_ids):
     """Make and provision a chip per shoe (once); returns {shoe: PEM bytes}."""
-    from drivers.atecc608_setup import provision as provision_chip
+    from firmware.drivers.atecc608_setup import provision as provision_chip
     from host_tools.protocol import pubkeys
     os.makedirs(directory, mode=0o700, exist_ok=True)
     out = {}
@@ -44,7 +47,8 @@ def provision(directory, shoe_ids):
         state, pristine, pub = paths(directory, shoe)
         if not os.path.exists(pristine):
             public = bytearray(64)
-            provision_chip(_chip(state), public)
+            with named_faults("the simulated secure element of shoe %s (provisioning)" % shoe):
+                provision_chip(_chip(state), public)
             pubkeys.write_public(pub, public)
             shutil.copy(state, pristine)
         with open(pub, "rb") as f:

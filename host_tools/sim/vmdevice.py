@@ -34,18 +34,13 @@ from host_tools import deploy
 from host_tools.boards import config as board_config
 from host_tools.protocol import keys
 from host_tools.sim import ptys
+from host_tools.sim.chipwait import EMULATED_ACK_MS, named_faults
 
 # Of the ATECC608B's datasheet maxima (the simulator's own default is 1.0):
 # the simulator shares this process with whatever drives the emulator, and
 # on a loaded machine a worst-case answer delayed further would pass the
 # firmware's bounded wait (maximum + 50 ms) and read as a faulty chip.
 EMULATED_CHIP_TIMING = 0.5
-# ... and the emulated board's driver waits this long beyond each maximum
-# (a board's driver waits 50 ms): the simulator is a thread of this process
-# serving a pty, and with two emulated devices on a loaded 2-core machine
-# its answer to the boot's ECDH came later than 50 ms, a faulty chip to the
-# shoe. A chip that is really gone still faults, later.
-EMULATED_CHIP_MARGIN_MS = 500
 # How long a powered-on VM that is still running may take to send its first
 # byte: its self-test hashes the whole flash, and on a 2-core machine at a
 # load average near 15 a power-on after a cut sent nothing for 30 s
@@ -184,7 +179,7 @@ class VMDevice:
         self._se = threading.Thread(target=i2cbus.serve, args=(bus, self._se_m, self._stop.is_set), daemon=True)
         self._se.start()
         return {"kind": "atecc608b", "bus": "i2c", "device": se_path, "address": atecc608.ADDRESS,
-                "margin_ms": EMULATED_CHIP_MARGIN_MS}
+                "margin_ms": EMULATED_ACK_MS}   # beyond each maximum: a simulator (sim/chipwait.py)
 
     def _provision(self, bus):
         """What `shoe deploy` does to a board's chip, done to the simulated
@@ -193,14 +188,15 @@ class VMDevice:
         inside the chip (slot 0 signing, 2 link, 3 pairing), their public
         keys registered beside the flash directory (``<dir>.pub``,
         ``<dir>.pair.pub``; the key pairs are kept on later power-ons)."""
-        from drivers.atecc608 import ATECC608
-        from drivers import atecc608_setup
+        from firmware.drivers.atecc608 import ATECC608
+        from firmware.drivers import atecc608_setup
         from host_tools.sim.i2cbus import DirectI2C
 
-        se = ATECC608(DirectI2C(bus))
+        se = ATECC608(DirectI2C(bus), margin_ms=EMULATED_ACK_MS)
         public, link, pair, serial = bytearray(64), bytearray(64), bytearray(64), bytearray(9)
-        made = atecc608_setup.provision(se, public, link, pair)
-        atecc608_setup.serial(se, serial)
+        with named_faults("the simulated secure element of %s (provisioning)" % self.dir):
+            made = atecc608_setup.provision(se, public, link, pair)
+            atecc608_setup.serial(se, serial)
         self.public_key = bytes(public)
         self.pair_key = bytes(pair)
         self.pub_path = self.dir.rstrip("/") + ".pub"
@@ -212,7 +208,7 @@ class VMDevice:
         """The link key as `shoe deploy` keeps it for a board with the chip:
         the pit's copy beside the flash (0600), the peer's public half on
         the flash (and in its manifest, when it has one), no key file there."""
-        from drivers.atecc608 import PEER_FILE
+        from firmware.drivers.atecc608 import PEER_FILE
         peer_path = os.path.join(self.dir, PEER_FILE)
         if not os.path.exists(peer_path):
             peer, key = deploy.link_key_pair(bytes(link))

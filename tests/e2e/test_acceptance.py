@@ -38,9 +38,9 @@ from host_tools.sim import atecc608, i2cbus
 from host_tools.sim.emulate import Emulator
 from host_tools.sim.shuffler_emulate import ShufflerEmulator
 
-from cardset import registry  # noqa: E402
-from drivers import atecc608_setup  # noqa: E402
-from drivers.atecc608 import ATECC608  # noqa: E402
+from firmware.cardset import registry
+from firmware.drivers import atecc608_setup
+from firmware.drivers.atecc608 import ATECC608
 
 TEST_CARD = bytes([4, 0x7E, 0x57, 0xCA, 0x4D, 0x00, 0x01])   # a tag in no card set
 STOP_ONLY = 4  # firmware/main.py LIGHT_STOP: no card due on a board with no shoe

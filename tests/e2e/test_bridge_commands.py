@@ -155,8 +155,8 @@ def test_a_bad_control_line_gets_the_shoes_own_message(line, message):
         parse_control(line)
     assert str(err.value).startswith(message)
     if not line.startswith("dance"):
-        from link import schema
-        from link.proto import Rejected
+        from firmware.link import schema
+        from firmware.link.proto import Rejected
         words = line.replace("new_shoe", "shoe").split()
         with pytest.raises(Rejected) as shoe:
             schema.parse_command(" ".join(words))

@@ -23,7 +23,7 @@ from host_tools.store import db
 from support.waits import until
 from support.fakeshoe import KEY, OTHER_KEY, SHOE, FakeShoe  # noqa: F401
 
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto
 
 
 @pytest.fixture

@@ -426,6 +426,32 @@ def test_the_demo_prints_no_password(tmp_path):
     assert "the central record is every shoe's own: exit 0" in text, text
 
 
+# Loaded at the start of the command's interpreter (PYTHONPATH): the simulated
+# ATECC608B acknowledges no read, as a chip that stopped answering.
+SILENT_CHIP = """
+from host_tools.sim import atecc608
+atecc608.Chip.i2c_read = lambda self, n: None
+"""
+
+
+def test_a_table_chip_that_does_not_answer_is_one_line_not_an_internal_error(tmp_path):
+    """`shoe central demo` as the README writes it, with the tables' simulated
+    secure elements silent: the demo stops before it starts anything, says
+    in one line which chip failed and how, and exits with the device status
+    (the driver's SecureElementFault is the firmware's, not the tools')."""
+    from host_tools.exits import EXIT_DEVICE, EXIT_INTERNAL
+    (tmp_path / "sitecustomize.py").write_text(SILENT_CHIP)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), TMPDIR=str(tmp_path))
+    shoe = os.path.join(os.path.dirname(sys.executable), "shoe")
+    out = subprocess.run([shoe, "central", "demo", "--seconds", "20", "--port", "0"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode != EXIT_INTERNAL, out.stderr
+    assert out.returncode == EXIT_DEVICE, (out.returncode, out.stdout, out.stderr)
+    assert out.stderr.splitlines() == [
+        "shoe central: the simulated secure element of shoe C1-P1-T1 (provisioning) failed: "
+        "ATECC608 did not acknowledge a read (wake) at 0x60 in time"], out.stderr
+
+
 def test_only_the_admin_credential_sets_up_streams(rig, capsys):
     """`shoe central setup` with the admin's seed makes a stream and its
     consumer; with the consumer's seed it is refused, in one line."""

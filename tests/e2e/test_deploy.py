@@ -253,7 +253,7 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert not (device / deploy.KEY_NAME).exists()
     assert not any(key in f.read_bytes() for f in device.rglob("*") if f.is_file())
     from cryptography.hazmat.primitives.asymmetric import ec
-    from drivers.atecc608 import LINK_LABEL, LINK_SLOT, PEER_FILE
+    from firmware.drivers.atecc608 import LINK_LABEL, LINK_SLOT, PEER_FILE
     peer = (device / PEER_FILE).read_bytes()
     assert (keys / "T07.peer").read_bytes() == peer
     peer_key = ec.EllipticCurvePublicNumbers(int.from_bytes(peer[:32], "big"), int.from_bytes(peer[32:], "big"),
@@ -278,7 +278,7 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert ("serial %s" % bytes(chip.serial).hex()) in out and "generated inside the chip" in out
     assert "public key (X||Y) %064x%064x" % (numbers.x, numbers.y) in out
     # The pairing key (slot 3, ECDH with a shuffler's chip) registered beside it.
-    from drivers.atecc608 import PAIR_SLOT
+    from firmware.drivers.atecc608 import PAIR_SLOT
     from host_tools.protocol import pubkeys
     pair = chip.keys[PAIR_SLOT].public_key().public_numbers()
     assert pubkeys.read_pair(keys / "T07.key") == pair.x.to_bytes(32, "big") + pair.y.to_bytes(32, "big")

@@ -12,7 +12,7 @@ import pytest
 from support.emuhost import Host, core_events, powered_on, reference, restart
 from host_tools.sim import dealer
 from host_tools.sim.emulate import Emulator
-from link import proto
+from firmware.link import proto
 
 
 @pytest.fixture(scope="module")

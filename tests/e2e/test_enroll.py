@@ -13,7 +13,7 @@ import sys
 from host_tools.vm import ROOT
 
 
-from cardset import registry  # noqa: E402
+from firmware.cardset import registry
 
 RANKS = "A23456789TJQK"
 LAYOUT = [r + s for s in "SHCD" for r in RANKS]  # position 1..52 -> card name

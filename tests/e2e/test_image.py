@@ -193,8 +193,8 @@ def test_a_declaration_naming_a_missing_file_is_refused(tmp_path, monkeypatch):
 def test_every_bench_question_is_asked():
     """ASKED follows the firmware: each device's probes module answers
     exactly the questions the boot test asks."""
-    import probes
-    from shuffler import probes as shuffler_probes
+    from firmware import probes
+    from firmware.shuffler import probes as shuffler_probes
     assert set(probes.ACTIONS) == {q for q, _, _ in ASKED["shoe"]}
     assert set(shuffler_probes.ACTIONS) == {q for q, _, _ in ASKED["shuffler"]}
 
@@ -251,8 +251,8 @@ def test_the_emulated_shuffler_boots_what_deploy_stages_plus_its_emulator_board(
     # A board's own files (its bring-up, what only it needs), a key file the
     # chip's emulated flash does not keep, and the chip's peers it does.
     machine_only = board - {flash for _r, flash, _s in emulated.for_board("emulator.shuffler_board")}
-    from drivers.atecc608 import PEER_FILE
-    from drivers.atecc608_link import VAULT_PEER_FILE
+    from firmware.drivers.atecc608 import PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
     want = (set(staged_manifest["files"]) - machine_only - {deploy.KEY_NAME}) | added | {PEER_FILE, VAULT_PEER_FILE}
     assert set(manifest["files"]) == want
     assert machine_only == {"shuffler/board_machine.mpy", "boards/machine_board.mpy"}

@@ -14,13 +14,14 @@ import sys
 import pytest
 
 from host_tools.sim import vmcode
-from host_tools.vm import ROOT
+from host_tools.sim.chipwait import EMULATED_ACK_MS
+from host_tools.vm import ROOT, exec_firmware
 from support.cardsets import make_entries
 from support.vmrun import compiled_firmware, run_vm
 
 
-from baccarat import cards, game  # noqa: E402
-from cardset import intake, registry  # noqa: E402
+from firmware.baccarat import cards, game
+from firmware.cardset import intake, registry
 
 
 class Recorder:
@@ -143,7 +144,7 @@ def deal(reg, stream, events=None):
         feeder.take(buf, len(ident), colour)
     return events
 """
-exec(DEAL)
+exec_firmware(DEAL, globals())
 
 
 def shoe_streams(entries, seed):
@@ -207,7 +208,7 @@ def deal_direct(reg, stream, covers_at):
             g.card(reg.card(reg.find(ident, len(ident))), colour == 0)
     return events
 """
-exec(COVERED)
+exec_firmware(COVERED, globals())
 
 
 def test_the_cover_card_ends_the_shoe_through_the_intake_and_a_second_is_the_games_error(setup):
@@ -370,7 +371,7 @@ from cardset import intake, registry
 
 reg = registry.load(sys.argv[1])
 surfaces = open(sys.argv[3]).read().split()
-reader = PN532_UART(PtyUART(sys.argv[2], 115200))
+reader = PN532_UART(PtyUART(sys.argv[2], 115200), int(sys.argv[4]))   # a simulator's ACK wait
 reader.begin()
 chip = SimTCS34725()
 sensor = TCS34725(chip)
@@ -421,7 +422,7 @@ def test_a_shoe_dealt_through_the_simulated_pn532_and_back_sensor_in_the_vm(setu
                                                       "drivers/pn532_uart.py", "drivers/tcs34725.py",
                                                       "baccarat/game.py", "cardset/intake.py"])
         events = run_vm(SHOE_VM, str(tmp_path / "set.bin"), port, str(tmp_path / "surfaces.txt"),
-                        frozen=frozen).splitlines()
+                        str(EMULATED_ACK_MS), frozen=frozen).splitlines()
     finally:
         sim.terminate()
         sim.wait(timeout=10)

@@ -13,11 +13,12 @@ import tty
 
 import pytest
 
-from emulator.ptyuart import PtyUART
-from drivers import ReaderFault
-from drivers.pn532 import frame
-from drivers.pn532_uart import PN532_UART
+from firmware.emulator.ptyuart import PtyUART
+from firmware.drivers import ReaderFault
+from firmware.drivers.pn532 import frame
+from firmware.drivers.pn532_uart import PN532_UART
 from host_tools.sim import ptys
+from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.sim import pn532 as sim
 from host_tools.sim.pn532_vm import start_sim
 
@@ -72,7 +73,9 @@ def served():
         threads.append((thread, master, slave))
         uart = PtyUART(path, 115200)
         uarts.append(uart)
-        return PN532_UART(uart, ack_ms=30, reply_ms=100)
+        # The ACK wait of a simulator, not the chip's 30 ms (sim/chipwait.py): the
+        # cases here are about what the driver says, not how fast the ACK came.
+        return PN532_UART(uart, ack_ms=EMULATED_ACK_MS, reply_ms=100)
 
     yield start
     stop.set()

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.sim.pn532_vm import poll_in_vm, start_sim
 
 A, B, C, D, E, F = ("04A1B2C3D4E5F6", "8A7B6C5D", "0410203040506A",
@@ -71,9 +72,8 @@ def test_vm_poll_allocates_nothing(tmp_path):
 @pytest.mark.parametrize("vm_name", ["micropython", "cpython"])
 def test_every_fault_kind_is_reported_and_nothing_is_lost(tmp_path, vm_name):
     if vm_name == "micropython":
-        # What each fault reports, not how fast: the simulator's ACK may come
-        # late on a loaded machine (the driver's own 30 ms is for a chip).
-        lines = _run(tmp_path, [A, B, C, D, E, F], len(SCRIPT), faults=_faults(), ack_ms=1000)
+        # poll_in_vm waits a simulator's ACK time (sim/chipwait.py)
+        lines = _run(tmp_path, [A, B, C, D, E, F], len(SCRIPT), faults=_faults())
     else:
         lines = _run_cpython(tmp_path, [A, B, C, D, E, F], len(SCRIPT), _faults())
     assert lines[0] == "FW 50 1 6 7"
@@ -87,21 +87,24 @@ def test_slow_reply_times_out_within_bounds(tmp_path):
     lines = _run(tmp_path, [A], 2, faults="1:slow")
     fault, after = lines[1], lines[2]
     us = int(fault.rsplit(" ", 1)[1])
-    # The wait is the driver's 100 ms, not the simulator's 300 ms delay.
-    assert fault.startswith("FAULT no reply") and 90_000 <= us < 250_000
+    # The driver waited its 100 ms, and gave up before the simulator's reply
+    # 300 ms after the command (had it waited for that, the poll would have
+    # read the card). No upper bound in wall time: a loaded machine stretches
+    # any poll, and the fault itself shows the reply was not waited for.
+    assert fault.startswith("FAULT no reply") and us >= 90_000
     assert _strip_time(after) == "UID " + A
 
 
 def _run_cpython(tmp_path, uids, polls, faults):
     """The same PROGRAM's loop, in this process, on the same firmware files."""
-    from emulator.ptyuart import PtyUART
-    from drivers import ReaderFault
-    from drivers.pn532_uart import PN532_UART
+    from firmware.emulator.ptyuart import PtyUART
+    from firmware.drivers import ReaderFault
+    from firmware.drivers.pn532_uart import PN532_UART
 
     proc, pty = start_sim(_uid_file(tmp_path, uids), faults=faults, slow=0.3)
     uart = PtyUART(pty, 115200)
     try:
-        reader = PN532_UART(uart)
+        reader = PN532_UART(uart, ack_ms=EMULATED_ACK_MS)   # a simulator's ACK (sim/chipwait.py)
         lines = ["FW %d %d %d %d" % reader.begin()]
         buf = bytearray(16)
         for _ in range(polls):

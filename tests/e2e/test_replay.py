@@ -63,8 +63,8 @@ def test_a_scripts_shoe_line_is_the_shoe_command():
     # The script parses `shoe` through link/schema.py: what a signed command
     # takes (batch=, set=, setdigest=) a script takes, and what it refuses
     # the script refuses with the same message, in both VMs.
-    from link import schema
-    from link.proto import Rejected
+    from firmware.link import schema
+    from firmware.link.proto import Rejected
     bad = ["shoe decks=17", "shoe designation=martian", "shoe batch=C", "shoe decks", "shoe set=a/b",
            "shoe setdigest=xyz", "shoe colour=red", "shoe decks=6 decks=6"]
     script = "\n".join(["shoe decks=6 batch=B set=BLUE-07 setdigest=9f00aa11"] + bad) + "\n"
@@ -114,7 +114,7 @@ def test_anything_may_follow_the_comment_sign():
 
 def test_feed_line_names_a_non_ascii_character_by_code_in_both_vms():
     """The dealer channel hands feed_line text, not bytes: the same rule."""
-    from baccarat import game, script
+    from firmware.baccarat import game, script
     out = []
     g = game.Game(lambda buf, n: out.append(json.loads(bytes(buf[:n]))))
     assert script.feed_line(g, "shoe decks=\u0663") == \

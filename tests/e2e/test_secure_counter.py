@@ -16,7 +16,7 @@ from support.emuhost import Host
 from support.journalfile import append_u32, raw_records
 from host_tools.sim.emulate import Emulator
 
-from link import chipcount, journal  # noqa: E402  (the firmware's own)
+from firmware.link import chipcount, journal
 
 JOURNAL_FILES = ("journal.bin", "journal.bin.mark")
 ROUND = ["2C", "4S", "5S", "bets", "9H", "2C", "KS", "3D", "empty"]

@@ -16,12 +16,12 @@ import sys
 
 import pytest
 
-from baccarat import cards
+from firmware.baccarat import cards
 from host_tools.sim import dealer
 from host_tools import replay
 from host_tools.shuffler import audit
 from host_tools.store import db
-from shuffler import custody, entropy, shuffle
+from firmware.shuffler import custody, entropy, shuffle
 
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 from support.cardsets import A, REG, SET_BYTES, uid as _uid  # noqa: E402

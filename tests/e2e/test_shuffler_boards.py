@@ -102,8 +102,8 @@ def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
     (tmp_path / "probe.py").write_text(PROBE)
     # The flash as `shoe deploy --device shuffler` leaves it: the peers of
     # the link key and of the vault key, public keys the chip's ECDH takes.
-    from drivers.atecc608 import PEER_FILE
-    from drivers.atecc608_link import VAULT_PEER_FILE
+    from firmware.drivers.atecc608 import PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
     for name in (PEER_FILE, VAULT_PEER_FILE):
         (tmp_path / name).write_bytes(os.urandom(64))
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code("shuffler", "shuffler.board_machine")]))

@@ -160,7 +160,7 @@ def test_deploy_provisions_the_shuffler_chip_and_keeps_no_key_on_its_flash(tmp_p
     chip was touched."""
     import hashlib
     from cryptography.hazmat.primitives.asymmetric import ec
-    from drivers.atecc608 import KEY_SLOT, LINK_LABEL, LINK_SLOT, PAIR_SLOT, PEER_FILE
+    from firmware.drivers.atecc608 import KEY_SLOT, LINK_LABEL, LINK_SLOT, PAIR_SLOT, PEER_FILE
     from host_tools.protocol import pubkeys
     from support.standin import StandInDevice
 
@@ -188,7 +188,7 @@ def test_deploy_provisions_the_shuffler_chip_and_keeps_no_key_on_its_flash(tmp_p
     assert "pairing key (slot 3" in out and ("serial %s" % bytes(chip.serial).hex()) in out
     # The vault key's peer: a public key on the flash, listed in the
     # manifest; its private half was dropped (no file the pit has holds it).
-    from drivers.atecc608_link import VAULT_PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
     import json
     vault_peer = (device / VAULT_PEER_FILE).read_bytes()
     assert len(vault_peer) == 64 and vault_peer != peer

@@ -8,7 +8,7 @@ import sys
 from host_tools import vm
 from host_tools.qa.soak import powercut
 
-from link import journal  # noqa: E402
+from firmware.link import journal
 
 
 def _figure(out, label):

@@ -15,8 +15,8 @@ import serial
 from host_tools import vm
 from host_tools.sim.emulate import Emulator
 
-from baccarat import script  # noqa: E402
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.baccarat import script
+from firmware.link import auth, frame, host_frames, proto
 
 
 class Host:

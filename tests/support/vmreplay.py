@@ -8,7 +8,7 @@ import json
 from host_tools import replay
 from support import wasm32vm
 
-from link import events_schema  # noqa: E402 (host_tools put the firmware on the path)
+from firmware.link import events_schema
 
 
 def replay_both(script):

@@ -58,7 +58,7 @@ def test_no_card_below_surveillance_until_the_table_sees_it_face_up(name):
 
 
 def test_every_card_field_of_the_schema_is_filtered():
-    from link import events_schema as E
+    from firmware.link import events_schema as E
     for source in (None, "link", "shuffler"):
         for kind, fields in E.table(source).items():
             for name, fkind, _n, _o in fields:

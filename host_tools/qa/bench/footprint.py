@@ -223,7 +223,7 @@ def _on_demand():
 
 def eight_deck_cardset(path):
     """An enrolled 8-deck set with two cover cards, 7-byte UIDs as on NTAG21x."""
-    from cardset import registry
+    from firmware.cardset import registry
     entries = [(bytes([4, deck, c, 0x10, 0x20, 0x30, 0x40]), c, deck + 1, registry.BATCH_A)
                for deck in range(8) for c in range(52)]
     entries += [(bytes([4, 0xC0, k, 0, 0, 0, 0]), registry.COVER, 0, 0) for k in range(2)]
@@ -255,13 +255,13 @@ def seeded_deck(seed, decks=8):
 
 def _session_room():
     """main.SESSION_ROOM: the heap main.py holds back for the session's buffers."""
-    import main
+    from firmware import main
     return main.SESSION_ROOM
 
 
 def _modules_reserve():
     """main.MODULES_RESERVE: the names main.py sizes sys.modules for."""
-    import main
+    from firmware import main
     return main.MODULES_RESERVE
 
 

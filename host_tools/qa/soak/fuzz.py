@@ -61,7 +61,7 @@ from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools import vm
 
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto
 
 KEY = bytes(range(7, 39))
 SHOE = "FUZZ"
@@ -188,7 +188,7 @@ def _link_events():
     events, the checkpoint at its end), and the link's own writers
     (link/reports.py) say the rest on its session, as the link core does."""
     from host_tools.sim import shoestream
-    from link import reports
+    from firmware.link import reports
     stream = shoestream.ShoeStream(SHOE, KEY, lines=dealer.script(1, decks=1))
     s = stream.session
     try:
@@ -438,9 +438,9 @@ class FirmwareTarget:
     allowed = (proto.Rejected,)
 
     def __init__(self, rng, work):
-        from link import schema
+        from firmware.link import schema
         space = {}
-        exec(compile(FW_SOURCE, "<firmware fuzz target>", "exec"), space)
+        vm.exec_firmware(FW_SOURCE, space, "<firmware fuzz target>")
         self.fw_input = space["fw_input"]
         self.space = space
         self.schema = schema
@@ -526,7 +526,7 @@ class PN532Target:
     reached = 0
 
     def __init__(self, rng, work):
-        from drivers import ReaderFault
+        from firmware.drivers import ReaderFault
         from host_tools.sim import pn532 as sim
         self.allowed = (ReaderFault,)
         ack = bytes.fromhex("0000ff00ff00")
@@ -553,7 +553,7 @@ class PN532Target:
         return ("poll", [one(rng.choice(self.list_replies))])
 
     def run(self, data):
-        from drivers.pn532_uart import PN532_UART
+        from firmware.drivers.pn532_uart import PN532_UART
         mode, replies = data
         drv = PN532_UART(_FakeUART(replies), ack_ms=0, reply_ms=0)
         drv._ready = mode == "poll"
@@ -567,7 +567,7 @@ class GM65Target:
     reached = 0
 
     def __init__(self, rng, work):
-        from drivers import ReaderFault
+        from firmware.drivers import ReaderFault
         self.allowed = (ReaderFault,)
         self.lines = [b"7H\r\n", b"QS\r\n", b"10D\r\n", b"AC\r\nKD\r\n", b"COVER\r\n", b"X" * 32 + b"\r\n"]
 
@@ -579,7 +579,7 @@ class GM65Target:
         return mutate(rng, data, self.lines) if rng.random() < 0.85 else data
 
     def run(self, data):
-        from drivers.gm65 import GM65
+        from firmware.drivers.gm65 import GM65
         uart = _FakeUART(stream=data)
         drv = GM65(uart, line_timeout_ms=0)
         buf = bytearray(64)

@@ -50,11 +50,11 @@ from host_tools.sim.shoestream import Board, Config, HostSigner
 from host_tools.sim.vclock import VirtualClock
 from host_tools.store import db
 
-from baccarat import script  # noqa: E402  (the firmware's own modules)
-from drivers.atecc608 import ATECC608  # noqa: E402
-from drivers.atecc608_setup import provision  # noqa: E402
-from link import journal, proto, session  # noqa: E402
-from link import replay as link_replay  # noqa: E402
+from firmware.baccarat import script
+from firmware.drivers.atecc608 import ATECC608
+from firmware.drivers.atecc608_setup import provision
+from firmware.link import journal, proto, session
+from firmware.link import replay as link_replay
 
 SHOE_ID = "CUT1"
 KEY = bytes(range(40, 72))
