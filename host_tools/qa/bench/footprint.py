@@ -56,7 +56,9 @@ def stock_heap(board="pico"):
     return boards.get(board)["stock_heap"]
 
 
-RESIDENT_SHARE_32 = 0.60  # docs/design.md "Heap budgets" (its raises: docs/CHANGELOG.md)
+# Of the board's 190 KiB as the 32-bit wasm32 VM (MicroPython 1.27.0) measures
+# it: docs/design.md "Heap budgets" (its raises: docs/CHANGELOG.md).
+RESIDENT_SHARE_32 = 0.60
 
 # Runs inside the VM with the staged tree on MICROPYPATH. The shoe loop only
 # touches preallocated objects and small ints, so what it measures is the
@@ -331,7 +333,10 @@ def main(argv):
                         help="the 64-bit unix VM, the 32-bit wasm32 VM, or both (default)")
     args = parser.parse_args(argv)
     all_boards, _parts = boards.load()
-    names = args.board or sorted(all_boards)
+    # The boards users flash; the emulator's table (mcu "host") only with
+    # --board emulator: in the 64-bit VM its rig modules do not fit the
+    # boards' 190 KiB (the emulated shoe runs with emulate.HEAP_64 more).
+    names = args.board or sorted(n for n, b in all_boards.items() if b["mcu"] != "host")
     vms = VMS[args.vm]
     rows = []
     for name in names:
