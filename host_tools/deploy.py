@@ -494,7 +494,7 @@ def _run(argv):
 
 def flash(stage_dir, manifest, port, run=None, link_peer=None):
     """Copy, verify by hash, provision the secure element, reset. run(argv)
-    -> stdout runs mpremote (tests pass a stand-in). ``link_peer(chip)``,
+    -> stdout runs mpremote (tests pass a fake). ``link_peer(chip)``,
     for a board whose link key the chip derives: the peer's public key to
     install as link_peer.bin (added to the manifest and verified too)."""
     run = run or _run

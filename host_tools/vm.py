@@ -25,7 +25,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 NAMESPACE = "firmware"
-DEFAULT_HEAP = "128k"  # `shoe replay`: the core alone, at the bottom of the 128-190 KiB range
+DEFAULT_HEAP = "128k"  # `shoe deal`: the core alone, at the bottom of the 128-190 KiB range
 
 
 def firmware_names():

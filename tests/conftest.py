@@ -27,7 +27,7 @@ LONGEST_FIRST = tuple("tests/%s.py" % name for name in (
     "e2e/test_readme", "e2e/test_pit_browser", "e2e/test_scenarios", "e2e/test_pit_security",
     "e2e/test_bridge_robust", "e2e/test_enroll", "e2e/test_casino", "e2e/test_casino_provenance",
     "e2e/test_record_coverage", "e2e/test_shuffler_demo", "e2e/test_bridge_faults", "e2e/test_rules_oracle",
-    "e2e/test_shuffle_replay", "unit/test_shuffler_channels", "e2e/test_bridge_commands",
+    "e2e/test_shuffle_models_dealt", "unit/test_shuffler_channels", "e2e/test_bridge_commands",
     "e2e/test_shuffler_audit", "e2e/test_shuffler_device", "e2e/test_emulator", "unit/test_shuffle_score",
     "e2e/test_cli_user_errors", "e2e/test_pit_shuffle_browser", "unit/test_settle",
     "e2e/test_not_recording_alert", "e2e/test_demo_cli", "e2e/test_boot_manifest", "e2e/test_bridge_live",

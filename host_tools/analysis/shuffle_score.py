@@ -79,7 +79,7 @@ class Shoe:
 
 
 def shoes_from_events(events):
-    """Game events (dicts, as `shoe export` or `shoe replay` give them) ->
+    """Game events (dicts, as `shoe export` or `shoe deal` give them) ->
     [Shoe]. Raises ScoreError naming the first bad event."""
     out = []
     for i, ev in enumerate(events, 1):

@@ -35,7 +35,7 @@ import time
 
 from aiohttp import web
 
-from host_tools.protocol.controls import parse_control
+from host_tools.protocol.command_line import parse_command_line
 from host_tools.pit import edges as edges_mod
 from host_tools.pit import orderwatch
 from host_tools.pit import overview as overview_mod
@@ -629,7 +629,7 @@ async def command(request):
         args = dict(args, designation=runner.table.designation)
     line = " ".join([name] + ["%s=%s" % (k, v) for k, v in args.items()])
     try:
-        cmd, pairs = parse_control(line)
+        cmd, pairs = parse_command_line(line)
     except ValueError as e:
         return _json_error(400, str(e))
     if cmd == "state":

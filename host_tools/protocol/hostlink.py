@@ -5,7 +5,7 @@ A ``HostLink`` is fed the bytes the shoe sent (``feed``) and told the time
 passes (``tick``); it answers through the ``send`` callable it was given (a
 hello request, an ack, a heartbeat, a command) and through the record it was
 given (store this event, log that, raise this alert). It never opens a port,
-sleeps or polls: the bridge's transport (host_tools/bridge/session.py) does
+sleeps or polls: the bridge's transport (host_tools/bridge/line.py) does
 that under it, and the pit's table threads, the fuzzers and the tests drive
 the very same object.
 
@@ -86,7 +86,7 @@ NO_KEY = ("no key for this shoe (start the bridge with --key-file): nothing is a
 def command_body(name, args=None):
     """The canonical body text of a command, checked by the shoe's own parser
     (link/schema.py) before anything is signed, or, for a command only a
-    shuffler takes (its bench questions), by the shuffler's table
+    shuffler takes (its probes), by the shuffler's table
     (link/commands.py SHUFFLER_COMMANDS, the one its firmware takes). The
     one place the bridge builds a body."""
     try:

@@ -197,7 +197,7 @@ def _boot32_figures(res, unknown, heap_kib):
     names = None
     if len(pools) == 4 and step:
         # After boot, after the release, after the boot check's manifest.py
-        # and a bench question (on a board the manifest is read at boot), and
+        # and a probe (on a board the manifest is read at boot), and
         # where the fresh names start; None if those took a new pool.
         crossed = pools[3][0] != pools[0][0]
         capacity = None if crossed else pools[3][1] + int(step[-1][0])
@@ -213,7 +213,7 @@ def _boot32_figures(res, unknown, heap_kib):
             "names": names, "stage_peak": int(stage_peak),
             "gc_total": res.steps[0]["before"] if res.steps else None,
             # Held after a module was imported and let go (manifest.py, as at a
-            # board's boot), then after a bench question (`sensor`:
+            # board's boot), then after a probe (`sensor`:
             # shuffler/probes.py loaded and let go).
             "after_import": int(imported) if known else None,
             "after_bench": int(after) if known else None,
@@ -355,7 +355,7 @@ def table(decks=8):
         ("  most in use within a stage, garbage included (bytes)", "-",
          "%d of the collector's %s" % (b32["stage_peak"], cell(b32["gc_total"]))),
         ("held after a module imported and let go (bytes)", "-", cell(b32["after_import"])),
-        ("  then after a bench question (bytes)", "-",
+        ("  then after a probe (bytes)", "-",
          "%s (shuffler/probes.py %s)" % (cell(b32["after_bench"]),
                                          "still loaded" if b32["probes_left"] else "let go")),
         ("resident once the first release loaded vault and order (bytes)", "-",

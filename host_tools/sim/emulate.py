@@ -44,7 +44,7 @@ KEY_FILE = deploy.KEY_NAME
 # the emulator runs with HEAP_64 more than the board plans for, and
 # SECURE_HEAP_64 more again with the chip's driver and its I2C shim, as the
 # shuffler's emulator does (docs/shuffler.md, "Footprint"). Each is the
-# least that passed the acceptance's bench questions: the first one loads
+# least that passed the acceptance's probes: the first one loads
 # firmware/probes.py and, for the survey, the chip's setup module into a
 # heap cut into holes, and a qstr pool for their names is one block (1 280
 # bytes in 64 bits). How each figure was found: docs/CHANGELOG.md.
@@ -171,7 +171,7 @@ class Emulator(vmdevice.VMDevice):
             lit = [name for bit, name in ((1, "PLAYER"), (2, "BANKER"), (4, "STOP")) if lights & bit]
             return "lights: %s lit; gate %s" % (" ".join(lit) or "none", "open" if gate else "shut")
         if words[0] == "help":
-            return BENCH_HELP
+            return BOARD_HELP
         line = " ".join(words)
         self.deal(line)   # the buttons, the back sensor, and any dealing-script line
         return "%s: done" % line
@@ -305,7 +305,7 @@ def run(args):
             print("# dealer: %d lines dealt (seed %d); the shoe keeps running until Ctrl-C"
                   % (n, args.seed), flush=True)
         if args.no_dealer:
-            print("# the bench: type a line and Enter (help lists them): " + BENCH_HELP, flush=True)
+            print("# the emulated board: type a line and Enter (help lists them): " + BOARD_HELP, flush=True)
         bench = args.no_dealer and sys.stdin is not None and not sys.stdin.closed
         while not stop.is_set() and emu.proc.poll() is None:
             if not bench:
@@ -330,7 +330,7 @@ def run(args):
     return status
 
 
-BENCH_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "
+BOARD_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "
               "sensor sees;  present TAG: a tag (hex ID) at the reader;  gpio: the lights and the gate;  "
               "any dealing-script line (9H, 9H up, cover, shoe decks=8): to the dealer channel")
 

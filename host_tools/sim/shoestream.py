@@ -85,7 +85,7 @@ class Config:
 
 class Board:
     """The board contract (docs/design.md) from host parts: the clock is
-    the CPython stand-in of firmware/clock.py, the host link a non-blocking
+    the CPython substitute of firmware/clock.py, the host link a non-blocking
     fd (or nothing: frames go nowhere), the journal a file in ``workdir``."""
 
     def __init__(self, key, workdir, fd=None, secure=None, manifest=""):

@@ -472,7 +472,7 @@ def test_a_stuck_shuffler_sensor_is_a_clear_fail_line(shuffler_factory, capsys, 
 
 def test_a_shuffler_refuses_bench_questions_while_it_holds_a_batch(shuffler_factory):
     """A cycle would move the cards of a batch in custody (its order is the
-    secret): with a batch inside, every bench question is refused in one
+    secret): with a batch inside, every probe is refused in one
     signed line, and the batch is untouched."""
     from host_tools.store import db
     emu, args = shuffler_factory()

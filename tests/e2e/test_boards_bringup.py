@@ -1,7 +1,7 @@
 """The real-board bring-up (firmware/boards/machine_board.py, rp2.py,
 esp32s3.py) running in the MicroPython VM from the staged .mpy files.
 
-The only stand-in is the ``machine`` module: pins, UARTs, I2C and the
+The only fake is the ``machine`` module: pins, UARTs, I2C and the
 watchdog are the boundary that cannot exist here. Everything above it (the
 staged board_config, the bring-up's debouncing, lights, gate, watchdog and
 service mode, the USB CDC link over the VM's real stdin/stdout, the drivers
@@ -244,7 +244,7 @@ def test_default_reader_is_built_on_the_boards_toml_bus(tmp_path, board, module,
     _, out = result(run_board(tmp_path, board, module))
     assert (out["uarts"], out["spis"], out["cs"]) == (uarts, spis, cs)
     if spis:
-        # The stand-in SPI has no PN532 on it: the bring-up survives the
+        # The fake SPI has no PN532 on it: the bring-up survives the
         # silent reader, names it, and the shoe would halt (boards/parts.py).
         assert out["reader"] == "NoneType"
         assert out["faults"] == ["reader: no ACK from the PN532 to SAMConfiguration within 30 ms"]

@@ -1,5 +1,5 @@
 """Faults on the way from the shoe to the store. In every case the store ends
-equal to the reference (`shoe replay` of the same cards): nothing lost,
+equal to the reference (`shoe deal` of the same cards): nothing lost,
 nothing stored twice, the chain intact.
 
 - the bridge is SIGKILLed mid-shoe while the dealer keeps dealing, then restarted;
@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from host_tools.sim import dealer
-from host_tools import replay
+from host_tools import deal
 from host_tools.sim.relay import Relay
 from host_tools.sim.rigs.bridge import Feeder, StoreProgress, ThreadedBridge
 from host_tools.sim.emulate import Emulator
@@ -21,7 +21,7 @@ from host_tools.verify import check_shoe
 
 
 def _reference(lines):
-    return replay.replay_bytes(("\n".join(lines) + "\n").encode()).splitlines()
+    return deal.deal_bytes(("\n".join(lines) + "\n").encode()).splitlines()
 
 
 def _assert_store_is_reference(path, shoe_id, lines):

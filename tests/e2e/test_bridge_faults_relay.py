@@ -141,17 +141,17 @@ def _run_table(tmp_path, shoe_id, edit, lines, early=0, watch=None):
 
 def _assert_complete(path, shoe_id, key_path, lines):
     """Every genuine event stored, from seq 1, none twice, and `shoe verify
-    --key-file` proves it; the game events equal `shoe replay`'s."""
+    --key-file` proves it; the game events equal `shoe deal`'s."""
     import json
     import subprocess
     import sys
-    from host_tools import replay
+    from host_tools import deal
     from host_tools.store import db
     with db.Store(path) as store:
         rows = list(store.rows(shoe_id))
     assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
     game = [r["event"].encode() for r in rows if json.loads(r["event"]).get("source") != "link"]
-    assert game == replay.replay_bytes(("\n".join(lines) + "\n").encode()).splitlines()
+    assert game == deal.deal_bytes(("\n".join(lines) + "\n").encode()).splitlines()
     r = subprocess.run([sys.executable, "-m", "host_tools.cli", "verify", "--db", str(path),
                         "--key-file", str(key_path), "--mac-only"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "tags verified" in r.stdout, r.stdout + r.stderr

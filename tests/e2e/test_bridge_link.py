@@ -21,7 +21,7 @@ import time
 import pytest
 
 from host_tools.sim.rigs.bridge import ThreadedBridge
-from host_tools.bridge.session import Bridge
+from host_tools.bridge.line import Bridge
 from host_tools.protocol.untrusted import shown
 from host_tools.store import db
 

@@ -1,7 +1,7 @@
 """What ships is what is tested: each device's image is the list its
 declaration gives (firmware/images/), `shoe deploy --dry-run` stages exactly
 that, and the staged tree boots in the MicroPython VM and answers every
-bench question a technician asks over the authenticated link.
+probe a technician asks over the authenticated link.
 
 The boot takes the staged directory as it is: the only things added, from a
 directory of their own ahead of it on the VM's path, are the rig's parts a
@@ -23,7 +23,7 @@ from host_tools import cli, deploy, image, vm
 from host_tools.qa import shuffler_heap
 from support import emuhost, pn532_hsu
 
-# The bench questions and the event that answers each: the shoe's are
+# The probes and the event that answers each: the shoe's are
 # firmware/probes.py's ACTIONS, the shuffler's shuffler/probes.py's.
 ASKED = {
     "shoe": (("sensor", {}, "sensor"), ("secure", {}, "secure"), ("sign", {"digest": "ab" * 32}, "signature")),
@@ -95,7 +95,7 @@ class _SocketPort:
         self.sock.close()
 
 
-# The stand-in UART answers as a PN532 on HSU with no card at the antenna
+# The fake UART answers as a PN532 on HSU with no card at the antenna
 # (tests/support/pn532_hsu.py): the shoe's boot asks its reader once
 # (boards/parts.py), and a reader that does not answer halts it (a shoe that
 # cannot see cards must not deal).
@@ -173,7 +173,7 @@ def test_every_module_the_firmware_loads_is_in_its_image(device, module):
 
 
 def test_the_check_finds_a_module_loaded_by_name_left_out():
-    """The shuffler's bench questions are loaded from a string: with them
+    """The shuffler's probes are loaded from a string: with them
     left out of the declaration, the check names them."""
     img = image.for_board("shuffler", "shuffler.board_machine")
     del img.files["shuffler/probes.py"]

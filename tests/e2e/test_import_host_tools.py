@@ -2,7 +2,7 @@
 the pit PC does: it leaves no firmware module at the top level of
 sys.modules and the firmware directory off sys.path, and the firmware is
 there as one package (host_tools/vm.py). The same after a command has run
-the firmware's game core in-process (`shoe replay`)."""
+the firmware's game core in-process (`shoe deal`)."""
 
 import json
 import subprocess
@@ -37,7 +37,7 @@ def test_a_plain_import_leaves_no_firmware_module_at_the_top_level():
 
 
 def test_after_the_game_core_ran_its_modules_are_only_under_the_package():
-    got = _probe("from host_tools import replay\n"
-                 "replay.replay_bytes(b'shoe decks=8\\nAS up\\n2S\\nbets\\n9H\\n2C\\nKS\\n3D\\n')\n")
+    got = _probe("from host_tools import deal\n"
+                 "deal.deal_bytes(b'shoe decks=8\\nAS up\\n2S\\nbets\\n9H\\n2C\\nKS\\n3D\\n')\n")
     assert got["top"] == [], got
     assert "firmware.baccarat.game" in got["namespaced"] and "firmware.baccarat.rules" in got["namespaced"], got

@@ -3,7 +3,7 @@
 A shoe is dealt through the intake into the real game core twice: once
 clean and once with bad cards drawn between the good ones. Apart from the
 irregularity events, the two event streams must be identical. A recording
-stand-in game is used only where the test is about the exact call made.
+fake game is used only where the test is about the exact call made.
 """
 
 import json

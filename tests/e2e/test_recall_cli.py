@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from host_tools.sim import dealer
-from host_tools import replay
+from host_tools import deal
 from host_tools.store import db
 
 SHOE = "T07"
@@ -16,7 +16,7 @@ SHOE = "T07"
 
 @pytest.fixture(scope="module")
 def shoe_db(tmp_path_factory):
-    events = replay.replay_bytes(
+    events = deal.deal_bytes(
         ("\n".join(dealer.script(7, irregularity_rate=0.03)) + "\n").encode()).splitlines()
     path = tmp_path_factory.mktemp("recall") / "s.db"
     with db.Store(path) as store:

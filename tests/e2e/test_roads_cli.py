@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from host_tools import replay
+from host_tools import deal
 from support.results import result
 from support.roads_oracle import KEYS, events_of, oracle_columns, oracle_marks
 
@@ -27,7 +27,7 @@ def shoe_roads(data, *args):
 
 
 def replayed(script):
-    return replay.replay_bytes(script.encode())
+    return deal.deal_bytes(script.encode())
 
 
 def test_shoe_roads_on_the_13D_scenario():
@@ -64,7 +64,7 @@ def test_shoe_roads_on_the_13C2b_13E_and_new_set_scenarios():
 def test_shoe_roads_on_a_seeded_shoe_with_dealer_mistakes():
     script = subprocess.run([sys.executable, "-m", "host_tools.sim.dealer", "--seed", "7", "--irregularities", "0.1"],
                             capture_output=True, check=True, cwd=ROOT, timeout=60).stdout
-    stream = subprocess.run([SHOE, "replay", "-"], input=script, capture_output=True, check=True,
+    stream = subprocess.run([SHOE, "deal", "-"], input=script, capture_output=True, check=True,
                             cwd=ROOT, timeout=60).stdout
     events = [json.loads(line) for line in stream.splitlines()]
     results = [e for e in events if e["type"] == "result"]

@@ -282,7 +282,7 @@ def restart(emu):
 
 
 def reference(lines):
-    """The same inputs through the core under CPython: what `shoe replay` prints."""
+    """The same inputs through the core under CPython: what `shoe deal` prints."""
     out = []
     script.run(lines, lambda buf, n: out.append(json.loads(bytes(buf[:n]))))
     return out

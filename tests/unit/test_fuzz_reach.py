@@ -49,7 +49,7 @@ def _plant_gm65(mp):
     mp.setattr(gm65.GM65, "_byte", _after(gm65.GM65._byte, lambda n: n > 0))  # a whole code
 
 
-def _plant_replay(mp):
+def _plant_deal(mp):
     mp.setattr(game.Game, "_finish_round", _raise)  # only a round dealt to its end
 
 
@@ -67,7 +67,7 @@ TARGETS = {
     "firmware": (1500, 50, _plant_firmware),
     "pn532": (300, 10, _plant_pn532),
     "gm65": (100, 30, _plant_gm65),
-    "replay": (150, 10, _plant_replay),
+    "deal": (150, 10, _plant_deal),
     "settle": (300, 5, _plant_settle),
 }
 

@@ -42,7 +42,7 @@ ALLOWED = {
     "verify": ("central", "exits", "protocol", "store"),
     "acceptance": ("bridge", "exits", "protocol", "store"),
     "enroll": ("exits",),
-    "replay": ("argtypes", "exits", "vm", "wasm32"),
+    "deal": ("argtypes", "exits", "vm", "wasm32"),
     "cli": ("argtypes", "exits"),
 }
 
@@ -217,7 +217,7 @@ def test_the_layer_checks_catch_a_new_arrow():
     """protocol importing the store, or pit/web importing bridge/command, is refused."""
     assert _not_allowed({("protocol", "store")}, ALLOWED) == ["protocol -> store"]
     assert _not_allowed({("central", "pit")}, ALLOWED) == ["central -> pit"]
-    assert is_command("host_tools.bridge.command") and not is_command("host_tools.bridge.session")
+    assert is_command("host_tools.bridge.command") and not is_command("host_tools.bridge.line")
 
 
 

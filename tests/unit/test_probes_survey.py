@@ -1,4 +1,4 @@
-"""The bench's survey of the secure element (firmware/probes.py): a survey
+"""The probes' survey of the secure element (firmware/probes.py): a survey
 that could not run (its setup module failed to load, as a MemoryError does
 in a heap of holes) reads nothing, so the next question tries again rather
 than answering "no secure element" for a chip that is there."""

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from host_tools.sim import dealer
-from host_tools import replay, vm
+from host_tools import deal, vm
 
 from firmware.baccarat import cards, game
 from firmware.link import events_schema, frame, schema
@@ -198,12 +198,12 @@ def test_settings_text_and_digest():
 @pytest.fixture(scope="module")
 def game_events():
     # Every scenario's events are checked where they are replayed (the `both`
-    # fixture, tests/support/vmreplay.py). Here, a corpus that exercises every
+    # fixture, tests/support/vmdeal.py). Here, a corpus that exercises every
     # type and optional field: a line the core refuses (the error event), the
     # dealer's shoes with irregularities, and the alerts found before the core.
-    out = replay.replay_bytes(b"shoe decks=8\nbogus\n", "cpython").splitlines()
+    out = deal.deal_bytes(b"shoe decks=8\nbogus\n", "cpython").splitlines()
     for seed, rate in ((7, 0.0), (11, 0.08), (5, 0.2)):
-        out += replay.replay_bytes(("\n".join(dealer.script(seed, irregularity_rate=rate)) + "\n").encode(),
+        out += deal.deal_bytes(("\n".join(dealer.script(seed, irregularity_rate=rate)) + "\n").encode(),
                                    "cpython").splitlines()
     # Irregularities found before the core (intake, reader) carry a detail.
     emitted = []
@@ -264,7 +264,7 @@ def link_wire(tmp_path_factory):
     wire = _Wire(s, board)
     s.boot()
     wire.hello()
-    # The bench's questions, before any shoe (a board without sensor or chip answers "none"):
+    # The probes, before any shoe (a board without sensor or chip answers "none"):
     wire.command("sensor")
     wire.command("secure")
     wire.command("sign", [("digest", "ab" * 32)])

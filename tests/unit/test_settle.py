@@ -349,9 +349,9 @@ def test_settles_every_firmware_round_in_step_with_its_announcements(designation
     # The firmware core and the settlement are written separately from the
     # same chapters; on a dealt shoe their readings must agree round by round.
     from host_tools.sim.dealer import Dealer
-    from host_tools.replay import replay_events
+    from host_tools.deal import deal_events
 
-    events = replay_events("\n".join(Dealer(11, designation=designation).lines()) + "\n")
+    events = deal_events("\n".join(Dealer(11, designation=designation).lines()) + "\n")
     results = [e for e in events if e["type"] == "result" and not e["simulated"]]
     assert len(results) > 60
     seen = set()

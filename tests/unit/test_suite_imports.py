@@ -84,8 +84,8 @@ OUT_OF_PROCESS = ("subprocess", "pty", "playwright", "psycopg", "nats", "serial"
                   "host_tools.sim.shuffler_emulate", "host_tools.sim.vmdevice", "host_tools.sim.rigs",
                   "host_tools.qa.bench.footprint", "support.fakeshoe", "support.emuhost",
                   "support.bridgecli", "support.tmux", "support.browser", "support.pitrig",
-                  "support.pitclient", "support.vmrun", "support.vmreplay", "support.wasm32vm",
-                  "support.standin", "support.casino")
+                  "support.pitclient", "support.vmrun", "support.vmdeal", "support.wasm32vm",
+                  "support.boardfs", "support.casino")
 # The VM reached through host_tools.vm, which also holds the repository's paths.
 STARTS_A_VM = ("run_micropython", "micropython_cmd")
 
@@ -136,7 +136,11 @@ def test_the_process_check_catches_what_it_is_for(source, caught):
 def test_the_longest_files_listed_for_ordering_exist():
     """tests/conftest.py's LONGEST_FIRST names files by path: one moved or
     renamed without the list would silently run last."""
-    import conftest
+    import importlib.util
+    # By its file: with tests/e2e collected too, "conftest" may be that one.
+    spec = importlib.util.spec_from_file_location("suite_conftest", os.path.join(TESTS, "conftest.py"))
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
     root = os.path.dirname(TESTS)
     missing = [p for p in conftest.LONGEST_FIRST if not os.path.exists(os.path.join(root, p))]
     assert not missing, missing

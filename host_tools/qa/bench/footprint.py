@@ -46,7 +46,7 @@ VM_TIMEOUT_S = 120
 # VM's resident figure for the same build (148,032 in use on the RP2040,
 # 97,856 free, against 114,496 resident in wasm32). The shoe's resident
 # set plus that is at most STOCK_SHARE of the stock heap: the rest is play's
-# (the tags' garbage between collections, a refill, a bench question).
+# (the tags' garbage between collections, a refill, a probe).
 PORT_HELD_RP2 = 148032 - 114496
 STOCK_SHARE = 0.65
 
@@ -93,9 +93,9 @@ from baccarat import game
 gc.collect()
 #STEP import
 after_import = gc.mem_alloc() - base - ROOM
-# What a boot, a command or a bench question loads for a while, all at once:
+# What a boot, a command or a probe loads for a while, all at once:
 # with the room given back, as in main.py (the file check runs before the
-# room is taken, the bench's questions long after it is given back).
+# room is taken, the probes long after it is given back).
 room = None
 gc.collect()
 #STEP

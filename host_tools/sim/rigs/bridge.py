@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 
-from host_tools.bridge.session import Bridge
+from host_tools.bridge.line import Bridge
 from host_tools.store import db
 
 # The event each dealer line produces (the dealer never writes other lines).

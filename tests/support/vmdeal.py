@@ -5,22 +5,22 @@ same bytes, and every event must be one the shoe may emit
 
 import json
 
-from host_tools import replay
+from host_tools import deal
 from support import wasm32vm
 
 from firmware.link import events_schema
 
 
-def replay_both(script):
-    """Replay a dealing script under CPython and both VMs, insist on
+def deal_both(script):
+    """Deal a dealing script under CPython and both VMs, insist on
     byte-identical output and on schema-valid events, and return the events
     as dicts."""
     data = script.encode()
-    cpy = replay.replay_bytes(data, "cpython")
-    mpy = replay.replay_bytes(data, "micropython")
+    cpy = deal.deal_bytes(data, "cpython")
+    mpy = deal.deal_bytes(data, "micropython")
     assert cpy == mpy, "CPython and MicroPython disagree:\n%s\n---\n%s" % (cpy.decode(), mpy.decode())
     wasm32vm.need()
-    w32 = replay.replay_bytes(data, "wasm32")
+    w32 = deal.deal_bytes(data, "wasm32")
     assert cpy == w32, "CPython and wasm32 disagree:\n%s\n---\n%s" % (cpy.decode(), w32.decode())
     events = [json.loads(line) for line in cpy.splitlines()]
     for e in events:

@@ -15,7 +15,7 @@ from firmware.link.proto import Rejected
 
 
 def usage():
-    """The requests a control line may name, for an error message."""
+    """The requests a command line may name, for an error message."""
     words = []
     for name, args in schema.COMMANDS:
         shown = "new_shoe" if name == "shoe" else name
@@ -25,8 +25,8 @@ def usage():
     return ", ".join(words + ["state"])
 
 
-def parse_control(line):
-    """A control line -> (command name, args) for the shoe, or ("state", None).
+def parse_command_line(line):
+    """A command line -> (command name, args) for the shoe, or ("state", None).
 
     The line is checked by the shoe's own parser (link/schema.py) so a bad
     argument is refused here, with the shoe's message, and never signed;

@@ -1,4 +1,4 @@
-"""`shoe replay` end to end: a seeded 8-deck shoe gives byte-identical events
+"""`shoe deal` end to end: a seeded 8-deck shoe gives byte-identical events
 under CPython and the MicroPython VM, through the real command line."""
 
 import json
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from host_tools.sim import dealer
-from host_tools import replay, vm
+from host_tools import deal, vm
 
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 
@@ -17,8 +17,8 @@ SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 @pytest.mark.parametrize("seed,rate", [(7, 0.0), (11, 0.08)])
 def test_seeded_full_shoe_identical_in_both_vms(seed, rate):
     script = ("\n".join(dealer.script(seed, irregularity_rate=rate)) + "\n").encode()
-    cpy = replay.replay_bytes(script, "cpython")
-    mpy = replay.replay_bytes(script, "micropython")
+    cpy = deal.deal_bytes(script, "cpython")
+    mpy = deal.deal_bytes(script, "micropython")
     assert cpy == mpy
     events = [json.loads(line) for line in cpy.splitlines()]
     cards = [e for e in events if e["type"] == "card"]
@@ -37,9 +37,9 @@ def test_cli_reads_stdin_and_files(tmp_path):
     script = "shoe\nAS up\n2S\nbets\n9H\n2C\nKS\n3D\nnonsense\n"
     path = tmp_path / "deal.txt"
     path.write_text(script)
-    a = subprocess.run([SHOE, "replay", "-", "--vm", "micropython"], input=script.encode(),
+    a = subprocess.run([SHOE, "deal", "-", "--vm", "micropython"], input=script.encode(),
                        capture_output=True, check=True).stdout
-    b = subprocess.run([SHOE, "replay", str(path)], capture_output=True, check=True).stdout
+    b = subprocess.run([SHOE, "deal", str(path)], capture_output=True, check=True).stdout
     assert a == b
     last = json.loads(a.splitlines()[-1])
     assert last == {"type": "error", "line": 9,
@@ -68,8 +68,8 @@ def test_a_scripts_shoe_line_is_the_shoe_command():
     bad = ["shoe decks=17", "shoe designation=martian", "shoe batch=C", "shoe decks", "shoe set=a/b",
            "shoe setdigest=xyz", "shoe colour=red", "shoe decks=6 decks=6"]
     script = "\n".join(["shoe decks=6 batch=B set=BLUE-07 setdigest=9f00aa11"] + bad) + "\n"
-    cpy = replay.replay_bytes(script.encode(), "cpython")
-    assert cpy == replay.replay_bytes(script.encode(), "micropython")
+    cpy = deal.deal_bytes(script.encode(), "cpython")
+    assert cpy == deal.deal_bytes(script.encode(), "micropython")
     events = [json.loads(line) for line in cpy.splitlines()]
     assert events[0]["type"] == "shoe" and events[0]["decks"] == 6
     want = []
@@ -84,8 +84,8 @@ def test_a_scripts_shoe_line_is_the_shoe_command():
 # --- input that is not ASCII -----------------------------------------------
 
 def _both(data):
-    cpy = replay.replay_bytes(data, "cpython")
-    mpy = replay.replay_bytes(data, "micropython")
+    cpy = deal.deal_bytes(data, "cpython")
+    mpy = deal.deal_bytes(data, "micropython")
     assert cpy == mpy, "CPython and MicroPython disagree:\n%r\n---\n%r" % (cpy, mpy)
     return [json.loads(line) for line in cpy.splitlines()]
 
@@ -95,7 +95,7 @@ def test_a_line_that_is_not_utf8_is_an_error_event_in_both_vms():
     events = _both(b"shoe decks=8\n\xff\xfe9H\n9H\n")
     assert events[1] == {"type": "error", "line": 2,
                          "message": "byte 0xff at column 1 is not ASCII; script words are ASCII text"}
-    assert events[2]["type"] == "card"  # the replay carried on
+    assert events[2]["type"] == "card"  # dealing carried on
 
 
 def test_non_ascii_words_get_the_same_message_in_both_vms():
@@ -128,8 +128,20 @@ def test_feed_line_names_a_non_ascii_character_by_code_in_both_vms():
 
 
 def test_replay_of_a_missing_file_is_one_line(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "host_tools.cli", "replay", str(tmp_path / "nonexistent")],
+    p = subprocess.run([sys.executable, "-m", "host_tools.cli", "deal", str(tmp_path / "nonexistent")],
                        capture_output=True, text=True, cwd=vm.ROOT)
     assert p.returncode == 3 and p.stdout == ""
     assert p.stderr.strip().splitlines() == [
-        "shoe replay: cannot read %s: No such file or directory" % (tmp_path / "nonexistent")]
+        "shoe deal: cannot read %s: No such file or directory" % (tmp_path / "nonexistent")]
+
+
+def test_the_older_name_replay_still_deals_and_help_says_so():
+    """`shoe replay` was this command's name: a user's script that still
+    runs it gets the same bytes, and `shoe --help` names it once."""
+    script = b"shoe\nAS up\n2S\nbets\n9H\n2C\nKS\n3D\n"
+    old = subprocess.run([SHOE, "replay", "-"], input=script, capture_output=True, timeout=60)
+    new = subprocess.run([SHOE, "deal", "-"], input=script, capture_output=True, timeout=60)
+    assert old.returncode == new.returncode == 0, old.stderr
+    assert old.stdout == new.stdout and b'"type":"result"' in new.stdout
+    usage = subprocess.run([SHOE, "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "`shoe replay` is `shoe deal`." in usage and "\n  deal " in usage and "\n  replay " not in usage

@@ -1,4 +1,5 @@
-"""`shoe replay`: feed a dealing script through the firmware core.
+"""`shoe deal`: deal a dealing script through the firmware core (also taken
+as `shoe deal`).
 
 ``--vm micropython`` runs the very same firmware files inside the MicroPython
 VM with a board-sized heap; the two outputs must be byte-identical, which is
@@ -16,8 +17,8 @@ from host_tools import argtypes
 from host_tools import exits, vm, wasm32
 
 
-class ReplayError(ShoeError, RuntimeError):
-    """The replay could not run at all (the VM failed); the message says why."""
+class DealError(ShoeError, RuntimeError):
+    """The script could not be dealt at all (the VM failed); the message says why."""
 
 
 def add_arguments(parser):
@@ -26,13 +27,13 @@ def add_arguments(parser):
     parser.add_argument("--heap", type=argtypes.heap, default=vm.DEFAULT_HEAP, help="MicroPython heap size (with --vm micropython or wasm32)")
 
 
-def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
+def deal_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
     """Run a script (bytes) and return the JSON-lines output (bytes)."""
     if which in wasm32.MICROPYTHON_VMS:
         rc, out, err = wasm32.run_vm(which, ["-m", "baccarat.script"], stdin=script, heap=heap)
         if rc != 0:
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-            raise ReplayError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
+            raise DealError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
         return out
     from firmware.baccarat import script as dealing
 
@@ -46,17 +47,17 @@ def replay_bytes(script, which="cpython", heap=vm.DEFAULT_HEAP):
     return out.getvalue()
 
 
-def replay_events(script_text):
+def deal_events(script_text):
     """The events of a script as dicts (CPython), for host tools and the demo."""
-    return [json.loads(line) for line in replay_bytes(script_text.encode()).splitlines()]
+    return [json.loads(line) for line in deal_bytes(script_text.encode()).splitlines()]
 
 
 def run(args):
     data = exits.read_input(args.script)
     try:
-        out = replay_bytes(data, args.vm, args.heap)
+        out = deal_bytes(data, args.vm, args.heap)
     except RuntimeError as exc:  # the VM failed, or is not installed
-        print("shoe replay: %s" % exc, file=sys.stderr)
+        print("shoe deal: %s" % exc, file=sys.stderr)
         return exits.EXIT_INTERNAL
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()

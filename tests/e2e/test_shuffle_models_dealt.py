@@ -1,4 +1,4 @@
-"""Shuffle models dealt by the rules through `shoe replay`, in CPython and in
+"""Shuffle models dealt by the rules through `shoe deal`, in CPython and in
 the MicroPython VM (byte-identical): unshuffled decks are stopped by the
 shoe within their first 20 cards, and the pit's score reads every model
 from the replayed record."""

@@ -12,7 +12,7 @@ from host_tools.qa.bench import footprint
 MICROPYTHON = footprint.MICROPYTHON
 
 
-class StandInDevice:
+class BoardDirectory:
     """Plays mpremote against a directory standing in for the board's
     filesystem: `exec` runs the script in the real MicroPython VM there,
     `fs cp` copies (and, like mpremote, fails when the directory is missing).
@@ -32,12 +32,12 @@ class StandInDevice:
 
         from host_tools.sim import atecc608, i2cbus, ptys
         if self.chip is None:
-            self.shim = pathlib.Path(tempfile.mkdtemp(prefix="standin-machine-"))
+            self.shim = pathlib.Path(tempfile.mkdtemp(prefix="boardfs-machine-"))
             self.chip = atecc608.Chip(str(self.shim / "chip.json"), timing=0.05)
             master, self._slave, path = ptys.open_raw()
             bus = i2cbus.Bus({atecc608.ADDRESS: self.chip})
             threading.Thread(target=i2cbus.serve, args=(bus, master), daemon=True).start()
-            for name in ("ptyi2c.py", "ptyuart.py"):   # flat here, beside the stand-in machine module
+            for name in ("ptyi2c.py", "ptyuart.py"):   # flat here, beside the fake machine module
                 text = (deploy.FIRMWARE / "emulator" / name).read_text()
                 (self.shim / name).write_text(text.replace("from emulator.ptyuart import", "from ptyuart import"))
             (self.shim / "machine.py").write_text(
