@@ -7,10 +7,18 @@ a power cut of the pit PC can no longer lose it. The dealer deals one card at
 a time, the next when the last is stored, as a person does. Throughput is
 measured separately with the dealer writing as fast as the shoe takes cards.
 
-Both are measured for one shoe, then for 16 shoes on one bridge host sharing
-one store file (16 VMs, 16 bridge threads, one SQLite WAL). Each figure is
-the median over ``--runs`` full 8-deck shoes; machines are noisy, so rerun
-and compare medians rather than trusting one run.
+Both are measured for one shoe (a bridge committing on its own connection,
+as `shoe bridge` does), then for 16 shoes on one host sharing one store
+file as a pit's tables do (16 VMs, 16 bridge threads, the pit's group
+commit: host_tools/pit/groupcommit.py). Each figure is the median over
+``--runs`` full 8-deck shoes; machines are noisy, so rerun and compare
+medians rather than trusting one run.
+
+Each card's path is also cut into stages (linkstages.py: the dealer
+channel, the shoe's VM, the cable, the bridge's checks, the commit, the
+ack back), with what the slowest 1 % of cards spent in each, and every
+figure says how many dealer lines the store lacks at the end; a table
+that stalls says how far its shoe sent and what was stored and acked.
 """
 
 import argparse

@@ -52,7 +52,10 @@ def shares(path):
 
 
 def report(path):
-    got, total = shares(path)
+    try:
+        got, total = shares(path)
+    except OSError as e:
+        return ["  pit profile: none (py-spy wrote no %s: %s)" % (path, e.strerror)]
     if not total:
         return ["  profile %s: no samples" % path]
     lines = ["  pit profile (py-spy --gil, %d samples of the thread holding the GIL): %s" % (total, path)]
