@@ -32,6 +32,7 @@ from host_tools.pit.worker import QUEUE
 log = logging.getLogger("shoe.pit.edges")
 
 LOST = "edges-lost"  # a marker message: the pit dropped events of this table
+BATCH = 512          # messages in one send at most
 
 
 class EdgeProcess:
@@ -79,14 +80,23 @@ class EdgeProcess:
             t.start()
 
     def _send(self):
-        while True:
-            message = self.queue.get()
-            if message is None:
-                break
+        """Everything queued so far goes in one send: at 256 tables the
+        events of a moment cross in one write, not one each."""
+        stop = False
+        while not stop:
+            batch = [self.queue.get()]
+            while len(batch) < BATCH:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            if None in batch:
+                stop = True
+                batch = batch[:batch.index(None)]
+            batch[:0] = [{"type": LOST, "table": self.lost.pop()} for _ in range(len(self.lost))]
             try:
-                while self.lost:
-                    self.conn.send({"type": LOST, "table": self.lost.pop()})
-                self.conn.send(message)
+                if batch:
+                    self.conn.send(batch)
             except (OSError, ValueError):
                 log.error("the edge monitor's process has stopped (exit %s); the pit goes on without it",
                           self.proc.poll())
@@ -150,13 +160,14 @@ def main(argv):
     try:
         while True:
             try:
-                message = conn.recv()
+                batch = conn.recv()
             except (EOFError, OSError):
                 break
-            if message.get("type") == LOST:
-                watch.dropped(message)
-            else:
-                watch.listener(message)
+            for message in batch:
+                if message.get("type") == LOST:
+                    watch.dropped(message)
+                else:
+                    watch.listener(message)
     finally:
         watch.close()
     return 0
