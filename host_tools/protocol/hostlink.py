@@ -44,7 +44,7 @@ import logging
 import os
 import time
 
-from host_tools.protocol import alerts, chain
+from host_tools.protocol import alerts, chain, decoder
 from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.protocol.record import Conflict, StoreError, record_proto
@@ -168,7 +168,7 @@ class HostLink:
         self.on_event = on_event or (lambda seq, event: None)
         self.on_link = on_link or (lambda state, detail: None)
         self.on_alert = on_alert or (lambda severity, kind, detail: None)
-        self.decoder = frame.Decoder()
+        self.decoder = decoder.Decoder()
         self.attached = False  # a line to the shoe is open (attach/detach)
         self.state = "down"
         self.shoe_id = shoe_id
@@ -224,7 +224,7 @@ class HostLink:
     def attach(self):
         """A line to the shoe was opened: start afresh and ask for a hello."""
         self.attached = True
-        self.decoder = frame.Decoder()
+        self.decoder = decoder.Decoder()
         self.last_rx = time.monotonic()
         self.fresh_at = self.last_rx  # a new line gets STALE_S to show a fresh heartbeat
         self.beat_asked = 0.0
@@ -425,7 +425,7 @@ class HostLink:
             self._log_link("refused", reason)
             self.on_link("refused", reason)
 
-    # -- frames (called by frame.Decoder) -------------------------------------
+    # -- frames (called by decoder.Decoder) -----------------------------------
 
     def on_bad(self, _decoder, code, message):
         self.stats["bad_frames"] += 1
