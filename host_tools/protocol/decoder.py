@@ -17,7 +17,7 @@ defined once, in firmware/link/frame.py.
 import re
 import zlib
 
-from link import frame
+from firmware.link import frame
 
 _DOLLAR = b"$"
 _NL = 0x0A

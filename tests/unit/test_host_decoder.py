@@ -6,7 +6,7 @@ same state between chunks."""
 import random
 
 from host_tools.protocol import decoder
-from link import frame
+from firmware.link import frame
 
 
 class Calls:
