@@ -20,7 +20,7 @@ class Pit:
 
 def _nines_left():
     """A one-deck shoe dealt down to four nines, four aces and four twos:
-    side bets turn player-favourable (tests/e2e/test_edges.py)."""
+    side bets turn player-favourable (tests/unit/test_edges.py)."""
     stay = {cards.make(rank, suit) for rank in (1, 2, 8) for suit in range(4)}
     dealt = [c for c in range(52) if c not in stay]
     return ([{"type": "shoe", "decks": 1, "designation": "standard"}]
