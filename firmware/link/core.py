@@ -595,3 +595,6 @@ class Link:
             self.journal.ack(self.acked, self.acked_tag)
             self.journaled_ack = self.acked
             self.ack_written = now
+        # Last, after this pass's sends: flash work kept off a card's path
+        # (the ring's next sector erase, link/ring.py).
+        self.journal.idle()

@@ -80,6 +80,8 @@ _SEAL = const(16)
 _CASE = const(0x20)
 SEAL = "not sealed by this shoe's chip (edited, or from another journal)"
 
+_ERASED = b"\xff\xff\xff\xff"  # a record head on erased raw flash: never a record (LEN > _MAX_BODY)
+
 # scan() outcomes.
 OK = const(0)
 TORN = const(1)
@@ -119,6 +121,48 @@ def _remove(path):
     try:
         os.remove(path)
     except OSError:
+        pass
+
+
+class FileStore:
+    """The journal as a file on the board's filesystem (littlefs on the
+    boards, a file in the emulators): a compaction writes ``<path>.tmp`` and
+    renames it over the journal. link/ring.py is the other store, with the
+    same methods, on raw flash."""
+
+    MARK_EACH = True  # the loss marker follows every append
+
+    def __init__(self, path):
+        self.path = path
+        self.tmp = path + ".tmp"
+
+    def exists(self):
+        return exists(self.path)
+
+    def reader(self):
+        return open(self.path, "rb")
+
+    def cut_needed(self, good):
+        """Whether the file holds anything but its ``good`` sound bytes."""
+        return (os.stat(self.path)[6] if exists(self.path) else -1) != good
+
+    def append(self, at):
+        return open(self.path, "ab")
+
+    def create(self):
+        return open(self.tmp, "wb")
+
+    def commit(self, f):
+        f.flush()
+        f.close()
+        os.rename(self.tmp, self.path)
+
+    def discard(self, bad):
+        if exists(self.path):
+            _remove(bad)
+            os.rename(self.path, bad)
+
+    def idle(self):
         pass
 
 
@@ -198,8 +242,9 @@ class Journal:
     chip = -1
     intent = False
 
-    def __init__(self, path):
+    def __init__(self, path, store=None):
         self.path = path
+        self.store = store if store is not None else FileStore(path)
         self.tilt_path = path + ".tilt"
         self.mark_path = path + ".mark"
         self.f = None
@@ -285,9 +330,7 @@ class Journal:
     def clear_tilt(self):
         """Keep the journal for the technician, then lift the tilt."""
         self.close()
-        if exists(self.path):
-            _remove(self.path + ".bad")
-            os.rename(self.path, self.path + ".bad")
+        self.store.discard(self.path + ".bad")
         _remove(self.tilt_path)
 
     # ------------------------------------------------------- loss marker
@@ -338,9 +381,10 @@ class Journal:
         check = boot and self.ipad is not None
         if check:
             self.hash = None
-        if not exists(self.path):
+        store = self.store
+        if not store.exists():
             return OK, None, 0
-        with open(self.path, "rb") as f:
+        with store.reader() as f:
             head = f.read(len(HEADER))
             if len(head) < len(HEADER):
                 if HEADER[:len(head)] == head:
@@ -360,15 +404,20 @@ class Journal:
                 h = f.read(_HEAD)
                 if not h:
                     return OK, None, good
+                if h == _ERASED and not store.MARK_EACH:  # raw flash (link/ring.py): erased from here on?
+                    t = store.tail(good)
+                    if t == 0:
+                        return OK, None, good
+                    return self._bad(t, _where(index, good) + ": erased flash, then data", good)
                 if len(h) >= 3 and KINDS.find(bytes((h[2],))) < 0:
-                    return CORRUPT, _where(index, good) + ": unknown kind 0x%02x" % h[2], good
+                    return self._bad(0, _where(index, good) + ": unknown kind 0x%02x" % h[2], good)
                 if len(h) < _HEAD:
                     return TORN, _where(index, good) + " cut short", good
                 blen = (h[0] << 8) | h[1]
                 if h[3] != _hchk(h[0], h[1], h[2]):
-                    return CORRUPT, _where(index, good) + ": header check byte does not match", good
+                    return self._bad(0, _where(index, good) + ": header check byte does not match", good)
                 if blen > _MAX_BODY:
-                    return CORRUPT, _where(index, good) + ": length %d exceeds %d" % (blen, _MAX_BODY), good
+                    return self._bad(0, _where(index, good) + ": length %d exceeds %d" % (blen, _MAX_BODY), good)
                 for i in range(_HEAD):
                     rec[i] = h[i]
                 got_n = f.readinto(view[_HEAD:_HEAD + blen + 2])
@@ -377,7 +426,7 @@ class Journal:
                 want = (rec[_HEAD + blen] << 8) | rec[_HEAD + 1 + blen]
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
-                    return CORRUPT, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good
+                    return self._bad(0, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good)
                 kind = h[2]
                 total = blen + OVERHEAD
                 k = kind ^ _CASE
@@ -408,6 +457,19 @@ class Journal:
                 good += total
                 index += 1
 
+    def _bad(self, tail, message, good):
+        """A record that does not check at ``good``. In a file only the end
+        can be cut short, so it is corruption. On raw flash a power cut
+        during a page program leaves some of its bits programmed: there it
+        is a torn write when the flash is erased from within one sync's
+        reach of it on (link/ring.py ``tail``), corruption otherwise."""
+        if not self.store.MARK_EACH:
+            if not tail:
+                tail = self.store.tail(good)
+            if tail == 1:
+                return TORN, message + " (a torn page)", good
+        return CORRUPT, message, good
+
     # ----------------------------------------------------------------- write
 
     def _gen_record(self, gen):
@@ -422,31 +484,29 @@ class Journal:
         since MicroPython files cannot be truncated). A new journal starts
         with the next generation."""
         self.close()
-        size = os.stat(self.path)[6] if exists(self.path) else -1
+        store = self.store
         if good_bytes < len(HEADER):
             self.gen = max(self.gen, self.found_gen) + 1
         else:
             self.gen = self.found_gen
-        if size != good_bytes:
-            tmp = self.path + ".tmp"
-            with open(tmp, "wb") as out:
-                if good_bytes < len(HEADER):
-                    self.hash = None if self.ipad is None else hashlib.sha256()
-                    self.put(out, HEADER)
-                    self.put(out, self._gen_record(self.gen))
-                    good_bytes = len(HEADER) + 4 + OVERHEAD
-                else:
-                    with open(self.path, "rb") as src:
-                        left = good_bytes
-                        while left > 0:
-                            chunk = src.read(min(left, 512))
-                            if not chunk:
-                                break
-                            out.write(chunk)
-                            left -= len(chunk)
-                out.flush()
-            os.rename(tmp, self.path)
-        self.f = open(self.path, "ab")
+        if store.cut_needed(good_bytes):
+            out = store.create()
+            if good_bytes < len(HEADER):
+                self.hash = None if self.ipad is None else hashlib.sha256()
+                self.put(out, HEADER)
+                self.put(out, self._gen_record(self.gen))
+                good_bytes = len(HEADER) + 4 + OVERHEAD
+            else:
+                with store.reader() as src:
+                    left = good_bytes
+                    while left > 0:
+                        chunk = src.read(min(left, 512))
+                        if not chunk:
+                            break
+                        out.write(chunk)
+                        left -= len(chunk)
+            store.commit(out)
+        self.f = store.append(good_bytes)
         self.size = good_bytes
         self._write_mark()
 
@@ -469,9 +529,11 @@ class Journal:
             if not sync:
                 return  # the next synced record takes it to the flash (``ack``)
             # On MicroPython flush() syncs the file (fsync on unix, a littlefs
-            # commit on the boards); the event is sent only after this returns.
+            # commit on the boards; a page program on the ring); the event is
+            # sent only after this returns.
             self.f.flush()
-            self._write_mark()
+            if self.store.MARK_EACH:
+                self._write_mark()
         except OSError as e:
             # Flash full or failing. The input is already in hand, so play in
             # memory is still right, but it is no longer durable: the session
@@ -566,42 +628,46 @@ class Journal:
         """Start a fresh journal of the next generation: a base record (with
         the tag of event ``acked``), the still-unacked events ``events`` (a
         list of (buf, start, end)), then the new shoe (as a quiet record: its
-        events are among the literals). Written to a temp file and renamed
-        over the old one, so a power cut leaves one or the other whole; the
-        marker follows the rename (a newer generation than the marker's is
-        accepted at boot)."""
+        events are among the literals). Written beside the old one (a temp
+        file renamed over it, or the ring's next epoch committed), so a
+        power cut leaves one or the other whole; the marker follows (a newer
+        generation than the marker's is accepted at boot)."""
         self.close()
-        tmp = self.path + ".tmp"
+        store = self.store
         rec = self._big
         gen = self.gen + 1
         self.hash = None if self.ipad is None else hashlib.sha256()
-        with open(tmp, "wb") as f:
-            size = self.put(f, HEADER)
-            size += self.put(f, self._gen_record(gen))
-            rec[2] = BASE
-            put_u32(rec, _HEAD, seq)
-            put_u32(rec, _HEAD + 4, acked)
-            put_u32(rec, _HEAD + 8, counter)
-            for i in range(_TAG_HEX):
-                rec[_HEAD + 12 + i] = tag[i]
-            size += self.put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
-            if self.chip >= 0:  # the chip's counter outlives the records that showed it
-                put_u32(rec, _HEAD, self.chip)
-                size += self.put(f, memoryview(rec)[:self.seal(rec, INTENT if self.intent else CHIP, 4)])
-            for buf, start, end in events:
-                rec[2] = EVENT
-                for i in range(end - start):
-                    rec[_HEAD + i] = buf[start + i]
-                size += self.put(f, memoryview(rec)[:seal(rec, end - start)])
-            if shoe_body is not None:
-                rec[2] = QUIET_SHOE
-                for i in range(len(shoe_body)):
-                    rec[_HEAD + i] = shoe_body[i]
-                size += self.put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
-            f.flush()
-        os.rename(tmp, self.path)
+        f = store.create()
+        size = self.put(f, HEADER)
+        size += self.put(f, self._gen_record(gen))
+        rec[2] = BASE
+        put_u32(rec, _HEAD, seq)
+        put_u32(rec, _HEAD + 4, acked)
+        put_u32(rec, _HEAD + 8, counter)
+        for i in range(_TAG_HEX):
+            rec[_HEAD + 12 + i] = tag[i]
+        size += self.put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
+        if self.chip >= 0:  # the chip's counter outlives the records that showed it
+            put_u32(rec, _HEAD, self.chip)
+            size += self.put(f, memoryview(rec)[:self.seal(rec, INTENT if self.intent else CHIP, 4)])
+        for buf, start, end in events:
+            rec[2] = EVENT
+            for i in range(end - start):
+                rec[_HEAD + i] = buf[start + i]
+            size += self.put(f, memoryview(rec)[:seal(rec, end - start)])
+        if shoe_body is not None:
+            rec[2] = QUIET_SHOE
+            for i in range(len(shoe_body)):
+                rec[_HEAD + i] = shoe_body[i]
+            size += self.put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
+        store.commit(f)
         self.gen = gen
         self.size = size
         self.counter = counter
-        self.f = open(self.path, "ab")
+        self.f = store.append(size)
         self._write_mark()
+
+    def idle(self):
+        """Flash work that must not fall on a card (the ring's next erase)."""
+        if self.f is not None:
+            self.store.idle()
