@@ -4,8 +4,7 @@ speak, with the rules of the chip behind them enforced, so a test sees what
 a board would do wrong. A program only clears bits and must be whole
 256-byte pages at a page-aligned offset; a byte other than FF that needs a
 bit from 0 back to 1 (a write to flash that was not erased) raises; an erase sets a whole
-4096-byte sector to FF. Erases and page programs are counted, in the file
-``<path>.count`` as well, so a bench reads them after the VM exits.
+4096-byte sector to FF. Erases and page programs are counted.
 
 The file is the flash: restarting the VM on it is a power cycle, and a
 test that edits it edits the flash as someone holding the chip would.
@@ -63,7 +62,6 @@ class NorFlash:
             self.f.write(old)
             self.pages += 1
         self.f.flush()
-        self._count()
 
     def ioctl(self, op, arg):
         if op == 4:
@@ -75,10 +73,5 @@ class NorFlash:
             self.f.write(b"\xff" * SECTOR)
             self.f.flush()
             self.erases += 1
-            self._count()
             return 0
         return 0
-
-    def _count(self):
-        with open(self.path + ".count", "w") as f:
-            f.write("%d %d\n" % (self.erases, self.pages))
