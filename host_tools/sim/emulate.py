@@ -77,7 +77,8 @@ class Emulator(vmdevice.VMDevice):
     KIND = "shoe"
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0):
+                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0,
+                 journal_ring=None):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -111,6 +112,8 @@ class Emulator(vmdevice.VMDevice):
             values["ABSENT"] = sorted(without)   # emulator/shoe_board.py: each fails as a board sees it
         if answer_delay_ms:
             values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (emulator/shoe_board.py)
+        if journal_ring is not None:
+            values["JOURNAL_RING"] = int(journal_ring)   # the journal on NOR flash (link/ring.py)
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
                                             **self._start_secure(provision, "secure_element" not in without))
@@ -291,6 +294,10 @@ def add_arguments(parser):
     parser.add_argument("--answer-delay-ms", type=int, default=0, metavar="MS",
                         help="a slow shoe: every hello and heartbeat answer leaves this much later "
                              "(as on a slower MCU)")
+    parser.add_argument("--journal-ring", type=int, default=None, metavar="SECTORS",
+                        help="keep the journal as the boards do, on a ring of SECTORS 4 KiB sectors "
+                             "of NOR flash (a file beside the flash directory's journal), instead "
+                             "of a file (0)")
 
 
 def run(args):
@@ -311,10 +318,11 @@ def run(args):
         tags.write(path)
         emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path,
                        secure=args.secure_element, service=args.service, without=args.without,
-                       answer_delay_ms=args.answer_delay_ms)
+                       answer_delay_ms=args.answer_delay_ms, journal_ring=args.journal_ring)
     else:
         emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service,
-                       without=args.without, answer_delay_ms=args.answer_delay_ms)
+                       without=args.without, answer_delay_ms=args.answer_delay_ms,
+                       journal_ring=args.journal_ring)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()
