@@ -16,4 +16,4 @@ class Board(MachineBoard):
         import esp32
         from boards import ring_flash
         part = esp32.Partition.find(esp32.Partition.TYPE_DATA, label="vfs")[0]
-        return ring_flash.store(part, self.journal_path, sectors)
+        return ring_flash.store(part, self.journal_path, sectors, self.feed)

@@ -46,7 +46,7 @@ def _map(path, sectors, bdev):
     return out
 
 
-def _carve(path, sectors, bdev):
+def _carve(path, sectors, bdev, feed):
     folder = path[:-len(MAP)] + FOLDER[:-1]
     try:
         os.mkdir(folder)
@@ -64,6 +64,7 @@ def _carve(path, sectors, bdev):
         put_u32(buf, at, i)
         with open("%s/%d" % (folder, i), "wb") as f:
             f.write(buf)
+        feed()  # an erase and a block's programs each: seconds in all
     # Find where littlefs put each one: the tag, this boot's nonce, its index.
     found = [-1] * sectors
     head = bytearray(at + 4)
@@ -87,11 +88,12 @@ def _carve(path, sectors, bdev):
     return found
 
 
-def store(bdev, journal_path, sectors):
+def store(bdev, journal_path, sectors, feed):
     """The journal's store: a ring of ``sectors`` blocks of ``bdev`` (the
-    device littlefs is mounted on), carved at the first boot."""
+    device littlefs is mounted on), carved at the first boot (``feed``: the
+    watchdog's)."""
     path = journal_path + MAP
     blocks = _map(path, sectors, bdev)
     if blocks is None:
-        blocks = _carve(path, sectors, bdev)
+        blocks = _carve(path, sectors, bdev, feed)
     return Ring(bdev, blocks)

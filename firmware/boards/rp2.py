@@ -21,7 +21,7 @@ class Board(MachineBoard):
         JOURNAL_RING names its sectors."""
         import rp2
         from boards import ring_flash
-        return ring_flash.store(rp2.Flash(), self.journal_path, sectors)
+        return ring_flash.store(rp2.Flash(), self.journal_path, sectors, self.feed)
 
     def watchdog_ms(self, ms):
         # Refuse rather than clamp: a silently shorter watchdog could reset a
