@@ -97,6 +97,7 @@ class Link:
         self.seq = 0            # last event seq assigned
         self.acked = 0          # highest seq the host acked
         self.journaled_ack = 0  # the ack the journal knows (it may lag; duplicates are harmless)
+        self.eager = False      # an input is being played: send its events as they are made
         self.counter = 0        # last accepted command counter
         self.last_command = b""
         self.settings = ""
@@ -279,6 +280,11 @@ class Link:
         if self.seq > self.acked and not self.spilled:
             if not self.outbox.push(self.seq, buf, n):
                 self.spilled = True
+            elif self.eager:
+                # An input's events leave as they are made: a card's is on
+                # the wire before the game works out the result it completes
+                # (docs/cost_model.md), not a loop pass later.
+                self._send_window(self.board.ticks_ms())
 
     def link_send(self):
         """Queue the link event in ``self.out``. Link events are not functions
@@ -528,6 +534,29 @@ class Link:
         self.board.link_write(self.tx, m)
         self.last_tx = self.board.ticks_ms()
 
+    def _send_window(self, now):
+        """Send what the window allows of the outbox, in order."""
+        if not (self.up and (self.tilt is None or self.synced) and not self.tag_stale):
+            return
+        box = self.outbox
+        budget = _SEND_BUDGET
+        last = box.last_seq()
+        while budget and box.count and self.next_send <= last and \
+                self.next_send - self.acked <= proto.WINDOW:
+            if self.next_send < box.first_seq:
+                self.next_send = box.first_seq
+                continue
+            if self.next_send == self.acked + 1:
+                self.progress = now
+            while self.signed < self.next_send:
+                self._sign_next()
+            s = box.slot(self.next_send)
+            off = box.off[s]
+            self._send(proto.EVENT, self.next_send, box.data, off, off + box.len[s],
+                       box.tags, s * proto.MAC_HEX)
+            self.next_send += 1
+            budget -= 1
+
     def _hello(self):
         self._send_signed(proto.HELLO, self.seq, reports.hello(self), self.challenge, self.challenge_len)
 
@@ -565,26 +594,10 @@ class Link:
             # Only once the host has taken everything in memory: each refill
             # replays the whole journal, so it must not run pass after pass.
             self.RECOVERY.refill(self)
-        if self.up and (self.tilt is None or self.synced) and not self.tag_stale:
-            if self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:
-                self.next_send = self.acked + 1  # go back N
-            budget = _SEND_BUDGET
-            last = box.last_seq()
-            while budget and box.count and self.next_send <= last and \
-                    self.next_send - self.acked <= proto.WINDOW:
-                if self.next_send < box.first_seq:
-                    self.next_send = box.first_seq
-                    continue
-                if self.next_send == self.acked + 1:
-                    self.progress = now
-                while self.signed < self.next_send:
-                    self._sign_next()
-                s = box.slot(self.next_send)
-                off = box.off[s]
-                self._send(proto.EVENT, self.next_send, box.data, off, off + box.len[s],
-                           box.tags, s * proto.MAC_HEX)
-                self.next_send += 1
-                budget -= 1
+        if self.up and (self.tilt is None or self.synced) and not self.tag_stale and \
+                self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:
+            self.next_send = self.acked + 1  # go back N
+        self._send_window(now)
         if self.beat_due or b.ticks_diff(now, self.last_tx) >= proto.HEARTBEAT_MS:
             self.beat_due = False
             self._send_signed(proto.BEAT, self.seq, reports.beat(self), self.beat_link, self.beat_link_len)

@@ -260,7 +260,11 @@ class Session(core.Link):
             ident = self.intake.taking if self.intake is not None else -1
             self.journal.card(c, up, ident)
             self.game.deck_of = self.intake.registry.deck(ident) if ident >= 0 else 0
-            self.game.card(c, up)
+            self.eager = True
+            try:
+                self.game.card(c, up)
+            finally:
+                self.eager = False
             if ident >= 0 and self.game.phase == _game.NO_SHOE and self.intake.check is not None:
                 self.intake.check.end()  # the shoe is spent: its order is wiped from RAM
 
