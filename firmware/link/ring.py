@@ -190,11 +190,11 @@ class Ring:
 
     def commit(self, w):
         """Make the epoch ``w`` wrote the live one: its first header's
-        COMMIT byte programmed to 00 (the rest of the page left as it is)."""
+        COMMIT byte programmed to 00 (the page programmed again as it is
+        but for that byte)."""
         w.flush()
         pg = self.scratch
-        for i in range(_PAGE):
-            pg[i] = 0xFF
+        self.dev.readblocks(self.blocks[w.start], pg, 0)
         pg[_COMMIT] = 0
         self._program(w.start, 0, pg)
         self.epoch = self.top = w.epoch
