@@ -252,6 +252,8 @@ class Journal:
         self.broken = None
         self.gen = 0        # generation of the journal in use
         self.size = 0       # its length, as the marker records it
+        self.durable = 0    # the part of it on the flash (acks wait for the next sync)
+        self.marked = -1    # the length the marker last recorded
         self.counter = 0    # the last command counter, as the marker records it
         self.found_gen = 0  # what scan() read from the GEN record
         # Fixed records for the per-card path, so appending allocates nothing.
@@ -335,12 +337,15 @@ class Journal:
 
     # ------------------------------------------------------- loss marker
 
-    def _write_mark(self):
+    def _write_mark(self, size=-1):
+        if size < 0:
+            size = self.durable = self.size
+        self.marked = size
         m = self._mark
         m[0] = 0x4A  # J
         m[1] = 0x4D  # M
         put_u32(m, 2, self.gen)
-        put_u32(m, 6, self.size)
+        put_u32(m, 6, size)
         put_u32(m, 10, self.counter)
         c = crc16(m, 0, MARK_BYTES - 2)
         m[MARK_BYTES - 2] = c >> 8
@@ -532,6 +537,7 @@ class Journal:
             # commit on the boards; a page program on the ring); the event is
             # sent only after this returns.
             self.f.flush()
+            self.durable = self.size
             if self.store.MARK_EACH:
                 self._write_mark()
         except OSError as e:
@@ -668,6 +674,16 @@ class Journal:
         self._write_mark()
 
     def idle(self):
-        """Flash work that must not fall on a card (the ring's next erase)."""
-        if self.f is not None:
+        """Flash work that must not fall on a card: the ring's next erase,
+        and its marker brought up to what is on the flash (on the ring the
+        marker is not written with each append, so that a card's write is
+        one page program; it lags by at most a loop pass)."""
+        if self.f is None:
+            return
+        try:
             self.store.idle()
+            if self.marked != self.durable:
+                self._write_mark(self.durable)
+        except OSError as e:
+            self.broken = "journal write failed (%s)" % e
+            self.close()
