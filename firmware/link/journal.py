@@ -5,10 +5,13 @@ The core is deterministic, so the inputs (and the link's own events, which
 are not functions of the inputs) are the whole critical state: replaying
 them into a fresh Game rebuilds the round, the held cards, the sequence
 counter and every unacknowledged event byte for byte. Records are tiny
-(a card is 10 bytes), but on littlefs each synced append costs an erased
-block (the file's partial last block is copied into it), so only inputs
-are synced one by one; acks ride on the next one (``ack``; docs/protocol.md
-8, "What the journal costs the flash", and `shoe bench journal`).
+(a card is 10 bytes). Only inputs are synced one by one; acks ride on the
+next one (``ack``). Where the bytes go is the store's business: a file
+(``FileStore``: on littlefs each synced append costs an erased block, the
+file's partial last block copied into it) or, on the boards, a ring of raw
+flash sectors (link/ring.py: a page program, the next sector erased in
+idle time); docs/protocol.md 8, "Where the journal lives", and `shoe bench
+journal`.
 
 Record: LEN (2, big-endian) KIND (1) HCHK (1) BODY (LEN) CRC-16/CCITT-FALSE
 (2) over KIND+BODY, after an 8-byte file header. HCHK = LEN_hi ^ LEN_lo ^
@@ -23,7 +26,8 @@ A journal that is deleted, emptied, cut back at a record boundary or swapped
 for an older copy is still a sound journal, so it cannot be caught from the
 inside. A second small file, the *marker*, records the journal's generation
 (a GEN record opens every journal; each compaction writes the next one) and
-the length it has reached; it is rewritten in place after every append. At
+the length it has reached; it is rewritten in place after every append (on
+the ring, in idle time: ``idle``). At
 boot a journal shorter than its marker, of an older generation, or missing
 while its marker is there has lost records: the shoe tilts instead of
 resuming from an earlier state (docs/protocol.md 8). The marker also keeps
