@@ -128,48 +128,6 @@ def _remove(path):
         pass
 
 
-class FileStore:
-    """The journal as a file on the board's filesystem (littlefs on the
-    boards, a file in the emulators): a compaction writes ``<path>.tmp`` and
-    renames it over the journal. link/ring.py is the other store, with the
-    same methods, on raw flash."""
-
-    MARK_EACH = True  # the loss marker follows every append
-
-    def __init__(self, path):
-        self.path = path
-        self.tmp = path + ".tmp"
-
-    def exists(self):
-        return exists(self.path)
-
-    def reader(self):
-        return open(self.path, "rb")
-
-    def cut_needed(self, good):
-        """Whether the file holds anything but its ``good`` sound bytes."""
-        return (os.stat(self.path)[6] if exists(self.path) else -1) != good
-
-    def append(self, at):
-        return open(self.path, "ab")
-
-    def create(self):
-        return open(self.tmp, "wb")
-
-    def commit(self, f):
-        f.flush()
-        f.close()
-        os.rename(self.tmp, self.path)
-
-    def discard(self, bad):
-        if exists(self.path):
-            _remove(bad)
-            os.rename(self.path, bad)
-
-    def idle(self):
-        pass
-
-
 def put_u32(buf, at, v):
     buf[at] = (v >> 24) & 0xFF
     buf[at + 1] = (v >> 16) & 0xFF
@@ -248,7 +206,10 @@ class Journal:
 
     def __init__(self, path, store=None):
         self.path = path
-        self.store = store if store is not None else FileStore(path)
+        if store is None:  # a board with a ring never loads the file store
+            from link.filestore import FileStore
+            store = FileStore(path)
+        self.store = store
         self.tilt_path = path + ".tilt"
         self.mark_path = path + ".mark"
         self.f = None
@@ -413,20 +374,20 @@ class Journal:
                 h = f.read(_HEAD)
                 if not h:
                     return OK, None, good
-                if h == _ERASED and not store.MARK_EACH:  # raw flash (link/ring.py): erased from here on?
+                if h == _ERASED:  # erased raw flash (link/ring.py) from here on?
                     t = store.tail(good)
                     if t == 0:
                         return OK, None, good
-                    return self._bad(t, _where(index, good) + ": erased flash, then data", good)
+                    return store.bad(t, _where(index, good) + ": erased flash, then data", good)
                 if len(h) >= 3 and KINDS.find(bytes((h[2],))) < 0:
-                    return self._bad(0, _where(index, good) + ": unknown kind 0x%02x" % h[2], good)
+                    return store.bad(0, _where(index, good) + ": unknown kind 0x%02x" % h[2], good)
                 if len(h) < _HEAD:
                     return TORN, _where(index, good) + " cut short", good
                 blen = (h[0] << 8) | h[1]
                 if h[3] != _hchk(h[0], h[1], h[2]):
-                    return self._bad(0, _where(index, good) + ": header check byte does not match", good)
+                    return store.bad(0, _where(index, good) + ": header check byte does not match", good)
                 if blen > _MAX_BODY:
-                    return self._bad(0, _where(index, good) + ": length %d exceeds %d" % (blen, _MAX_BODY), good)
+                    return store.bad(0, _where(index, good) + ": length %d exceeds %d" % (blen, _MAX_BODY), good)
                 for i in range(_HEAD):
                     rec[i] = h[i]
                 got_n = f.readinto(view[_HEAD:_HEAD + blen + 2])
@@ -435,7 +396,7 @@ class Journal:
                 want = (rec[_HEAD + blen] << 8) | rec[_HEAD + 1 + blen]
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
-                    return self._bad(0, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good)
+                    return store.bad(0, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good)
                 kind = h[2]
                 total = blen + OVERHEAD
                 k = kind ^ _CASE
@@ -465,19 +426,6 @@ class Journal:
                     handler.record(kind, view[_HEAD:_HEAD + blen], blen)
                 good += total
                 index += 1
-
-    def _bad(self, tail, message, good):
-        """A record that does not check at ``good``. In a file only the end
-        can be cut short, so it is corruption. On raw flash a power cut
-        during a page program leaves some of its bits programmed: there it
-        is a torn write when the flash is erased from within one sync's
-        reach of it on (link/ring.py ``tail``), corruption otherwise."""
-        if not self.store.MARK_EACH:
-            if not tail:
-                tail = self.store.tail(good)
-            if tail == 1:
-                return TORN, message + " (a torn page)", good
-        return CORRUPT, message, good
 
     # ----------------------------------------------------------------- write
 
@@ -678,16 +626,6 @@ class Journal:
         self._write_mark()
 
     def idle(self):
-        """Flash work that must not fall on a card: the ring's next erase,
-        and its marker brought up to what is on the flash (on the ring the
-        marker is not written with each append, so that a card's write is
-        one page program; it lags by at most a loop pass)."""
-        if self.f is None:
-            return
-        try:
-            self.store.idle()
-            if self.marked != self.durable:
-                self._write_mark(self.durable)
-        except OSError as e:
-            self.broken = "journal write failed (%s)" % e
-            self.close()
+        """Flash work that must not fall on a card (the ring's, link/ring.py)."""
+        if self.f is not None:
+            self.store.idle(self)

@@ -40,7 +40,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-from link.journal import crc16, get_u32, put_u32
+from link.journal import CORRUPT, TORN, crc16, get_u32, put_u32
 
 _HDR = const(16)
 _PAGE = const(256)
@@ -54,9 +54,13 @@ TORN_REACH = const(_PAGE + 1024 + 6)
 class Ring:
     """A journal store on ``dev`` (the MicroPython block-device protocol:
     readblocks/writeblocks with an offset, ioctl 4/5/6), its sectors the
-    device's blocks listed in ``blocks`` (all of them when None)."""
+    device's blocks listed in ``blocks`` (all of them when None). One
+    object is the journal's appender, its reader (``reader``) and the writer
+    of a new epoch (``create``), never two at once: the journal closes its
+    appender before it reads back or rewrites. (One class, not three: each
+    costs the resident heap.)"""
 
-    MARK_EACH = False  # the journal's loss marker follows epochs, not appends
+    MARK_EACH = False  # the journal's loss marker follows in idle time (link/journal.py)
 
     def __init__(self, dev, blocks=None):
         self.dev = dev
@@ -64,22 +68,15 @@ class Ring:
         self.blocks = blocks if blocks is not None else list(range(dev.ioctl(4, 0)))
         self.n = len(self.blocks)
         self.pay = self.sector - _HDR
-        self.page = bytearray(_PAGE)
-        self.hdr = bytearray(_HDR)
-        self.epoch = 0      # the live epoch (0: none)
-        self.start = 0      # its first sector's slot in the ring
-        self.count = 0      # its sectors
-        self.pos = 0        # the stream's end, where the next byte goes
-        self.pg_slot = -1   # the slot of the page mirrored in ``page`` (-1: none)
-        self.pg_off = 0     # its offset in the sector
-        self.pg_fill = 0    # where ``pos`` falls in it
-        self.dirty = False
-        self.scratch = bytearray(_PAGE)
-        self.ready = -1     # a slot erased since boot and not yet used
+        self.page = bytearray(_PAGE)     # the tail page (or a new epoch's page being written)
+        self.scratch = bytearray(_PAGE)  # reads that must not disturb it
         self.erases = 0
         self.programs = 0
         self.path_erases = 0
+        self.ready = -1     # a slot erased since boot and not yet used
         self.open = False
+        self.wr = False     # writing a new epoch (``create``) rather than appending
+        self.dirty = False
         self.mount()
 
     # ------------------------------------------------------------ flash
@@ -92,54 +89,44 @@ class Ring:
         self.dev.writeblocks(self.blocks[slot], buf, off)
         self.programs += 1
 
-    def _header(self, slot):
-        """(epoch, index, committed) of the sector at ``slot``, epoch 0 when
-        its header is not sound (erased, half-erased, torn)."""
-        h = self.hdr
-        self.dev.readblocks(self.blocks[slot], h, 0)
-        if h[0] != 0x53 or h[1] != 0x52 or crc16(h, 0, 10) != (h[10] << 8) | h[11]:
-            return 0, 0, False
-        return get_u32(h, 2), get_u32(h, 6), h[_COMMIT] == 0
-
     def mount(self):
-        """Find the live epoch: the newest committed one, and its sectors."""
+        """Find the live epoch: the newest committed one, and its sectors.
+        A header that fails its CRC (erased, half-erased, torn) is no one's."""
+        h = self.scratch
         best = 0
         self.top = 0  # the newest epoch any sound header names, committed or not
+        self.start = 0
         for slot in range(self.n):
-            e, i, c = self._header(slot)
+            e = self._epoch(slot, h)
             if e > self.top:
                 self.top = e
-            if c and i == 0 and e > best:
+            if e > best and h[_COMMIT] == 0 and get_u32(h, 6) == 0:
                 best = e
                 self.start = slot
         self.epoch = best
         self.count = 0
-        if best:
-            while self.count < self.n:
-                e, i, c = self._header((self.start + self.count) % self.n)
-                if e != best or i != self.count:
-                    break
-                self.count += 1
-        self.pos = 0
-        self.pg_slot = -1
+        while best and self.count < self.n:
+            slot = (self.start + self.count) % self.n
+            if self._epoch(slot, h) != best or get_u32(h, 6) != self.count:
+                break
+            self.count += 1
+        self.pos = 0        # the stream's end, where the next byte goes
+        self.pg_slot = -1   # the slot of the page mirrored in ``page`` (-1: none)
+
+    def _epoch(self, slot, h):
+        """The epoch of the sector at ``slot`` (its header left in ``h``), 0
+        when the header is not sound."""
+        self.dev.readblocks(self.blocks[slot], h, 0)
+        if h[0] != 0x53 or h[1] != 0x52 or crc16(h, 0, 10) != (h[10] << 8) | h[11]:
+            return 0
+        return get_u32(h, 2)
 
     def _where(self, at):
-        """(slot, offset in the sector) of stream byte ``at`` of an epoch
-        starting at slot ``start``."""
+        """(index in the epoch, offset in its sector) of stream byte ``at``."""
         i = at // self.pay
         return i, _HDR + at - i * self.pay
 
-    def _read(self, start, at, buf, n):
-        """``n`` stream bytes from ``at`` into ``buf`` (page by page)."""
-        got = 0
-        mv = memoryview(buf)
-        while got < n:
-            i, off = self._where(at + got)
-            k = min(n - got, self.sector - off)
-            self.dev.readblocks(self.blocks[(start + i) % self.n], mv[got:got + k], off)
-            got += k
-
-    # ------------------------------------------------------ what journal.py uses
+    # ------------------------------------------------------ reading (a file's)
 
     def exists(self):
         return self.epoch != 0
@@ -150,32 +137,151 @@ class Ring:
         return self.count * self.pay
 
     def reader(self):
-        return _Reader(self)
+        self.rd = 0
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        pass
+
+    def readinto(self, buf, n=-1):
+        if n < 0:
+            n = len(buf)
+        n = min(n, self.size() - self.rd)
+        got = 0
+        mv = memoryview(buf)
+        while got < n:
+            i, off = self._where(self.rd)
+            k = min(n - got, self.sector - off)
+            self.dev.readblocks(self.blocks[(self.start + i) % self.n], mv[got:got + k], off)
+            got += k
+            self.rd += k
+        return max(n, 0)
+
+    def read(self, n):
+        b = bytearray(max(0, min(n, self.size() - self.rd)))
+        self.readinto(b)
+        return bytes(b)
 
     def tail(self, at):
         """The journal's scan stopped at stream byte ``at``: 0 when the flash
         after it is erased (a clean end), 1 when it is not but only within a
         torn sync's reach of ``at`` (a power cut), 2 beyond it (corruption)."""
-        end = self.size()
         last = -1
         buf = self.scratch
-        p = at
-        while p < end:
-            k = min(_PAGE, end - p)
-            self._read(self.start, p, buf, k)
+        self.rd = at
+        while True:
+            p = self.rd
+            k = self.readinto(buf)
+            if not k:
+                break
             for j in range(k):
                 if buf[j] != 0xFF:
                     last = p + j
-            p += k
         if last < 0:
             return 0
         return 1 if last < at + TORN_REACH else 2
+
+    def bad(self, tail, message, good):
+        """A record that does not check at ``good``: a power cut during a
+        page program leaves some of its bits programmed, so it is a torn
+        write when the flash is erased from within one sync's reach of it on
+        (``tail``), corruption otherwise."""
+        if not tail:
+            tail = self.tail(good)
+        if tail == 1:
+            return TORN, message + " (a torn page)", good
+        return CORRUPT, message, good
 
     def cut_needed(self, good):
         """Whether the journal must rewrite its sound prefix of ``good``
         bytes into a new epoch before appending (no epoch yet, or bytes of
         a torn write after it)."""
         return self.epoch == 0 or self.tail(good) != 0
+
+    def discard(self, bad):
+        """Keep the stream for the technician as the file ``bad``; the live
+        epoch stays until a rewrite replaces it."""
+        self.rd = 0
+        with open(bad, "wb") as f:
+            while self.readinto(self.scratch):
+                f.write(self.scratch)
+
+    # ------------------------------------------------------------ a new epoch
+
+    def create(self):
+        """Start writing the next epoch after the live one, above every epoch
+        on the flash (a rewrite cut short before its commit must never read
+        as this one); ``commit`` makes it live."""
+        self.wr = True
+        self.w_epoch = self.top + 1
+        self.w_start = self._next() if self.epoch else 0
+        self.w_count = 0
+        self.w_at = 0
+        self.pg_fill = 0
+        return self
+
+    def _new_page(self):
+        r = self
+        i, off = r._where(r.w_at)
+        pg = r.page
+        for j in range(_PAGE):
+            pg[j] = 0xFF
+        r.pg_fill = off % _PAGE
+        if i == r.w_count:  # a new sector: erased first, its header in its first page
+            slot = (r.w_start + i) % r.n
+            if i >= r.n or (r.epoch and r._owned(slot)):
+                raise OSError(28)  # the new epoch would overrun the live one
+            if r.ready != slot:
+                r._erase(slot)
+            r.ready = -1
+            _fill_header(pg, r.w_epoch, i)
+            r.w_count += 1
+            r.pg_fill = _HDR
+        r.pg_slot = (r.w_start + i) % r.n
+        r.pg_off = off - off % _PAGE
+
+    def commit(self, w):
+        """Make the new epoch the live one: its first header's COMMIT byte
+        programmed to 00 (the page programmed again as it is but for that
+        byte)."""
+        self._sync()
+        self.wr = False
+        pg = self.scratch
+        self.dev.readblocks(self.blocks[self.w_start], pg, 0)
+        pg[_COMMIT] = 0
+        self._program(self.w_start, 0, pg)
+        self.epoch = self.top = self.w_epoch
+        self.start = self.w_start
+        self.count = self.w_count
+        self.pg_slot = -1
+
+    def _owned(self, slot):
+        return (slot - self.start) % self.n < self.count
+
+    def _next(self):
+        return (self.start + self.count) % self.n
+
+    def idle(self, j):
+        """Called between cards, after the link's sends (link/core.py): erase
+        the sector the stream enters next, if not done since boot, and bring
+        the journal ``j``'s loss marker up to what is on the flash (it is not
+        written with each append, so that a card's write is one page
+        program; it lags by at most a loop pass)."""
+        try:
+            if self.open and self.ready < 0 and self.count < self.n:
+                slot = self._next()
+                self._erase(slot)
+                self.ready = slot
+            if j.marked != j.durable:
+                j._write_mark(j.durable)
+        except OSError as e:
+            j.broken = "journal write failed (%s)" % e
+            j.close()
+
+    # ------------------------------------------------------------ appending
 
     def append(self, at):
         """Open for appending at stream byte ``at`` (the sound end)."""
@@ -184,56 +290,20 @@ class Ring:
         self.open = True
         return self
 
-    def create(self):
-        """Start the next epoch after the live one; ``commit`` makes it live."""
-        return _Writer(self)
-
-    def commit(self, w):
-        """Make the epoch ``w`` wrote the live one: its first header's
-        COMMIT byte programmed to 00 (the page programmed again as it is
-        but for that byte)."""
-        w.flush()
-        pg = self.scratch
-        self.dev.readblocks(self.blocks[w.start], pg, 0)
-        pg[_COMMIT] = 0
-        self._program(w.start, 0, pg)
-        self.epoch = self.top = w.epoch
-        self.start = w.start
-        self.count = w.count
-        self.pg_slot = -1
-
-    def discard(self, bad):
-        """Keep the stream for the technician as the file ``bad``; the live
-        epoch stays until a rewrite replaces it."""
-        r = self.reader()
-        with open(bad, "wb") as f:
-            while True:
-                chunk = r.read(512)
-                if not chunk:
-                    break
-                f.write(chunk)
-
-    def _owned(self, slot):
-        return (slot - self.start) % self.n < self.count
-
-    def _next(self):
-        return (self.start + self.count) % self.n
-
-    def idle(self):
-        """Erase the sector the stream enters next, if not done since boot:
-        called between cards, after the link's sends (link/core.py)."""
-        if self.open and self.ready < 0 and self.count < self.n:
-            slot = self._next()
-            self._erase(slot)
-            self.ready = slot
-
-    # ------------------------------------------------------------ appending
-
     def _load(self):
         """Bring the page holding ``pos`` into RAM."""
         i, off = self._where(self.pos)
         if i == self.count:  # a new sector: its header opens its first page
-            self._enter()
+            slot = self._next()
+            if self.count >= self.n:
+                raise OSError(28)  # the ring is full: the journal tilts (write failed)
+            if self.ready != slot:
+                self._erase(slot)
+                self.path_erases += 1
+            self.ready = -1
+            _fill_header(self.page, self.epoch, self.count)
+            self.count += 1
+            self.pg_slot = slot
             self.pg_off = 0
         else:
             self.pg_slot = (self.start + i) % self.n
@@ -241,31 +311,25 @@ class Ring:
             self.dev.readblocks(self.blocks[self.pg_slot], self.page, self.pg_off)
         self.pg_fill = off % _PAGE
 
-    def _enter(self):
-        slot = self._next()
-        if self.count >= self.n:
-            raise OSError(28)  # the ring is full: the journal tilts (write failed)
-        if self.ready != slot:
-            self._erase(slot)
-            self.path_erases += 1
-        self.ready = -1
-        _fill_header(self.page, self.epoch, self.count, False)
-        self.count += 1
-        self.pg_slot = slot
-
     def write(self, buf):
         pg = self.page
         n = len(buf)
         k = 0
         while k < n:
             if self.pg_slot < 0:
-                self._load()
+                if self.wr:
+                    self._new_page()
+                else:
+                    self._load()
             at = self.pg_fill
             while k < n and at < _PAGE:
                 pg[at] = buf[k]
                 at += 1
                 k += 1
-            self.pos += at - self.pg_fill
+            if self.wr:
+                self.w_at += at - self.pg_fill
+            else:
+                self.pos += at - self.pg_fill
             self.pg_fill = at
             self.dirty = True
             if at == _PAGE:
@@ -274,9 +338,9 @@ class Ring:
         return n
 
     def _sync(self):
-        if self.dirty:
+        if self.dirty and self.pg_slot >= 0:
             self._program(self.pg_slot, self.pg_off, self.page)
-            self.dirty = False
+        self.dirty = False
 
     def flush(self):
         self._sync()
@@ -288,7 +352,7 @@ class Ring:
         self.pg_slot = -1
 
 
-def _fill_header(pg, epoch, index, committed):
+def _fill_header(pg, epoch, index):
     for i in range(_PAGE):
         pg[i] = 0xFF
     pg[0] = 0x53
@@ -298,101 +362,3 @@ def _fill_header(pg, epoch, index, committed):
     c = crc16(pg, 0, 10)
     pg[10] = c >> 8
     pg[11] = c & 0xFF
-    if committed:
-        pg[_COMMIT] = 0
-
-
-class _Reader:
-    """The live epoch's stream, read like a file (``read``, ``readinto``)."""
-
-    def __init__(self, ring):
-        self.r = ring
-        self.at = 0
-
-    def readinto(self, buf):
-        r = self.r
-        n = min(len(buf), r.size() - self.at)
-        if n <= 0:
-            return 0
-        r._read(r.start, self.at, buf, n)
-        self.at += n
-        return n
-
-    def read(self, n):
-        b = bytearray(min(n, max(0, self.r.size() - self.at)))
-        self.readinto(b)
-        return bytes(b)
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        pass
-
-
-class _Writer:
-    """A new epoch being written (a compaction's stream), after the live one."""
-
-    def __init__(self, ring):
-        r = self.r = ring
-        # Above every epoch on the flash: sectors of a rewrite cut short
-        # before its commit must never read as this one's.
-        self.epoch = r.top + 1
-        self.start = r._next() if r.epoch else 0
-        self.count = 0
-        self.at = 0
-        self.buf = bytearray(_PAGE)
-        self.fill = 0
-
-    def write(self, buf):
-        r = self.r
-        n = len(buf)
-        k = 0
-        while k < n:
-            if self.fill == 0:
-                i, off = r._where(self.at)
-                if i == self.count:
-                    if self.count >= r.n or (r.epoch and r._owned((self.start + i) % r.n)):
-                        raise OSError(28)  # the new epoch would overrun the live one
-                    slot = (self.start + i) % r.n
-                    if r.ready != slot:
-                        r._erase(slot)
-                    else:
-                        r.ready = -1
-                    _fill_header(self.buf, self.epoch, self.count, False)
-                    self.count += 1
-                    self.fill = _HDR
-                else:
-                    for j in range(_PAGE):
-                        self.buf[j] = 0xFF
-                    self.fill = off % _PAGE
-            while k < n and self.fill < _PAGE:
-                self.buf[self.fill] = buf[k]
-                self.fill += 1
-                self.at += 1
-                k += 1
-            if self.fill == _PAGE:
-                self._page()
-        return n
-
-    def _page(self):
-        r = self.r
-        i, off = r._where(self.at - 1)
-        r._program((self.start + i) % r.n, off - off % _PAGE, self.buf)
-        self.fill = 0
-
-    def flush(self):
-        if self.fill:
-            self._page()
-
-    def close(self):
-        self.flush()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        pass

@@ -204,6 +204,10 @@ def resident_modules(manifest):
     rels |= image.import_closure([own])
     # Only what the board's image holds (firmware/images/).
     rels = {r for r in rels if r == "main.py" or r[:-3] + ".mpy" in manifest["files"]}
+    # The journal's store: a board with a ring (board_config JOURNAL_RING)
+    # never loads the file store, one without never loads the ring.
+    ring = config.constants(manifest["board"], "BENCH")["JOURNAL_RING"]
+    rels.discard("link/filestore.py" if ring else "link/ring.py")
     names = sorted(_module_name(r) for r in rels if r != "main.py" and r not in _on_demand())
     return ["board_config"] + [m for m in names if _runs_in_vm(manifest, m)]
 
