@@ -260,13 +260,16 @@ def run():
     # board_config sizes it (link/ring.py: no sector erase on a card's
     # path), else a littlefs file.
     ring = getattr(board_config, "JOURNAL_RING", 0)
-    store = None
+    journal = None
     if ring and hasattr(board, "journal_store"):
         try:
-            store = board.journal_store(ring)
-        except Exception as e:  # no ring: the file journal, and the hello says why
+            from link.ring import RingJournal
+            journal = RingJournal(board.journal_path, board.journal_store(ring))
+        except Exception as e:  # no ring: halted, and the hello says why
             refused = refused or "journal ring: %s" % e
-    session = Session(board, board_config, Journal(board.journal_path, store), outbox)
+    if journal is None:
+        journal = Journal(board.journal_path)
+    session = Session(board, board_config, journal, outbox)
     problem = tilt or refused or _self_test(lambda: _known_answers(session))
     board.feed()
     gc.collect()  # the self-test's throw-away results

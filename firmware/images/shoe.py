@@ -18,7 +18,7 @@ package("baccarat", ("cards", "events", "game", "jsonout", "rules"))
 package("cardset", ("intake", "ordercheck", "registry"))
 package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn532", "pn532_i2c",
                     "pn532_spi", "pn532_uart", "tcs34725"))
-package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "filestore", "frame", "hmac",
+package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
                  "journal", "order", "outbox", "proto", "recovery", "replay", "reports", "ring",
                  "schema", "session", "settings"))
 

@@ -97,7 +97,6 @@ class Link:
         self.seq = 0            # last event seq assigned
         self.acked = 0          # highest seq the host acked
         self.journaled_ack = 0  # the ack the journal knows (it may lag; duplicates are harmless)
-        self.eager = False      # an input is being played: send its events as they are made
         self.counter = 0        # last accepted command counter
         self.last_command = b""
         self.settings = ""
@@ -280,11 +279,7 @@ class Link:
         if self.seq > self.acked and not self.spilled:
             if not self.outbox.push(self.seq, buf, n):
                 self.spilled = True
-            elif self.eager:
-                # An input's events leave as they are made: a card's is on
-                # the wire before the game works out the result it completes
-                # (docs/cost_model.md), not a loop pass later.
-                self._send_window(self.board.ticks_ms())
+
 
     def link_send(self):
         """Queue the link event in ``self.out``. Link events are not functions
@@ -534,7 +529,7 @@ class Link:
         self.board.link_write(self.tx, m)
         self.last_tx = self.board.ticks_ms()
 
-    def _send_window(self, now):
+    def flush(self, now):
         """Send what the window allows of the outbox, in order."""
         if not (self.up and (self.tilt is None or self.synced) and not self.tag_stale):
             return
@@ -597,7 +592,7 @@ class Link:
         if self.up and (self.tilt is None or self.synced) and not self.tag_stale and \
                 self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:
             self.next_send = self.acked + 1  # go back N
-        self._send_window(now)
+        self.flush(now)
         if self.beat_due or b.ticks_diff(now, self.last_tx) >= proto.HEARTBEAT_MS:
             self.beat_due = False
             self._send_signed(proto.BEAT, self.seq, reports.beat(self), self.beat_link, self.beat_link_len)
@@ -609,5 +604,5 @@ class Link:
             self.journaled_ack = self.acked
             self.ack_written = now
         # Last, after this pass's sends: flash work kept off a card's path
-        # (the ring's next sector erase, link/ring.py).
+        # (the journal ring's, link/ring.py).
         self.journal.idle()

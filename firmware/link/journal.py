@@ -5,13 +5,13 @@ The core is deterministic, so the inputs (and the link's own events, which
 are not functions of the inputs) are the whole critical state: replaying
 them into a fresh Game rebuilds the round, the held cards, the sequence
 counter and every unacknowledged event byte for byte. Records are tiny
-(a card is 10 bytes). Only inputs are synced one by one; acks ride on the
-next one (``ack``). Where the bytes go is the store's business: a file
-(``FileStore``: on littlefs each synced append costs an erased block, the
-file's partial last block copied into it) or, on the boards, a ring of raw
-flash sectors (link/ring.py: a page program, the next sector erased in
-idle time); docs/protocol.md 8, "Where the journal lives", and `shoe bench
-journal`.
+(a card is 10 bytes), but on littlefs each synced append costs an erased
+block (the file's partial last block is copied into it), so only inputs
+are synced one by one; acks ride on the next one (``ack``; docs/protocol.md
+8, "What the journal costs the flash", and `shoe bench journal`). The
+boards keep the same stream on a ring of raw flash sectors instead
+(link/ring.py ``RingJournal``: a page program per input, no erase on its
+path); the file access here goes through ``_file`` and ``_done`` for that.
 
 Record: LEN (2, big-endian) KIND (1) HCHK (1) BODY (LEN) CRC-16/CCITT-FALSE
 (2) over KIND+BODY, after an 8-byte file header. HCHK = LEN_hi ^ LEN_lo ^
@@ -26,8 +26,7 @@ A journal that is deleted, emptied, cut back at a record boundary or swapped
 for an older copy is still a sound journal, so it cannot be caught from the
 inside. A second small file, the *marker*, records the journal's generation
 (a GEN record opens every journal; each compaction writes the next one) and
-the length it has reached; it is rewritten in place after every append (on
-the ring, in idle time: ``idle``). At
+the length it has reached; it is rewritten in place after every append. At
 boot a journal shorter than its marker, of an older generation, or missing
 while its marker is there has lost records: the shoe tilts instead of
 resuming from an earlier state (docs/protocol.md 8). The marker also keeps
@@ -83,8 +82,6 @@ KINDS = b"NCbxkyrEAMSnGKQUIouiqR"
 _SEAL = const(16)
 _CASE = const(0x20)
 SEAL = "not sealed by this shoe's chip (edited, or from another journal)"
-
-_ERASED = b"\xff\xff\xff\xff"  # a record head on erased raw flash: never a record (LEN > _MAX_BODY)
 
 # scan() outcomes.
 OK = const(0)
@@ -204,12 +201,8 @@ class Journal:
     chip = -1
     intent = False
 
-    def __init__(self, path, store=None):
+    def __init__(self, path):
         self.path = path
-        if store is None:  # a board with a ring never loads the file store
-            from link.filestore import FileStore
-            store = FileStore(path)
-        self.store = store
         self.tilt_path = path + ".tilt"
         self.mark_path = path + ".mark"
         self.f = None
@@ -217,8 +210,6 @@ class Journal:
         self.broken = None
         self.gen = 0        # generation of the journal in use
         self.size = 0       # its length, as the marker records it
-        self.durable = 0    # the part of it on the flash (acks wait for the next sync)
-        self.marked = -1    # the length the marker last recorded
         self.counter = 0    # the last command counter, as the marker records it
         self.found_gen = 0  # what scan() read from the GEN record
         # Fixed records for the per-card path, so appending allocates nothing.
@@ -297,20 +288,19 @@ class Journal:
     def clear_tilt(self):
         """Keep the journal for the technician, then lift the tilt."""
         self.close()
-        self.store.discard(self.path + ".bad")
+        if self.exists():
+            _remove(self.path + ".bad")
+            os.rename(self.path, self.path + ".bad")
         _remove(self.tilt_path)
 
     # ------------------------------------------------------- loss marker
 
-    def _write_mark(self, size=-1):
-        if size < 0:
-            size = self.durable = self.size
-        self.marked = size
+    def _write_mark(self):
         m = self._mark
         m[0] = 0x4A  # J
         m[1] = 0x4D  # M
         put_u32(m, 2, self.gen)
-        put_u32(m, 6, size)
+        put_u32(m, 6, self.size)
         put_u32(m, 10, self.counter)
         c = crc16(m, 0, MARK_BYTES - 2)
         m[MARK_BYTES - 2] = c >> 8
@@ -351,10 +341,9 @@ class Journal:
         check = boot and self.ipad is not None
         if check:
             self.hash = None
-        store = self.store
-        if not store.exists():
+        if not self.exists():
             return OK, None, 0
-        with store.reader() as f:
+        with self._file("rb") as f:
             head = f.read(len(HEADER))
             if len(head) < len(HEADER):
                 if HEADER[:len(head)] == head:
@@ -374,20 +363,15 @@ class Journal:
                 h = f.read(_HEAD)
                 if not h:
                     return OK, None, good
-                if h == _ERASED:  # erased raw flash (link/ring.py) from here on?
-                    t = store.tail(good)
-                    if t == 0:
-                        return OK, None, good
-                    return store.bad(t, _where(index, good) + ": erased flash, then data", good)
                 if len(h) >= 3 and KINDS.find(bytes((h[2],))) < 0:
-                    return store.bad(0, _where(index, good) + ": unknown kind 0x%02x" % h[2], good)
+                    return CORRUPT, _where(index, good) + ": unknown kind 0x%02x" % h[2], good
                 if len(h) < _HEAD:
                     return TORN, _where(index, good) + " cut short", good
                 blen = (h[0] << 8) | h[1]
                 if h[3] != _hchk(h[0], h[1], h[2]):
-                    return store.bad(0, _where(index, good) + ": header check byte does not match", good)
+                    return CORRUPT, _where(index, good) + ": header check byte does not match", good
                 if blen > _MAX_BODY:
-                    return store.bad(0, _where(index, good) + ": length %d exceeds %d" % (blen, _MAX_BODY), good)
+                    return CORRUPT, _where(index, good) + ": length %d exceeds %d" % (blen, _MAX_BODY), good
                 for i in range(_HEAD):
                     rec[i] = h[i]
                 got_n = f.readinto(view[_HEAD:_HEAD + blen + 2])
@@ -396,7 +380,7 @@ class Journal:
                 want = (rec[_HEAD + blen] << 8) | rec[_HEAD + 1 + blen]
                 got = crc16(rec, 4, 4 + blen, crc16(rec, 2, 3))
                 if want != got:
-                    return store.bad(0, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good)
+                    return CORRUPT, _where(index, good) + ": crc %04x, computed %04x" % (want, got), good
                 kind = h[2]
                 total = blen + OVERHEAD
                 k = kind ^ _CASE
@@ -441,30 +425,31 @@ class Journal:
         since MicroPython files cannot be truncated). A new journal starts
         with the next generation."""
         self.close()
-        store = self.store
+        size = os.stat(self.path)[6] if exists(self.path) else -1
         if good_bytes < len(HEADER):
             self.gen = max(self.gen, self.found_gen) + 1
         else:
             self.gen = self.found_gen
-        if store.cut_needed(good_bytes):
-            out = store.create()
-            if good_bytes < len(HEADER):
-                self.hash = None if self.ipad is None else hashlib.sha256()
-                self.put(out, HEADER)
-                self.put(out, self._gen_record(self.gen))
-                good_bytes = len(HEADER) + 4 + OVERHEAD
-            else:
-                with store.reader() as src:
-                    left = good_bytes
-                    while left > 0:
-                        chunk = src.read(min(left, 512))
-                        if not chunk:
-                            break
-                        out.write(chunk)
-                        left -= len(chunk)
-            store.commit(out)
-        self.f = store.append(good_bytes)
+        if size != good_bytes:
+            with self._file("wb") as out:
+                if good_bytes < len(HEADER):
+                    self.hash = None if self.ipad is None else hashlib.sha256()
+                    self.put(out, HEADER)
+                    self.put(out, self._gen_record(self.gen))
+                    good_bytes = len(HEADER) + 4 + OVERHEAD
+                else:
+                    with self._file("rb") as src:
+                        left = good_bytes
+                        while left > 0:
+                            chunk = src.read(min(left, 512))
+                            if not chunk:
+                                break
+                            out.write(chunk)
+                            left -= len(chunk)
+                out.flush()
+            self._done(out)
         self.size = good_bytes
+        self.f = self._file("ab")
         self._write_mark()
 
     def close(self):
@@ -474,6 +459,23 @@ class Journal:
         if self.mf is not None:
             self.mf.close()
             self.mf = None
+
+    # Where the stream lives: a file here, raw flash in link/ring.py.
+    def exists(self):
+        return exists(self.path)
+
+    def _file(self, mode):
+        """The journal to read ("rb") or append to ("ab"), or a new one
+        being made ("wb": beside it, until ``_done``)."""
+        return open(self.path + ".tmp" if mode == "wb" else self.path, mode)
+
+    def _done(self, f):
+        """The new journal written to ``f`` (closed) replaces the old one:
+        rename is atomic, so a power cut leaves one or the other whole."""
+        os.rename(self.path + ".tmp", self.path)
+
+    def idle(self):
+        """Flash work kept off a card's path: none for a file."""
 
     def _write(self, rec, n, sync=True):
         if self.f is None:
@@ -486,12 +488,9 @@ class Journal:
             if not sync:
                 return  # the next synced record takes it to the flash (``ack``)
             # On MicroPython flush() syncs the file (fsync on unix, a littlefs
-            # commit on the boards; a page program on the ring); the event is
-            # sent only after this returns.
+            # commit on the boards); the event is sent only after this returns.
             self.f.flush()
-            self.durable = self.size
-            if self.store.MARK_EACH:
-                self._write_mark()
+            self._write_mark()
         except OSError as e:
             # Flash full or failing. The input is already in hand, so play in
             # memory is still right, but it is no longer durable: the session
@@ -586,46 +585,41 @@ class Journal:
         """Start a fresh journal of the next generation: a base record (with
         the tag of event ``acked``), the still-unacked events ``events`` (a
         list of (buf, start, end)), then the new shoe (as a quiet record: its
-        events are among the literals). Written beside the old one (a temp
-        file renamed over it, or the ring's next epoch committed), so a
-        power cut leaves one or the other whole; the marker follows (a newer
-        generation than the marker's is accepted at boot)."""
+        events are among the literals). Written to a temp file and renamed
+        over the old one, so a power cut leaves one or the other whole; the
+        marker follows the rename (a newer generation than the marker's is
+        accepted at boot)."""
         self.close()
-        store = self.store
         rec = self._big
         gen = self.gen + 1
         self.hash = None if self.ipad is None else hashlib.sha256()
-        f = store.create()
-        size = self.put(f, HEADER)
-        size += self.put(f, self._gen_record(gen))
-        rec[2] = BASE
-        put_u32(rec, _HEAD, seq)
-        put_u32(rec, _HEAD + 4, acked)
-        put_u32(rec, _HEAD + 8, counter)
-        for i in range(_TAG_HEX):
-            rec[_HEAD + 12 + i] = tag[i]
-        size += self.put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
-        if self.chip >= 0:  # the chip's counter outlives the records that showed it
-            put_u32(rec, _HEAD, self.chip)
-            size += self.put(f, memoryview(rec)[:self.seal(rec, INTENT if self.intent else CHIP, 4)])
-        for buf, start, end in events:
-            rec[2] = EVENT
-            for i in range(end - start):
-                rec[_HEAD + i] = buf[start + i]
-            size += self.put(f, memoryview(rec)[:seal(rec, end - start)])
-        if shoe_body is not None:
-            rec[2] = QUIET_SHOE
-            for i in range(len(shoe_body)):
-                rec[_HEAD + i] = shoe_body[i]
-            size += self.put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
-        store.commit(f)
+        with self._file("wb") as f:
+            size = self.put(f, HEADER)
+            size += self.put(f, self._gen_record(gen))
+            rec[2] = BASE
+            put_u32(rec, _HEAD, seq)
+            put_u32(rec, _HEAD + 4, acked)
+            put_u32(rec, _HEAD + 8, counter)
+            for i in range(_TAG_HEX):
+                rec[_HEAD + 12 + i] = tag[i]
+            size += self.put(f, memoryview(rec)[:seal(rec, 12 + _TAG_HEX)])
+            if self.chip >= 0:  # the chip's counter outlives the records that showed it
+                put_u32(rec, _HEAD, self.chip)
+                size += self.put(f, memoryview(rec)[:self.seal(rec, INTENT if self.intent else CHIP, 4)])
+            for buf, start, end in events:
+                rec[2] = EVENT
+                for i in range(end - start):
+                    rec[_HEAD + i] = buf[start + i]
+                size += self.put(f, memoryview(rec)[:seal(rec, end - start)])
+            if shoe_body is not None:
+                rec[2] = QUIET_SHOE
+                for i in range(len(shoe_body)):
+                    rec[_HEAD + i] = shoe_body[i]
+                size += self.put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
+            f.flush()
+        self._done(f)
         self.gen = gen
         self.size = size
         self.counter = counter
-        self.f = store.append(size)
+        self.f = self._file("ab")
         self._write_mark()
-
-    def idle(self):
-        """Flash work that must not fall on a card (the ring's, link/ring.py)."""
-        if self.f is not None:
-            self.store.idle(self)

@@ -40,7 +40,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-from link.journal import CORRUPT, TORN, crc16, get_u32, put_u32
+from link.journal import CORRUPT, HEADER, OK, SEAL, TORN, Journal, _remove, crc16, get_u32, put_u32
 
 _HDR = const(16)
 _PAGE = const(256)
@@ -59,8 +59,6 @@ class Ring:
     of a new epoch (``create``), never two at once: the journal closes its
     appender before it reads back or rewrites. (One class, not three: each
     costs the resident heap.)"""
-
-    MARK_EACH = False  # the journal's loss marker follows in idle time (link/journal.py)
 
     def __init__(self, dev, blocks=None):
         self.dev = dev
@@ -184,17 +182,6 @@ class Ring:
             return 0
         return 1 if last < at + TORN_REACH else 2
 
-    def bad(self, tail, message, good):
-        """A record that does not check at ``good``: a power cut during a
-        page program leaves some of its bits programmed, so it is a torn
-        write when the flash is erased from within one sync's reach of it on
-        (``tail``), corruption otherwise."""
-        if not tail:
-            tail = self.tail(good)
-        if tail == 1:
-            return TORN, message + " (a torn page)", good
-        return CORRUPT, message, good
-
     def cut_needed(self, good):
         """Whether the journal must rewrite its sound prefix of ``good``
         bytes into a new epoch before appending (no epoch yet, or bytes of
@@ -264,22 +251,12 @@ class Ring:
     def _next(self):
         return (self.start + self.count) % self.n
 
-    def idle(self, j):
-        """Called between cards, after the link's sends (link/core.py): erase
-        the sector the stream enters next, if not done since boot, and bring
-        the journal ``j``'s loss marker up to what is on the flash (it is not
-        written with each append, so that a card's write is one page
-        program; it lags by at most a loop pass)."""
-        try:
-            if self.open and self.ready < 0 and self.count < self.n:
-                slot = self._next()
-                self._erase(slot)
-                self.ready = slot
-            if j.marked != j.durable:
-                j._write_mark(j.durable)
-        except OSError as e:
-            j.broken = "journal write failed (%s)" % e
-            j.close()
+    def idle(self):
+        """Erase the sector the stream enters next, if not done since boot."""
+        if self.open and self.ready < 0 and self.count < self.n:
+            slot = self._next()
+            self._erase(slot)
+            self.ready = slot
 
     # ------------------------------------------------------------ appending
 
@@ -362,3 +339,101 @@ def _fill_header(pg, epoch, index):
     c = crc16(pg, 0, 10)
     pg[10] = c >> 8
     pg[11] = c & 0xFF
+
+
+class RingJournal(Journal):
+    """The journal (link/journal.py) with its stream on ``ring``: the same
+    records, seals and checks, a page program per synced record, the next
+    sector's erase and the loss marker's rewrite in idle time (``idle``,
+    after the link's sends) instead of on the record's path."""
+
+    def __init__(self, path, ring):
+        Journal.__init__(self, path)
+        self.ring = ring
+        self.durable = 0   # the stream's length on the flash (acks wait in RAM for the next sync)
+        self.marked = -1   # the length the marker last recorded
+
+    def exists(self):
+        return self.ring.exists()
+
+    def _file(self, mode):
+        r = self.ring
+        if mode == "rb":
+            return r.reader()
+        if mode == "wb":
+            return r.create()
+        return r.append(self.size)
+
+    def _done(self, w):
+        self.ring.commit(w)
+
+    def scan(self, handler, boot=False):
+        """As a file's, but on raw flash a power cut inside a page program
+        leaves some of its bits programmed, not a short file: a record that
+        does not check is the stream's clean end when the flash from it on
+        is erased, a torn write when it is erased from within one sync's
+        reach of it on (``Ring.tail``), and corruption otherwise. A seal
+        that does not verify is never a power cut's."""
+        status, message, good = Journal.scan(self, handler, boot)
+        if status == CORRUPT and SEAL not in message:
+            t = self.ring.tail(good)
+            if t == 0:
+                return OK, None, good
+            if t == 1:
+                return TORN, message + " (a torn page)", good
+        return status, message, good
+
+    def open(self, good_bytes):
+        if good_bytes >= len(HEADER) and not self.ring.cut_needed(good_bytes):
+            self.close()  # the stream ends clean at good_bytes: append there
+            self.gen = self.found_gen
+            self.size = good_bytes
+            self.f = self.ring.append(good_bytes)
+            self._write_mark()
+            return
+        Journal.open(self, good_bytes)  # a new or cut stream: the next epoch
+
+    def clear_tilt(self):
+        self.close()
+        self.ring.discard(self.path + ".bad")
+        _remove(self.tilt_path)
+
+    def _write(self, rec, n, sync=True):
+        # Journal._write without the marker: it follows in ``idle``.
+        if self.f is None:
+            return
+        try:
+            self.f.write(rec)
+            if self.hash is not None:
+                self.hash.update(rec)
+            self.size += n
+            if sync:
+                self.f.flush()
+                self.durable = self.size
+        except OSError as e:
+            self.broken = "journal write failed (%s)" % e
+            self.close()
+
+    def _write_mark(self):
+        # The marker claims only what is on the flash, never acks still in RAM.
+        full = self.size
+        if self.ring.dirty:
+            self.size = self.durable
+        else:
+            self.durable = full
+        self.marked = self.size
+        try:
+            Journal._write_mark(self)
+        finally:
+            self.size = full
+
+    def idle(self):
+        if self.f is None:
+            return
+        try:
+            self.ring.idle()
+            if self.marked != (self.durable if self.ring.dirty else self.size):
+                self._write_mark()
+        except OSError as e:
+            self.broken = "journal write failed (%s)" % e
+            self.close()

@@ -121,6 +121,7 @@ class Session(core.Link):
     COMMANDS = schema.COMMANDS
     ACTIONS = ACTIONS
     RECOVERY = recovery
+    eager = False  # a card is being played: its events are sent as they are made
 
     def __init__(self, board, config, journal, outbox=None):
         # The link's own attributes and buffers first: the session's
@@ -192,6 +193,13 @@ class Session(core.Link):
         if why is None or isinstance(why, str):
             return why
         return why.decode()
+
+    def _emit(self, buf, n):
+        core.Link._emit(self, buf, n)
+        if self.eager:
+            # A card's event leaves as it is made, before the game works out
+            # the result it completes (docs/cost_model.md), not a pass later.
+            self.flush(self.board.ticks_ms())
 
     def _scratch_emit(self, buf, n):
         f = self.filler

@@ -78,7 +78,7 @@ class Records:
 
 
 def _journal(tmp_path, dev, key=None):
-    j = J.Journal(str(tmp_path / "journal.bin"), ring.Ring(dev))
+    j = ring.RingJournal(str(tmp_path / "journal.bin"), ring.Ring(dev))
     if key is not None:
         j.ipad = bytearray(k ^ 0x36 for k in key + bytes(32))
         j.opad = bytearray(k ^ 0x5C for k in key + bytes(32))
@@ -147,7 +147,7 @@ def test_the_ring_holds_the_same_stream_as_a_file(tmp_path):
         _deal(j, 300, [])
         j.close()
     stream = bytearray()
-    rd = jr.store.reader()
+    rd = jr.ring.reader()
     while True:
         chunk = rd.read(512)
         if not chunk:
@@ -169,7 +169,7 @@ def test_a_card_after_idle_never_waits_on_an_erase(tmp_path):
     j.scan(Records(), True)
     j.open(0)
     j.idle()
-    store = j.store
+    store = j.ring
     for i in range(1500):  # about four sectors of card records
         p = store.programs
         j.card(i % 52, False, i)
@@ -231,7 +231,7 @@ def test_the_seal_chain_survives_the_wrap_and_an_edit_fails_it(tmp_path):
         j.compact(0, 0, 0, b"0" * 32, [])
     _deal(j, 50, [])
     j.close()
-    assert j.store.epoch >= 9
+    assert j.ring.epoch >= 9
     status, message, _, items = _boot(_journal(tmp_path, norflash.NorFlash(str(path), 6), KEY))
     assert status == J.OK, message
     assert ("U", (507).to_bytes(4, "big")) in items  # kept across the wrap, sealed

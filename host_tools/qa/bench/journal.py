@@ -110,8 +110,12 @@ board.ticks_ms = ticks
 store = None
 if %(ring)d:  # the boards' journal: a ring carved out of the littlefs (boards/ring_flash.py)
     from boards import ring_flash
+    from link.ring import RingJournal
     store = ring_flash.store(flash, "/flash/journal.bin", %(ring)d, lambda: None)
-s = Session(board, board_config, Journal("/flash/journal.bin", store))
+    journal = RingJournal("/flash/journal.bin", store)
+else:
+    journal = Journal("/flash/journal.bin")
+s = Session(board, board_config, journal)
 s.boot()
 s.up = True
 deck = shuffled_deck(8, %(seed)d)
