@@ -29,7 +29,7 @@ import threading
 import time
 
 from host_tools import argtypes
-from host_tools import deploy, vm
+from host_tools import boards, deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
 from host_tools.boards import config as board_config
 
@@ -309,6 +309,11 @@ def run(args):
         return 2
     if "secure_element" in args.without and not args.secure_element:
         print("shoe emulate: --without secure_element needs --secure-element", file=sys.stderr)
+        return 2
+    low, high = boards.RING_SECTORS
+    if args.journal_ring is not None and args.journal_ring != 0 and not low <= args.journal_ring <= high:
+        print("shoe emulate: --journal-ring %d: give 0 (a file) or %d-%d sectors" % (args.journal_ring, low, high),
+              file=sys.stderr)
         return 2
     directory = args.dir or vmdevice.default_flash("shoe-emulate-")
     tags = None
