@@ -1,6 +1,6 @@
 """The journal's byte stream on raw NOR flash: a ring of pre-erased sectors,
 so that appending a record on a card's path programs a page and never waits
-on a sector erase (docs/protocol.md 8, "The ring").
+on a sector erase (docs/protocol.md 8, "Where the journal lives").
 
 The journal (link/journal.py) sees a file: one append-only stream, read
 from its start, rewritten whole by a compaction. Here that stream lives in
@@ -28,7 +28,7 @@ idle erases (never at a dealer's pace) erases on the path, counted in
 
 After a power cut: a half-erased or half-programmed header fails its CRC and
 its sector belongs to no epoch; an uncommitted epoch is ignored; a torn page
-at the stream's end is found by the journal's scan (``tail``: erased flash
+at the stream's end is found by ``RingJournal.scan`` (``tail``: erased flash
 from some point within one sync's reach of the failure on) and cut off by a
 rewrite. Nothing here is trusted beyond that: the journal's CRCs and seals
 are checked over the stream as over a file.
