@@ -270,3 +270,31 @@ def test_the_nor_device_refuses_a_program_over_unerased_flash(tmp_path):
     dev.ioctl(6, 0)
     dev.writeblocks(0, page, 0)
     assert (dev.erases, dev.pages) == (1, 1 + 1)
+
+
+def test_a_ring_cut_back_or_erased_is_caught_by_its_marker(tmp_path):
+    """Someone with the flash erases the live epoch's newest sector (the
+    ring then ends, soundly, where that sector began), or the whole ring:
+    the loss marker, brought up to date in idle time, still says how far
+    the journal reached, and the boot names the loss."""
+    from link import replay
+    path = tmp_path / "ring.nor"
+    j = _journal(tmp_path, norflash.NorFlash(str(path), 8))
+    j.scan(Records(), True)
+    j.open(0)
+    _deal(j, 900, [])  # about three sectors, the marker following in idle
+    j.close()
+    dev = norflash.NorFlash(str(path), 8)
+    st = ring.Ring(dev)
+    assert st.count >= 3
+    dev.ioctl(6, (st.start + st.count - 1) % st.n)
+    j2 = _journal(tmp_path, norflash.NorFlash(str(path), 8))
+    status, message, good, _ = _boot(j2)
+    assert status in (J.OK, J.TORN), message  # a record may straddle into the erased sector
+    assert replay.loss(j2, good).startswith("journal truncated")
+    for slot in range(8):
+        dev.ioctl(6, slot)
+    j3 = _journal(tmp_path, norflash.NorFlash(str(path), 8))
+    status, _, good, _ = _boot(j3)
+    assert (status, good) == (J.OK, 0)
+    assert replay.loss(j3, good).startswith("journal deleted")
