@@ -280,7 +280,6 @@ class Link:
             if not self.outbox.push(self.seq, buf, n):
                 self.spilled = True
 
-
     def link_send(self):
         """Queue the link event in ``self.out``. Link events are not functions
         of the device's inputs, so the journal keeps them literally (while
