@@ -12,11 +12,9 @@ import random
 
 import pytest
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
-
-from emulator import norflash  # noqa: E402
-from link import journal as J  # noqa: E402
-from link import ring  # noqa: E402
+from firmware.emulator import norflash
+from firmware.link import journal as J
+from firmware.link import ring
 
 KEY = bytes(range(32))
 
@@ -277,7 +275,7 @@ def test_a_ring_cut_back_or_erased_is_caught_by_its_marker(tmp_path):
     ring then ends, soundly, where that sector began), or the whole ring:
     the loss marker, brought up to date in idle time, still says how far
     the journal reached, and the boot names the loss."""
-    from link import replay
+    from firmware.link import replay
     path = tmp_path / "ring.nor"
     j = _journal(tmp_path, norflash.NorFlash(str(path), 8))
     j.scan(Records(), True)
