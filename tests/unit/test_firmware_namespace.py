@@ -79,8 +79,7 @@ def test_a_firmware_module_gets_its_siblings_from_the_package():
 
 
 def test_firmware_source_in_a_string_runs_as_firmware():
-    space = {}
-    vm.exec_firmware("from link import proto\nimport link.frame\n", space)
+    space = vm.exec_firmware("from link import proto\nimport link.frame\n")
     from firmware.link import frame, proto
     assert space["proto"] is proto and space["link"].frame is frame
 
