@@ -54,7 +54,11 @@ class StoreProgress:
         return self._count("type = ?", ("boot",))
 
     def ended(self):
-        return self._count("type = ?", ("shoe_end",)) > 0
+        """The shoe's end is stored with the checkpoint that closes it (the
+        shoe sends its shoe_end as the card makes it, the checkpoint at the
+        end of that pass)."""
+        return self._count("type = ? AND seq > (SELECT MAX(seq) FROM events WHERE shoe_id = ? AND type = ?)",
+                           ("checkpoint", self.shoe_id, "shoe_end")) > 0
 
     def close(self):
         if self.con is not None:
@@ -73,6 +77,7 @@ class ThreadedBridge:
         self.taken = 0
         self.boot_count = 0
         self.end = None
+        self._end = None
         self.committed_at = {}  # seq -> time.time() just after the commit
         self.events = []
         self.stop = threading.Event()
@@ -96,7 +101,9 @@ class ThreadedBridge:
         elif event.get("type") == "boot":
             self.boot_count += 1
         elif event.get("type") == "shoe_end":
-            self.end = event
+            self._end = (seq, event)
+        elif event.get("type") == "checkpoint" and self._end is not None and seq > self._end[0]:
+            self.end = self._end[1]  # ended: the checkpoint that closes the shoe is stored too
         if self.on_event is not None:
             self.on_event(seq, event)
 
@@ -187,9 +194,10 @@ class Feeder:
             self.progress(), n, self.lines[n - 1] if 0 < n <= len(self.lines) else None))
 
     def finish(self):
-        """Deal the rest and wait for the shoe's end to be stored."""
+        """Deal the rest and wait for the shoe's end, and the checkpoint
+        that closes it, to be stored."""
         self.deal()
-        self._wait(self.ended, "no shoe_end stored after the last line")
+        self._wait(self.ended, "no shoe_end and closing checkpoint stored after the last line")
 
     def _wait(self, predicate, message):
         end = time.monotonic() + self.stall
