@@ -2,9 +2,10 @@
 
 The firmware's own modules (firmware/link, firmware/baccarat, ...) are the
 single definition of every frame, event field, rule and constant, and the
-host imports them by their firmware names (``from link import proto``), as
-the shoe does. Importing host_tools puts them on the path: this is the one
-place that does it (docs/design.md, "Layout").
+host imports them from one package, ``firmware`` (``from firmware.link
+import proto``), never by the top-level names a device imports them by.
+Importing host_tools makes that package importable: this is the one place
+that does it (host_tools/vm.py; docs/design.md, "Layout").
 """
 
 from host_tools import vm as _vm

@@ -25,7 +25,7 @@ What a step needs from the technician comes through a `Technician`: the
 console one prints what to do and asks yes/no questions; tests pass one
 that acts on the emulator instead.
 
-The shuffler answers its own bench questions (firmware/shuffler/probes.py,
+The shuffler answers its own probes (firmware/shuffler/probes.py,
 loaded for each and let go): its sensors now (`sensor`, an `inputs` event) and through one
 card's cycle (`cycle`): card-present, throat and gap, the intake reader.
 Its secure element and the report's signature go through the shoe's code
@@ -40,11 +40,11 @@ import time
 
 from host_tools import exits
 
-import probes  # noqa: E402  (the firmware's: what the chip signs, what the sensor may say)
-import reading  # noqa: E402  (the firmware's: how a reader fault and its recovery read)
+from firmware import probes  # what the chip signs, what the sensor may say
+from firmware import reading  # how a reader fault and its recovery read
 
 HELLO_S = 15.0
-# A bench question's answer: the first loads firmware/probes.py and reads the
+# A probe's answer: the first loads firmware/probes.py and reads the
 # chip (a blank one through every datasheet maximum), so it can take a while
 # on a busy machine; a technician waits for it, bounded.
 ANSWER_S = 30.0
@@ -67,14 +67,14 @@ class Step:
         return "%s  %-14s %s" % ("PASS" if self.ok else "FAIL", self.name, self.detail)
 
 
-# Actions a bench question follows at once (the back sensor's reading, the
+# Actions a probe follows at once (the back sensor's reading, the
 # shuffler's tray): the console waits for Enter after each. The others wait
 # for what the device reports (a press, a read card, the door switch).
 PLACED = ("sensor:", "card:put")
 
 
 class Technician:
-    """The person at the bench: does what a step asks, answers its questions."""
+    """The technician: does what a step asks, answers its questions."""
 
     def __init__(self, out=sys.stdout, answer=input, yes=False):
         self.out, self.answer, self.yes = out, answer, yes
@@ -102,7 +102,7 @@ class Link:
     event it commits kept in order."""
 
     def __init__(self, store, port, key):
-        from host_tools.bridge.session import Bridge
+        from host_tools.bridge.line import Bridge
         self.events = []
         self.bridge = Bridge(store, port, key, on_event=lambda seq, e: self.events.append(e))
 

@@ -26,7 +26,7 @@ from host_tools.exits import (  # noqa: F401  (re-exported: `cli.EXIT_*` in test
 
 # name -> (module, one-line help)
 COMMANDS = {
-    "replay": ("host_tools.replay", "feed a dealing script through the firmware core"),
+    "deal": ("host_tools.deal", "deal a dealing script through the firmware core"),
     "demo": ("host_tools.demo.shoe", "deal one seeded 8-deck shoe end to end"),
     "emulate": ("host_tools.sim.emulate", "run the firmware in the MicroPython VM on a pty"),
     "bridge": ("host_tools.bridge.command", "serial bridge from a shoe into the store"),
@@ -50,11 +50,18 @@ COMMANDS = {
     "hardware": ("host_tools.boards.drawings", "write or --check the generated wiring, parts lists and drawings"),
 }
 
+# Older names a command is still taken by, so a user's scripts keep working;
+# `shoe --help` names each.
+ALIASES = {"replay": "deal"}
+
+
 def _usage():
     lines = ["usage: shoe COMMAND [options]", "", "commands:"]
     for name, (_module, text) in COMMANDS.items():
         lines.append("  %-9s %s" % (name, text))
     lines.append("")
+    for old, name in ALIASES.items():
+        lines.append("`shoe %s` is `shoe %s`." % (old, name))
     lines.append("`shoe COMMAND --help` for a command's options.")
     lines.append("")
     lines.append("exit status:")
@@ -115,7 +122,7 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0 if argv else EXIT_USAGE
-    name = argv[0]
+    name = ALIASES.get(argv[0], argv[0])
     if name not in COMMANDS:
         print("shoe: unknown command %r\n\n%s" % (name, _usage()), file=sys.stderr)
         return EXIT_USAGE

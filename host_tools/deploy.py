@@ -53,8 +53,8 @@ from host_tools import boards, exits, image
 from host_tools.protocol import keys, pubkeys
 from host_tools.boards import config
 
-import manifest as fw_manifest  # noqa: E402  (firmware/manifest.py: the one file hash)
-from link import order as _order  # noqa: E402  (where the paired device's key goes on the flash)
+from firmware import manifest as fw_manifest  # the one file hash
+from firmware.link import order as _order  # where the paired device's key goes on the flash
 
 FIRMWARE = config.FIRMWARE_DIR
 KEY_NAME = "shoe_key.bin"
@@ -203,7 +203,7 @@ def _deploy_secure(args, shoe_id, staging):
     shuffler = getattr(args, "device", "shoe") == "shuffler"
 
     def link_peer(chip):
-        from drivers.atecc608 import PEER_FILE
+        from firmware.drivers.atecc608 import PEER_FILE
         if kept is not None:
             made["key"], made["peer"] = kept
         else:
@@ -212,7 +212,7 @@ def _deploy_secure(args, shoe_id, staging):
         if shuffler:
             # The vault's key (shuffler/vault.py): the chip derives it from
             # this peer, whose private half nobody keeps; the pit gets none.
-            from drivers.atecc608_link import VAULT_PEER_FILE
+            from firmware.drivers.atecc608_link import VAULT_PEER_FILE
             files[VAULT_PEER_FILE] = throwaway_public()
         return files
 
@@ -337,7 +337,7 @@ def _prepare_outdir(out):
 def check_cardset(path):
     """The shoe's own loader judges the file, so a set it would refuse is
     refused here, before anything is flashed."""
-    from cardset import registry
+    from firmware.cardset import registry
     try:
         return registry.load(str(path))
     except (OSError, registry.CardSetError) as exc:
@@ -408,12 +408,17 @@ def _write_image(outdir, files, values, key, cardset, head, pair=None):
     return manifest
 
 
-def stage_shuffler(board_name, outdir, device_id, key, cardset=None, pair=None):
+def stage_shuffler(board_name, outdir, device_id, key, cardset=None, pair=None, values=None):
     """Write a shuffler board's file tree into outdir (its declaration,
     firmware/images/shuffler.py, puts firmware/shuffler/main.py there as
-    main.py, source); return the manifest, whose ``device`` is "shuffler"."""
-    from host_tools.boards import shuffler as sboards
-    values = sboards.constants(board_name, device_id)
+    main.py, source); return the manifest, whose ``device`` is "shuffler".
+    ``values``: board_config's constants given whole instead of read from
+    boards.toml's ``[shuffler.BOARD_NAME]`` (the emulated shuffler's, whose
+    ptys no table can name; its MODULE picks its image,
+    firmware/images/shuffler_emulator.py)."""
+    if values is None:
+        from host_tools.boards import shuffler as sboards
+        values = sboards.constants(board_name, device_id)
     return _write_image(outdir, image_files("shuffler", values["MODULE"]), values, key, cardset,
                         {"device": "shuffler", "board": board_name, "shoe_id": device_id}, pair)
 
@@ -489,7 +494,7 @@ def _run(argv):
 
 def flash(stage_dir, manifest, port, run=None, link_peer=None):
     """Copy, verify by hash, provision the secure element, reset. run(argv)
-    -> stdout runs mpremote (tests pass a stand-in). ``link_peer(chip)``,
+    -> stdout runs mpremote (tests pass a fake). ``link_peer(chip)``,
     for a board whose link key the chip derives: the peer's public key to
     install as link_peer.bin (added to the manifest and verified too)."""
     run = run or _run
@@ -609,7 +614,7 @@ def link_key_pair(chip_link_public):
     every boot with the chip's slot-2 key (drivers/atecc608_link.link_key), so
     no key is ever written to its flash or sent to it."""
     from cryptography.hazmat.primitives.asymmetric import ec
-    from drivers.atecc608 import LINK_LABEL
+    from firmware.drivers.atecc608 import LINK_LABEL
     chip = ec.EllipticCurvePublicNumbers(int.from_bytes(chip_link_public[:32], "big"),
                                          int.from_bytes(chip_link_public[32:], "big"), ec.SECP256R1()).public_key()
     host = ec.generate_private_key(ec.SECP256R1())

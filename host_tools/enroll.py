@@ -7,10 +7,10 @@ card-set file the shoe loads at "new shoe".
 
 An ID says nothing about the face it is stuck to, so the station can only
 find a missing or out-of-place card if it knows which ID belongs to which
-card. With ``--manifest`` (the card maker's list of which ID is on which
+card. With ``--card-list`` (the card maker's list of which ID is on which
 card) every scan is checked against it, and missing,
 duplicate, unknown and out-of-order cards are reported at their place in
-the layout. Without a manifest the scan order itself defines the cards
+the layout. Without a card list the scan order itself defines the cards
 (first enrollment of freshly tagged decks): duplicates and a short count are
 still caught, but a swap cannot be, which the report says.
 
@@ -29,13 +29,13 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-import host_tools  # noqa: F401  (puts the firmware on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 from host_tools import exits
 
 
-from baccarat import cards  # noqa: E402
-from cardset import registry  # noqa: E402
-from drivers import ReaderFault  # noqa: E402
+from firmware.baccarat import cards
+from firmware.cardset import registry
+from firmware.drivers import ReaderFault
 
 CARDS = cards.CARDS_PER_DECK
 # Spades, hearts, clubs, diamonds, each ace to king: the suits alternate
@@ -59,10 +59,11 @@ def add_arguments(parser):
     parser.add_argument("--covers", type=int, default=2,
                         help="cover cards to scan after the decks, 0..%d (default 2: the cut card "
                              "and the second cover card, Ch 3A(2), 5B(4), 5C(1))" % registry.MAX_COVERS)
-    parser.add_argument("--manifest", help="text file: ID CARD DECK per line (ID COVER 0 for a "
-                                           "cover card), to check against")
+    parser.add_argument("--card-list", "--manifest", dest="card_list",
+                        help="the card maker's list, to check against: a text file, ID CARD DECK per "
+                             "line (ID COVER 0 for a cover card); also taken as --manifest")
     parser.add_argument("--idle", type=float, default=60.0,
-                        help="seconds without a scan that end the session")
+                        help="seconds without a scan that end the scan")
 
 
 def place(slot):
@@ -87,7 +88,7 @@ def id_text(ident, kind):
     return ident.hex() if kind == registry.KIND_UID else repr(ident.decode("ascii"))
 
 
-def read_manifest(path, kind, decks):
+def read_card_list(path, kind, decks):
     """ID -> layout slot, for every card of ``decks`` decks exactly once, and
     the set of IDs listed as cover cards (``ID COVER 0``)."""
     slot_of = {cards.name(c): i for i, c in enumerate(INSPECTION_ORDER)}
@@ -153,8 +154,8 @@ def _in_order(values):
     return keep
 
 
-def check(scans, manifest, total, kind):
-    """Compare the scanned IDs with the manifest; return the problems found.
+def check(scans, card_list, total, kind):
+    """Compare the scanned IDs with the card list; return the problems found.
 
     Each scan is given the slot it occupies in the layout: a card that is in
     sequence sits at its own slot, and any other scan (unknown, repeated or
@@ -163,31 +164,31 @@ def check(scans, manifest, total, kind):
     first = {}
     seq = []       # (scan index, slot) of the first scan of each known ID
     for k, ident in enumerate(scans):
-        if ident in manifest and ident not in first:
+        if ident in card_list and ident not in first:
             first[ident] = k
-            seq.append((k, manifest[ident]))
+            seq.append((k, card_list[ident]))
     backbone = {seq[i][0] for i in _in_order([s for _k, s in seq])}
     problems = []
     here = {}
     slot = 0
     for k, ident in enumerate(scans):
         if k in backbone:
-            slot = manifest[ident]
+            slot = card_list[ident]
             here[ident] = slot
             slot += 1
             continue
         at = place(slot) if slot < total else "after the last card"
-        if ident not in manifest:
-            problems.append((slot, "%s: unknown ID %s, not in the manifest" % (at, id_text(ident, kind))))
+        if ident not in card_list:
+            problems.append((slot, "%s: unknown ID %s, not in the card list" % (at, id_text(ident, kind))))
         elif first[ident] != k:
             problems.append((slot, "%s: duplicate: %s scanned again, first at %s"
-                             % (at, _card(manifest[ident]), place(here[ident]))))
+                             % (at, _card(card_list[ident]), place(here[ident]))))
         else:
             here[ident] = slot
             problems.append((slot, "%s: out of order: found %s, which belongs at %s"
-                             % (at, _card(manifest[ident]), place(manifest[ident]))))
+                             % (at, _card(card_list[ident]), place(card_list[ident]))))
         slot += 1
-    for ident, s in manifest.items():
+    for ident, s in card_list.items():
         if ident not in first:
             problems.append((s, "%s: missing (%s not scanned)" % (place(s), id_text(ident, kind))))
     problems.sort(key=lambda p: p[0])
@@ -195,7 +196,7 @@ def check(scans, manifest, total, kind):
 
 
 def bind(scans, total, kind):
-    """No manifest: the k-th distinct ID is the card at slot k."""
+    """No card list: the k-th distinct ID is the card at slot k."""
     problems = []
     slots = {}
     for ident in scans:
@@ -216,7 +217,7 @@ def check_covers(scans, wanted, known, listed, kind):
 
     ``known`` maps every card ID of the set being written (this batch's and
     the other batch's) to where it is, so a card scanned as a cover card is
-    named; ``listed`` holds the manifest's cover cards (empty: any new ID is
+    named; ``listed`` holds the card list's cover cards (empty: any new ID is
     taken as a cover card).
     """
     problems = []
@@ -231,7 +232,7 @@ def check_covers(scans, wanted, known, listed, kind):
         elif ident in first:
             problems.append("%s: duplicate: same ID %s as cover card %d" % (at, shown, first[ident]))
         elif listed and ident not in listed:
-            problems.append("%s: unknown ID %s, not a cover card in the manifest" % (at, shown))
+            problems.append("%s: unknown ID %s, not a cover card in the card list" % (at, shown))
         else:
             first[ident] = k
     if len(scans) < wanted:
@@ -263,7 +264,7 @@ class SerialUART:
 class BarcodeReader:
     def __init__(self, port):
         import serial
-        from drivers.gm65 import BAUD, GM65
+        from firmware.drivers.gm65 import BAUD, GM65
         self._serial = serial.Serial(port, BAUD, timeout=0.05)
         self._engine = GM65(SerialUART(self._serial))
         self._buf = bytearray(64)
@@ -385,12 +386,12 @@ def _blinka_pn532(bus):
     return PN532_SPI(busio.SPI(board.SCK, board.MOSI, board.MISO), digitalio.DigitalInOut(board.D5))
 
 
-def scan(reader, total, manifest, listed, covers, idle, console, decks):
+def scan(reader, total, card_list, listed, covers, idle, console, decks):
     """Read IDs until every card and then ``covers`` cover cards are in, or no
     scan comes for ``idle`` seconds; return the card scans and the cover scans.
 
     A scan is a cover card once every card is in, or at any time when the
-    manifest lists it as one (``listed``).
+    card list lists it as one (``listed``).
     """
     scans = []
     cover_scans = []
@@ -431,10 +432,10 @@ def scan(reader, total, manifest, listed, covers, idle, console, decks):
                 progress.update(cover_task, completed=min(len(cover_ids), covers))
                 continue
             scans.append(ident)
-            if ident in seen or (manifest is not None and ident not in manifest):
+            if ident in seen or (card_list is not None and ident not in card_list):
                 continue
             seen.add(ident)
-            deck = (manifest[ident] if manifest is not None else len(seen) - 1) // CARDS
+            deck = (card_list[ident] if card_list is not None else len(seen) - 1) // CARDS
             per_deck[deck] += 1
             progress.update(tasks[deck], completed=per_deck[deck])
     return scans, cover_scans
@@ -481,7 +482,7 @@ def run(args):
         return exits.EXIT_USAGE
     total = args.decks * CARDS
     try:
-        manifest, listed = read_manifest(args.manifest, kind, args.decks) if args.manifest else (None, set())
+        card_list, listed = read_card_list(args.card_list, kind, args.decks) if args.card_list else (None, set())
         kept, kept_covers, other_decks = _kept_entries(args.out, kind, batch)
         reader = BarcodeReader(args.port) if kind == registry.KIND_CODE else PN532Reader(args.port, args.bus)
     except (OSError, ValueError, ReaderFault) as exc:
@@ -490,15 +491,15 @@ def run(args):
     console.print("batch %s, %d decks: scan each deck in suit order %s, ace to king, then %d cover cards"
                   % (args.batch, args.decks, ", ".join(SUIT_ORDER), args.covers))
     try:
-        scans, cover_scans = scan(reader, total, manifest, listed, args.covers, args.idle, console, args.decks)
+        scans, cover_scans = scan(reader, total, card_list, listed, args.covers, args.idle, console, args.decks)
     finally:
         reader.close()
-    if manifest:
-        problems = check(scans, manifest, total, kind)
-        slots = manifest
+    if card_list:
+        problems = check(scans, card_list, total, kind)
+        slots = card_list
     else:
         problems, slots = bind(scans, total, kind)
-        console.print("no manifest: the scan order defines the cards; a swap cannot be detected")
+        console.print("no card list: the scan order defines the cards; a swap cannot be detected")
     known = _other_batch(kept)
     for ident, s in slots.items():
         if ident in known:

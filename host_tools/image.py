@@ -4,7 +4,7 @@ A declaration is a short Python file run here, on the host, in the manner of
 micropython-lib's manifest.py: it names every file the device's flash gets,
 so what `shoe deploy` stages, what the tests boot and what a reviewer reads
 are one list. Nothing is found by walking imports: a module the firmware
-loads from a string (the shuffler's bench questions) is on the image because
+loads from a string (the shuffler's probes) is on the image because
 its declaration names it, and tests/e2e/test_image.py fails when the
 firmware imports a module its image does not declare.
 

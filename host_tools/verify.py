@@ -174,7 +174,7 @@ def _column_fault(row):
 
 def _frames_key(path):
     from host_tools.protocol.keys import read_key
-    from link import auth
+    from firmware.link import auth
     key = read_key(path)
     return auth.frames_key(key), hashlib.sha256(key).hexdigest()[:16]
 
@@ -185,7 +185,7 @@ def _record_key(info, shoe_key, raw):
     version's tag, so a store the bridge kept under version 2 still
     verifies. ``raw`` gives the shoe key itself (needed only for another
     version than this one's). ValueError names a version without tags here."""
-    from link import host_frames, proto
+    from firmware.link import host_frames, proto
     version = db.record_proto(info)
     if version is None or version == proto.PROTO or shoe_key is None:
         return shoe_key

@@ -1,8 +1,22 @@
 """Where host code meets the firmware: one place that knows how to run the
 firmware files under CPython (imported in-process) or inside the real
 MicroPython VM (a subprocess), so every tool and test runs the very same files.
+
+On the host the firmware is one package, ``firmware`` (``from firmware.link
+import proto``), so none of its names (``main``, ``clock``, ``link``,
+``boards``, ``shuffler``...) stands at the top level beside the standard
+library's and host_tools' own. On a device the same files import each other
+by their top-level names (``from link import proto``), and they are not
+edited for the host: a firmware module loaded here runs with an
+``__import__`` that reads a firmware name as its ``firmware.`` name, so
+``from link import proto`` inside firmware/link/session.py gets
+``firmware.link.proto``, the module host code gets.
 """
 
+import builtins
+import importlib
+import importlib.abc
+import importlib.machinery
 import os
 import shutil
 import subprocess
@@ -10,13 +24,79 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
-DEFAULT_HEAP = "128k"  # `shoe replay`: the core alone, at the bottom of the 128-190 KiB range
+NAMESPACE = "firmware"
+DEFAULT_HEAP = "128k"  # `shoe deal`: the core alone, at the bottom of the 128-190 KiB range
+
+
+def firmware_names():
+    """The names a device imports the firmware by: its top-level packages
+    (firmware/link/) and modules (firmware/main.py)."""
+    out = set()
+    for entry in os.listdir(FIRMWARE):
+        if entry.endswith(".py"):
+            out.add(entry[:-3])
+        elif os.path.isfile(os.path.join(FIRMWARE, entry, "__init__.py")):
+            out.add(entry)
+    return frozenset(out)
+
+
+_NAMES = firmware_names()
+
+
+def _firmware_import(name, globals=None, locals=None, fromlist=(), level=0):
+    """``__import__`` as a firmware module sees it: a firmware name is the
+    module of that name under ``firmware``; anything else is imported as usual."""
+    top = name.partition(".")[0]
+    if level or top not in _NAMES:
+        return builtins.__import__(name, globals, locals, fromlist, level)
+    module = builtins.__import__(NAMESPACE + "." + name, globals, locals, fromlist, 0)
+    # `import link.proto` binds `link`: the package, not the namespace above it.
+    return module if fromlist else sys.modules[NAMESPACE + "." + top]
+
+
+_BUILTINS = dict(builtins.__dict__, __import__=_firmware_import)
+
+
+class _FirmwareLoader(importlib.machinery.SourceFileLoader):
+    """A firmware source file, run with the firmware's ``__import__``."""
+
+    def exec_module(self, module):
+        module.__builtins__ = _BUILTINS
+        super().exec_module(module)
+
+
+class _FirmwareFinder(importlib.abc.MetaPathFinder):
+    """``firmware`` and the modules under it, found in FIRMWARE only."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == NAMESPACE:
+            return importlib.machinery.PathFinder.find_spec(NAMESPACE, [os.path.dirname(FIRMWARE)])
+        if not fullname.startswith(NAMESPACE + "."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
+            spec.loader = _FirmwareLoader(spec.loader.name, spec.loader.path)
+        return spec
 
 
 def use_firmware():
-    """Make the firmware packages importable from CPython."""
-    if FIRMWARE not in sys.path:
-        sys.path.insert(0, FIRMWARE)
+    """Make the firmware importable from CPython as the ``firmware`` package
+    (done once, by importing host_tools)."""
+    if not any(isinstance(f, _FirmwareFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _FirmwareFinder())
+
+
+def exec_firmware(source, space, filename="<firmware source>"):
+    """Run ``source`` in the dict ``space`` as firmware code runs on the host:
+    its firmware imports (``from link import frame``) are the firmware
+    package's modules. For source the VM also runs, kept in one string."""
+    space["__builtins__"] = _BUILTINS
+    exec(compile(source, filename, "exec"), space)
+
+
+def import_firmware(name):
+    """The firmware module a device imports as ``name`` ("emulator.sample")."""
+    return importlib.import_module(NAMESPACE + "." + name)
 
 
 def micropython():

@@ -8,7 +8,7 @@ integer past 31 bits is a heap object here as on a board (arithmetic on it
 allocates), which the 64-bit VM cannot show. Its limits (docs/design.md,
 "The 32-bit VM"): garbage is collected only between top-level steps, a full
 heap grows instead of raising MemoryError, no ``machine`` or ptys, and
-``os.urandom`` is a stand-in fed by node's crypto.
+``os.urandom`` is a substitute fed by node's crypto.
 
 ``run_micropython`` mirrors ``vm.run_micropython``; ``run_steps`` runs a
 program as separate top-level steps and says, per step, whether the heap

@@ -18,7 +18,7 @@
 // the heap instead of raising MemoryError) is marked "grew" in the report, so
 // that no figure from it is taken for one made inside the heap.
 //
-// Stand-ins for what the build lacks, for tests only: os.urandom reads bytes
+// Substitutes for what the build lacks, for tests only: os.urandom reads bytes
 // node's crypto made at start; a termios that imports (the emulator's pty
 // UART module does, even where no pty is opened) and refuses every call. An exception that leaves a step with the heap
 // still locked would hang this build, so the step's wrapper unlocks first.
@@ -92,7 +92,7 @@ for (const [host, guest] of spec.mounts) mount(host, guest);
 mkdirs("/wasm32/lib");
 FS.writeFile("/wasm32/entropy", crypto.randomBytes(1 << 16));
 FS.writeFile("/wasm32/lib/termios.py", [
-  "# wasm32 stand-in: this VM has no terminals; importing works, using fails.",
+  "# wasm32 substitute: this VM has no terminals; importing works, using fails.",
   "TCSANOW = 0",
   "def _none(*args):",
   "    raise OSError(95)  # EOPNOTSUPP",

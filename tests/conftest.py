@@ -1,6 +1,7 @@
-"""The suite's roots on the path: the repository (host_tools, which puts the
-firmware on the path) and tests/ (the shared rigs, ``support``). Fixtures
-shared by end-to-end modules are in tests/e2e/conftest.py.
+"""The suite's roots on the path: the repository (host_tools, which makes the
+firmware importable as the ``firmware`` package) and tests/ (the shared
+rigs, ``support``). Fixtures shared by end-to-end modules are in
+tests/e2e/conftest.py.
 
 The order the files run in: pyproject's addopts give xdist ``--dist
 loadfile`` (each file whole on one worker, so a module's fixtures - a pit,
@@ -15,18 +16,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-import host_tools  # noqa: E402,F401 (puts the firmware packages on the path, for every test module)
+import host_tools  # noqa: E402,F401 (makes the firmware package importable, for every test module)
 
 # The files that take 25 s or more in the default suite, longest first: each
 # file's tests summed (setup, call and teardown) from the junit report of
 # `pytest -n 2 --junitxml=...` on this 2-core machine.
-LONGEST_FIRST = tuple("tests/e2e/test_%s.py" % name for name in (
-    "pit_pages", "casino_access", "boards_footprint", "soak", "analysis", "casino_view", "acceptance",
-    "pit_display", "readme", "pit_browser", "scenarios", "pit_security", "bridge_robust", "enroll",
-    "casino", "casino_provenance", "record_coverage", "shuffler_demo", "faults", "rules_oracle",
-    "shuffle_replay", "shuffler_channels", "bridge_commands", "shuffler_audit", "shuffler_device",
-    "emulator", "shuffle_score", "cli_user_errors", "pit_shuffle_browser", "settle",
-    "not_recording_alert", "demo_cli", "boot_manifest", "bridge_live", "pit_role_walk",
+LONGEST_FIRST = tuple("tests/%s.py" % name for name in (
+    "e2e/test_pit_pages", "e2e/test_casino_access", "e2e/test_boards_footprint", "e2e/test_soak",
+    "unit/test_analysis", "e2e/test_casino_view", "e2e/test_acceptance", "e2e/test_pit_display",
+    "e2e/test_readme", "e2e/test_pit_browser", "e2e/test_scenarios", "e2e/test_pit_security",
+    "e2e/test_bridge_robust", "e2e/test_enroll", "e2e/test_casino", "e2e/test_casino_provenance",
+    "e2e/test_record_coverage", "e2e/test_shuffler_demo", "e2e/test_bridge_faults", "e2e/test_rules_oracle",
+    "e2e/test_shuffle_models_dealt", "unit/test_shuffler_channels", "e2e/test_bridge_commands",
+    "e2e/test_shuffler_audit", "e2e/test_shuffler_device", "e2e/test_emulator", "unit/test_shuffle_score",
+    "e2e/test_cli_user_errors", "e2e/test_pit_shuffle_browser", "unit/test_settle",
+    "e2e/test_not_recording_alert", "e2e/test_demo_cli", "e2e/test_boot_manifest", "e2e/test_bridge_live",
+    "e2e/test_pit_role_walk",
 ))
 
 

@@ -414,14 +414,14 @@ class Events:
     def _run(self):
         """The cold-deck run (Game.ordered) as its pattern and every card in
         it, written from the game's three ints with nothing allocated."""
-        r = self.g.run  # previous card, direction (1 up, 2 down), length: game.RUN_*
+        g = self.g  # run_prev, run_step (1 up, 2 down), run_len
         o = self.out
         o.raw(b',"pattern":"')
-        o.raw(ASCENDING if r[1] == 1 else DESCENDING)
+        o.raw(ASCENDING if g.run_step == 1 else DESCENDING)
         o.raw(b'","cards":[')
-        step = 4 if r[1] == 1 else -4
-        c = r[0] - step * (r[2] - 1)
-        for i in range(r[2]):
+        step = 4 if g.run_step == 1 else -4
+        c = g.run_prev - step * (g.run_len - 1)
+        for i in range(g.run_len):
             if i:
                 o.byte(0x2C)
             write_card(o, c)

@@ -78,15 +78,7 @@ MIN_COVER_DEPTH = const(14)  # Ch 5C(1)
 # An unshuffled stack, cut anywhere, completes a run of 7 by its 13th card.
 RUN = const(7)
 STEP = const(4)
-# Game.run: the previous card (NO_CARD before the first), the run's direction
-# (0 none, UP, DOWN) and its length in cards.
-RUN_PREV = const(0)
-RUN_STEP = const(1)
-RUN_LEN = const(2)
-STOP_RULE = const(3)  # what stopped the game: STOP_COLD or STOP_ORDER
-ADMIT = const(4)      # 1: the next card is the one the order check stopped on; it takes its place
-COLD = const(5)       # 1: the card being placed completed a cold-deck run
-STOP_COLD = const(0)
+STOP_COLD = const(0)   # Game.stop_rule: what stopped the game
 STOP_ORDER = const(1)
 _STOP_RULES = (events.COLD_DECK, events.ORDER_MISMATCH)
 _STOP_SECTIONS = (events.COLD_DECK_SECTION, events.ORDER_MISMATCH_SECTION)
@@ -99,19 +91,12 @@ DOWN = const(2)
 
 class Game:
     def __init__(self, emit, out_size=768):
-        # No attribute for emit or the event buffer (self.events has both):
-        # MicroPython grows an instance's attribute table in steps, and three
-        # games (the session's, its refill's, the boot self-test's) are made
-        # at boot, where a larger table found no hole in the heap.
+        # No attribute for emit or the event buffer: self.events has both.
         self.events = events.Events(self, emit, out_size, POS_NAMES, HELD)
         self.player = bytearray(3)
         self.banker = bytearray(3)
         self.seen = bytearray(cards.CARDS_PER_DECK)  # copies seen, per face
         self.held = bytearray(MAX_HELD)
-        # The cold-deck test's state (RUN_PREV, RUN_STEP, RUN_LEN), then the
-        # stop's (STOP_RULE, ADMIT, COLD): bytes here, not attributes, since
-        # a grown attribute table found no hole at boot (see above).
-        self.run = bytearray(6)
         # The deck (1..16, in the enrolled card set) of the card being drawn,
         # 0 when unknown; its card event carries it, so the record names the
         # physical card (face and deck within the shoe's batch). Set by the
@@ -152,14 +137,19 @@ class Game:
         # Ch 5A: the cards were not randomly intermixed. No card is due and
         # no round opens until a supervisor's clear_stop.
         self.stopped = False
-        # What stopped it, and whether the next card is the one the order
-        # check stopped on, which still takes its place (mismatch below).
-        self.run[STOP_RULE] = STOP_COLD
-        self.run[ADMIT] = 0
-        self.run[COLD] = 0
-        self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
-        self.run[RUN_STEP] = 0
-        self.run[RUN_LEN] = 1
+        # What stopped it (STOP_COLD or STOP_ORDER), whether the next card
+        # is the one the order check stopped on, which still takes its
+        # place (mismatch below), and whether the card being placed
+        # completed a cold-deck run.
+        self.stop_rule = STOP_COLD
+        self.admit = False
+        self.cold = False
+        # The cold-deck test's state (ordered): the previous card (NO_CARD
+        # before the first), the run's direction (0 none, UP, DOWN) and its
+        # length in cards.
+        self.run_prev = NO_CARD
+        self.run_step = 0
+        self.run_len = 1
         for i in range(cards.CARDS_PER_DECK):
             self.seen[i] = 0
 
@@ -260,22 +250,22 @@ class Game:
             return
         self.left -= 1
         self.seen[c] += 1
-        if self.stopped and not self.run[ADMIT]:
+        if self.stopped and not self.admit:
             # The gate is closed while stopped; a card that leaves anyway is
             # recorded and takes no part in play.
             self.events.card(DISCARD, c, up, NONE)
             self._remember(c, DISCARD)
-            self.events.irregularity(_STOP_RULES[self.run[STOP_RULE]], _STOP_SECTIONS[self.run[STOP_RULE]],
+            self.events.irregularity(_STOP_RULES[self.stop_rule], _STOP_SECTIONS[self.stop_rule],
                                      c, b"drawn while stopped")
             return
-        self.run[ADMIT] = 0  # the card the order check stopped on takes its place (mismatch)
+        self.admit = False  # the card the order check stopped on takes its place (mismatch)
         # Ch 5A, 4: RUN cards in suit sequence say the deck was not shuffled. The card still takes its place, and its event
         # already says no card is due: the game stops (the gate closes) until
         # a supervisor's clear_stop. A card that ends the shoe stops nothing.
-        self.run[COLD] = self.ordered(c)  # no local of its own: see events.Events "Calls"
-        if self.run[COLD]:
+        self.cold = self.ordered(c)  # no local of its own: see events.Events "Calls"
+        if self.cold:
             self.stopped = True
-            self.run[STOP_RULE] = STOP_COLD
+            self.stop_rule = STOP_COLD
         if self.seen[c] > self.decks:
             # Ch 3A, 4: the set holds `decks` copies of each card. Flag it and
             # play on: a foreign card never silently changes the game.
@@ -307,7 +297,7 @@ class Game:
                     self._exhausted()
         else:
             self._stray(c, up)
-        if self.run[COLD]:
+        if self.cold:
             # Even a card that ended the shoe: the next one needs the supervisor.
             self.events.irregularity(events.COLD_DECK, events.COLD_DECK_SECTION, c, _STOPPED, True)
 
@@ -320,11 +310,11 @@ class Game:
             self.error(why)
             return
         self.stopped = False
-        self.run[ADMIT] = 0
-        self.run[RUN_PREV] = NO_CARD  # the cold-deck test starts over
-        self.run[RUN_STEP] = 0
-        self.run[RUN_LEN] = 1
-        self.events.ruled(b"stop_cleared", _STOP_RULES[self.run[STOP_RULE]])
+        self.admit = False
+        self.run_prev = NO_CARD  # the cold-deck test starts over
+        self.run_step = 0
+        self.run_len = 1
+        self.events.ruled(b"stop_cleared", _STOP_RULES[self.stop_rule])
 
     def mismatch(self, m):
         """The real-time check (cardset/ordercheck.py): the card leaving is
@@ -339,8 +329,8 @@ class Game:
             return
         self.events.mismatch(m)
         self.stopped = True
-        self.run[STOP_RULE] = STOP_ORDER
-        self.run[ADMIT] = 1 if m[8] else 0
+        self.stop_rule = STOP_ORDER
+        self.admit = m[8] != 0
 
     def ordered(self, c, limit=RUN):
         """The cold-deck test's step for card ``c`` (RUN above): True when the
@@ -348,20 +338,19 @@ class Game:
         per run (a test or the benchmark may weaken the limit; the shoe uses
         RUN). Three small ints of state, nothing allocated; the benchmark
         (host_tools/qa/bench/coldeck.py) cross-checks this very method."""
-        r = self.run
-        d = c - r[RUN_PREV]
+        d = c - self.run_prev
         if d == STEP or d == -STEP:  # NO_CARD is 255: never 4 from a card
             s = UP if d > 0 else DOWN
-            if s == r[RUN_STEP]:
-                r[RUN_LEN] += 1
+            if s == self.run_step:
+                self.run_len += 1
             else:
-                r[RUN_STEP] = s
-                r[RUN_LEN] = 2
+                self.run_step = s
+                self.run_len = 2
         else:
-            r[RUN_STEP] = 0
-            r[RUN_LEN] = 1
-        r[RUN_PREV] = c
-        return r[RUN_LEN] == limit
+            self.run_step = 0
+            self.run_len = 1
+        self.run_prev = c
+        return self.run_len == limit
 
     def cover(self):
         """The cover card passed the reader (Ch 9D)."""

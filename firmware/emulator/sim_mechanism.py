@@ -79,7 +79,7 @@ class In:
 # and surfaces); the tray is a ring and the stack an array of them. So a
 # batch of 416 costs the VM's heap a few kilobytes, and a card fed
 # allocates nothing in the model either: the per-card path of firmware and
-# model together can run with the heap locked (tests/e2e/test_shuffler_mechanism.py).
+# model together can run with the heap locked (tests/e2e/test_shuffler_mechanism_vm.py).
 CARD = 0
 FRONT = 1
 MOVING = 2

@@ -5,8 +5,8 @@ the link takes (secure, sign, status, time, clear_tilt), defined once
 A command table is a tuple of ``(name, ((key, kind, spec, default), ...))``
 rows; ``parse(body, table)`` checks a body against one. The shoe's table
 (link/schema.py) is its own commands followed by ``LINK_COMMANDS``; the
-shuffler takes ``LINK_COMMANDS`` alone (link/dispatch.py), so it never
-loads the shoe's, which name the game's settings. This module imports only
+shuffler's, ``SHUFFLER_COMMANDS``, is here, so it never loads the shoe's,
+which name the game's settings. This module imports only
 link/proto.py: `shoe replay` parses a script's command lines with it
 without loading the link. Parsing allocates, but a command is a rare,
 human-paced input, never on a per-card path.
@@ -39,9 +39,10 @@ MAX_SEQ = 0x7FFFFFFF
 # same code on both devices (firmware/probes.py). Each device's ACTIONS
 # gives them (link/session.py, shuffler/link.py); the link's own
 # (link/dispatch.py LINK_ACTIONS) are status, time and clear_tilt. One table,
-# not two: on the shuffler, whose 32-bit boot fills its interned-name pool
-# to the last entry, one more name costs a new pool (9 KiB; docs/shuffler.md,
-# "Footprint").
+# not two: the shuffler's boot, the boot check and a bench question leave 6
+# of its 1,260 interned names before the next pool of 9,024 bytes (32-bit
+# wasm32 VM, MicroPython 1.27.0: python -m host_tools.qa.shuffler_heap32;
+# docs/shuffler.md, "Footprint").
 LINK_COMMANDS = (
     ("secure", ()),
     ("sign", (("digest", HEX, 64, REQUIRED),)),
@@ -49,6 +50,13 @@ LINK_COMMANDS = (
     ("time", (("t", INT, (0, MAX_UNIX), REQUIRED),)),
     ("clear_tilt", (("seq", INT, (0, MAX_SEQ), "0"),)),
 )
+
+# The shuffler's table: `sensor` (what its sensors read now, an `inputs`
+# event) and `cycle`, then the link's. Here rather than in shuffler/link.py
+# (which uses it) so that the pit's bridge checks a shuffler command's body
+# against it without importing the shuffler's session class. Names the
+# shuffler's boot already interns, but for ``SHUFFLER_COMMANDS``.
+SHUFFLER_COMMANDS = (("sensor", ()), ("cycle", ())) + LINK_COMMANDS
 
 
 def arguments(name, table):

@@ -102,9 +102,9 @@ _tables = {}
 
 
 def _shuffler_names():
-    """The shuffler's command names (shuffler/link.py), for its `accepted` events."""
-    from shuffler import link as _shuffler_link
-    return tuple(c[0] for c in _shuffler_link.COMMANDS)
+    """The shuffler's command names (link/commands.py), for its `accepted` events."""
+    from link.commands import SHUFFLER_COMMANDS
+    return tuple(c[0] for c in SHUFFLER_COMMANDS)
 
 
 def _parse(text):

@@ -5,7 +5,7 @@ generate requests whatever the caller does.
 
 Why HMAC-DRBG: it needs only a hash, and ``hashlib.sha256`` is in every
 MicroPython port; its security rests on HMAC being a PRF, and NIST publishes
-known-answer vectors (tests/e2e/test_shuffler_drbg.py checks them).
+known-answer vectors (tests/unit/test_shuffler_drbg.py checks them).
 
 The state (Key, V) lives in preallocated bytearrays. MicroPython's hashlib
 has no ``copy()`` and no ``digest_into``, so each HMAC makes two hash objects

@@ -29,7 +29,7 @@ import json
 
 from link import journal as _journal
 from link import reports
-from link.commands import LINK_COMMANDS
+from link.commands import SHUFFLER_COMMANDS
 from link.core import Link
 
 SOURCE = "shuffler"
@@ -42,11 +42,6 @@ COMPACT_BYTES = 16384   # journal size beyond which an idle, fully acked shuffle
 # pay for the secure element's driver (docs/shuffler.md, "Footprint").
 OUTBOX_BYTES = 1536
 OUTBOX_SLOTS = 12
-
-# `sensor` (what its sensors read now, an `inputs` event) and `cycle`, then
-# the link's (secure and sign among them). Names the shuffler's boot already
-# interns, but for `secure`: see link/commands.py.
-COMMANDS = (("sensor", ()), ("cycle", ())) + LINK_COMMANDS
 
 
 def run(s, args):
@@ -66,7 +61,7 @@ ACTIONS.update(Link.ACTIONS)   # the link's own (link/dispatch.py)
 
 class ShufflerSession(Link):
     DEVICE = "shuffler"
-    COMMANDS = COMMANDS
+    COMMANDS = SHUFFLER_COMMANDS   # link/commands.py: the pit checks a body against the same table
     ACTIONS = ACTIONS
     device = None   # the Device, once booted (main.py): the bench questions need its mechanism
     wanted = -1   # the seq a checkpoint must cover (want_checkpoint); -1: none asked

@@ -105,16 +105,6 @@ def _self_test():
         return "self-test: %s" % e
 
 
-# Room for the buffers of the session (frames in and out, its JSON writer,
-# the journal's record) and of the device (the check pass's read order,
-# custody's records, the batch check, the Decider's gaps and order), held
-# while the modules load and given back just before those are made: blocks
-# of 1-3 KiB then find one run of free heap, not holes between the modules'
-# code (MicroPython never moves an object; at the board's 190 KiB the boot
-# fails on a 1 KiB frame buffer without this).
-ROOM = 16384
-
-
 def boot_stages():
     """boot() in stages: a generator that yields None between them and
     (board, session, device) last. The 32-bit VM of the heap probe
@@ -131,14 +121,15 @@ def boot_stages():
     from link.outbox import Outbox
     from shuffler.link import OUTBOX_BYTES, OUTBOX_SLOTS
     outbox = Outbox(OUTBOX_BYTES, OUTBOX_SLOTS)
-    room = bytearray(ROOM)
     board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
     board.manifest = digest
     # A part shuffling is unsafe without (boards/parts.py; the emulator's
     # board builds its parts through it, board_machine.py not yet: parts.py's
-    # names do not fit the 32-bit qstr pool, docs/shuffler.md "Footprint").
+    # names take the 32-bit VM's name pools past their 1,260th name, 6 are
+    # left; MicroPython 1.27.0 wasm32, python -m host_tools.qa.shuffler_heap32;
+    # docs/shuffler.md "Footprint").
     refused = getattr(board, "halt", None)
-    # The link key first, while ROOM is held: with a secure element it is
+    # The link key first: with a secure element it is
     # derived by a boot-only module (drivers/atecc608_link.py) that is let go
     # at once, and the hole it leaves is filled by the modules loaded next,
     # not left among the session's and device's buffers. Without it the
@@ -161,7 +152,6 @@ def boot_stages():
     # Files nobody deployed were quarantined: the shuffler stays halted
     # (hellos saying why) until it is looked at and reflashed.
     problem = files if files is not None else refused or _self_test()
-    room = None
     gc.collect()
     yield None
     session = ShufflerSession(board, board_config, Journal(board.journal_path), outbox)
@@ -171,20 +161,11 @@ def boot_stages():
         session.error(degraded)   # the part that is missing, and its bus's answer
     yield None
     device = Device(board, session, reg)
-    type(session).device = device   # for the bench questions (shuffler/probes.py); a class slot, no instance map growth
+    session.device = device   # for the bench questions (shuffler/probes.py)
     yield None   # its buffers are made; the start-up (entropy test, custody restored, homing) makes garbage
     if problem is None and session.tilt is None:
         device.start()
-    # The boot-only functions leave the heap: their bytecode is held only by
-    # these names (docs/shuffler.md "Footprint"); this generator's own code
-    # stays alive until its last step returns.
-    g = globals()
-    for name in BOOT_ONLY:
-        g.pop(name, None)
     yield board, session, device
-
-
-BOOT_ONLY = ("_check_files", "_root", "_exists", "_halt", "_known_answers", "_self_test", "boot_stages", "boot")
 
 
 def boot():
@@ -199,7 +180,7 @@ def run():
     board, session, device = boot()
     gc.collect()
     if hasattr(gc, "mem_free"):
-        type(session).heap_free = gc.mem_free()   # left after boot, for `status` (link/core.py)
+        session.heap_free = gc.mem_free()   # left after boot, for `status` (link/core.py)
     import board_config
     from shuffler.link import COMPACT_BYTES
     compact_at = getattr(board_config, "JOURNAL_COMPACT", COMPACT_BYTES)

@@ -7,7 +7,7 @@ value, rank or suit as each wager needs.
 
 from host_tools.exits import ShoeError
 from host_tools.settle.core import cards
-from link import schema  # importable once settle.core has put firmware/ on the path
+from firmware.link import schema
 
 
 class CompositionError(ShoeError, ValueError):

@@ -6,7 +6,7 @@ targets for card counters: when one turns player-favourable (house edge
 below zero) the pit should hear about it at once, not from the drop.
 
 ``EdgeMonitor(decks, table_settings).observe(event)`` is what the bridge calls
-for every event of the shoe's stream (the vocabulary of `shoe replay`); it
+for every event of the shoe's stream (the vocabulary of `shoe deal`); it
 returns the events to raise. An alert is raised when a wager turns
 favourable and an ``edge_clear`` when it stops being so, so a long favourable
 stretch is one alert, not one per round.

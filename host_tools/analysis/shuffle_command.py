@@ -1,7 +1,7 @@
 """`shoe shuffle-score [FILE|-] [--json] [--alpha A]`: how well each shoe
 of an exported record was shuffled (host_tools/analysis/shuffle_score.py).
 
-Reads event JSON lines as `shoe export` or `shoe replay` print them; each
+Reads event JSON lines as `shoe export` or `shoe deal` print them; each
 shoe is scored against the order decks come in and against the last earlier
 shoe of its batch in the same input. Bad input is one line on stderr and
 nothing on stdout. Exit 0, or 1 when a shoe's shuffle was weak.
@@ -21,7 +21,7 @@ LABELS = {"factory_adjacency": "kept factory adjacencies", "factory_rising": "fa
 
 def add_arguments(parser):
     parser.add_argument("events", nargs="?", default="-",
-                        help="event JSON lines (`shoe export` or `shoe replay` output), or - for stdin")
+                        help="event JSON lines (`shoe export` or `shoe deal` output), or - for stdin")
     parser.add_argument("--json", action="store_true", help="one JSON object per shoe")
     parser.add_argument("--alpha", type=float, default=Q.ALPHA,
                         help="flag a shoe whose combined p-value is below this (default %g)" % Q.ALPHA)

@@ -47,11 +47,9 @@ import json
 import math
 
 from host_tools.exits import ShoeError
-from host_tools import vm
 
-vm.use_firmware()
-from baccarat import cards  # noqa: E402
-from link import events_schema as E  # noqa: E402
+from firmware.baccarat import cards
+from firmware.link import events_schema as E
 
 ALPHA = 0.01  # a uniformly shuffled shoe is flagged weak at most this often
 POISSON_MAX = 20.0
@@ -81,7 +79,7 @@ class Shoe:
 
 
 def shoes_from_events(events):
-    """Game events (dicts, as `shoe export` or `shoe replay` give them) ->
+    """Game events (dicts, as `shoe export` or `shoe deal` give them) ->
     [Shoe]. Raises ScoreError naming the first bad event."""
     out = []
     for i, ev in enumerate(events, 1):

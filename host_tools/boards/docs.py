@@ -2,7 +2,7 @@
 and the same three for each shuffler board under hardware/shuffler/<board>/.
 
 These three files are what a technician solders and orders from, so they are
-generated, never edited: tests/e2e/test_boards.py regenerates them and fails if
+generated, never edited: tests/unit/test_boards.py regenerates them and fails if
 the committed copies differ. Regenerate after editing boards.toml with
 
     python -m host_tools.boards.docs

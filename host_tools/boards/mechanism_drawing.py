@@ -8,7 +8,6 @@ around them (motors, solenoids, enclosure, damping) are drawn to the sizes
 hardware/shuffler/README.md gives and labelled, not dimensioned.
 """
 
-from host_tools import vm
 from host_tools.boards.svg import DIM, Sheet
 
 GENERATOR = "host_tools/boards/mechanism_drawing.py from firmware/shuffler/geometry.py"
@@ -17,8 +16,7 @@ SENSOR = "#6a3d9a"
 
 
 def geometry():
-    vm.use_firmware()
-    from shuffler import geometry as G
+    from firmware.shuffler import geometry as G
     return G
 
 

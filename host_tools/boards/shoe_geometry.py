@@ -9,7 +9,7 @@ calibrated to, so the shoe and the shuffler are drawn for the same card.
 import tomllib
 
 from host_tools.exits import ShoeError
-from host_tools import boards, vm
+from host_tools import boards
 
 GEOMETRY = boards.ROOT / "hardware" / "shoe" / "geometry.toml"
 INCH = 25.4
@@ -21,8 +21,7 @@ class GeometryError(ShoeError):
 
 def card_size():
     """(length, thickness) of a card in mm, from the shuffler's geometry."""
-    vm.use_firmware()
-    from shuffler import geometry as G
+    from firmware.shuffler import geometry as G
     return G.CARD_LEN / 10.0, G.PITCH / 100.0
 
 

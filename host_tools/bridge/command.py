@@ -37,14 +37,14 @@ from host_tools.exits import EXIT_BUSY, EXIT_FOUND, EXIT_NO_BRIDGE, EXIT_OK, EXI
 from host_tools.analysis.monitor import factory as edge_monitor_factory
 from host_tools.bridge import control
 from host_tools.bridge.console import TableView, event_line
-from host_tools.bridge.session import Bridge
+from host_tools.bridge.line import Bridge
 from host_tools.protocol import alerts, answers
-from host_tools.protocol.controls import parse_control
+from host_tools.protocol.command_line import parse_command_line
 from host_tools.protocol.keys import key_id, read_key
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.store import audit, db
 
-from link import events_schema  # noqa: E402
+from firmware.link import events_schema
 
 log = logging.getLogger("shoe.bridge")
 
@@ -121,7 +121,7 @@ class Runner:
 
     def handle(self, line):
         try:
-            name, args = parse_control(line)
+            name, args = parse_command_line(line)
         except ValueError as e:
             return "error %s" % e
         if name == "state":
@@ -188,7 +188,7 @@ class Runner:
 
     def _prime(self, shoe_id):
         """A (re)started bridge shows the table as the store knows it, not an
-        empty screen: replay the stored history into the view, and the
+        empty screen: feed the stored history into the view, and the
         current card set's cards into the edge monitor. A stored row the
         link schema rejects (an older bridge stored it, or someone edited
         the file) is skipped and named in an alert: it never stops a start."""
@@ -373,7 +373,7 @@ def _client(args):
     line = "state" if args.check else args.send
     if not args.check:
         try:
-            parse_control(line)  # refused here, with the shoe's message, before any bridge sees it
+            parse_command_line(line)  # refused here, with the shoe's message, before any bridge sees it
         except ValueError as e:
             print("error %s" % e)
             return EXIT_USAGE

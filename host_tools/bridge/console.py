@@ -23,10 +23,10 @@ from host_tools.protocol import tablestate
 from host_tools.protocol.tablestate import TableState
 from host_tools.store.recall import RoundBook, describe_round
 
-from link import events_schema as E  # noqa: E402
+from firmware.link import events_schema as E
 
 # Shoe events a person must see: game or link types of docs/protocol.md 6
-# (checked against the event schema by tests/e2e/test_schema.py).
+# (checked against the event schema by tests/unit/test_schema.py).
 ALERT_TYPES = ("irregularity", "error", "tilt", "link_down")
 POS_TEXT = {"P1": "Player", "P2": "Player", "P3": "Player", "B1": "Banker",
             "B2": "Banker", "B3": "Banker", "BURN": "burn", "DISCARD": "discard"}

@@ -13,7 +13,7 @@ ANSWER_S, while the bridge's loop goes on.
 
 The requests are the shoe's commands exactly as firmware/link/schema.py
 defines them, so this socket can never offer an argument the shoe lacks (as
-`batch` once was) or pass one it would refuse: ``protocol/controls.py parse_control``
+`batch` once was) or pass one it would refuse: ``protocol/command_line.py parse_command_line``
 checks each line with the shoe's parser and answers ``error`` with the shoe's
 own message before anything is signed. Two conveniences only: ``new_shoe``
 names the ``shoe`` command (as the dealer's button does), and ``time``

@@ -33,7 +33,7 @@ import os
 import tempfile
 import time
 
-from baccarat import cards
+from firmware.baccarat import cards
 
 SHOE_ID = "DEMO1"
 SHUFFLER_ID = "SHUF1"
@@ -155,7 +155,7 @@ def _relay(shoe_bridges, out):
 
 def _stops(bridge, since):
     """The shoe's order_mismatch stops stored after event index ``since``."""
-    from link import events_schema as E
+    from firmware.link import events_schema as E
     return [(s, e) for s, e in bridge.events[since:]
             if e.get("type") == "irregularity" and e.get("rule") == E.ORDER_MISMATCH and "position" in e]
 
@@ -326,7 +326,7 @@ def _play(args, out, rig, shoe, shoe_bridge, path, decks, rng, devices, proof):
     cardset = os.path.join(emu.dir, "cardset.bin")
     pubkey = emu.pub_path   # the shuffler's chip's public key, registered when its chip was provisioned
     out("shoe shuffler audit --db %s --cardset %s --pubkey %s" % (path, cardset, pubkey))
-    from cardset import registry as _registry
+    from firmware.cardset import registry as _registry
     with db.Store(path) as store:
         lines = []
         status = _audit(store, lines, _registry.load(cardset), pubkey)

@@ -17,9 +17,9 @@ import os
 import re
 import tomllib
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from baccarat import game  # noqa: E402
+from firmware.baccarat import game
 
 from host_tools.exits import ShoeError
 

@@ -1,4 +1,5 @@
-"""The edge monitor for every table of a pit, on one worker thread of its own.
+"""The edge monitor for every table of a pit, on one worker thread of its own
+(in a process of its own in `shoe pit`: edgeproc.py).
 
 `shoe bridge` runs the analysis package's EdgeMonitor on its console; the
 pit runs the same monitor (made by host_tools/analysis/monitor.py's

@@ -318,7 +318,7 @@ class TableStore:
 
     It also keeps the head of each shoe it records (``shoe`` and
     ``last_seq``, which the bridge asks before every event and every ack):
-    the shoe's lease (bridge/session.py) makes this table the only writer
+    the shoe's lease (bridge/line.py) makes this table the only writer
     of that shoe's chain in the store, so the head only moves through this
     object's ``append``, which updates it from the write it just committed.
     Anything else (a refused write, a duplicate, a new registration) drops

@@ -24,8 +24,8 @@ import json
 
 from host_tools.pit.worker import Worker
 from host_tools.protocol import alerts
-from link import events_schema as E
-from link import order as _order
+from firmware.link import events_schema as E
+from firmware.link import order as _order
 
 UNCHECKED, NOT_RELEASED = "order_unchecked", "order_not_released"
 for _kind in (UNCHECKED, NOT_RELEASED) + E.ORDER_REFUSED:

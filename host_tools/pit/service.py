@@ -1,6 +1,6 @@
 """One bridge per table, each on its own thread, supervised (docs/design.md, "Pit server").
 
-Why threads and not asyncio: the Bridge (host_tools/bridge/session.py) is a
+Why threads and not asyncio: the Bridge (host_tools/bridge/line.py) is a
 blocking poll loop over select() and a synchronous SQLite store whose
 ``append`` returns only after the fsync the ack depends on. Run as it is on
 its own thread, each table keeps the exact code and timing `shoe bridge` has
@@ -34,7 +34,7 @@ import threading
 import time
 
 from host_tools.exits import ShoeError
-from host_tools.bridge.session import Bridge
+from host_tools.bridge.line import Bridge
 from host_tools.protocol import alerts, orderrelay
 from host_tools.protocol.hostlink import HEARTBEAT_S
 from host_tools.protocol.keys import deployed_manifest, read_key

@@ -22,7 +22,7 @@ import logging
 
 from host_tools.analysis import shuffle_score as Q
 from host_tools.pit.worker import Worker
-from link import events_schema as E  # importable once shuffle_score set the firmware path
+from firmware.link import events_schema as E
 
 log = logging.getLogger("shoe.pit.shuffle")
 

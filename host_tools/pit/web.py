@@ -35,8 +35,8 @@ import time
 
 from aiohttp import web
 
-from host_tools.protocol.controls import parse_control
-from host_tools.pit import edges as edges_mod
+from host_tools.protocol.command_line import parse_command_line
+from host_tools.pit import edgeproc
 from host_tools.pit import orderwatch
 from host_tools.pit import overview as overview_mod
 from host_tools.pit import shuffle as shuffle_mod
@@ -85,7 +85,8 @@ def allowed_names(config):
 
 def make_app(pit, users_path, edges=True, tls=False, streams=None):
     """The pit's web app. ``edges``: run the edge monitor for every table
-    (host_tools/pit/edges.py, its own thread); its alerts are stored alerts.
+    (host_tools/pit/edges.py, in a process of its own: edgeproc.py); its
+    alerts are stored alerts.
     ``tls``: served over HTTPS (cookie Secure, HSTS). ``streams``: the cap
     on event streams, as the open-file budget allows (command.py)."""
     cfg = pit.config
@@ -98,7 +99,7 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
                   "logins": collections.Counter(),  # address -> logins being checked
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
                                      REQUESTS, REQUESTS_PER_ADDRESS, STAFF_RESERVE),
-                  "edges": edges_mod.EdgeWatch(pit, pit.config.store) if edges else None,
+                  "edges": edgeproc.EdgeProcess(pit, pit.config.store) if edges else None,
                   "shuffle": shuffle_mod.ShuffleWatch(pit, pit.config.store),
                   "orders": orderwatch.OrderWatch(pit, pit.config.store)}
     app[metrics.REGISTRY], hist = metrics.registry(
@@ -629,7 +630,7 @@ async def command(request):
         args = dict(args, designation=runner.table.designation)
     line = " ".join([name] + ["%s=%s" % (k, v) for k, v in args.items()])
     try:
-        cmd, pairs = parse_control(line)
+        cmd, pairs = parse_command_line(line)
     except ValueError as e:
         return _json_error(400, str(e))
     if cmd == "state":

@@ -20,10 +20,10 @@ import hmac as _hmac
 
 from host_tools.protocol import untrusted
 
-import link.auth as _auth  # the firmware's own modules (host_tools puts them on the path)
-import link.events_schema as _events_schema
-import link.host_frames as _host_frames
-import link.proto as _proto
+from firmware.link import auth as _auth
+from firmware.link import events_schema as _events_schema
+from firmware.link import host_frames as _host_frames
+from firmware.link import proto as _proto
 
 # Verdicts of ``accept``: every component uses these words, and the alert
 # kinds below, for the same situations.

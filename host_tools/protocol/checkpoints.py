@@ -15,9 +15,9 @@ unsigned checkpoint names) must follow the one before it by exactly one.
 
 import json
 
-from baccarat.jsonout import JsonOut
+from firmware.baccarat.jsonout import JsonOut
 from host_tools.protocol import pubkeys
-from link import events_schema, proto, reports
+from firmware.link import events_schema, proto, reports
 
 FIELDS = events_schema.require("checkpoint", "through", "counter", "head", "manifest", "sig", "unsigned",
                                source="link")

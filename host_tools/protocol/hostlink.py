@@ -5,7 +5,7 @@ A ``HostLink`` is fed the bytes the shoe sent (``feed``) and told the time
 passes (``tick``); it answers through the ``send`` callable it was given (a
 hello request, an ack, a heartbeat, a command) and through the record it was
 given (store this event, log that, raise this alert). It never opens a port,
-sleeps or polls: the bridge's transport (host_tools/bridge/session.py) does
+sleeps or polls: the bridge's transport (host_tools/bridge/line.py) does
 that under it, and the pit's table threads, the fuzzers and the tests drive
 the very same object.
 
@@ -44,13 +44,13 @@ import logging
 import os
 import time
 
-from host_tools.protocol import alerts, chain
+from host_tools.protocol import alerts, chain, decoder
 from host_tools.protocol.keys import key_id
 from host_tools.protocol.untrusted import parse_json, shown
 from host_tools.protocol.record import Conflict, StoreError, record_proto
 
-from link import auth, chipcount, frame, host_frames, journal, proto, schema  # noqa: E402  (the firmware's own)
-from link import events_schema  # noqa: E402
+from firmware.link import auth, chipcount, frame, host_frames, journal, proto, schema
+from firmware.link import events_schema
 
 log = logging.getLogger("shoe.bridge")
 # Only `shoe bridge` decides where the log goes (DB.log); a library user or a
@@ -86,17 +86,17 @@ NO_KEY = ("no key for this shoe (start the bridge with --key-file): nothing is a
 def command_body(name, args=None):
     """The canonical body text of a command, checked by the shoe's own parser
     (link/schema.py) before anything is signed, or, for a command only a
-    shuffler takes (its bench questions), by the shuffler's table
-    (shuffler/link.py). The one place the bridge builds a body."""
+    shuffler takes (its probes), by the shuffler's table
+    (link/commands.py SHUFFLER_COMMANDS, the one its firmware takes). The
+    one place the bridge builds a body."""
     try:
         return schema.command_text(name, args)
     except proto.Rejected as e:
         if e.reason != "unknown_command" or args:
             raise
-        from link import commands
-        from shuffler import link as shuffler_link
+        from firmware.link import commands
         try:
-            commands.parse(name, shuffler_link.COMMANDS)
+            commands.parse(name, commands.SHUFFLER_COMMANDS)
         except proto.Rejected:
             raise e   # neither device takes it: the shoe's message, listing its commands
         return name
@@ -168,7 +168,7 @@ class HostLink:
         self.on_event = on_event or (lambda seq, event: None)
         self.on_link = on_link or (lambda state, detail: None)
         self.on_alert = on_alert or (lambda severity, kind, detail: None)
-        self.decoder = frame.Decoder()
+        self.decoder = decoder.Decoder()
         self.attached = False  # a line to the shoe is open (attach/detach)
         self.state = "down"
         self.shoe_id = shoe_id
@@ -224,7 +224,7 @@ class HostLink:
     def attach(self):
         """A line to the shoe was opened: start afresh and ask for a hello."""
         self.attached = True
-        self.decoder = frame.Decoder()
+        self.decoder = decoder.Decoder()
         self.last_rx = time.monotonic()
         self.fresh_at = self.last_rx  # a new line gets STALE_S to show a fresh heartbeat
         self.beat_asked = 0.0
@@ -425,7 +425,7 @@ class HostLink:
             self._log_link("refused", reason)
             self.on_link("refused", reason)
 
-    # -- frames (called by frame.Decoder) -------------------------------------
+    # -- frames (called by decoder.Decoder) -----------------------------------
 
     def on_bad(self, _decoder, code, message):
         self.stats["bad_frames"] += 1

@@ -124,7 +124,7 @@ class Keys:
     def __init__(self, directory):
         self.dir = directory
         self.cache = {}
-        from link import auth
+        from firmware.link import auth
         self._derive = auth.frames_key
 
     def frames_key(self, shoe_id):

@@ -10,7 +10,7 @@ part it altered fails the shoe's tag check and the whole order is refused.
 No I/O here: an event in, a command (name, args) out.
 """
 
-from link import order as _order
+from firmware.link import order as _order
 
 # The event's fields the command carries (its ``parts`` follows from ``n``).
 FIELDS = ("id", "part", "n", "serial", "nonce", "data")

@@ -11,7 +11,7 @@ the event schema); positions likewise. ``VOCABULARY`` is what the page is
 served (/api/vocabulary) so it never spells them again.
 """
 
-from link import events_schema as E  # the firmware's own
+from firmware.link import events_schema as E
 
 NO_SHOE, BURNING, OPEN, DEALING, DISCARDING, STOPPED = E.PHASES
 POSITIONS = E.POSITIONS

@@ -39,22 +39,15 @@ import math
 import random
 import sys
 
-from host_tools import vm
 
 HEARTBEAT_US = 97000     # a heartbeat period for the lateness figure (any fixed period, not a multiple of a slot)
 REQUESTS = 4             # random request arrival times per batch, per card
 
 
-def _firmware():
-    if vm.FIRMWARE not in sys.path:
-        sys.path.insert(0, vm.FIRMWARE)
-
-
 def leaky_elevator():
     """The elevator before the fixed slot: move, settle, go on."""
-    _firmware()
-    from shuffler import elevator
-    from shuffler import geometry as G
+    from firmware.shuffler import elevator
+    from firmware.shuffler import geometry as G
 
     class LeakyElevator(elevator.Elevator):
         def to_gap(self, i, g):
@@ -90,11 +83,10 @@ class _Recorder:
 
 def run_batch(seed, decks=1, leaky=False, state_path="/nonexistent/custody.json"):
     """One batch, checked, shuffled and sealed: a dict of what was observed."""
-    _firmware()
-    from cardset import registry
+    from firmware.cardset import registry
     from host_tools.sim.shuffler_emulate import TwoBatchSet
-    from emulator import shuffler_board
-    from shuffler import custody, device
+    from firmware.emulator import shuffler_board
+    from firmware.shuffler import custody, device
 
     cards = TwoBatchSet(decks)
     reg = registry.Registry(cards.encode())

@@ -4,7 +4,7 @@ boards' budget (boards.toml ``[shuffler.*] heap_kib``).
 Three figures (docs/shuffler.md, "Footprint"):
 
 - resident after boot: the real-board firmware (board_machine.py on the
-  Pico's pins, a stand-in ``machine`` module imported before the baseline,
+  Pico's pins, a fake ``machine`` module imported before the baseline,
   the 8+8-deck card set) booted with ``-X heapsize`` = the board's heap;
 - the model's allowance: what the emulator's board (the mechanism model, the
   register-level TCS34725, the ptys) holds beyond the real board's bring-up
@@ -37,10 +37,10 @@ from host_tools.boards import config as board_config
 from host_tools.boards import shuffler as sboards
 
 BOARD = "pico"
-# What a stand-in `machine` gives the bring-up: the pins it drives and the
+# What a fake `machine` gives the bring-up: the pins it drives and the
 # buses it opens (the door shut and the platform at home, so that it boots).
 # The secure element (SECURE_ELEMENT, on every board) answers behind the
-# stand-in I2C: a provisioned chip's answer groups, of the right length and
+# fake I2C: a provisioned chip's answer groups, of the right length and
 # CRC, their bytes pseudo-random (Random, ECDH, Sign, ...), so the firmware's own
 # driver runs its whole path in the VM. The 32-bit VM has no pty to reach
 # the wire-level simulator (host_tools/sim/atecc608.py, checked by
@@ -194,7 +194,7 @@ def board_heap_kib(name=BOARD):
 
 
 def _machine_dir(tmp, name=BOARD, cardset=True):
-    """A flash directory for the real board's bring-up on the stand-in machine."""
+    """A flash directory for the real board's bring-up on the fake machine."""
     from host_tools.sim.shuffler_emulate import TwoBatchSet
     with open(os.path.join(tmp, "machine.py"), "w") as f:
         f.write(FAKE_MACHINE)
@@ -205,10 +205,10 @@ def _machine_dir(tmp, name=BOARD, cardset=True):
             f.write(TwoBatchSet(8).encode())
     keys.write_key(os.path.join(tmp, "shoe_key.bin"), os.urandom(keys.KEY_BYTES))
     # The peers of the link key and the vault's key, as `shoe deploy` leaves
-    # them: the board derives both with the chip at boot (the stand-in's
+    # them: the board derives both with the chip at boot (the fake's
     # ECDH answers), as in play.
-    from drivers.atecc608 import PEER_FILE
-    from drivers.atecc608_link import VAULT_PEER_FILE
+    from firmware.drivers.atecc608 import PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
     for name in (PEER_FILE, VAULT_PEER_FILE):
         with open(os.path.join(tmp, name), "wb") as f:
             f.write(os.urandom(64))
@@ -249,7 +249,7 @@ def boot_resident(heap_kib=None, name=BOARD):
 
 def model_allowance(name=BOARD):
     """(emulator board bytes, real board bytes): each board object with its
-    modules, built alone in a fresh VM (the stand-in machine module, a
+    modules, built alone in a fresh VM (the fake machine module, a
     built-in on a board, is imported before the baseline)."""
     with tempfile.TemporaryDirectory(prefix="shuffler-heap-") as tmp:
         _machine_dir(tmp, name, cardset=False)

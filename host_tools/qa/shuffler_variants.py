@@ -17,13 +17,13 @@ two deliberately broken shufflers that the battery must catch.
 None of this is firmware: the broken variants must never be deployable.
 """
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
 VARIANTS = ("fair", "modulo", "shelf", "riffle")
 
 
 def _firmware():
-    from shuffler import draw, entropy, shuffle
+    from firmware.shuffler import draw, entropy, shuffle
     return draw, entropy, shuffle
 
 

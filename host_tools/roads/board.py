@@ -8,7 +8,7 @@ pit page), so a printed board and a drawn one cannot disagree.
 
 Two forms of one computation:
 
-- ``roads(events)``: an iterable of event dicts (as `shoe replay` and `shoe
+- ``roads(events)``: an iterable of event dicts (as `shoe deal` and `shoe
   export` print them) -> the plain dict `shoe roads --json` prints.
 - ``Board``: the same, one event at a time (``board.add(event)``), for a live
   page; ``board.to_dict()`` is equal to ``roads()`` of the events added.
@@ -29,9 +29,9 @@ dragon tail turning right.
 
 from collections import namedtuple
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from link import events_schema as E  # noqa: E402
+from firmware.link import events_schema as E
 
 from host_tools.exits import ShoeError
 

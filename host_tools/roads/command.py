@@ -1,6 +1,6 @@
 """`shoe roads [FILE|-] [--json]`: the scoreboard roads of one shoe.
 
-Reads event JSON lines as `shoe export` (or `shoe replay`) prints them and
+Reads event JSON lines as `shoe export` (or `shoe deal`) prints them and
 prints the five roads: with ``--json`` one JSON object (docs/roads.md gives
 its keys), otherwise a compact text board laid out as a scoreboard draws it,
 six rows deep with the dragon tail turning right, so a supervisor can check
@@ -24,7 +24,7 @@ TITLES = {"big_eye_boy": "Big Eye Boy", "small_road": "Small Road", "cockroach_p
 
 def add_arguments(parser):
     parser.add_argument("events", nargs="?", default="-",
-                        help="event JSON lines (`shoe export` or `shoe replay` output), or - for stdin")
+                        help="event JSON lines (`shoe export` or `shoe deal` output), or - for stdin")
     parser.add_argument("--json", action="store_true", help="print one JSON object (docs/roads.md)")
 
 

@@ -5,9 +5,9 @@ exactly as the shoe deals, so they use the firmware's own ``baccarat.cards``
 and ``baccarat.rules`` rather than a second copy.
 """
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
 
-from baccarat import cards, rules  # noqa: E402  (needs the path above)
+from firmware.baccarat import cards, rules
 
 __all__ = ["cards", "rules"]

@@ -9,7 +9,7 @@ and never touch the others.
 from . import hands as hands_mod
 from . import paytables as pt
 from . import wagers
-from .control import card_control
+from .card_control import card_control
 from .table import Table, TableError
 
 from host_tools.exits import ShoeError

@@ -51,8 +51,8 @@ import sys
 from host_tools.exits import ShoeError
 from host_tools import exits
 
-from baccarat import cards  # noqa: E402
-from shuffler import commit, seal  # noqa: E402
+from firmware.baccarat import cards
+from firmware.shuffler import commit, seal
 
 # Intake refusals in the shoe (firmware/cardset/intake.py): a physical card
 # was drawn and read, but never given to the game.
@@ -507,7 +507,7 @@ CARDSET_NEEDED = ("--cardset FILE is required: every revealed name is checked ag
 
 
 def run(args):
-    from cardset import registry as _registry
+    from firmware.cardset import registry as _registry
     from host_tools.store import db, export
     doc = None
     if not args.cardset:

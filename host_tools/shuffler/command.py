@@ -106,7 +106,7 @@ def sample_bytes(decks, count, seed, which="cpython", heap=vm.DEFAULT_HEAP, mech
             last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
             raise SampleError("the %s VM stopped with status %d: %s" % (which, rc, last[0]))
         return out
-    sample = importlib.import_module(SAMPLE)
+    sample = vm.import_firmware(SAMPLE)
     chunks = []
     sample.run(decks, count, seed, lambda b: chunks.append(bytes(b)), mechanism)
     return b"".join(chunks)

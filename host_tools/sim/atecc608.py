@@ -60,11 +60,11 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, decode_ds
 
 # The chip's facts (opcodes, status codes, execution times, CRC) are defined
 # once, beside the firmware's driver.
-from drivers.atecc608 import (  # noqa: E402
+from firmware.drivers.atecc608 import (
     ADDRESS, AFTER_WAKE, COUNTER_MAX, CRC_ERROR, ECC_FAULT, EXEC_MS, EXECUTION_ERROR, MISCOMPARE,
     OP_COUNTER, OP_ECDH, OP_GENKEY, OP_INFO, OP_LOCK, OP_NONCE, OP_RANDOM, OP_READ, OP_SIGN, OP_WRITE,
     PARSE_ERROR, SUCCESS)
-from drivers.atecc608 import crc16 as _crc16  # noqa: E402
+from firmware.drivers.atecc608 import crc16 as _crc16
 
 T_WATCHDOG_S = 1.3      # tWATCHDOG typical (0.7-1.7 s)
 REVISION = b"\x00\x00\x60\x03"

@@ -39,8 +39,8 @@ class SimulatedChipFault(ShoeError):
 def named_faults(part):
     """Inside: a driver's fault becomes SimulatedChipFault naming ``part``
     (for example "the simulated secure element of shoe C1-P1-T1")."""
-    from drivers import ReaderFault
-    from drivers.atecc608 import SecureElementFault
+    from firmware.drivers import ReaderFault
+    from firmware.drivers.atecc608 import SecureElementFault
     try:
         yield
     except (SecureElementFault, ReaderFault) as exc:

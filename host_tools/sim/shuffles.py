@@ -1,4 +1,4 @@
-"""Shuffle models for tests and replays: how a shoe's cards may be ordered.
+"""Shuffle models for tests and dealing scripts: how a shoe's cards may be ordered.
 
 A card here is a physical card ``(code, deck)``: ``code`` as the firmware
 numbers faces (rank*4 + suit), ``deck`` 1..D as the card set enrols it.
@@ -17,7 +17,7 @@ numbers faces (rank*4 + suit), ``deck`` 1..D as the card set enrols it.
 Every model ends with the cut of Ch 5B (the cut card at least 10 cards from
 either end; the cards above it go to the bottom). ``dealing_script`` deals a
 stack by the rules through the simulated dealer (host_tools/sim/dealer.py), so
-any model can be fed to `shoe replay` or the emulator.
+any model can be fed to `shoe deal` or the emulator.
 """
 
 import random
@@ -142,7 +142,7 @@ def rng(seed):
 
 def main(argv=None):
     """`python -m host_tools.sim.shuffles MODEL [--seed N] [--decks D]`: a
-    dealing script of that model on stdout, for `shoe replay`."""
+    dealing script of that model on stdout, for `shoe deal`."""
     import argparse
     import sys
     parser = argparse.ArgumentParser(prog="python -m host_tools.sim.shuffles")

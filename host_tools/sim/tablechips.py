@@ -30,7 +30,7 @@ def paths(directory, shoe_id):
 
 
 def _chip(state):
-    from drivers.atecc608 import ATECC608
+    from firmware.drivers.atecc608 import ATECC608
     from host_tools.sim.atecc608 import ADDRESS, Chip
     from host_tools.sim.i2cbus import Bus, DirectI2C
     return ATECC608(DirectI2C(Bus({ADDRESS: Chip(state, timing=TIMING, deterministic=True)})),
@@ -39,7 +39,7 @@ def _chip(state):
 
 def provision(directory, shoe_ids):
     """Make and provision a chip per shoe (once); returns {shoe: PEM bytes}."""
-    from drivers.atecc608_setup import provision as provision_chip
+    from firmware.drivers.atecc608_setup import provision as provision_chip
     from host_tools.protocol import pubkeys
     os.makedirs(directory, mode=0o700, exist_ok=True)
     out = {}

@@ -1,5 +1,5 @@
 """MicroPython source shared by the programs that benchmarks and tests run
-inside the VM against staged firmware, so that the stand-in board and the
+inside the VM against staged firmware, so that the fake board and the
 seeded shuffle are written once."""
 
 # A board whose link is a sink: what is measured is the shoe's own work.

@@ -31,6 +31,7 @@ import threading
 import time
 
 from host_tools import deploy
+from host_tools.boards import config as board_config
 from host_tools.protocol import keys
 from host_tools.sim import ptys
 from host_tools.sim.chipwait import EMULATED_ACK_MS, named_faults
@@ -187,8 +188,8 @@ class VMDevice:
         inside the chip (slot 0 signing, 2 link, 3 pairing), their public
         keys registered beside the flash directory (``<dir>.pub``,
         ``<dir>.pair.pub``; the key pairs are kept on later power-ons)."""
-        from drivers.atecc608 import ATECC608
-        from drivers import atecc608_setup
+        from firmware.drivers.atecc608 import ATECC608
+        from firmware.drivers import atecc608_setup
         from host_tools.sim.i2cbus import DirectI2C
 
         se = ATECC608(DirectI2C(bus), margin_ms=EMULATED_ACK_MS)
@@ -207,7 +208,7 @@ class VMDevice:
         """The link key as `shoe deploy` keeps it for a board with the chip:
         the pit's copy beside the flash (0600), the peer's public half on
         the flash (and in its manifest, when it has one), no key file there."""
-        from drivers.atecc608 import PEER_FILE
+        from firmware.drivers.atecc608 import PEER_FILE
         peer_path = os.path.join(self.dir, PEER_FILE)
         if not os.path.exists(peer_path):
             peer, key = deploy.link_key_pair(bytes(link))
@@ -238,11 +239,42 @@ class VMDevice:
             f.write(deploy.pair_record(peer_id, peer_pair_key))
         self._add_to_manifest(deploy.PAIR_FILE)
 
+    # -- the deployed image -------------------------------------------------
+
+    def _write_config(self, values):
+        """board_config.mpy for this run's ptys, and its hash in the manifest
+        so the boot self-test still covers every file."""
+        src = os.path.join(self.dir, "board_config.py")
+        with open(src, "w") as f:
+            f.write(board_config.render(values))
+        mpy = pathlib.Path(self.dir) / "board_config.mpy"
+        deploy.compile_mpy(pathlib.Path(src), mpy, "board_config.py")
+        os.remove(src)
+        self._add_to_manifest("board_config.mpy")
+
+    def _write_deploy_record(self):
+        """What `shoe deploy` leaves beside the pit's key: the flash's
+        manifest.json byte for byte (``KEY.manifest.json``, keys.deployed_manifest),
+        which the bridge checks the hello against and `shoe acceptance`'s
+        firmware step reads. Only where the key is kept off the flash (a
+        device with its chip): a file in the flash that its manifest does not
+        cover tilts the boot check."""
+        record = os.path.splitext(self.key_path)[0] + ".manifest.json"
+        if os.path.dirname(os.path.abspath(record)) == self.dir:
+            return
+        try:
+            with open(os.path.join(self.dir, deploy.MANIFEST), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return   # a flash whose manifest was taken (tests/e2e/test_boot_order.py): nothing deployed to record
+        with open(record, "wb") as f:
+            f.write(data)
+        self.record_path = record
+
     def _add_to_manifest(self, name, drop=None):
-        """``name`` (a file on the flash) into the flash's manifest.json, if
-        the flash is a deployed image (the shoe's is; the shuffler's
-        emulator runs its declared image's compiled code from a directory
-        shared by every emulated shuffler, and its flash has no manifest)."""
+        """``name`` (a file on the flash) into the flash's manifest.json
+        (every emulated flash is a deployed image; a test may have taken its
+        manifest away, and then there is none to add to)."""
         manifest_path = os.path.join(self.dir, deploy.MANIFEST)
         if not os.path.exists(manifest_path):
             return

@@ -58,7 +58,7 @@ import time
 
 from host_tools.protocol.record import Conflict, Record, SequenceGap, StoreError, record_proto  # noqa: F401  (db.X is what callers name)
 from host_tools.store import audit
-from link import auth as _auth  # the firmware's own
+from firmware.link import auth as _auth
 
 GENESIS = bytes(32)
 FORMAT = 2  # PRAGMA user_version of a store written for link protocol 2

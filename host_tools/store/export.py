@@ -1,8 +1,8 @@
 """`shoe export --db PATH [--shoe ID]`: the stored events as JSON lines.
 
 The lines are the shoe's own event objects, in the vocabulary of `shoe
-replay` (firmware/link/events_schema.py), with only "seq" added, so any tool
-that reads a replay reads an export too. A `status` event already carries
+deal` (firmware/link/events_schema.py), with only "seq" added, so any tool
+that reads what `shoe deal` prints reads an export too. A `status` event already carries
 its own seq as "seq", so it is printed as stored (db.with_seq): one "seq"
 key per line, never two.
 """

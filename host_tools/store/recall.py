@@ -16,7 +16,7 @@ from host_tools import exits
 from host_tools.store import db
 from host_tools.store.export import pick_shoe
 
-from link import events_schema as E  # noqa: E402
+from firmware.link import events_schema as E
 
 # What a round keeps of each event, named through the event schema so a
 # renamed or dropped field fails at import rather than as a blank in a dispute.

@@ -10,10 +10,10 @@ newest stored seq with the shoe's tag on it, in the SHOE:SEQ:MAC form that
 
 import json
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from baccarat import cards  # noqa: E402
-from link import events_schema as E  # noqa: E402
+from firmware.baccarat import cards
+from firmware.link import events_schema as E
 from host_tools.view import roles  # noqa: E402
 from host_tools.store import audit  # noqa: E402
 

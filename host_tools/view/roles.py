@@ -18,7 +18,7 @@ The central view serves its page through the same functions.
 
 from host_tools.protocol import alerts as alert_kinds
 from host_tools.protocol.tablestate import HAND_POSITIONS
-from link import events_schema as E  # the firmware's own
+from firmware.link import events_schema as E
 
 PUBLIC = "public"             # no login
 VIEWER = "viewer"             # the overview, the live round, alerts read only, the last rounds

@@ -8,14 +8,14 @@ import pytest
 
 from host_tools.sim.rigs import servers
 from support.fakeshoe import FakeShoe
-from support.vmreplay import replay_both
+from support.vmdeal import deal_both
 
 
 @pytest.fixture
 def both():
-    """Replay a dealing script under CPython and the MicroPython VM (same
+    """Deal a dealing script under CPython and the MicroPython VM (same
     bytes, schema-valid events); returns the events."""
-    return replay_both
+    return deal_both
 
 
 @pytest.fixture

@@ -38,9 +38,9 @@ from host_tools.sim import atecc608, i2cbus
 from host_tools.sim.emulate import Emulator
 from host_tools.sim.shuffler_emulate import ShufflerEmulator
 
-from cardset import registry  # noqa: E402
-from drivers import atecc608_setup  # noqa: E402
-from drivers.atecc608 import ATECC608  # noqa: E402
+from firmware.cardset import registry
+from firmware.drivers import atecc608_setup
+from firmware.drivers.atecc608 import ATECC608
 
 TEST_CARD = bytes([4, 0x7E, 0x57, 0xCA, 0x4D, 0x00, 0x01])   # a tag in no card set
 STOP_ONLY = 4  # firmware/main.py LIGHT_STOP: no card due on a board with no shoe
@@ -408,10 +408,7 @@ def shuffler_factory(tmp_path):
     made = []
 
     def make(stall=False):
-        emu = ShufflerEmulator(str(tmp_path / "shuf"), "SHUF7", decks=1)
-        if stall:
-            with open(tmp_path / "shuf" / "board_config.py", "a") as f:
-                f.write("STALL = True\n")
+        emu = ShufflerEmulator(str(tmp_path / "shuf"), "SHUF7", decks=1, stall=stall)
         manifest = tmp_path / "SHUF7.manifest.json"
         manifest.write_text(json.dumps({"firmware_version": config.firmware_version(), "files": {}}))
         emu.start()
@@ -475,7 +472,7 @@ def test_a_stuck_shuffler_sensor_is_a_clear_fail_line(shuffler_factory, capsys, 
 
 def test_a_shuffler_refuses_bench_questions_while_it_holds_a_batch(shuffler_factory):
     """A cycle would move the cards of a batch in custody (its order is the
-    secret): with a batch inside, every bench question is refused in one
+    secret): with a batch inside, every probe is refused in one
     signed line, and the batch is untouched."""
     from host_tools.store import db
     emu, args = shuffler_factory()

@@ -37,7 +37,7 @@ def test_an_acceptance_of_the_emulated_shoe_is_completed_from_the_cli(tmp_path):
     try:
         term.run("emulate", shoe_command() + ["emulate", "--no-dealer", "--secure-element", "--reader", "pn532",
                                               "--dir", str(flash)])
-        head = term.wait("emulate", lambda s: "# the bench:" in s and re.search(
+        head = term.wait("emulate", lambda s: "# the emulated board:" in s and re.search(
             r"^(/dev/\S+)\n# shoe \S+, flash .*?, key (\S+),", s, re.M), 120, "the emulator's bench")
         port, key = head.group(1), head.group(2)
         term.run("acceptance", shoe_command() + ["acceptance", "--port", port, "--key-file", key, "--db",

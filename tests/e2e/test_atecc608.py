@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_dss_signature
 
-from drivers import atecc608_setup as setup
-from drivers.atecc608 import ATECC608, COUNTER_MAX, EXEC_MS, OP_SIGN, SecureElementFault
-from drivers.atecc608_setup import provision
+from firmware.drivers import atecc608_setup as setup
+from firmware.drivers.atecc608 import ATECC608, COUNTER_MAX, EXEC_MS, OP_SIGN, SecureElementFault
+from firmware.drivers.atecc608_setup import provision
 from host_tools import vm
 from host_tools.sim.atecc608 import ADDRESS, Chip, crc16, group, start_sim
 from host_tools.sim.chipwait import EMULATED_ACK_MS
@@ -88,8 +88,8 @@ def test_the_link_key_is_an_ecdh_with_a_key_that_never_leaves_the_chip(tmp_path)
     computes with `cryptography` from its own half; the slot can neither
     be read nor sign, and a point off the curve is refused."""
     from cryptography.hazmat.primitives.asymmetric import ec as _ec
-    from drivers.atecc608 import LINK_LABEL, LINK_SLOT
-    from drivers.atecc608_link import link_key
+    from firmware.drivers.atecc608 import LINK_LABEL, LINK_SLOT
+    from firmware.drivers.atecc608_link import link_key
     chip = Chip(str(tmp_path / "chip.json"), timing=0.05)
     se = _driver(chip)
     public, link = bytearray(64), bytearray(64)
@@ -344,7 +344,7 @@ def test_a_flash_dump_of_a_shoe_with_the_chip_holds_no_link_key(tmp_path):
     key made from it. The shoe still speaks with the pit's copy."""
     from support.emuhost import started
     from host_tools.sim.emulate import Emulator
-    from link import auth
+    from firmware.link import auth
     emu = Emulator(str(tmp_path / "flash"), "EMU1", secure=True)
     with started(emu) as host:
         host.connect()

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_dss_signature
 
-from drivers.atecc608_setup import shoe_config
+from firmware.drivers.atecc608_setup import shoe_config
 from host_tools.sim.atecc608 import start_sim
 from host_tools.sim.i2cbus import BusioI2C
 

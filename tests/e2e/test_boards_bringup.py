@@ -1,23 +1,27 @@
 """The real-board bring-up (firmware/boards/machine_board.py, rp2.py,
 esp32s3.py) running in the MicroPython VM from the staged .mpy files.
 
-The only stand-in is the ``machine`` module: pins, UARTs, I2C and the
+The only fake is the ``machine`` module: pins, UARTs, I2C and the
 watchdog are the boundary that cannot exist here. Everything above it (the
 staged board_config, the bring-up's debouncing, lights, gate, watchdog and
 service mode, the USB CDC link over the VM's real stdin/stdout, the drivers
-it builds) is the code a shoe runs.
+it builds) is the code a shoe runs. The board_config `shoe deploy` writes for each
+board of boards.toml reads the same in CPython and in the VM.
 """
 
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
-from host_tools import deploy
+from host_tools import boards, deploy
 from host_tools.boards import config
 from host_tools.qa.bench import footprint
 from support import pn532_hsu
+
+BOARDS = boards.load()[0]
 
 # The boundary: just enough of machine to record what the bring-up drives
 # (the reader's UART answers as a PN532: tests/support/pn532_hsu.py).
@@ -240,7 +244,7 @@ def test_default_reader_is_built_on_the_boards_toml_bus(tmp_path, board, module,
     _, out = result(run_board(tmp_path, board, module))
     assert (out["uarts"], out["spis"], out["cs"]) == (uarts, spis, cs)
     if spis:
-        # The stand-in SPI has no PN532 on it: the bring-up survives the
+        # The fake SPI has no PN532 on it: the bring-up survives the
         # silent reader, names it, and the shoe would halt (boards/parts.py).
         assert out["reader"] == "NoneType"
         assert out["faults"] == ["reader: no ACK from the PN532 to SAMConfiguration within 30 ms"]
@@ -311,3 +315,29 @@ def test_a_part_that_does_not_answer_is_named_not_raised(tmp_path, absent, fault
     assert out["faults"] == [fault]
     assert out["halt"] == ("part missing or faulty, dealing refused: " + fault if halts else None)
     assert out["wdt"] == [5000] and out["fed"][0] >= 2
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_board_config_carries_the_table(name, tmp_path):
+    board = BOARDS[name]
+    source = config.generate(name, "T-07")
+    (tmp_path / "board_config.py").write_text(source)
+    # The same module imports in CPython and in the MicroPython VM.
+    probe = ("import board_config as c\n"
+             "print(c.BOARD, c.MODULE, c.PORT, c.HEAP, c.SHOE_ID, c.WDT_MS, c.READER['kind'],"
+             " c.READER['bus'], sorted(c.LEDS.items()), sorted(c.BUTTONS.items()),"
+             " c.GATE, c.FIRMWARE_VERSION[:6])\n")
+    outs = []
+    for exe in (sys.executable, footprint.MICROPYTHON):
+        proc = subprocess.run([exe, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60, env=dict(os.environ, MICROPYPATH=str(tmp_path)))
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    reader = board["readers"][board["reader"]]
+    expected = "%s %s %s %d T-07 %d %s %s %s %s %s 0.1.0+" % (
+        name, board["module"], board["port"], board["heap_kib"] * 1024, board["wdt_ms"],
+        board["reader"], reader["bus"], sorted(board.get("leds", {}).items()),
+        sorted(board.get("buttons", {}).items()), board.get("gate"))
+    assert outs[0].strip() == expected
+    assert "note" not in source

@@ -16,8 +16,8 @@ import pytest
 from support.emuhost import Host
 from host_tools.sim.emulate import Emulator
 
-import manifest  # noqa: E402  (firmware/manifest.py)
-from link import journal  # noqa: E402
+from firmware import manifest
+from firmware.link import journal
 
 # What the attacker added: imported in place of the deployed .mpy,
 # it copies the key and then behaves like the real module would.
@@ -102,7 +102,7 @@ def test_service_mode_is_refused_while_a_shoe_is_in_play(staged, tmp_path):
         host.close()
     assert hello["service"] is False
     assert event["source"] == "link" and "a shoe is in play" in event["reason"]
-    from link import events_schema
+    from firmware.link import events_schema
     assert events_schema.check_event(event) is None
 
 
@@ -139,8 +139,13 @@ def test_an_added_file_tilts(staged, tmp_path):
 def test_the_data_names_are_the_ones_the_code_writes():
     j = journal.Journal("/nonexistent/journal.bin")
     names = {os.path.basename(p) for p in (j.path, j.tilt_path, j.mark_path, j.path + ".bad", j.path + ".tmp")}
+    from firmware.boards import ring_flash
+    from firmware.emulator import shoe_board
+    names |= {"journal.bin" + ring_flash.MAP, "journal.bin" + ring_flash.FOLDER, "journal.bin" + shoe_board.NOR}
     from host_tools import deploy
-    assert set(manifest.DATA) == names | {deploy.CARDSET}
+    from firmware.shuffler import device
+    custody = {device.STATE_FILE, device.STATE_FILE + ".tmp"}   # the shuffler's (shuffler/device.py _save)
+    assert set(manifest.DATA) == names | {deploy.CARDSET} | custody
 
 
 def test_the_bridge_keeps_the_hellos_manifest_and_service_mode(staged, tmp_path):

@@ -2,7 +2,7 @@
 link v2 frames built with the firmware's own codec and MACs (firmware/link):
 handshake, ordered exactly-once storage, cumulative MAC'd acks only after
 commit, duplicate/gap/corruption handling, signed commands and reconnection.
-The forgery, rollback and verification cases are in test_link_v2_host.py;
+The forgery, rollback and verification cases are in test_bridge_link.py;
 the fake shoe both play is tests/support/fakeshoe.py."""
 
 import concurrent.futures
@@ -21,7 +21,7 @@ from support.fakeshoe import FKEY, KEY, SHOE, FakeShoe  # noqa: F401
 
 COVER = '{"type":"cover","round":3,"left":14,"rule":"cut card"}'
 
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto
 
 
 @pytest.fixture

@@ -119,7 +119,7 @@ def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
         assert check_shoe(store, "CMD1") is None
 
 
-# ---------------------------------------------- control lines, before sending
+# ---------------------------------------------- command lines, before sending
 
 @pytest.mark.parametrize("line,want", [
     ("bets", ("bets", None)),
@@ -132,8 +132,8 @@ def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
     ("state", ("state", None)),
 ])
 def test_control_lines_pass_through_the_schema(line, want):
-    from host_tools.protocol.controls import parse_control
-    assert parse_control(line) == want
+    from host_tools.protocol.command_line import parse_command_line
+    assert parse_command_line(line) == want
 
 
 @pytest.mark.parametrize("line,message", [
@@ -150,13 +150,13 @@ def test_control_lines_pass_through_the_schema(line, want):
               "clear_tilt [seq=], state)"),
 ])
 def test_a_bad_control_line_gets_the_shoes_own_message(line, message):
-    from host_tools.protocol.controls import parse_control
+    from host_tools.protocol.command_line import parse_command_line
     with pytest.raises(ValueError) as err:
-        parse_control(line)
+        parse_command_line(line)
     assert str(err.value).startswith(message)
     if not line.startswith("dance"):
-        from link import schema
-        from link.proto import Rejected
+        from firmware.link import schema
+        from firmware.link.proto import Rejected
         words = line.replace("new_shoe", "shoe").split()
         with pytest.raises(Rejected) as shoe:
             schema.parse_command(" ".join(words))

@@ -9,7 +9,7 @@ import tempfile
 from rich.console import Console
 
 from host_tools.sim import dealer
-from host_tools import replay
+from host_tools import deal
 from host_tools.bridge.console import TableView
 from host_tools.store import audit, db
 
@@ -22,7 +22,7 @@ def _text(view):
 
 def test_view_follows_a_shoe_and_raises_alerts():
     lines = dealer.script(11, irregularity_rate=0.15)
-    events = replay.replay_events("\n".join(lines) + "\n")
+    events = deal.deal_events("\n".join(lines) + "\n")
     view = TableView("T3")
     view.link_state("up", "shoe T3")
     # stop in the middle of a round: after the first card following a "bets"
@@ -57,9 +57,9 @@ def test_a_restarted_bridge_shows_the_stored_table_not_an_empty_one(tmp_path):
     from support.fakeshoe import KEY, SHOE, FakeShoe
 
     from host_tools.bridge.command import Runner
-    from host_tools.bridge.session import Bridge
+    from host_tools.bridge.line import Bridge
     lines = dealer.script(5)
-    events = replay.replay_bytes(("\n".join(lines[:200]) + "\n").encode()).splitlines()
+    events = deal.deal_bytes(("\n".join(lines[:200]) + "\n").encode()).splitlines()
     path = tmp_path / "s.db"
     shoe = FakeShoe()
     os.set_blocking(shoe.master, False)
@@ -96,7 +96,7 @@ def _screen(view, width=80, height=24):
 
 def _busy_view():
     lines = dealer.script(11, irregularity_rate=0.15)
-    events = replay.replay_events("\n".join(lines) + "\n")
+    events = deal.deal_events("\n".join(lines) + "\n")
     view = TableView("T3", table="Baccarat 7")
     view.link_state("up", "shoe T3 fw test board emulator, last seq 100")
     bets_at = [i for i, e in enumerate(events) if e["type"] == "bets"][20]

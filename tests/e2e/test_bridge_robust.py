@@ -17,13 +17,13 @@ import time
 import pytest
 
 from host_tools.sim.rigs.bridge import ThreadedBridge
-from host_tools.bridge.session import Bridge
+from host_tools.bridge.line import Bridge
 from host_tools import exits
 from host_tools.store import db
 from support.waits import until
 from support.fakeshoe import KEY, OTHER_KEY, SHOE, FakeShoe  # noqa: F401
 
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto
 
 
 @pytest.fixture
@@ -226,9 +226,9 @@ def test_fuzz_the_frame_path_in_process(tmp_path, frames):
     no more than 3 ms of this process's CPU a frame (CPU time, not the
     clock: a loaded machine stretches the clock, not the work)."""
     from host_tools.sim import dealer
-    from host_tools import replay
+    from host_tools import deal
     rng = random.Random(11)
-    events = [json.loads(e) for e in replay.replay_bytes(
+    events = [json.loads(e) for e in deal.deal_bytes(
         ("\n".join(dealer.script(3, irregularity_rate=0.1)[:300]) + "\n").encode()).splitlines()]
     events += [{"type": "status", "source": "link", "round": 1, "phase": "dealing", "next": "P1",
                 "player": [], "banker": [], "held": [], "left": 300, "settings": "", "seq": 9,
@@ -324,7 +324,7 @@ import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from host_tools.bridge import control, session  # noqa: E402
+from host_tools.bridge import control, line  # noqa: E402
 from host_tools.protocol import hostlink  # noqa: E402
 
 

@@ -302,9 +302,7 @@ def test_central_refuses_a_signed_event_that_fails_the_schema(tmp_path, hub, dsn
     event the shoe can send (the checkpoint the old simulated tables wrote:
     `at` for `through`): `shoe central` alerts and never stores it, and the
     shoe's record stops there (what follows waits in `held`, unverified)."""
-    from host_tools import vm
-    vm.use_firmware()
-    from link import auth, host_frames, proto
+    from firmware.link import auth, host_frames, proto
     path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
     sims = make_store(path, keydir, ["I1"], 10)
     fkey = auth.frames_key(open_key(keydir, "I1"))
@@ -338,10 +336,8 @@ def test_a_held_event_that_fails_the_schema_is_refused_when_its_turn_comes(tmp_p
     """Out of order: the signed, schema-failing seq 11 waits in `held` for
     seq 10, and when 10 is stored it is refused (an alert, out of `held`),
     never promoted; seq 12 after it keeps waiting."""
-    from host_tools import vm
     from host_tools.central import ingest as central
-    vm.use_firmware()
-    from link import auth, host_frames, proto
+    from firmware.link import auth, host_frames, proto
     path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
     sims = make_store(path, keydir, ["H1"], 10)
     rows = store_rows(path)
@@ -383,12 +379,12 @@ def test_verify_central_checks_signed_checkpoints_with_the_registered_public_key
     SHOE-ID.pub does not."""
     import json
 
-    from drivers.atecc608 import ATECC608
-    from drivers.atecc608_setup import provision
+    from firmware.drivers.atecc608 import ATECC608
+    from firmware.drivers.atecc608_setup import provision
     from host_tools.protocol import pubkeys
     from host_tools.sim.atecc608 import ADDRESS, Chip
     from host_tools.sim.i2cbus import Bus, DirectI2C
-    from link import auth, host_frames, proto
+    from firmware.link import auth, host_frames, proto
 
     path, keydir = str(tmp_path / "pit.db"), tmp_path / "keys"
     keys = simtable.make_keys(str(keydir), ["SIG1"])

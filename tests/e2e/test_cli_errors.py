@@ -112,7 +112,7 @@ def test_with_seq_refuses_an_event_that_names_another_seq():
 # --- the guard in cli.main ------------------------------------------------------
 
 def _command(monkeypatch, raise_):
-    """A stand-in sub-command whose run() raises what the test gives."""
+    """A fake sub-command whose run() raises what the test gives."""
     module = types.ModuleType("fake_command")
     module.add_arguments = lambda parser: None
 

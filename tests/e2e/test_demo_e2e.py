@@ -1,6 +1,6 @@
 """End to end: a seeded full 8-deck shoe dealt into the firmware running in
 the real MicroPython VM, over a pty to the bridge, into SQLite. What
-`shoe export` prints equals what `shoe replay` prints for the same card order,
+`shoe export` prints equals what `shoe deal` prints for the same card order,
 apart from the link's own metadata (the "seq" field and the events marked
 "source":"link")."""
 
@@ -54,7 +54,7 @@ def test_export_equals_replay_of_the_same_cards(dealt):
     tmp, lines = dealt
     script = tmp / "shoe.txt"
     script.write_text("\n".join(lines) + "\n")
-    replayed = _shoe("replay", str(script))
+    replayed = _shoe("deal", str(script))
     assert replayed.returncode == 0
     exported = _shoe("export", "--db", str(tmp / "s.db"))
     assert exported.returncode == 0, exported.stderr

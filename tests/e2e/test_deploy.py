@@ -14,7 +14,7 @@ import pytest
 
 from host_tools import boards, cli, deploy
 from host_tools.qa.bench import footprint
-from support.standin import StandInDevice
+from support.boardfs import BoardDirectory
 
 ROOT = boards.ROOT
 MICROPYTHON = footprint.MICROPYTHON
@@ -205,7 +205,7 @@ def test_flash_copies_verifies_and_resets(staged, tmp_path):
     (device / "baccarat").mkdir(parents=True)
     (device / "baccarat" / "game.py").write_text("raise Exception('stale source')\n")
     (device / "journal.bin").write_bytes(b"power-loss journal")
-    dev = StandInDevice(device)
+    dev = BoardDirectory(device)
     deploy.flash(outdir, manifest, "/dev/ttyACM0", run=dev)
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((device / rel).read_bytes()).hexdigest() == digest
@@ -219,7 +219,7 @@ def test_flash_copies_verifies_and_resets(staged, tmp_path):
 
 def test_flash_stops_before_reset_when_a_hash_differs(staged, tmp_path):
     outdir, manifest = staged["esp32s3"]
-    dev = StandInDevice(tmp_path, corrupt="baccarat/game.mpy")
+    dev = BoardDirectory(tmp_path, corrupt="baccarat/game.mpy")
     with pytest.raises(deploy.DeployError) as err:
         deploy.flash(outdir, manifest, "/dev/ttyACM1", run=dev)
     assert "verification failed, the board was not reset" in str(err.value)
@@ -240,7 +240,7 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
         pytest.fail("firmware/main.py is missing: a real deploy refuses to flash without it")
     device = tmp_path / "device"
     device.mkdir()
-    monkeypatch.setattr(deploy, "_run", StandInDevice(device))
+    monkeypatch.setattr(deploy, "_run", BoardDirectory(device))
     keys = tmp_path / "keys"
     argv = ["deploy", "--board", "pico", "--port", "/dev/ttyACM0", "--shoe-id", "T07",
             "--key-dir", str(keys)]
@@ -253,7 +253,7 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert not (device / deploy.KEY_NAME).exists()
     assert not any(key in f.read_bytes() for f in device.rglob("*") if f.is_file())
     from cryptography.hazmat.primitives.asymmetric import ec
-    from drivers.atecc608 import LINK_LABEL, LINK_SLOT, PEER_FILE
+    from firmware.drivers.atecc608 import LINK_LABEL, LINK_SLOT, PEER_FILE
     peer = (device / PEER_FILE).read_bytes()
     assert (keys / "T07.peer").read_bytes() == peer
     peer_key = ec.EllipticCurvePublicNumbers(int.from_bytes(peer[:32], "big"), int.from_bytes(peer[32:], "big"),
@@ -278,7 +278,7 @@ def test_full_deploy_to_a_stand_in_device_provisions_the_pit_key(tmp_path, monke
     assert ("serial %s" % bytes(chip.serial).hex()) in out and "generated inside the chip" in out
     assert "public key (X||Y) %064x%064x" % (numbers.x, numbers.y) in out
     # The pairing key (slot 3, ECDH with a shuffler's chip) registered beside it.
-    from drivers.atecc608 import PAIR_SLOT
+    from firmware.drivers.atecc608 import PAIR_SLOT
     from host_tools.protocol import pubkeys
     pair = chip.keys[PAIR_SLOT].public_key().public_numbers()
     assert pubkeys.read_pair(keys / "T07.key") == pair.x.to_bytes(32, "big") + pair.y.to_bytes(32, "big")
@@ -329,7 +329,7 @@ def test_a_failed_flash_leaves_no_key_behind(tmp_path, monkeypatch, capsys, stag
     """A key for a shoe that was never set up used to stay in the key directory."""
     device = tmp_path / "device"
     device.mkdir()
-    monkeypatch.setattr(deploy, "_run", StandInDevice(device, corrupt="baccarat/game.mpy"))
+    monkeypatch.setattr(deploy, "_run", BoardDirectory(device, corrupt="baccarat/game.mpy"))
     keys = tmp_path / "keys"
     argv = ["deploy", "--board", "pico", "--port", "/dev/ttyACM0", "--shoe-id", "T08", "--key-dir", str(keys)]
     assert cli.main(argv) == 1

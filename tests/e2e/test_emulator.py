@@ -16,8 +16,8 @@ import pytest
 from support.emuhost import Host, core_events, emulate_cli, reference, restart
 from host_tools.sim.emulate import Emulator
 
-from link import auth, frame, host_frames, proto, schema  # noqa: E402
-from link import hmac as link_hmac  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto, schema
+from firmware.link import hmac as link_hmac
 
 BURN_AND_ROUND = ["shoe decks=8", "2C", "4S", "5S", "bets", "9H", "2C", "KS"]
 

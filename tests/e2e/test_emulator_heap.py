@@ -21,7 +21,7 @@ from support.emuhost import started
 from host_tools.sim import dealer as dealer_mod
 from host_tools.sim.emulate import Emulator, TaggedSet
 
-from link.outbox import OUTBOX_SLOTS  # noqa: E402
+from firmware.link.outbox import OUTBOX_SLOTS
 
 # The VM runs at the emulator's heap (the board's plus host_tools/sim/emulate.py's
 # HEAP_64) minus this; the 64-bit VM overstates a 32-bit board's heap, so

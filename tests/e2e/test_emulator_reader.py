@@ -15,8 +15,8 @@ import pytest
 from support.emuhost import emulate_cli, powered_on
 from host_tools.sim.emulate import Emulator
 
-from baccarat import cards, script  # noqa: E402
-from cardset import registry  # noqa: E402
+from firmware.baccarat import cards, script
+from firmware.cardset import registry
 
 
 def uid(card_name, deck, batch=registry.BATCH_A):

@@ -1,7 +1,7 @@
 """A whole seeded shoe through the VM over the pty, with and without power cuts.
 
 The store (here, the test's host) must end with exactly the events `shoe
-replay` prints for the same dealing script, numbered 1..N without gaps,
+deal` prints for the same dealing script, numbered 1..N without gaps,
 however often the power fails while the dealer deals.
 """
 
@@ -12,7 +12,7 @@ import pytest
 from support.emuhost import Host, core_events, powered_on, reference, restart
 from host_tools.sim import dealer
 from host_tools.sim.emulate import Emulator
-from link import proto
+from firmware.link import proto
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import sys
 from host_tools.vm import ROOT
 
 
-from cardset import registry  # noqa: E402
+from firmware.cardset import registry
 
 RANKS = "A23456789TJQK"
 LAYOUT = [r + s for s in "SHCD" for r in RANKS]  # position 1..52 -> card name
@@ -35,10 +35,10 @@ def make_codes(decks, seed):
     return {d: codes[(d - 1) * 52:d * 52] for d in range(1, decks + 1)}
 
 
-def write_manifest(path, layout):
+def write_card_list(path, layout):
     lines = ["%s %s %d" % (code, LAYOUT[p], d) for d, codes in layout.items() for p, code in enumerate(codes)]
-    random.Random(0).shuffle(lines)  # a maker's manifest need not be in layout order
-    path.write_text("# maker's manifest\n" + "\n".join(lines) + "\n")
+    random.Random(0).shuffle(lines)  # a maker's card list need not be in layout order
+    path.write_text("# maker's card list\n" + "\n".join(lines) + "\n")
 
 
 def sim_command(kind):
@@ -51,7 +51,7 @@ def enroll(*args, timeout=60, env=None):
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="set.bin", idle="4", covers=None):
+def enroll_with_barcode(tmp_path, scans, decks, batch="A", card_list=True, out="set.bin", idle="4", covers=None):
     """The technician starts scanning when the station says it is ready (its
     "scan each deck" line), as at a bench; a fixed head start lost every code
     to a station still starting on a loaded machine (0 of 52 read)."""
@@ -70,8 +70,8 @@ def enroll_with_barcode(tmp_path, scans, decks, batch="A", manifest=True, out="s
         port = sim.stdout.readline().strip()
         args = ["--reader", "barcode", "--port", port, "--decks", decks, "--batch", batch,
                 "--out", tmp_path / out, "--idle", idle]
-        if manifest:
-            args += ["--manifest", tmp_path / "manifest.txt"]
+        if card_list:
+            args += ["--card-list", tmp_path / "cards.txt"]
         if covers is not None:
             args += ["--covers", covers]
         station = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "enroll"] + [str(a) for a in args],
@@ -110,7 +110,7 @@ def assert_covers(reg, ids):
 
 def test_a_clean_eight_deck_enrollment_with_two_cover_cards_writes_a_set_the_shoe_loads(tmp_path):
     layout = make_codes(8, seed=1)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     scans = [code for d in range(1, 9) for code in layout[d]] + COVER_CODES
     result = enroll_with_barcode(tmp_path, scans, 8)  # --covers defaults to 2
     assert result.returncode == 0, result.stdout + result.stderr
@@ -127,7 +127,7 @@ def test_a_clean_eight_deck_enrollment_with_two_cover_cards_writes_a_set_the_sho
 
 def test_a_cover_card_with_a_cards_id_is_reported_and_nothing_is_written(tmp_path):
     layout = make_codes(2, seed=11)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     # The second "cover card" scanned is really 8S of deck 2.
     scans = [code for d in (1, 2) for code in layout[d]] + [COVER_CODES[0], layout[2][7]]
     result = enroll_with_barcode(tmp_path, scans, 2)
@@ -142,30 +142,30 @@ def test_a_cover_card_with_a_cards_id_is_reported_and_nothing_is_written(tmp_pat
 
 def test_manifest_cover_cards_are_known_wherever_scanned_and_others_are_unknown(tmp_path):
     layout = make_codes(1, seed=12)
-    write_manifest(tmp_path / "manifest.txt", layout)
-    with open(tmp_path / "manifest.txt", "a") as f:
+    write_card_list(tmp_path / "cards.txt", layout)
+    with open(tmp_path / "cards.txt", "a") as f:
         f.write("CUT-0001 COVER 0   # the cut card\nCUT-0002 cover 0\n")
-    # The cut card is scanned in the middle of the deck; as the manifest
+    # The cut card is scanned in the middle of the deck; as the card list
     # lists it, it is a cover card, not an unknown card in the layout.
     scans = layout[1][:20] + ["CUT-0001"] + layout[1][20:] + ["CUT-0002"]
     result = enroll_with_barcode(tmp_path, scans, 1)
     assert result.returncode == 0, result.stdout + result.stderr
     assert_covers(registry.load(str(tmp_path / "set.bin")), [b"CUT-0001", b"CUT-0002"])
-    # A cover card the manifest does not list.
+    # A cover card the card list does not list.
     result = enroll_with_barcode(tmp_path, layout[1] + ["CUT-0001", "CUT-9999"], 1, out="other.bin")
     assert result.returncode == 1
-    assert "cover card 2: unknown ID 'CUT-9999', not a cover card in the manifest" in result.stdout
+    assert "cover card 2: unknown ID 'CUT-9999', not a cover card in the card list" in result.stdout
 
 
 def test_a_manifest_cover_line_must_name_deck_zero(tmp_path):
     layout = make_codes(1, seed=13)
-    write_manifest(tmp_path / "manifest.txt", layout)
-    with open(tmp_path / "manifest.txt", "a") as f:
+    write_card_list(tmp_path / "cards.txt", layout)
+    with open(tmp_path / "cards.txt", "a") as f:
         f.write("CUT-0001 COVER 1\n")
     result = enroll("--reader", "barcode", "--port", "/dev/null", "--decks", 1, "--batch", "A",
-                    "--out", tmp_path / "set.bin", "--manifest", tmp_path / "manifest.txt")
+                    "--out", tmp_path / "set.bin", "--card-list", tmp_path / "cards.txt")
     assert result.returncode == 2
-    assert "manifest.txt:54: a cover card has deck 0, not 1" in result.stderr
+    assert "cards.txt:54: a cover card has deck 0, not 1" in result.stderr
 
 
 def test_more_than_eight_cover_cards_is_refused_before_scanning(tmp_path):
@@ -178,29 +178,29 @@ def test_more_than_eight_cover_cards_is_refused_before_scanning(tmp_path):
 def test_batch_b_keeps_the_cover_cards_of_a_without_doubling_them(tmp_path):
     a = make_codes(1, seed=14)[1]
     b = make_codes(1, seed=15)[1]
-    assert enroll_with_barcode(tmp_path, a + COVER_CODES, 1, manifest=False).returncode == 0
+    assert enroll_with_barcode(tmp_path, a + COVER_CODES, 1, card_list=False).returncode == 0
     # The same two cover cards scanned again with batch B: still two.
-    result = enroll_with_barcode(tmp_path, b + COVER_CODES, 1, batch="B", manifest=False)
+    result = enroll_with_barcode(tmp_path, b + COVER_CODES, 1, batch="B", card_list=False)
     assert result.returncode == 0, result.stdout
     assert "2 cover cards (2 kept from the file)" in result.stdout
     reg = registry.load(str(tmp_path / "set.bin"))
     assert (reg.decks_a, reg.decks_b, reg.count) == (1, 1, 106)
     assert_covers(reg, [c.encode() for c in COVER_CODES])
     # Batch B again with --covers 0: the covers stay.
-    assert enroll_with_barcode(tmp_path, b, 1, batch="B", manifest=False, covers=0).returncode == 0
+    assert enroll_with_barcode(tmp_path, b, 1, batch="B", card_list=False, covers=0).returncode == 0
     assert_covers(registry.load(str(tmp_path / "set.bin")), [c.encode() for c in COVER_CODES])
     # A third cover card for B is added to the two.
-    assert enroll_with_barcode(tmp_path, b + ["CUT-0003"], 1, batch="B", manifest=False, covers=1).returncode == 0
+    assert enroll_with_barcode(tmp_path, b + ["CUT-0003"], 1, batch="B", card_list=False, covers=1).returncode == 0
     assert_covers(registry.load(str(tmp_path / "set.bin")), [c.encode() for c in COVER_CODES + ["CUT-0003"]])
     # A cover card that is one of batch A's cards is named as that card.
-    result = enroll_with_barcode(tmp_path, b + [a[51]], 1, batch="B", manifest=False, covers=1)
+    result = enroll_with_barcode(tmp_path, b + [a[51]], 1, batch="B", card_list=False, covers=1)
     assert result.returncode == 1
     assert "cover card 1: duplicate: same ID '%s' as KD of deck 1 batch A" % a[51] in result.stdout
 
 
 def test_duplicate_missing_and_swapped_cards_are_reported_at_their_positions(tmp_path):
     layout = make_codes(8, seed=2)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     decks = {d: list(codes) for d, codes in layout.items()}
     d7 = decks[7]
     d7[2], d7[39] = d7[39], d7[2]             # deck 7: 3S and AD swapped
@@ -223,7 +223,7 @@ def test_duplicate_missing_and_swapped_cards_are_reported_at_their_positions(tmp
 
 def test_unreadable_scans_are_rescanned_and_lose_nothing(tmp_path):
     layout = make_codes(1, seed=3)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     scans = list(layout[1])
     scans.insert(5, "!garbage")
     scans.insert(30, "!noise")
@@ -237,19 +237,19 @@ def test_unreadable_scans_are_rescanned_and_lose_nothing(tmp_path):
 
 def test_an_unknown_card_is_named_with_its_code(tmp_path):
     layout = make_codes(1, seed=4)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     scans = list(layout[1])
     scans.insert(13, "FOREIGN-1")             # between KS (position 13) and AH (position 14)
     result = enroll_with_barcode(tmp_path, scans, 1, covers=0)
     assert result.returncode == 1
-    assert "deck 1 position 14 (AH): unknown ID 'FOREIGN-1', not in the manifest" in result.stdout
+    assert "deck 1 position 14 (AH): unknown ID 'FOREIGN-1', not in the card list" in result.stdout
 
 
 def test_without_a_manifest_the_scan_order_defines_the_cards_and_batch_b_joins_a(tmp_path):
     a = make_codes(1, seed=5)[1]
     b = make_codes(1, seed=6)[1]
-    assert enroll_with_barcode(tmp_path, a, 1, manifest=False, covers=0).returncode == 0
-    result = enroll_with_barcode(tmp_path, b, 1, batch="B", manifest=False, covers=0)
+    assert enroll_with_barcode(tmp_path, a, 1, card_list=False, covers=0).returncode == 0
+    result = enroll_with_barcode(tmp_path, b, 1, batch="B", card_list=False, covers=0)
     assert result.returncode == 0, result.stdout
     assert "a swap cannot be detected" in result.stdout
     reg = registry.load(str(tmp_path / "set.bin"))
@@ -262,7 +262,7 @@ def test_without_a_manifest_the_scan_order_defines_the_cards_and_batch_b_joins_a
 
 def test_without_a_manifest_a_duplicate_and_a_short_count_are_reported(tmp_path):
     a = make_codes(1, seed=7)[1]
-    result = enroll_with_barcode(tmp_path, a[:40] + [a[3]], 1, manifest=False, idle="3", covers=0)
+    result = enroll_with_barcode(tmp_path, a[:40] + [a[3]], 1, card_list=False, idle="3", covers=0)
     assert result.returncode == 1
     assert "deck 1 position 41 (2D): duplicate: same ID '%s' as deck 1 position 4 (4S)" % a[3] in result.stdout
     assert "deck 1 position 41 (2D) onward: not scanned (40 of 52 cards read)" in result.stdout
@@ -270,26 +270,26 @@ def test_without_a_manifest_a_duplicate_and_a_short_count_are_reported(tmp_path)
 
 def test_a_manifest_that_does_not_cover_the_decks_is_refused_before_scanning(tmp_path):
     layout = make_codes(1, seed=8)
-    write_manifest(tmp_path / "manifest.txt", layout)
-    text = (tmp_path / "manifest.txt").read_text().splitlines()
-    (tmp_path / "manifest.txt").write_text("\n".join(line for line in text if " QD " not in line) + "\n")
+    write_card_list(tmp_path / "cards.txt", layout)
+    text = (tmp_path / "cards.txt").read_text().splitlines()
+    (tmp_path / "cards.txt").write_text("\n".join(line for line in text if " QD " not in line) + "\n")
     result = enroll("--reader", "barcode", "--port", "/dev/null", "--decks", 1, "--batch", "A",
-                    "--out", tmp_path / "set.bin", "--manifest", tmp_path / "manifest.txt")
+                    "--out", tmp_path / "set.bin", "--card-list", tmp_path / "cards.txt")
     assert result.returncode == 2
-    assert "manifest.txt: no ID for deck 1 position 51 (QD)" in result.stderr
+    assert "cards.txt: no ID for deck 1 position 51 (QD)" in result.stderr
 
 
 def test_alignment_of_neighbour_swaps_and_trailing_strays():
     # The pure check on its own, with IDs that name their own slot.
     from host_tools import enroll
-    manifest = {bytes([s]): s for s in range(104)}
+    card_list = {bytes([s]): s for s in range(104)}
     scans = [bytes([s]) for s in range(104)]
     scans[60], scans[61] = scans[61], scans[60]       # deck 2 positions 9 and 10 (9S, TS)
     scans.append(b"\xff")                              # a stranger after the last card
-    problems = enroll.check(scans, manifest, 104, registry.KIND_UID)
+    problems = enroll.check(scans, card_list, 104, registry.KIND_UID)
     assert problems == [
         "deck 2 position 9 (9S): out of order: found TS of deck 2, which belongs at deck 2 position 10 (TS)",
-        "after the last card: unknown ID ff, not in the manifest",
+        "after the last card: unknown ID ff, not in the card list",
     ]
 
 
@@ -312,7 +312,8 @@ def enroll_with_pn532(tmp_path, scans, decks, faults="", covers=0):
         port = sim.stdout.readline().strip()
         return enroll("--reader", "pn532", "--port", port, "--decks", decks, "--batch", "A",
                       "--out", tmp_path / "set.bin", "--idle", "4", "--covers", covers,
-                      "--manifest", tmp_path / "manifest.txt", timeout=300)
+                      # --card-list by its older name, which the station still takes
+                      "--manifest", tmp_path / "cards.txt", timeout=300)
     finally:
         sim.terminate()
         sim.wait(timeout=10)
@@ -320,7 +321,7 @@ def enroll_with_pn532(tmp_path, scans, decks, faults="", covers=0):
 
 def test_eight_decks_and_two_cover_cards_of_tags_through_the_pn532_simulator(tmp_path):
     layout = make_uids(8, seed=21)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     covers = ["04c0ffee5e0001", "04c0ffee5e0002"]  # factory UIDs of the two plastic cover cards
     assert not set(covers) & {u for uids in layout.values() for u in uids}
     result = enroll_with_pn532(tmp_path, [u for d in range(1, 9) for u in layout[d]] + covers, 8, covers=2)
@@ -337,7 +338,7 @@ def test_eight_decks_and_two_cover_cards_of_tags_through_the_pn532_simulator(tmp
 
 def test_pn532_a_cover_tag_that_is_a_cards_tag_is_reported(tmp_path):
     layout = make_uids(1, seed=24)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     result = enroll_with_pn532(tmp_path, layout[1] + [layout[1][13]], 1, covers=1)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "cover card 1: duplicate: same ID %s as deck 1 position 14 (AH)" % layout[1][13] in result.stdout
@@ -348,9 +349,9 @@ def test_the_file_holds_at_most_eight_cover_cards_across_both_batches(tmp_path):
     eight = ["CUT-%04d" % k for k in range(1, 9)]
     a = make_codes(1, seed=16)[1]
     b = make_codes(1, seed=17)[1]
-    result = enroll_with_barcode(tmp_path, a + eight, 1, manifest=False, covers=8)
+    result = enroll_with_barcode(tmp_path, a + eight, 1, card_list=False, covers=8)
     assert result.returncode == 0, result.stdout
-    result = enroll_with_barcode(tmp_path, b + ["CUT-0009"], 1, batch="B", manifest=False, covers=1)
+    result = enroll_with_barcode(tmp_path, b + ["CUT-0009"], 1, batch="B", card_list=False, covers=1)
     assert result.returncode == 1
     assert ("cover cards: 8 already in %s and 1 new make 9, the shoe takes 0..8" % (tmp_path / "set.bin")
             in result.stdout)
@@ -359,7 +360,7 @@ def test_the_file_holds_at_most_eight_cover_cards_across_both_batches(tmp_path):
 
 def test_pn532_duplicate_missing_and_swapped_tags_are_reported_at_their_positions(tmp_path):
     layout = make_uids(8, seed=22)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     decks = {d: list(uids) for d, uids in layout.items()}
     decks[1][0], decks[1][51] = decks[1][51], decks[1][0]   # deck 1: AS and KD swapped
     missing = decks[8].pop(13)                              # deck 8 position 14 (AH)
@@ -378,7 +379,7 @@ def test_pn532_duplicate_missing_and_swapped_tags_are_reported_at_their_position
 
 def test_pn532_reader_faults_are_rescanned_and_lose_nothing(tmp_path):
     layout = make_uids(1, seed=23)
-    write_manifest(tmp_path / "manifest.txt", layout)
+    write_card_list(tmp_path / "cards.txt", layout)
     # Checksum, error-frame and NACK faults leave the card in the field for the
     # next poll. Noise before the ACK makes the station give up on a reply the
     # chip did send, so that card is gone from the field: the technician does
@@ -418,11 +419,11 @@ def test_cover_card_checks_on_their_own():
         "cover card 3: duplicate: same ID 'X1' as cover card 1",
     ]
     assert covers == [b"X1", b"X2"]
-    # Listed in the manifest, one too many, and one short.
+    # Listed in the card list, one too many, and one short.
     problems, covers = enroll.check_covers([b"X2", b"X1", b"X3"], 2, known, {b"X1", b"X2"}, registry.KIND_CODE)
     assert problems == ["cover card 3: 'X3' is one more than the 2 asked for (--covers)"]
     assert covers == [b"X2", b"X1"]
     problems, covers = enroll.check_covers([b"X9"], 2, known, {b"X1"}, registry.KIND_CODE)
-    assert problems == ["cover card 1: unknown ID 'X9', not a cover card in the manifest",
+    assert problems == ["cover card 1: unknown ID 'X9', not a cover card in the card list",
                         "cover card 2 onward: not scanned (1 of 2 cover cards read)"]
     assert covers == []

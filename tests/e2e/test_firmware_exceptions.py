@@ -43,7 +43,7 @@ ARGS = {
                                      "entropy repetition failed: value 7 seen 40 times"),
 }
 
-# A stand-in for the ``machine`` module (the only part of a board that cannot
+# A fake ``machine`` module (the only part of a board that cannot
 # run here), so the board modules import; nothing of it is called.
 MACHINE = """
 class _Part:

@@ -19,8 +19,8 @@ from host_tools.vm import ROOT
 from support.vmrun import run_vm
 
 
-from drivers import ReaderFault  # noqa: E402
-from drivers.gm65 import GM65  # noqa: E402
+from firmware.drivers import ReaderFault
+from firmware.drivers.gm65 import GM65
 from host_tools.enroll import SerialUART  # noqa: E402
 
 

@@ -15,7 +15,7 @@ from host_tools import deploy
 from host_tools.sim import vmcode
 from host_tools.qa.bench import footprint
 
-from link import auth  # noqa: E402  (the firmware's own modules)
+from firmware.link import auth
 
 # Every dealing action (no more bets, card, cover, exposed, empty) and the
 # link step that signs and frames its events, each under the lock once warm.

@@ -1,7 +1,7 @@
 """What ships is what is tested: each device's image is the list its
 declaration gives (firmware/images/), `shoe deploy --dry-run` stages exactly
 that, and the staged tree boots in the MicroPython VM and answers every
-bench question a technician asks over the authenticated link.
+probe a technician asks over the authenticated link.
 
 The boot takes the staged directory as it is: the only things added, from a
 directory of their own ahead of it on the VM's path, are the rig's parts a
@@ -10,6 +10,7 @@ watchdog) and the runner that sets the rig's levels and calls ``main.run``.
 The link is the board's USB serial (its stdin and stdout), here one end of
 a socket pair whose other end is the pit PC of tests/support/emuhost.py."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from host_tools import cli, deploy, image, vm
 from host_tools.qa import shuffler_heap
 from support import emuhost, pn532_hsu
 
-# The bench questions and the event that answers each: the shoe's are
+# The probes and the event that answers each: the shoe's are
 # firmware/probes.py's ACTIONS, the shuffler's shuffler/probes.py's.
 ASKED = {
     "shoe": (("sensor", {}, "sensor"), ("secure", {}, "secure"), ("sign", {"digest": "ab" * 32}, "signature")),
@@ -94,13 +95,18 @@ class _SocketPort:
         self.sock.close()
 
 
-# The stand-in UART answers as a PN532 on HSU with no card at the antenna
+# The fake UART answers as a PN532 on HSU with no card at the antenna
 # (tests/support/pn532_hsu.py): the shoe's boot asks its reader once
 # (boards/parts.py), and a reader that does not answer halts it (a shoe that
 # cannot see cards must not deal).
 PN532_UART = pn532_hsu.ANSWER + "machine.UART = PN532Wire\n"
 
+# This VM's flash is the host's file system, with no rp2.Flash under it to
+# carve the journal ring from (boards/ring_flash.py): the image keeps its
+# journal in a file here (the ring: tests/unit/test_journal_ring.py, and
+# `shoe emulate --journal-ring` in tests/e2e/test_secure_counter.py).
 RUNNER = ("import machine, board_config\n" + PN532_UART +
+          "board_config.JOURNAL_RING = 0\n" +
           "for _name in ('home', 'door'):\n"
           "    if _name in getattr(board_config, 'INPUTS', {}):\n"
           "        machine.LEVELS[board_config.INPUTS[_name]] = 0\n"
@@ -172,7 +178,7 @@ def test_every_module_the_firmware_loads_is_in_its_image(device, module):
 
 
 def test_the_check_finds_a_module_loaded_by_name_left_out():
-    """The shuffler's bench questions are loaded from a string: with them
+    """The shuffler's probes are loaded from a string: with them
     left out of the declaration, the check names them."""
     img = image.for_board("shuffler", "shuffler.board_machine")
     del img.files["shuffler/probes.py"]
@@ -192,7 +198,96 @@ def test_a_declaration_naming_a_missing_file_is_refused(tmp_path, monkeypatch):
 def test_every_bench_question_is_asked():
     """ASKED follows the firmware: each device's probes module answers
     exactly the questions the boot test asks."""
-    import probes
-    from shuffler import probes as shuffler_probes
+    from firmware import probes
+    from firmware.shuffler import probes as shuffler_probes
     assert set(probes.ACTIONS) == {q for q, _, _ in ASKED["shoe"]}
     assert set(shuffler_probes.ACTIONS) == {q for q, _, _ in ASKED["shuffler"]}
+
+
+# -- the emulated shuffler boots the deployed image ---------------------------------------------
+
+def _emulated_shuffler(path):
+    from host_tools.sim.shuffler_emulate import ShufflerEmulator
+    emu = ShufflerEmulator(str(path), "IMG-2", decks=1)
+    emu.shoe_id = emu.device_id   # the id the pit checks its tags under
+    return emu
+
+
+def _ask(emu, questions):
+    """Power the emulated shuffler on, ask each bench question: (its
+    hello, [(question, the event that answered it)], its VM's stderr)."""
+    host = emuhost.Host(emu)
+    host.beats = True   # as a connected bridge: a shuffler that hears nothing sends nothing
+    answers = []
+    try:
+        emu.start()
+        emu.wait_booted()
+        host.connect()
+        hello = host.hellos()[-1]
+        for name in questions:
+            since = max(host.events, default=0)
+            host.command(name, {})
+            answers.append((name, host.wait(
+                lambda: next((json.loads(host.events[s]) for s in sorted(host.events) if s > since
+                              and json.loads(host.events[s])["type"] in ("error", "inputs", "cycle")), None),
+                timeout=60, what="the answer to %s" % name)))
+    finally:
+        host.close()
+        emu.close()
+    with open(emu.stderr_path) as f:
+        return hello, answers, f.read()
+
+
+def test_the_emulated_shuffler_boots_what_deploy_stages_plus_its_emulator_board(tmp_path):
+    """`shoe shuffler emulate`'s flash is `shoe deploy --device shuffler
+    --dry-run`'s tree with the board's bring-up swapped for the emulator
+    image's (firmware/images/shuffler_emulator.py), byte for byte the same
+    compiled modules; the VM runs the flash's main.py with the flash alone
+    on its path, its boot check passes on the manifest, and its hello names
+    that manifest's hash."""
+    device = "shuffler"
+    staged_manifest = _stage(device, tmp_path / "staged")
+    emu = _emulated_shuffler(tmp_path / "flash")
+    flash = tmp_path / "flash"
+    manifest = json.loads((flash / deploy.MANIFEST).read_text())
+    board = {flash for _r, flash, _s in image.load("shuffler").for_board(MODULE[device])}
+    emulated = image.load("shuffler_emulator")
+    added = {flash for _r, flash, _s in emulated.for_board("emulator.shuffler_board")} - board
+    # A board's own files (its bring-up, what only it needs), a key file the
+    # chip's emulated flash does not keep, and the chip's peers it does.
+    machine_only = board - {flash for _r, flash, _s in emulated.for_board("emulator.shuffler_board")}
+    from firmware.drivers.atecc608 import PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
+    want = (set(staged_manifest["files"]) - machine_only - {deploy.KEY_NAME}) | added | {PEER_FILE, VAULT_PEER_FILE}
+    assert set(manifest["files"]) == want
+    assert machine_only == {"shuffler/board_machine.mpy", "boards/machine_board.mpy"}
+    assert added >= {"emulator/shuffler_board.mpy", "emulator/sim_mechanism.mpy"}
+    assert manifest["device"] == "shuffler" and manifest["module"] == "emulator.shuffler_board"
+    same = set(manifest["files"]) & set(staged_manifest["files"]) - {"board_config.mpy"}
+    assert same and {rel: manifest["files"][rel] for rel in same} == {rel: staged_manifest["files"][rel]
+                                                                       for rel in same}
+    hello, answers, stderr = _ask(emu, ("sensor", "cycle"))
+    assert emu.proc.args[-1] == str(flash / "main.py")
+    assert hello["tilt"] is None and hello["manifest"] == hashlib.sha256(
+        (flash / deploy.MANIFEST).read_bytes()).hexdigest(), hello
+    assert [(q, e["type"]) for q, e in answers] == [("sensor", "inputs"), ("cycle", "cycle")], (answers, stderr)
+
+
+def test_the_emulated_shuffler_fails_on_a_module_its_image_leaves_out(tmp_path, monkeypatch):
+    """With shuffler/probes.py (loaded from a string, so no import closure
+    finds it) left out of the shuffler's declaration, the emulated shuffler
+    boots and its bench questions fail with the module not found: the VM
+    has only the staged image to import from."""
+    real = image.load
+
+    def without_probes(name):
+        img = real(name)
+        img.files.pop("shuffler/probes.py", None)
+        return img
+    monkeypatch.setattr(image, "load", without_probes)
+    emu = _emulated_shuffler(tmp_path / "flash")
+    assert not (tmp_path / "flash" / "shuffler" / "probes.mpy").exists()
+    hello, answers, stderr = _ask(emu, ("sensor",))
+    assert hello["tilt"] is None, hello
+    (name, event), = answers
+    assert event["type"] == "error" and "probes" in json.dumps(event), event

@@ -3,7 +3,7 @@
 A shoe is dealt through the intake into the real game core twice: once
 clean and once with bad cards drawn between the good ones. Apart from the
 irregularity events, the two event streams must be identical. A recording
-stand-in game is used only where the test is about the exact call made.
+fake game is used only where the test is about the exact call made.
 """
 
 import json
@@ -15,13 +15,13 @@ import pytest
 
 from host_tools.sim import vmcode
 from host_tools.sim.chipwait import EMULATED_ACK_MS
-from host_tools.vm import ROOT
+from host_tools.vm import ROOT, exec_firmware
 from support.cardsets import make_entries
 from support.vmrun import compiled_firmware, run_vm
 
 
-from baccarat import cards, game  # noqa: E402
-from cardset import intake, registry  # noqa: E402
+from firmware.baccarat import cards, game
+from firmware.cardset import intake, registry
 
 
 class Recorder:
@@ -144,7 +144,7 @@ def deal(reg, stream, events=None):
         feeder.take(buf, len(ident), colour)
     return events
 """
-exec(DEAL)
+exec_firmware(DEAL, globals())
 
 
 def shoe_streams(entries, seed):
@@ -208,7 +208,7 @@ def deal_direct(reg, stream, covers_at):
             g.card(reg.card(reg.find(ident, len(ident))), colour == 0)
     return events
 """
-exec(COVERED)
+exec_firmware(COVERED, globals())
 
 
 def test_the_cover_card_ends_the_shoe_through_the_intake_and_a_second_is_the_games_error(setup):

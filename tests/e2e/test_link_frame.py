@@ -18,8 +18,8 @@ import pytest
 
 from host_tools import vm
 
-from link import frame  # noqa: E402
-from link import hmac as link_hmac  # noqa: E402
+from firmware.link import frame
+from firmware.link import hmac as link_hmac
 
 PROBE = r'''
 import sys, binascii

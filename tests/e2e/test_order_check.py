@@ -46,7 +46,7 @@ def test_a_swapped_pair_stops_the_game_at_the_first(tmp_path, which):
 
 def test_the_bench_and_the_link_agree_on_the_parts():
     import host_tools  # noqa: F401
-    from link import proto
+    from firmware.link import proto
     assert bench._MAX_PARTS == proto.ORDER_PARTS
 
 
@@ -62,8 +62,8 @@ class _OrderRig:
         import random
 
         import host_tools  # noqa: F401
-        from cardset import registry
-        from link import order, schema
+        from firmware.cardset import registry
+        from firmware.link import order, schema
         from host_tools.sim.shuffler_emulate import TwoBatchSet
 
         self.tmp_path = tmp_path
@@ -80,9 +80,9 @@ class _OrderRig:
             "data": blob[p * order.PART:(p + 1) * order.PART].hex()})) for p in range(order.parts_of(52))]
 
     def shoe(self):
-        from cardset import intake, ordercheck
-        from link import journal
-        from link.session import Session
+        from firmware.cardset import intake, ordercheck
+        from firmware.link import journal
+        from firmware.link.session import Session
         from support.wireboard import WireBoard, config
 
         secret = self.secret
@@ -134,7 +134,7 @@ def test_the_stop_is_replayed_after_a_power_cut_and_the_order_is_not_on_the_flas
 
 
 def cards_name(cards, uid):
-    from baccarat import cards as _cards
+    from firmware.baccarat import cards as _cards
     return _cards.name(cards.card_of(uid)[2])
 
 
@@ -144,7 +144,7 @@ def test_a_shoe_dealt_against_an_order_refuses_it_again_after_a_power_cut(tmp_pa
     serial, so the same parts, relayed again, are a stale order."""
     import json
 
-    from link import events_schema as E
+    from firmware.link import events_schema as E
 
     rig = _OrderRig(tmp_path, 4, 9)
     s, emitted = rig.shoe()

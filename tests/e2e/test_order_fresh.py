@@ -23,7 +23,7 @@ from host_tools.sim.emulate import Emulator
 from host_tools.sim.rigs.bridge import Feeder, ThreadedBridge
 from host_tools.sim.rigs.shuffler import Rig
 from host_tools.sim.shuffler_emulate import TwoBatchSet
-from link import events_schema as E
+from firmware.link import events_schema as E
 
 SHOE, SHUF = "T1", "SHUF1"
 

@@ -36,7 +36,7 @@ def test_pip_install_gives_a_working_shoe(tmp_path):
     assert help_.returncode == 0 and "usage: shoe COMMAND" in help_.stdout, help_.stderr
     out = {}
     for which in ("cpython", "micropython"):
-        p = subprocess.run([shoe, "replay", "--vm", which], input=SCRIPT, capture_output=True,
+        p = subprocess.run([shoe, "deal", "--vm", which], input=SCRIPT, capture_output=True,
                            timeout=120, cwd=tmp_path, env=env)
         assert p.returncode == 0 and p.stderr == b"", p.stderr.decode()
         out[which] = p.stdout

@@ -291,7 +291,7 @@ def test_the_end_of_shoe_report_prints_the_anchor(chromium, pit):
 def test_the_pits_edge_monitor_turns_a_favourable_wager_into_a_stored_alert(tmp_path):
     """EdgeWatch (host_tools/pit/edges.py) with the real EdgeMonitor and a real
     store: a one-deck shoe dealt down to its four nines and eight low cards
-    makes Lucky Nines player-favourable (tests/e2e/test_edges.py says why); the
+    makes Lucky Nines player-favourable (tests/unit/test_edges.py says why); the
     pit stores an `edge` alert per wager that turned, pushes each, and a
     result repeating the same composition raises nothing more."""
     from host_tools.pit.edges import EdgeWatch

@@ -13,10 +13,10 @@ import tty
 
 import pytest
 
-from emulator.ptyuart import PtyUART
-from drivers import ReaderFault
-from drivers.pn532 import frame
-from drivers.pn532_uart import PN532_UART
+from firmware.emulator.ptyuart import PtyUART
+from firmware.drivers import ReaderFault
+from firmware.drivers.pn532 import frame
+from firmware.drivers.pn532_uart import PN532_UART
 from host_tools.sim import ptys
 from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.sim import pn532 as sim

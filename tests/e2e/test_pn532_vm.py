@@ -97,9 +97,9 @@ def test_slow_reply_times_out_within_bounds(tmp_path):
 
 def _run_cpython(tmp_path, uids, polls, faults):
     """The same PROGRAM's loop, in this process, on the same firmware files."""
-    from emulator.ptyuart import PtyUART
-    from drivers import ReaderFault
-    from drivers.pn532_uart import PN532_UART
+    from firmware.emulator.ptyuart import PtyUART
+    from firmware.drivers import ReaderFault
+    from firmware.drivers.pn532_uart import PN532_UART
 
     proc, pty = start_sim(_uid_file(tmp_path, uids), faults=faults, slow=0.3)
     uart = PtyUART(pty, 115200)

@@ -154,7 +154,7 @@ def test_13E_count_reaches_zero_before_round_completes(both):
     # follows the shoe's "next" light until the count of cards left is too
     # small to finish a round (13E).
     import random
-    from baccarat import cards, game
+    from firmware.baccarat import cards, game
     deck = [r + s for r in "A23456789TJQK" for s in "CDHS"]
     random.Random(3).shuffle(deck)
     lines = ["shoe decks=1", deck[0] + " up"]

@@ -13,13 +13,17 @@ import contextlib
 import json
 import shutil
 
+import pytest
+
 from support.emuhost import Host
 from support.journalfile import append_u32, raw_records
 from host_tools.sim.emulate import Emulator
 
-from link import chipcount, journal  # noqa: E402  (the firmware's own)
+from firmware.link import chipcount, journal
 
 JOURNAL_FILES = ("journal.bin", "journal.bin.mark")
+# The boards' journal: a ring on NOR flash (link/ring.py), with its marker.
+RING_FILES = ("journal.bin.nor", "journal.bin.mark")
 ROUND = ["2C", "4S", "5S", "bets", "9H", "2C", "KS", "3D", "empty"]
 
 
@@ -58,13 +62,13 @@ def _off(emu, host):
     host.close()
 
 
-def _two_signed_shoes(emu, flash, copy):
+def _two_signed_shoes(emu, flash, copy, files=JOURNAL_FILES):
     """A shoe signed (counter 1), the journal and its marker copied to
     ``copy``, a normal power cycle, a second shoe signed (counter 2)."""
     host = _power_on(emu)
     first = _signed_shoe(emu, host)
     _off(emu, host)
-    for name in JOURNAL_FILES:
+    for name in files:
         shutil.copy(flash / name, copy / name)
     # A power cycle of the untouched journal is normal.
     host = _power_on(emu)
@@ -77,24 +81,27 @@ def _two_signed_shoes(emu, flash, copy):
 
 
 @contextlib.contextmanager
-def _signed_twice(tmp_path):
+def _signed_twice(tmp_path, ring=None):
     """An emulated shoe with its chip after two signed shoes, and the copy of
-    its journal taken after the first: (emu, flash, copy, first counter,
-    second counter); the emulator closed afterwards."""
+    its journal files taken after the first: (emu, flash, copy, the journal's
+    files, first counter, second counter); the emulator closed afterwards."""
     flash = tmp_path / "flash"
-    emu = Emulator(str(flash), "EMU1", secure=True)
+    emu = Emulator(str(flash), "EMU1", secure=True, journal_ring=ring)
+    files = RING_FILES if ring else JOURNAL_FILES
     copy = tmp_path / "copy"
     copy.mkdir()
     try:
-        yield (emu, flash, copy) + _two_signed_shoes(emu, flash, copy)
+        yield (emu, flash, copy, files) + _two_signed_shoes(emu, flash, copy, files)
     finally:
         emu.close()
 
 
-def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path):
-    with _signed_twice(tmp_path) as (emu, flash, copy, first, second):
+@pytest.mark.parametrize("ring", [None, 16], ids=["file", "ring"])
+def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path, ring):
+    with _signed_twice(tmp_path, ring) as (emu, flash, copy, files, first, second):
         # The attack: the earlier copy put back, journal and marker together.
-        for name in JOURNAL_FILES:
+        assert (flash / "journal.bin").exists() == (not ring)
+        for name in files:
             shutil.copy(copy / name, flash / name)
         hello, played, frames = _tilted_boot(emu)
     tilts = [json.loads(p) for k, _, p in frames if k == "E" and json.loads(p)["type"] == "tilt"]
@@ -106,7 +113,7 @@ def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path):
     assert tilts and tilts[0]["reason"] == hello["tilt"], kinds
     # Nothing recorded as normal: the journal is the copy, byte for byte;
     # no card, no shoe, no signature.
-    for name in JOURNAL_FILES[:1]:
+    for name in files[:1]:
         assert (flash / name).read_bytes() == (copy / name).read_bytes()
     assert "tilt" in played and "error" in played, played   # the window holds this boot's events
     assert not {"shoe", "card", "result", "checkpoint"} & set(played), played
@@ -151,7 +158,7 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shoe(tmp_p
     over the re-dealt events. And (c): journal and marker deleted after the
     chip has signed, a shoe with no past. Each must tilt, sign nothing, and
     give the reason the pit raises its critical counter_mismatch alert on."""
-    with _signed_twice(tmp_path) as (emu, flash, copy, first, second):
+    with _signed_twice(tmp_path) as (emu, flash, copy, _files, first, second):
         later = raw_records(flash / "journal.bin")
         intent = [raw for kind, value, raw in later if kind.upper() == "I" and value == first]
         assert intent, [k for k, _, _ in later]

@@ -14,7 +14,7 @@ from host_tools.sim import shoestream
 from host_tools.protocol import chain
 from host_tools.store import db
 
-from link import auth, events_schema, host_frames, proto  # noqa: E402
+from firmware.link import auth, events_schema, host_frames, proto
 
 KEY = bytes(range(32))
 

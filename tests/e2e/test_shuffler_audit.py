@@ -4,7 +4,7 @@
 The honest shoe is a real one: the firmware's custody machine checks,
 shuffles and seals an 8-deck batch A; the simulated dealer (host_tools/
 dealer.py) deals that order after a cut, by the rules; the game core
-replays the script (`shoe replay`, CPython) and its events are written to a
+deals the script (`shoe deal`, CPython) and its events are written to a
 store with db.Store.append, as the bridge does (without tags: the audit
 reads events, not the link's proof of them, which `shoe verify` checks).
 """
@@ -16,12 +16,12 @@ import sys
 
 import pytest
 
-from baccarat import cards
+from firmware.baccarat import cards
 from host_tools.sim import dealer
-from host_tools import replay
+from host_tools.deal import deal_bytes
 from host_tools.shuffler import audit
 from host_tools.store import db
-from shuffler import custody, entropy, shuffle
+from firmware.shuffler import custody, entropy, shuffle
 
 SHOE = os.path.join(os.path.dirname(sys.executable), "shoe")
 from support.cardsets import A, REG, SET_BYTES, uid as _uid  # noqa: E402
@@ -60,7 +60,7 @@ def store_events(path, script_lines, shoe_id="SHOE-1", extra=(), shuffler_id=SHU
     shuffler, its seal) under ``shuffler_id``, as the bridge files each
     device's events under its own id. Returns the shoe's events (index k
     is seq k + 1)."""
-    out = replay.replay_bytes(("\n".join(script_lines) + "\n").encode())
+    out = deal_bytes(("\n".join(script_lines) + "\n").encode())
     lines = out.decode().splitlines()
     with db.Store(path) as store:
         for seq, line in enumerate(extra, 1):

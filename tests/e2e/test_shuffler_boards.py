@@ -55,7 +55,7 @@ def test_the_validator_refuses_bad_wiring():
 
 
 # The boundary that cannot exist in the VM: just enough of `machine`
-# (the same stand-in the heap figures use).
+# (the same fake the heap figures use).
 from host_tools.qa.shuffler_heap import FAKE_MACHINE  # noqa: E402
 
 PROBE = r'''
@@ -102,8 +102,8 @@ def test_the_real_board_bring_up_drives_its_pins_in_the_vm(name, tmp_path):
     (tmp_path / "probe.py").write_text(PROBE)
     # The flash as `shoe deploy --device shuffler` leaves it: the peers of
     # the link key and of the vault key, public keys the chip's ECDH takes.
-    from drivers.atecc608 import PEER_FILE
-    from drivers.atecc608_link import VAULT_PEER_FILE
+    from firmware.drivers.atecc608 import PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
     for name in (PEER_FILE, VAULT_PEER_FILE):
         (tmp_path / name).write_bytes(os.urandom(64))
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), stage_code("shuffler", "shuffler.board_machine")]))
@@ -140,7 +140,7 @@ BOOT_HEAP_KIB = 280  # what the booted firmware needs in the 64-bit VM: see docs
 
 
 def test_the_board_firmware_boots_and_its_heap_is_measured(tmp_path):
-    """The whole shuffler firmware on the Pico's bring-up (stand-in machine
+    """The whole shuffler firmware on the Pico's bring-up (fake machine
     module), an 8+8-deck card set, booted in the 64-bit VM: it boots and
     passes its self-test in BOOT_HEAP_KIB. That is over the boards' planned
     190 KiB (docs/shuffler.md, "Footprint": not yet fitted); run with -s to

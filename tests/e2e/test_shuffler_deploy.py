@@ -42,7 +42,7 @@ def test_the_image_holds_the_shuffler_and_nothing_of_the_shoe(image):
     print("shuffler image: %d files, %d bytes" % (len(manifest["files"]), size))
     # 86 465 bytes with the boot's manifest check, the vault and the entropy mix; 90 842 with the secure
     # element's driver, its boot-only key derivation and the seal's signer; 94 508 with the real-time
-    # check's order module; 99 838 once the bench questions are really on it (shuffler/probes.py,
+    # check's order module; 99 838 once the probes are really on it (shuffler/probes.py,
     # probes.py and drivers/atecc608_setup.py, which the image never held while it was an import
     # closure: shuffler/link.py loads them from a string). Flash, not heap: a pico's littlefs has
     # about 1.4 MB.
@@ -131,7 +131,7 @@ def test_without_its_manifest_the_shuffler_halts_before_any_unverified_import(im
 
 
 def test_the_image_boots_from_its_own_files(image, tmp_path):
-    """The staged tree is the only code on the path (plus the stand-in
+    """The staged tree is the only code on the path (plus the fake
     machine module): every module the shuffler imports is in the image."""
     rc, out, err = _boot_image(image, tmp_path, shown="sorted(m for m in sys.modules"
                                                       " if m.startswith(('baccarat', 'link', 'drivers')))")
@@ -160,13 +160,13 @@ def test_deploy_provisions_the_shuffler_chip_and_keeps_no_key_on_its_flash(tmp_p
     chip was touched."""
     import hashlib
     from cryptography.hazmat.primitives.asymmetric import ec
-    from drivers.atecc608 import KEY_SLOT, LINK_LABEL, LINK_SLOT, PAIR_SLOT, PEER_FILE
+    from firmware.drivers.atecc608 import KEY_SLOT, LINK_LABEL, LINK_SLOT, PAIR_SLOT, PEER_FILE
     from host_tools.protocol import pubkeys
-    from support.standin import StandInDevice
+    from support.boardfs import BoardDirectory
 
     device = tmp_path / "device"
     device.mkdir()
-    monkeypatch.setattr(deploy, "_run", StandInDevice(device))
+    monkeypatch.setattr(deploy, "_run", BoardDirectory(device))
     keydir = tmp_path / "keys"
     assert cli.main(["deploy", "--device", "shuffler", "--board", "pico", "--port", "/dev/ttyACM0",
                      "--shoe-id", "SHUF-T1", "--key-dir", str(keydir)]) == 0
@@ -188,7 +188,7 @@ def test_deploy_provisions_the_shuffler_chip_and_keeps_no_key_on_its_flash(tmp_p
     assert "pairing key (slot 3" in out and ("serial %s" % bytes(chip.serial).hex()) in out
     # The vault key's peer: a public key on the flash, listed in the
     # manifest; its private half was dropped (no file the pit has holds it).
-    from drivers.atecc608_link import VAULT_PEER_FILE
+    from firmware.drivers.atecc608_link import VAULT_PEER_FILE
     import json
     vault_peer = (device / VAULT_PEER_FILE).read_bytes()
     assert len(vault_peer) == 64 and vault_peer != peer

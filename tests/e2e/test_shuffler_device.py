@@ -7,10 +7,10 @@ with a clear event, and nothing that should not be released is.
 
 import pytest
 
-from baccarat import cards
+from firmware.baccarat import cards
 from host_tools.sim.shuffler_emulate import TwoBatchSet
 from host_tools.sim.rigs.shuffler import Rig, reveal_from
-from shuffler import commit
+from firmware.shuffler import commit
 
 A, B = 1, 2
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from baccarat import cards
+from firmware.baccarat import cards
 from host_tools.sim.rigs.shuffler import Rig, reveal_from
 from host_tools.sim.shuffler_emulate import TwoBatchSet
 

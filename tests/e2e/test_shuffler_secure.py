@@ -120,9 +120,9 @@ def test_the_vault_key_is_derived_by_the_chip_and_no_dump_gives_it(tmp_path):
     import json
 
     from cryptography.hazmat.primitives.asymmetric import ec
-    from drivers.atecc608 import LINK_SLOT
-    from drivers.atecc608_link import VAULT_LABEL, VAULT_PEER_FILE
-    from shuffler import vault
+    from firmware.drivers.atecc608 import LINK_SLOT
+    from firmware.drivers.atecc608_link import VAULT_LABEL, VAULT_PEER_FILE
+    from firmware.shuffler import vault
 
     r = Rig(str(tmp_path / "flash"), str(tmp_path / "s.db"), decks=1, seed=5)
     try:

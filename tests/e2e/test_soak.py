@@ -182,7 +182,7 @@ def test_decoder_messages_hold_only_bytes_a_frame_can_carry():
     carry '$'), its tag never verified, and the link stalled for good on
     that event. Every message the decoder can give must be frame-safe."""
     import random
-    from link import frame
+    from firmware.link import frame
 
     class Keep:
         def __init__(self):

@@ -8,7 +8,7 @@ import sys
 from host_tools import vm
 from host_tools.qa.soak import powercut
 
-from link import journal  # noqa: E402
+from firmware.link import journal
 
 
 def _figure(out, label):
@@ -28,7 +28,7 @@ def test_a_short_run_loses_nothing_and_records_again_within_the_bound(tmp_path):
     assert cuts.startswith("15 (") and "rename journal.bin" in cuts and "sync journal.bin" in cuts \
         and "write journal.bin" in cuts, cuts
     assert int(_figure(out, "cuts while booting")) > 0
-    for label, want in (("lost", "0"), ("duplicated", "0"), ("replay", "identical"),
+    for label, want in (("lost", "0"), ("duplicated", "0"), ("deal", "identical"),
                         ("chip counters", "strictly increasing"), ("shoe verify --pubkey", "PASS")):
         assert _figure(out, label) == want, out
     assert "FAIL" not in out

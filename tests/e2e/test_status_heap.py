@@ -1,8 +1,8 @@
 """`status` reports the heap free now, on the board itself (gc.mem_free()
 after a collection), not the figure of boot: a technician's acceptance and
-the pit read what is left for play at that moment. Loading the bench
-questions' module (firmware/probes.py, kept once loaded) takes heap, and
-the next status shows it; before, both said the boot figure."""
+the pit read what is left for play at that moment. Loading the probes'
+module (firmware/probes.py, kept once loaded) takes heap, and the next
+status shows it; before, both said the boot figure."""
 
 from host_tools.sim.emulate import Emulator
 from support.emuhost import started

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from support import wasm32vm
-from host_tools import cli, replay, vm, wasm32
+from host_tools import cli, deal, vm, wasm32
 from host_tools.sim import dealer
 from host_tools.shuffler import command
 
@@ -30,7 +30,7 @@ def three(data, run):
 @pytest.mark.parametrize("seed,rate", [(7, 0.0), (11, 0.08), (20261124, 0.15)])
 def test_seeded_shoes_replay_byte_identical_in_three_vms(seed, rate):
     script = ("\n".join(dealer.script(seed, irregularity_rate=rate)) + "\n").encode()
-    out = three(script, replay.replay_bytes)
+    out = three(script, deal.deal_bytes)
     events = [json.loads(line) for line in out.splitlines()]
     assert events[-1]["type"] == "shoe_end" and len([e for e in events if e["type"] == "result"]) > 60
     if rate:
@@ -38,7 +38,7 @@ def test_seeded_shoes_replay_byte_identical_in_three_vms(seed, rate):
 
 
 def test_bytes_that_are_not_utf8_pass_stdin_unchanged():
-    events = [json.loads(line) for line in three(b"shoe decks=8\n\xff\xfe9H\n9H\r\n", replay.replay_bytes)
+    events = [json.loads(line) for line in three(b"shoe decks=8\n\xff\xfe9H\n9H\r\n", deal.deal_bytes)
               .splitlines()]
     assert events[1]["message"].startswith("byte 0xff at column 1")
     assert events[2]["type"] == "card"
@@ -47,9 +47,9 @@ def test_bytes_that_are_not_utf8_pass_stdin_unchanged():
 def test_cli_replay_with_vm_wasm32():
     wasm32vm.need()
     script = b"shoe\nAS up\n2S\nbets\n9H\n2C\nKS\n3D\n"
-    a = subprocess.run([SHOE, "replay", "-", "--vm", "wasm32", "--heap", "190k"], input=script,
+    a = subprocess.run([SHOE, "deal", "-", "--vm", "wasm32", "--heap", "190k"], input=script,
                        capture_output=True, timeout=60)
-    b = subprocess.run([SHOE, "replay", "-"], input=script, capture_output=True, timeout=60)
+    b = subprocess.run([SHOE, "deal", "-"], input=script, capture_output=True, timeout=60)
     assert a.returncode == 0, a.stderr
     assert a.stdout == b.stdout and json.loads(a.stdout.splitlines()[-1])["type"] == "result"
 
@@ -116,11 +116,11 @@ def test_sys_exit_code_and_a_traceback_reach_the_caller():
 
 def test_without_node_the_command_says_so_in_one_line(tmp_path):
     env = dict(os.environ, PATH=str(tmp_path))
-    p = subprocess.run([SHOE, "replay", "-", "--vm", "wasm32"], input=b"shoe\n", capture_output=True,
+    p = subprocess.run([SHOE, "deal", "-", "--vm", "wasm32"], input=b"shoe\n", capture_output=True,
                        text=False, env=env, timeout=60)
     lines = p.stderr.decode().strip().splitlines()
     assert p.returncode == cli.EXIT_INTERNAL and p.stdout == b""
-    assert lines == ["shoe replay: node is missing: the 32-bit VM needs it (`make test` as root installs "
+    assert lines == ["shoe deal: node is missing: the 32-bit VM needs it (`make test` as root installs "
                      "Debian's nodejs and npm, or apt-get install nodejs npm)"]
 
 

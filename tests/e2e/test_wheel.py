@@ -156,11 +156,11 @@ def test_technician_stages_a_board_from_the_installed_package(wheel, tmp_path):
     assert (elsewhere / "img" / "main.py").exists() and (elsewhere / "img" / "probes.mpy").exists()
     assert not (elsewhere / "img" / "baccarat" / "script.mpy").exists()
     # ... and the firmware's own core runs from the wheel in the VM.
-    replay = subprocess.run([str(venv / "bin" / "shoe"), "replay", "-", "--vm", "micropython"],
+    dealt = subprocess.run([str(venv / "bin" / "shoe"), "deal", "-", "--vm", "micropython"],
                             input="shoe decks=8\nAS up\n2C\nbets\n9H\n2D\nKC\n3S\n", cwd=str(elsewhere),
                             capture_output=True, text=True, timeout=120)
-    assert replay.returncode == 0, replay.stderr
-    assert '"winner":"player"' in replay.stdout.replace(" ", "")
+    assert dealt.returncode == 0, dealt.stderr
+    assert '"winner":"player"' in dealt.stdout.replace(" ", "")
     # ... and the exact odds (numpy) price a shoe from the base install.
     odds = _shoe(venv, elsewhere, "analyse", "--decks", "8", "--json")
     assert odds.returncode == 0, odds.stderr

@@ -4,9 +4,9 @@ test names the card it was dealing)."""
 
 import random
 
-import host_tools  # noqa: F401 (the firmware on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from cardset import registry  # noqa: E402
+from firmware.cardset import registry
 
 A = registry.BATCH_A
 

@@ -15,8 +15,8 @@ import serial
 from host_tools import vm
 from host_tools.sim.emulate import Emulator
 
-from baccarat import script  # noqa: E402
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.baccarat import script
+from firmware.link import auth, frame, host_frames, proto
 
 
 class Host:
@@ -282,7 +282,7 @@ def restart(emu):
 
 
 def reference(lines):
-    """The same inputs through the core under CPython: what `shoe replay` prints."""
+    """The same inputs through the core under CPython: what `shoe deal` prints."""
     out = []
     script.run(lines, lambda buf, n: out.append(json.loads(bytes(buf[:n]))))
     return out

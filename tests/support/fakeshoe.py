@@ -10,7 +10,7 @@ import time
 
 from host_tools.sim import ptys
 
-from link import auth, frame, host_frames, proto  # noqa: E402 (host_tools put the firmware on the path)
+from firmware.link import auth, frame, host_frames, proto
 
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))

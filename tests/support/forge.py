@@ -7,7 +7,7 @@ import json
 import sqlite3
 
 from host_tools.store import db
-from link import auth, host_frames, proto
+from firmware.link import auth, host_frames, proto
 
 
 def events(path, device_id):

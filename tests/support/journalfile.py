@@ -3,7 +3,7 @@ record's CRC is the firmware's own codec (firmware/link/journal.py), so a
 record is appended or cut out as the shoe would write it; only a seal
 (made with the key the shoe's chip derives) is out of reach."""
 
-from link import journal, reports  # noqa: E402  (the firmware's own)
+from firmware.link import journal, reports
 
 
 def append_u32(path, kind, value):

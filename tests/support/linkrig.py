@@ -10,15 +10,15 @@ board reads the same clock in milliseconds."""
 import binascii
 import zlib
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 from host_tools.protocol import hostlink
 from host_tools.sim import vclock
 from host_tools.store import db
 
-from link import frame  # noqa: E402
-from link.journal import Journal  # noqa: E402
-from link.outbox import Outbox  # noqa: E402
-from link.session import Session  # noqa: E402
+from firmware.link import frame
+from firmware.link.journal import Journal
+from firmware.link.outbox import Outbox
+from firmware.link.session import Session
 from support.wireboard import WireBoard, config  # noqa: E402
 
 KEY = bytes(range(32))

@@ -1,5 +1,5 @@
 """A PN532 on HSU with no card at its antenna, as MicroPython source for
-the stand-in ``machine`` modules of the board tests (the pins and buses are
+the fake ``machine`` modules of the board tests (the pins and buses are
 the one boundary a PC lacks): the ACK, then the reply frame the driver's
 boot and polls need (GetFirmwareVersion says IC 0x32; InListPassiveTarget
 finds no target), and ``PN532Wire``, a UART carrying them. ``PN532_SILENT

@@ -6,12 +6,12 @@ seal), its public key registered as ``<ID>.pub`` in a directory."""
 import json
 import pathlib
 
-from drivers.atecc608 import ATECC608
-from drivers import atecc608_setup
+from firmware.drivers.atecc608 import ATECC608
+from firmware.drivers import atecc608_setup
 from host_tools.protocol import pubkeys
 from host_tools.sim.atecc608 import ADDRESS, Chip
 from host_tools.sim.i2cbus import Bus, DirectI2C
-from shuffler import seal
+from firmware.shuffler import seal
 
 
 class Signer:

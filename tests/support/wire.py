@@ -5,7 +5,7 @@ tests that drive a Session under CPython without a VM or a pty."""
 import json
 import re
 
-from link import frame, host_frames  # noqa: E402 (host_tools put the firmware on the path)
+from firmware.link import frame, host_frames
 
 
 class SessionWire:

@@ -33,5 +33,5 @@ class WireBoard:
 
 
 def config(shoe_id):
-    """A board_config stand-in for shoe ``shoe_id``."""
+    """A fake board_config for shoe ``shoe_id``."""
     return type("Config", (), {"SHOE_ID": shoe_id, "BOARD": "test", "FIRMWARE_VERSION": "0.0.0"})

@@ -1,4 +1,4 @@
-"""The acceptance's bench question (host_tools/acceptance.ask) on a scripted
+"""The acceptance's probe (host_tools/acceptance.ask) on a scripted
 link: the firmware's `internal error` (main.py's catch-all, e.g. no heap to
 load the question's module) is an answer, asked again at once rather than
 waited on; a link refusal naming the command is final."""

@@ -5,7 +5,7 @@ is presented again. The events are the shoe's own texts (firmware/reading.py).""
 
 from host_tools import acceptance
 
-import reading  # noqa: E402  (the firmware's)
+from firmware import reading
 
 CARD = "047e57ca4d0001"
 READ = {"type": "irregularity", "rule": "unknown_card", "detail": "ID %s is not in the loaded card set" % CARD}

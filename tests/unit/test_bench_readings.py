@@ -27,6 +27,17 @@ card leaving the shoe -> event durable in SQLite (synchronous=FULL); median of 1
 16 shoes: latency p50 53.6 ms, p99 424.0 ms (runs: p50 53.6); 900 events/s (6.4x one shoe)
 """
 
+LINK_STAGES = """\
+== bench link
+ 1 shoe : latency p50 2.6 ms, p99 6.2 ms (runs: p50 2.6, p99 6.2); 436 events/s
+  dealer lines written 986, lost 0 (not in the store at the end)
+  stage dealer   p50   0.17 ms  p99   0.89 ms
+  slowest 1% of 410 cards (>= 6.20 ms), mean ms per stage: dealer 0.23, shoe 4.36, transit 0.87, verify 0.34, commit 2.02
+16 shoes: latency p50 15.4 ms, p99 45.5 ms (runs: p50 15.4, p99 45.5); 539 events/s (0.8x one shoe)
+  dealer lines written 15646, lost 3 (not in the store at the end)
+  slowest 1% of 6500 cards (>= 45.48 ms), mean ms per stage: dealer 4.29, shoe 15.66, transit 2.79, verify 1.03, commit 27.93
+"""
+
 CASINO = """\
 throughput run 1: 10000 events in 13.29 s = 753 events/s (lost 0, duplicated 0)
 throughput: median 753 events/s over 1 runs (goal >= 20000)
@@ -53,6 +64,12 @@ def test_link_figures_per_shoe_count_and_its_errors():
     assert f["errors"] == ["ERROR B04: the store shows 23 of 487 dealt lines"]
     with pytest.raises(readings.ReadingError):
         readings.link("== bench link\n")
+
+
+def test_link_lost_lines_and_the_stage_holding_the_p99():
+    f = readings.link(LINK_STAGES)
+    assert f[1] == {"p50_ms": 2.6, "p99_ms": 6.2, "written": 986, "lost": 0, "held_by": "shoe"}
+    assert (f[16]["lost"], f[16]["held_by"]) == (3, "commit")
 
 
 def test_casino_throughput_latency_and_losses():

@@ -2,9 +2,9 @@
 share, fed candidates straight (no store, no server): what links is stored in
 seq order, what a forger sent is refused, what waits for a predecessor is left."""
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 from host_tools.protocol import chain, walk
-from link import auth, host_frames  # noqa: E402
+from firmware.link import auth, host_frames
 
 KEY = bytes(range(32))
 FKEY = auth.frames_key(KEY)

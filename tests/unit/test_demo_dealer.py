@@ -111,9 +111,9 @@ def test_mistakes_are_seeded_and_shaped_as_declared():
 def test_the_core_agrees_with_the_dealer(seed, rate):
     """Each mistake the dealer made is the one irregularity the shoe reports,
     and the shoe ends by the cover card with nothing else flagged."""
-    from host_tools import replay
+    from host_tools import deal
     d = dealer.Dealer(seed, irregularity_rate=rate)
-    events = replay.replay_events("\n".join(d.lines()) + "\n")
+    events = deal.deal_events("\n".join(d.lines()) + "\n")
     rules_seen = collections.Counter(e["rule"] for e in events if e["type"] == "irregularity")
     made = collections.Counter(k for k, _ in d.mistakes)
     assert rules_seen["13A"] + rules_seen["13B2"] == made[dealer.EARLY]
@@ -167,9 +167,9 @@ def test_the_core_agrees_with_the_dealer_near_the_cover_card(seed):
     """Seeds that ran the dealer out of cards, through the firmware's game:
     one irregularity per mistake, nothing else flagged, the shoe ended by the
     cover card."""
-    from host_tools import replay
+    from host_tools import deal
     d, lines = _deals_whole(seed, 1, 0.3)
-    events = replay.replay_events("\n".join(lines) + "\n")
+    events = deal.deal_events("\n".join(lines) + "\n")
     rules_seen = collections.Counter(e["rule"] for e in events if e["type"] == "irregularity")
     assert sum(rules_seen.values()) == len(d.mistakes)
     assert not [e for e in events if e["type"] == "error"]

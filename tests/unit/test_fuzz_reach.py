@@ -9,10 +9,9 @@ import pytest
 
 from host_tools.qa.soak import fuzz
 
-import drivers.gm65  # noqa: E402  (the firmware's, on the path host_tools set up)
-import drivers.pn532  # noqa: E402
-from baccarat import game  # noqa: E402
-from link import auth  # noqa: E402
+from firmware.baccarat import game
+from firmware.drivers import gm65, pn532
+from firmware.link import auth
 
 
 class Planted(Exception):
@@ -43,14 +42,14 @@ def _plant_firmware(mp):
 
 
 def _plant_pn532(mp):
-    mp.setattr(drivers.pn532.PN532, "_target_end", _raise)  # only a reply naming a target
+    mp.setattr(pn532.PN532, "_target_end", _raise)  # only a reply naming a target
 
 
 def _plant_gm65(mp):
-    mp.setattr(drivers.gm65.GM65, "_byte", _after(drivers.gm65.GM65._byte, lambda n: n > 0))  # a whole code
+    mp.setattr(gm65.GM65, "_byte", _after(gm65.GM65._byte, lambda n: n > 0))  # a whole code
 
 
-def _plant_replay(mp):
+def _plant_deal(mp):
     mp.setattr(game.Game, "_finish_round", _raise)  # only a round dealt to its end
 
 
@@ -68,7 +67,7 @@ TARGETS = {
     "firmware": (1500, 50, _plant_firmware),
     "pn532": (300, 10, _plant_pn532),
     "gm65": (100, 30, _plant_gm65),
-    "replay": (150, 10, _plant_replay),
+    "deal": (150, 10, _plant_deal),
     "settle": (300, 5, _plant_settle),
 }
 

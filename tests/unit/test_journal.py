@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from link import journal as J  # noqa: E402
+from firmware.link import journal as J
 from support.wireboard import WireBoard, config  # noqa: E402
 
 
@@ -185,7 +185,7 @@ class _FullFlash:
 
 
 def test_a_failing_journal_write_tilts_the_shoe(tmp_path):
-    from link.session import Session
+    from firmware.link.session import Session
     s = Session(WireBoard(), config("J1"), J.Journal(str(tmp_path / "j.bin")))
     s.boot()
     s.new_shoe(8, 0, 0)

@@ -8,9 +8,9 @@ byte before a seal, must read as corrupt with the seal's reason; a power
 cut anywhere must still read as sound or torn. The VM test of the whole
 attack on an emulated shoe is tests/e2e/test_secure_counter.py."""
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from link import journal as J  # noqa: E402
+from firmware.link import journal as J
 
 KEY = bytes(range(32))
 

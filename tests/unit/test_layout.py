@@ -42,9 +42,27 @@ ALLOWED = {
     "verify": ("central", "exits", "protocol", "store"),
     "acceptance": ("bridge", "exits", "protocol", "store"),
     "enroll": ("exits",),
-    "replay": ("argtypes", "exits", "vm", "wasm32"),
+    "deal": ("argtypes", "exits", "vm", "wasm32"),
     "cli": ("argtypes", "exits"),
 }
+
+
+# The firmware modules protocol code may reach (its imports of the firmware,
+# followed through the firmware's own, lazy ones included): the wire formats,
+# tables, codecs and journal both ends share. Never a device's class (the
+# link's and the shoe's sessions, the shuffler's session and device, a
+# board, a main): the command tables live in link/commands.py and
+# link/schema.py so that the bridge reads them without one.
+PROTOCOL_FIRMWARE = (
+    "baccarat/__init__.py", "baccarat/cards.py", "baccarat/events.py", "baccarat/game.py", "baccarat/jsonout.py",
+    "baccarat/rules.py", "clock.py", "lazy.py", "drivers/__init__.py", "drivers/atecc608.py",
+    "drivers/atecc608_link.py", "link/__init__.py", "link/aead.py", "link/auth.py", "link/chipcount.py",
+    "link/commands.py", "link/events_schema.py", "link/frame.py", "link/hmac.py", "link/host_frames.py",
+    "link/journal.py", "link/order.py", "link/proto.py", "link/reports.py", "link/schema.py", "link/settings.py",
+    "shuffler/__init__.py", "shuffler/schema.py",
+)
+DEVICE_CLASSES = ("link/core.py", "link/session.py", "shuffler/link.py", "shuffler/device.py", "main.py",
+                  "shuffler/main.py")
 
 
 def imports_of(name, path, known):
@@ -199,5 +217,47 @@ def test_the_layer_checks_catch_a_new_arrow():
     """protocol importing the store, or pit/web importing bridge/command, is refused."""
     assert _not_allowed({("protocol", "store")}, ALLOWED) == ["protocol -> store"]
     assert _not_allowed({("central", "pit")}, ALLOWED) == ["central -> pit"]
-    assert is_command("host_tools.bridge.command") and not is_command("host_tools.bridge.session")
+    assert is_command("host_tools.bridge.command") and not is_command("host_tools.bridge.line")
 
+
+
+def firmware_reached(package):
+    """The firmware files host_tools.PACKAGE's modules import, with
+    everything those import in turn (host_tools/image.py's closure)."""
+    from host_tools import image
+    direct = set()
+    for m, path in modules().items():
+        if m != "host_tools." + package and not m.startswith("host_tools.%s." % package):
+            continue
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module] + ["%s.%s" % (node.module, a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for n in names:
+                # On the host the firmware is the package ``firmware``; on a
+                # device, and in its own imports, its modules are top level.
+                found = image.module_file(n[len("firmware."):]) if n.startswith("firmware.") else None
+                if found:
+                    direct.add(found)
+    return image.import_closure(direct)
+
+
+def test_protocol_reaches_no_firmware_device_class():
+    reached = firmware_reached("protocol")
+    assert "link/proto.py" in reached   # the check reads the imports it is for
+    assert not reached & set(DEVICE_CLASSES), "protocol reaches firmware device classes: %s" % sorted(
+        reached & set(DEVICE_CLASSES))
+    assert not reached - set(PROTOCOL_FIRMWARE), (
+        "protocol reaches firmware modules PROTOCOL_FIRMWARE does not draw: %s" % sorted(reached - set(PROTOCOL_FIRMWARE)))
+
+
+def test_the_firmware_check_catches_a_device_class():
+    """The shuffler's session class, imported to read its command table,
+    would bring the link's core with it: both outside the table."""
+    from host_tools import image
+    reached = image.import_closure(["shuffler/link.py"])
+    assert {"shuffler/link.py", "link/core.py"} <= reached - set(PROTOCOL_FIRMWARE)
+    assert not set(DEVICE_CLASSES) & set(PROTOCOL_FIRMWARE)

@@ -14,8 +14,8 @@ import pytest
 
 from host_tools import vm
 
-from link import auth, host_frames, proto  # noqa: E402
-from link.outbox import Outbox  # noqa: E402
+from firmware.link import auth, host_frames, proto
+from firmware.link.outbox import Outbox
 
 KEY = bytes(range(32))
 NONCE = b"0123456789abcdef"
@@ -61,9 +61,9 @@ def test_verify_accepts_the_genuine_and_names_the_forged():
 
 
 def test_a_signed_body_parses_through_the_schema():
-    # Parsing is link/schema.py's (tests/e2e/test_schema.py has every argument
+    # Parsing is link/schema.py's (tests/unit/test_schema.py has every argument
     # error); a body signed in the schema's canonical order verifies and parses.
-    from link import schema
+    from firmware.link import schema
     args = [("decks", "6"), ("batch", "B")]
     body = _split(host_frames.encode_command(KEY, "T1", NONCE, 9, schema.command_text("shoe", args), 7))
     assert body.rsplit(" ", 1)[0] == "C9 " + schema.command_text("shoe", args) + " @7"
@@ -141,7 +141,7 @@ def test_protocol_document_examples_are_exact():
 
 
 def test_boot_known_answers_pass_on_this_core():
-    import main  # firmware/main.py: importable without a board
+    from firmware import main  # firmware/main.py: importable without a board
     assert main._known_answers() is None
     # A source tree has no manifest.json: nothing vouches for it, so a shoe
     # booted from one would tilt (tests/e2e/test_boot_manifest.py).
@@ -149,8 +149,8 @@ def test_boot_known_answers_pass_on_this_core():
 
 
 def test_boot_known_answers_catch_a_broken_core(monkeypatch):
-    import main
-    from baccarat import cards
+    from firmware import main
+    from firmware.baccarat import cards
     monkeypatch.setattr(cards, "POINTS", bytes(13))  # every card counts zero
     problem = main._known_answers()
     assert problem is not None and problem.startswith("self-test: game core known answer failed")

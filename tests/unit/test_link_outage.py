@@ -7,13 +7,13 @@ journal). The tag oracle is CPython's hmac (host_frames)."""
 
 import json
 
-import host_tools  # noqa: F401  (puts the firmware's modules on the path)
+import host_tools  # noqa: F401  (makes the firmware package importable)
 
-from baccarat import cards  # noqa: E402
-from link import auth, frame, host_frames  # noqa: E402
-from link.journal import Journal  # noqa: E402
-from link.outbox import Outbox  # noqa: E402
-from link.session import Session  # noqa: E402
+from firmware.baccarat import cards
+from firmware.link import auth, frame, host_frames
+from firmware.link.journal import Journal
+from firmware.link.outbox import Outbox
+from firmware.link.session import Session
 from support.wireboard import WireBoard, config  # noqa: E402
 
 KEY = bytes(range(32))

@@ -8,10 +8,10 @@ import random
 
 import host_tools  # noqa: F401
 
-from baccarat import events
-from link import aead, order, proto, schema, events_schema
-from link.frame import MAX_PAYLOAD
-from cardset import ordercheck
+from firmware.baccarat import events
+from firmware.link import aead, order, proto, schema, events_schema
+from firmware.link.frame import MAX_PAYLOAD
+from firmware.cardset import ordercheck
 from host_tools.protocol import alerts, orderrelay
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from host_tools import replay
+from host_tools import deal
 from host_tools.view import roles
 from host_tools.view.fold import TableFold
 from support.faceup import cards_in, face_up_by_seq, shown_at
@@ -25,7 +25,7 @@ SCRIPTS = {
 
 
 def _walk(script):
-    events = [json.loads(line) for line in replay.replay_bytes(script.encode(), "cpython").splitlines()]
+    events = [json.loads(line) for line in deal.deal_bytes(script.encode(), "cpython").splitlines()]
     fold, out = TableFold("T1"), []
     for seq, event in enumerate(events, 1):
         fold.fold(seq, event)
@@ -58,7 +58,7 @@ def test_no_card_below_surveillance_until_the_table_sees_it_face_up(name):
 
 
 def test_every_card_field_of_the_schema_is_filtered():
-    from link import events_schema as E
+    from firmware.link import events_schema as E
     for source in (None, "link", "shuffler"):
         for kind, fields in E.table(source).items():
             for name, fkind, _n, _o in fields:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from host_tools import replay
+from host_tools import deal
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.view.fold import TableFold
 from host_tools.protocol import tablestate
@@ -25,7 +25,7 @@ def _table():
 
 def _nexts(script):
     """(event type, snapshot's next, next_card) after each event of ``script``."""
-    events = [json.loads(line) for line in replay.replay_bytes(script.encode(), "cpython").splitlines()]
+    events = [json.loads(line) for line in deal.deal_bytes(script.encode(), "cpython").splitlines()]
     runner = _table()
     out = []
     for seq, event in enumerate(events, 1):

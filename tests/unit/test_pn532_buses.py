@@ -6,9 +6,9 @@ or SPI hardware here, so this is the one place a fake bus stands in."""
 
 import pytest
 
-from drivers import ReaderFault
-from drivers.pn532_i2c import PN532_I2C
-from drivers.pn532_spi import PN532_SPI
+from firmware.drivers import ReaderFault
+from firmware.drivers.pn532_i2c import PN532_I2C
+from firmware.drivers.pn532_spi import PN532_SPI
 from host_tools.sim.pn532 import ACK, Chip, FakeI2C, FakeSPI
 
 A, B, C = bytes.fromhex("04A1B2C3D4E5F6"), bytes.fromhex("8A7B6C5D"), bytes.fromhex("04FF00FF00FF00")

@@ -15,7 +15,7 @@ from support import oracle_ch10
 from host_tools.settle import hands, paytables, settle, table, wagers
 from host_tools.settle.core import rules
 
-from baccarat import cards, game
+from firmware.baccarat import cards, game
 
 RANKS = "A23456789TJQK"
 

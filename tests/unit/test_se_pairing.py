@@ -9,8 +9,8 @@ import json
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from drivers.atecc608 import ATECC608, PAIR_SLOT, SecureElementFault, pair_secret
-from drivers import atecc608_setup
+from firmware.drivers.atecc608 import ATECC608, PAIR_SLOT, SecureElementFault, pair_secret
+from firmware.drivers import atecc608_setup
 from host_tools import cli, deploy
 from host_tools.protocol import pubkeys
 from host_tools.sim.atecc608 import ADDRESS, Chip
@@ -71,7 +71,7 @@ def test_deploy_pair_stages_the_peers_key_that_the_firmware_pairs_with(tmp_path)
     key on the shoe's image, in its manifest; the firmware's own reader
     (link/order.pairing_from) on that file, with the shoe's chip, makes the
     shuffler chip's secret. Only public halves cross the pit PC."""
-    from link import order
+    from firmware.link import order
     _shoe_chip, shoe_se, _ = _device(tmp_path, "SHOE-DDDDDD")
     _shuf_chip, shuf_se, _ = _device(tmp_path, "SHUF-EEEEEE")
     out = tmp_path / "image"

@@ -13,15 +13,15 @@ import contextlib
 import json
 import shutil
 
-from drivers.atecc608 import ATECC608
-from drivers.atecc608_setup import provision
+from firmware.drivers.atecc608 import ATECC608
+from firmware.drivers.atecc608_setup import provision
 from host_tools.protocol import checkpoints
 from host_tools.sim.atecc608 import ADDRESS, Chip
 from host_tools.sim.i2cbus import Bus, DirectI2C
 from host_tools.sim.shoestream import ShoeStream
 from support.journalfile import append_u32, chip_records
 
-from link import chipcount, journal  # noqa: E402
+from firmware.link import chipcount, journal
 
 KEY = bytes(range(32))
 
@@ -107,8 +107,8 @@ def test_a_power_cut_on_either_side_of_the_increment_is_normal(tmp_path):
 
 
 def _public(se):
-    from drivers.atecc608 import KEY_SLOT
-    from drivers.atecc608_setup import public_key
+    from firmware.drivers.atecc608 import KEY_SLOT
+    from firmware.drivers.atecc608_setup import public_key
     public = bytearray(64)
     public_key(se, KEY_SLOT, public)
     return bytes(public)

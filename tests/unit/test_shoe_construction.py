@@ -38,7 +38,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from host_tools import boards, cli, vm
+from host_tools import boards, cli
 from host_tools.boards import drawings, shoe_geometry
 
 GEOMETRY = boards.ROOT / "hardware" / "shoe" / "geometry.toml"
@@ -53,8 +53,7 @@ PN532_MODULE_MM = 50.0
 
 
 def card():
-    vm.use_firmware()
-    from shuffler import geometry as G
+    from firmware.shuffler import geometry as G
     return G.CARD_LEN / 10.0, G.PITCH / 100.0
 
 

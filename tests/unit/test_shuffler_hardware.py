@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from host_tools import boards, vm
+from host_tools import boards
 from host_tools.boards import docs, mechanism_drawing
 from host_tools.boards import shuffler as sboards
 
@@ -17,8 +17,7 @@ _, PARTS = boards.load()
 
 
 def geometry():
-    vm.use_firmware()
-    from shuffler import geometry as G
+    from firmware.shuffler import geometry as G
     return G
 
 

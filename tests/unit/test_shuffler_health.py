@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from emulator import shuffler_board
-from shuffler import entropy, health, shuffle
+from firmware.emulator import shuffler_board
+from firmware.shuffler import entropy, health, shuffle
 
 H = health.CLAIMED_H_BITS
 ALPHA_LOG2 = health.ALPHA_LOG2

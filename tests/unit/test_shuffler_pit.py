@@ -3,7 +3,7 @@ folded from the events the firmware's custody core emits, and the pit
 service routing a shuffler's events to it."""
 
 from host_tools.shuffler.pit import ShufflerView
-from shuffler import custody, entropy, shuffle
+from firmware.shuffler import custody, entropy, shuffle
 from support.cardsets import REG, uid as _uid
 
 A, B = custody.A, custody.B

@@ -1,4 +1,5 @@
-"""No test module imports another (tests/support holds what they share).
+"""No test module imports another (tests/support holds what they share), and
+tests/ mirrors the code: a unit test runs in the test's own process.
 
 A test module that imports another runs that module's import-time code,
 registers its fixtures a second time, and ties two files together that
@@ -73,6 +74,76 @@ def test_the_suite_is_split_into_unit_and_e2e():
              if os.path.basename(p).startswith("test_")
              and os.path.relpath(os.path.dirname(p), TESTS).split(os.sep)[0] not in ("unit", "e2e")]
     assert not stray, "test modules outside tests/unit and tests/e2e: %s" % stray
+
+
+# What takes a test out of its own process: a child process, a pty, a VM, a
+# server, a browser, and the rigs that start them. A test that needs one is
+# an end-to-end test (tests/e2e), named for what it drives.
+OUT_OF_PROCESS = ("subprocess", "pty", "playwright", "psycopg", "nats", "serial",
+                  "aiohttp.test_utils.TestServer", "aiohttp.test_utils.TestClient", "host_tools.wasm32", "host_tools.sim.ptys", "host_tools.sim.emulate",
+                  "host_tools.sim.shuffler_emulate", "host_tools.sim.vmdevice", "host_tools.sim.rigs",
+                  "host_tools.qa.bench.footprint", "support.fakeshoe", "support.emuhost",
+                  "support.bridgecli", "support.tmux", "support.browser", "support.pitrig",
+                  "support.pitclient", "support.vmrun", "support.vmdeal", "support.wasm32vm",
+                  "support.boardfs", "support.casino")
+# The VM reached through host_tools.vm, which also holds the repository's paths.
+STARTS_A_VM = ("run_micropython", "micropython_cmd")
+
+
+def out_of_process_imports(source, path="<source>"):
+    """(line, module) for each import of ``source`` that starts something
+    outside the test's process (and each use of the VM's runner)."""
+    found = []
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, (ast.Attribute, ast.Name)) and getattr(node, "attr", getattr(node, "id", "")) in STARTS_A_VM:
+            found.append((node.lineno, "host_tools.vm." + getattr(node, "attr", getattr(node, "id", ""))))
+            continue
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module] + [node.module + "." + a.name for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names
+                  if any(n == m or n.startswith(m + ".") for m in OUT_OF_PROCESS)]
+    return sorted(set(found))
+
+
+def test_unit_tests_stay_in_their_process():
+    unit = os.path.join(TESTS, "unit")
+    bad = []
+    for name in sorted(os.listdir(unit)):
+        if name.startswith("test_") and name.endswith(".py"):
+            with open(os.path.join(unit, name), encoding="utf-8") as f:
+                bad += ["unit/%s:%d imports %s" % (name, line, m) for line, m in out_of_process_imports(f.read())]
+    assert not bad, "unit tests that leave their process (move them to tests/e2e):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("source, caught", [
+    ("import subprocess\n", True),
+    ("def f():\n    from host_tools.sim.emulate import Emulator\n", True),
+    ("from host_tools.sim import ptys\n", True),
+    ("from support.pitrig import running_pit\n", True),
+    ("from host_tools.sim import dealer\nfrom support.wire import Host\n", False),
+    ("from host_tools import vm\nrc, out, err = vm.run_micropython(['-c', 'print(1)'])\n", True),
+    ("from host_tools.vm import ROOT\nfrom aiohttp.test_utils import make_mocked_request\n", False),
+    ("from host_tools.virtual import x\n", False),
+])
+def test_the_process_check_catches_what_it_is_for(source, caught):
+    assert bool(out_of_process_imports(source)) is caught
+
+
+def test_the_longest_files_listed_for_ordering_exist():
+    """tests/conftest.py's LONGEST_FIRST names files by path: one moved or
+    renamed without the list would silently run last."""
+    import importlib.util
+    # By its file: with tests/e2e collected too, "conftest" may be that one.
+    spec = importlib.util.spec_from_file_location("suite_conftest", os.path.join(TESTS, "conftest.py"))
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    root = os.path.dirname(TESTS)
+    missing = [p for p in conftest.LONGEST_FIRST if not os.path.exists(os.path.join(root, p))]
+    assert not missing, missing
 
 
 @pytest.mark.parametrize("source, caught", [

@@ -7,22 +7,34 @@ a power cut of the pit PC can no longer lose it. The dealer deals one card at
 a time, the next when the last is stored, as a person does. Throughput is
 measured separately with the dealer writing as fast as the shoe takes cards.
 
-Both are measured for one shoe, then for 16 shoes on one bridge host sharing
-one store file (16 VMs, 16 bridge threads, one SQLite WAL). Each figure is
-the median over ``--runs`` full 8-deck shoes; machines are noisy, so rerun
-and compare medians rather than trusting one run.
+Both are measured for one shoe (a bridge committing on its own connection,
+as `shoe bridge` does), then for 16 shoes on one host sharing one store
+file as a pit's tables do (16 VMs, 16 bridge threads, the pit's group
+commit: host_tools/pit/groupcommit.py). Each figure is the median over
+``--runs`` full 8-deck shoes; machines are noisy, so rerun and compare
+medians rather than trusting one run.
+
+Each card's path is also cut into stages (linkstages.py: the dealer
+channel, the shoe's VM, the cable, the bridge's checks, the commit, the
+ack back), with what the slowest 1 % of cards spent in each, and every
+figure says how many dealer lines the store lacks at the end; a table
+that stalls says how far its shoe sent and what was stored and acked.
 """
 
 import argparse
 import os
+import shutil
 import statistics
+import sys
 import tempfile
 import threading
 import time
 
 from host_tools.sim import dealer
+from host_tools.pit import service
+from host_tools.pit.groupcommit import GroupCommit
+from host_tools.qa.bench import linkstages
 from host_tools.sim.rigs.bridge import Feeder, ThreadedBridge, dealt_type
-from host_tools.sim.emulate import Emulator
 
 
 def percentile(values, p):
@@ -32,20 +44,28 @@ def percentile(values, p):
     return ordered[int(rank) - 1]
 
 
+def card_lines(feeder, bridge):
+    """(each card line's index, when it was written, the seq of its card event)."""
+    lines = [i for i, line in enumerate(feeder.lines) if dealt_type(line) == "card"]
+    seqs = [seq for seq, event in bridge.events if event.get("type") == "card"]
+    pairs = list(zip(lines, seqs))
+    return [i for i, _ in pairs], [feeder.written_at[i] for i, _ in pairs], [seq for _, seq in pairs]
+
+
 def card_latencies(feeder, bridge):
     """Seconds from each card line's write to its card event's commit."""
-    card_lines = [i for i, line in enumerate(feeder.lines) if dealt_type(line) == "card"]
-    card_seqs = [seq for seq, event in bridge.events if event.get("type") == "card"]
-    return [bridge.committed_at[seq] - feeder.written_at[i] for i, seq in zip(card_lines, card_seqs)]
+    _lines, written, seqs = card_lines(feeder, bridge)
+    return [bridge.committed_at[seq] - w for w, seq in zip(written, seqs)]
 
 
 class Table:
     """One emulated shoe with its bridge thread, writing into ``db_path``."""
 
-    def __init__(self, workdir, shoe_id, db_path, seed):
-        self.emu = Emulator(os.path.join(workdir, shoe_id), shoe_id)
+    def __init__(self, workdir, shoe_id, db_path, seed, committer=None):
+        self.emu = linkstages.TappedEmulator(os.path.join(workdir, shoe_id), shoe_id)
         self.emu.start()
-        self.bridge = ThreadedBridge(db_path, self.emu.host_path, self.emu.key)
+        self.bridge = ThreadedBridge(db_path, self.emu.host_path, self.emu.key, committer=committer)
+        self.taps = linkstages.BridgeTaps(self.bridge.bridge.link)
         # patient: a burst waits in the shoe's journal and is late, never
         # lost; the bench fails only when the store stops moving for 120 s
         self.feeder = Feeder(self.emu, dealer.script(seed), self.bridge, stall=120, patient=True)
@@ -61,7 +81,14 @@ class Table:
             self.feeder.finish()
             self.elapsed = max(self.bridge.committed_at.values()) - start
         except Exception as e:  # reported with the figures, never hidden
-            self.error = "%s: %s" % (self.emu.shoe_id, e)
+            self.error = "%s: %s; %s" % (self.emu.shoe_id, e, linkstages.whereabouts(self.emu, self.bridge))
+
+    def lost(self):
+        """Dealer lines written whose events the store does not hold."""
+        return max(0, self.feeder.written - self.bridge.taken)
+
+    def stages(self):
+        return linkstages.card_stages(self.emu, self.taps, *card_lines(self.feeder, self.bridge))
 
     def close(self):
         self.bridge.close()
@@ -69,44 +96,67 @@ class Table:
 
 
 def one_run(shoes, seed, burst):
-    """Deal one full shoe at each of ``shoes`` tables at once; return
-    (latencies, events, seconds, errors)."""
+    """Deal one full shoe at each of ``shoes`` tables at once; return a dict
+    of the card latencies, their stages, the events stored, the seconds the
+    dealing took, the dealer lines written and lost, and the errors."""
     workdir = tempfile.mkdtemp(prefix="shoe-bench-")
     db_path = os.path.join(workdir, "pit.db")
-    tables = [Table(workdir, "B%02d" % i, db_path, seed + i) for i in range(shoes)]
+    # Several tables on one store are a pit: they share its group commit
+    # (host_tools/pit/groupcommit.py) and its GIL switch interval, as
+    # `shoe pit`'s tables do.
+    committer = GroupCommit(db_path) if shoes > 1 else None
+    switch = sys.getswitchinterval()
+    if shoes > 1:
+        sys.setswitchinterval(service.SWITCH_S)
+    tables = []
     try:
+        for i in range(shoes):
+            tables.append(Table(workdir, "B%02d" % i, db_path, seed + i, committer))
         threads = [threading.Thread(target=t.play, args=(burst,)) for t in tables]
         for th in threads:
             th.start()
         for th in threads:
             th.join()
     finally:
+        sys.setswitchinterval(switch)
         for t in tables:
             t.close()
-    errors = [t.error for t in tables if t.error]
-    latencies = []
-    events = 0
+        if committer is not None:
+            committer.close()
+    out = {"latencies": [], "stages": {}, "events": 0, "errors": [t.error for t in tables if t.error],
+           "written": sum(t.feeder.written for t in tables), "lost": sum(t.lost() for t in tables),
+           "seconds": max((t.elapsed for t in tables if t.elapsed), default=0.0)}
     for t in tables:
         if not t.error:
-            latencies.extend(card_latencies(t.feeder, t.bridge))
-            events += len(t.bridge.events)
-    seconds = max((t.elapsed for t in tables if t.elapsed), default=0.0)
-    return latencies, events, seconds, errors
+            out["latencies"].extend(card_latencies(t.feeder, t.bridge))
+            linkstages.merge(out["stages"], t.stages())
+            out["events"] += len(t.bridge.events)
+    if out["errors"]:
+        out["errors"].append("the run's stores and VM logs are kept in %s" % workdir)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
 
 
 def measure(shoes, runs, seed):
-    p50s, p99s, rates, errors = [], [], [], []
+    """Each run's p50 and p99, the stages of every run's cards, the burst
+    rates, the lines written and lost, and the errors."""
+    got = {"p50s": [], "p99s": [], "stages": {}, "rates": [], "errors": [], "written": 0, "lost": 0}
     for r in range(runs):
-        lat, _events, _secs, errs = one_run(shoes, seed + 100 * r, burst=False)
-        errors += errs
-        if lat:
-            p50s.append(percentile(lat, 50))
-            p99s.append(percentile(lat, 99))
-        _lat, events, secs, errs = one_run(shoes, seed + 100 * r, burst=True)
-        errors += errs
-        if secs:
-            rates.append(events / secs)
-    return p50s, p99s, rates, errors
+        for burst in (False, True):
+            run = one_run(shoes, seed + 100 * r, burst=burst)
+            got["errors"] += run["errors"]
+            got["written"] += run["written"]
+            got["lost"] += run["lost"]
+            if burst:
+                if run["seconds"]:
+                    got["rates"].append(run["events"] / run["seconds"])
+                continue
+            linkstages.merge(got["stages"], run["stages"])
+            if run["latencies"]:
+                got["p50s"].append(percentile(run["latencies"], 50))
+                got["p99s"].append(percentile(run["latencies"], 99))
+    return got
 
 
 def main(argv=None):
@@ -119,21 +169,26 @@ def main(argv=None):
           "median of %d full 8-deck shoes per figure, %d CPUs" % (args.runs, os.cpu_count() or 0))
     rc = 0
     single = None
-    for shoes in (1, args.shoes):
-        p50s, p99s, rates, errors = measure(shoes, args.runs, args.seed)
-        for e in errors:
+    for shoes in sorted({1, args.shoes}):
+        got = measure(shoes, args.runs, args.seed)
+        for e in got["errors"]:
             print("  ERROR %s" % e)
             rc = 1
-        if not p50s or not rates:
+        if got["lost"]:
+            rc = 1
+        if not got["p50s"] or not got["rates"]:
             continue
-        rate = statistics.median(rates)
-        line = ("%2d shoe%s: latency p50 %.1f ms, p99 %.1f ms (runs: p50 %s); %.0f events/s"
-                % (shoes, "s" if shoes > 1 else " ", 1000 * statistics.median(p50s),
-                   1000 * statistics.median(p99s),
-                   ", ".join("%.1f" % (1000 * v) for v in p50s), rate))
+        rate = statistics.median(got["rates"])
+        line = ("%2d shoe%s: latency p50 %.1f ms, p99 %.1f ms (runs: p50 %s, p99 %s); %.0f events/s"
+                % (shoes, "s" if shoes > 1 else " ", 1000 * statistics.median(got["p50s"]),
+                   1000 * statistics.median(got["p99s"]),
+                   ", ".join("%.1f" % (1000 * v) for v in got["p50s"]),
+                   ", ".join("%.1f" % (1000 * v) for v in got["p99s"]), rate))
         if single is None:
             single = rate
         else:
             line += " (%.1fx one shoe)" % (rate / single)
-        print(line, flush=True)
+        print(line)
+        print("  dealer lines written %d, lost %d (not in the store at the end)" % (got["written"], got["lost"]))
+        print("\n".join(linkstages.report(got["stages"], percentile)), flush=True)
     return rc

@@ -30,7 +30,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from host_tools import vm
 
 STEP = 4  # the next rank of one suit, in codes rank*4 + suit (baccarat/cards.py)
 
@@ -115,16 +114,14 @@ def alarm_positions(batch, run):
 
 def firmware_alarms(stack, run, decks):
     """The firmware's own detector (Game.ordered) over one shoe."""
-    vm.use_firmware()
-    from baccarat import game
+    from firmware.baccarat import game
     g = game.Game(lambda buf, n: None)
     g.new_shoe(decks)
     return [i for i, c in enumerate(stack) if g.ordered(c, run)]
 
 
 def main(argv):
-    vm.use_firmware()
-    from baccarat import game
+    from firmware.baccarat import game
     parser = argparse.ArgumentParser(prog="shoe bench coldeck", description=__doc__.split("\n")[0])
     parser.add_argument("--shoes", type=int, default=1_000_000, help="uniformly shuffled shoes (default 10^6)")
     parser.add_argument("--decks", type=int, default=8)

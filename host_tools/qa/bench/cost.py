@@ -255,7 +255,7 @@ def _script(tags, seed):
     """The dealer's shoe as the bench deals it: `shoe`, `bets` and one
     7-byte UID (hex) per card, each the next unused copy of its card."""
     from host_tools.sim import dealer as dealer_mod
-    from baccarat import cards
+    from firmware.baccarat import cards
     used, out = {}, []
     for line in dealer_mod.script(seed, irregularity_rate=0.0):
         word = line.split()[0] if line.split() else ""
@@ -351,7 +351,7 @@ def model(vm_figures, reference=REFERENCE, tag_garbage=None, message_bytes=170, 
     same process; on the RP2040 that tag took ``blake2s_event_ms``, so a
     ratio r maps to r x that. The hello-sized calibration tag checks the
     mapping: its ratio must match the RP2040's 112.8 / 57.6."""
-    from link import auth
+    from firmware.link import auth
     garbage = auth.TAG_GARBAGE if tag_garbage is None else tag_garbage
     unit = reference["blake2s_event_ms"]
     tags_per_card = vm_figures["events"] / float(vm_figures["cards"])
@@ -371,7 +371,8 @@ def model(vm_figures, reference=REFERENCE, tag_garbage=None, message_bytes=170, 
         "card_before_ms": round(before_ms, 1),
         "card_ms": round(card_ms, 1),
         "card_unmodelled_ms": round(rest_ms, 1),
-        "card_whole_ms": round(card_ms + rest_ms, 1),
+        # The sum of the two figures as stated, so the sum reads true.
+        "card_whole_ms": round(round(card_ms, 1) + round(rest_ms, 1), 1),
         # ... or the remainder as the unit's error for code that is not a
         # tight loop (the RP2040 runs from flash through a 16 KiB cache):
         # every estimate scaled by the reference's card over the model's.

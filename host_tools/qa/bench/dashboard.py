@@ -203,16 +203,23 @@ def link_rows(size, base):
     if f is None:
         return [one, many]
     if 1 in f:
-        one.figure = "%.1f ms (p50 %.1f)" % (f[1]["p99_ms"], f[1]["p50_ms"])
-        one.verdict = _verdict(f[1]["p99_ms"] <= 5)
+        one.figure = "%.1f ms (p50 %.1f), %s" % (f[1]["p99_ms"], f[1]["p50_ms"], _held(f[1]))
+        one.verdict = _verdict(f[1]["p99_ms"] <= 5 and not f[1].get("lost"))
         one.ratio = _per(base, f[1]["p99_ms"])
-    if shoes in f:  # the bench reports a shoe's lost lines as an ERROR line
-        many.figure = "%.1f ms (p50 %.1f), %s" % (f[shoes]["p99_ms"], f[shoes]["p50_ms"],
-                                                  "%d error line(s)" % len(f["errors"]) if f["errors"] else "0 lost")
-        many.verdict = _verdict(not f["errors"])
-        many.ratio = _per(base, f[shoes]["p99_ms"])
+    if shoes in f:
+        g = f[shoes]
+        lost = "%d of %d lines lost" % (g["lost"], g["written"]) if "lost" in g else "lost not reported"
+        errors = ", %d error line(s)" % len(f["errors"]) if f["errors"] else ""
+        many.figure = "%.1f ms (p50 %.1f), %s%s, %s" % (g["p99_ms"], g["p50_ms"], lost, errors, _held(g))
+        many.verdict = _verdict(not f["errors"] and g.get("lost") == 0)
+        many.ratio = _per(base, g["p99_ms"])
     _say([one, many], problem)
     return [one, many]
+
+
+def _held(figures):
+    """Which stage of the link held most of the slowest cards' time."""
+    return "p99 held by %s" % figures["held_by"] if figures.get("held_by") else "no stages"
 
 
 def footprint_rows(size, base):
@@ -236,7 +243,7 @@ def baseline(repeats):
 
 
 def print_table(rows):
-    cols = [("figure", 35), ("goal", 26), ("measured", 42), ("verdict", 15), ("vs baseline", 17), ("load", 5)]
+    cols = [("figure", 35), ("goal", 26), ("measured", 56), ("verdict", 15), ("vs baseline", 17), ("load", 5)]
     head = " | ".join("%-*s" % (w, n) for n, w in cols)
     print(head)
     print("-+-".join("-" * w for _n, w in cols))

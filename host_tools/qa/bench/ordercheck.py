@@ -46,8 +46,8 @@ def arrangement(directory, seed=7, switch=None):
     pairing secret. ``switch`` (k, m): cards k and m (1-based) swapped after
     the order was sealed."""
     import host_tools  # noqa: F401
-    from cardset import registry
-    from link import order, schema
+    from firmware.cardset import registry
+    from firmware.link import order, schema
     from host_tools.sim.shuffler_emulate import TwoBatchSet
 
     manifest = deploy.stage("emulator", directory, SHOE_ID, bytes(32))

@@ -49,6 +49,7 @@ import tempfile
 import time
 
 from host_tools import vm
+from host_tools.qa.bench import pitprofile
 from host_tools.qa.bench.bridge import percentile
 from host_tools.sim import standin
 
@@ -320,7 +321,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         self0 = time.process_time()
         if profile:
             spy = subprocess.Popen([_py_spy(), "record", "--pid", str(pit.pid), "--duration",
-                                    str(int(seconds)), "--rate", "100", "--format", "raw", "--threads",
+                                    str(int(seconds)), "--rate", "100", "--format", "raw", "--threads", "--gil",
                                     "--output", os.path.join(profile, "pit-%d.txt" % n), "--nonblocking"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(seconds)
@@ -469,7 +470,8 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3, help="runs per table count (default 3)")
     parser.add_argument("--seed", type=int, default=7, help="the dealer's first seed (default 7)")
     parser.add_argument("--profile", metavar="DIR",
-                        help="also record a py-spy flame graph of the pit per table count into DIR")
+                        help="also sample the pit with py-spy (pip install py-spy) into DIR/pit-N.txt, one "
+                        "file per table count, and print the share of its Python time per stage")
     parser.add_argument("--drain", type=float, default=DRAIN_MAX_S,
                         help="after the dealing, wait at most this long for the store and the pages to "
                         "have every card; a card the store lacks then counts lost (default %.0f)" % DRAIN_MAX_S)
@@ -515,6 +517,8 @@ def main(argv=None):
                       " %(resends)d resends; the store's newest card %(stored_card_max)d" % u, flush=True)
             if len(fig["unstored"]) > 6:
                 print("    ... %d tables in all" % len(fig["unstored"]), flush=True)
+            if args.profile:
+                print("\n".join(pitprofile.report(os.path.join(args.profile, "pit-%d.txt" % n))), flush=True)
         if runs:
             rows.append((n, summarize(runs)))
     if not rows:

@@ -63,10 +63,24 @@ def pit(text, tables):
 
 
 def link(text):
-    """`shoe bench link`: p50/p99 per shoe count, and the lines it reported lost."""
+    """`shoe bench link`: per shoe count, p50/p99, the dealer lines it
+    found lost, and the stage that held most of the slowest 1 % of cards;
+    and the ERROR lines."""
     out = {"errors": _errors(text)}
-    for shoes, p50, p99 in re.findall(r"^\s*(\d+) shoes?\s*: latency p50 ([\d.]+) ms, p99 ([\d.]+) ms", text, re.M):
-        out[int(shoes)] = {"p50_ms": float(p50), "p99_ms": float(p99)}
+    blocks = re.split(r"^(?=\s*\d+ shoes?\s*: latency)", text, flags=re.M)
+    for block in blocks:
+        m = re.match(r"^\s*(\d+) shoes?\s*: latency p50 ([\d.]+) ms, p99 ([\d.]+) ms", block)
+        if not m:
+            continue
+        figures = {"p50_ms": float(m.group(2)), "p99_ms": float(m.group(3))}
+        lost = re.search(r"^\s*dealer lines written (\d+), lost (\d+)", block, re.M)
+        if lost:
+            figures["written"], figures["lost"] = int(lost.group(1)), int(lost.group(2))
+        slow = re.search(r"^\s*slowest 1% .*mean ms per stage: (.*)$", block, re.M)
+        if slow:
+            stages = re.findall(r"(\w+) ([\d.]+)", slow.group(1))
+            figures["held_by"] = max(stages, key=lambda kv: float(kv[1]))[0] if stages else None
+        out[int(m.group(1))] = figures
     if len(out) == 1:
         raise ReadingError("no latency line in the report")
     return out

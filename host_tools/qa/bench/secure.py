@@ -97,7 +97,7 @@ def main(argv=()):
     args = parser.parse_args(list(argv))
     if args.signatures < 1 or args.runs < 1 or not 0 < args.timing <= 10:
         parser.error("--signatures and --runs must be at least 1, --timing in (0, 10]")
-    from drivers.atecc608 import EXEC_MS, OP_COUNTER, OP_NONCE, OP_SIGN
+    from firmware.drivers.atecc608 import EXEC_MS, OP_COUNTER, OP_NONCE, OP_SIGN
     results = [run_once(args.signatures, args.timing) for _ in range(args.runs)]
     sign = [us / 1000 for r in results for us in r[1]]
     count = [us / 1000 for r in results for us in r[2]]

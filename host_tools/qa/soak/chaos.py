@@ -1,5 +1,5 @@
 """`shoe soak chaos`: SIGKILL the shoe and the bridge at random moments while
-a seeded shoe is dealt, then hold the store against `shoe replay`.
+a seeded shoe is dealt, then hold the store against `shoe deal`.
 
 The table: an emulated shoe (the firmware in the MicroPython VM on a pty,
 host_tools/sim/emulate.py) dealt by the seeded simulated dealer, its link read

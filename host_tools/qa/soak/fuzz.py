@@ -28,7 +28,7 @@ an input that loops, or sleeps, still hangs):
   mutated, with checksums sometimes recomputed so deeper checks are
   reached). Documented: drivers.ReaderFault.
 - ``gm65``: the GM65 driver's line parsing over a fake UART. Documented: ReaderFault.
-- ``replay``: `shoe replay`'s run() on mutated dealing scripts (stdin bytes).
+- ``deal``: `shoe deal`'s run() on mutated dealing scripts (stdin bytes).
   Documented: none; an ``internal error`` event (an exception the script
   runner caught) counts as uncaught too, since it hides a crash in the core.
 - ``settle``: `shoe settle`'s run() on mutated JSON documents (stdin,
@@ -64,13 +64,13 @@ from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools import vm
 
-from link import auth, frame, host_frames, proto  # noqa: E402
+from firmware.link import auth, frame, host_frames, proto
 
 KEY = bytes(range(7, 39))
 SHOE = "FUZZ"
 NONCE = b"0123456789abcdef"
 
-TARGETS = ("bridge", "firmware", "firmware-vm", "pn532", "gm65", "replay", "settle")
+TARGETS = ("bridge", "firmware", "firmware-vm", "pn532", "gm65", "deal", "settle")
 
 
 def add_arguments(parser):
@@ -80,7 +80,7 @@ def add_arguments(parser):
     parser.add_argument("--vm-count", type=argtypes.whole(0), default=2000,
                         help="inputs to the firmware's parsers inside the MicroPython VM (default 2000)")
     parser.add_argument("--tool-count", type=int,
-                        help="inputs to each of pn532, gm65, replay and settle (default COUNT/10)")
+                        help="inputs to each of pn532, gm65, deal and settle (default COUNT/10)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=float, default=2.0,
                         help="seconds of the machine one input may have (wall time less the time it "
@@ -178,11 +178,11 @@ def encode_frame(kind, seq, payload):
 # ------------------------------------------------------------------ corpora
 
 def _game_events():
-    from host_tools import replay
+    from host_tools import deal
     texts = []
     for seed in (1, 2):
         script = dealer.script(seed, decks=1, irregularity_rate=0.3)
-        texts += replay.replay_bytes(("\n".join(script) + "\n").encode()).splitlines()
+        texts += deal.deal_bytes(("\n".join(script) + "\n").encode()).splitlines()
     return [json.loads(t) for t in texts]
 
 
@@ -192,7 +192,7 @@ def _link_events():
     events, the checkpoint at its end), and the link's own writers
     (link/reports.py) say the rest on its session, as the link core does."""
     from host_tools.sim import shoestream
-    from link import reports
+    from firmware.link import reports
     stream = shoestream.ShoeStream(SHOE, KEY, lines=dealer.script(1, decks=1))
     s = stream.session
     try:
@@ -442,9 +442,9 @@ class FirmwareTarget:
     allowed = (proto.Rejected,)
 
     def __init__(self, rng, work):
-        from link import schema
+        from firmware.link import schema
         space = {}
-        exec(compile(FW_SOURCE, "<firmware fuzz target>", "exec"), space)
+        vm.exec_firmware(FW_SOURCE, space, "<firmware fuzz target>")
         self.fw_input = space["fw_input"]
         self.space = space
         self.schema = schema
@@ -530,7 +530,7 @@ class PN532Target:
     reached = 0
 
     def __init__(self, rng, work):
-        from drivers import ReaderFault
+        from firmware.drivers import ReaderFault
         from host_tools.sim import pn532 as sim
         self.allowed = (ReaderFault,)
         ack = bytes.fromhex("0000ff00ff00")
@@ -557,7 +557,7 @@ class PN532Target:
         return ("poll", [one(rng.choice(self.list_replies))])
 
     def run(self, data):
-        from drivers.pn532_uart import PN532_UART
+        from firmware.drivers.pn532_uart import PN532_UART
         mode, replies = data
         drv = PN532_UART(_FakeUART(replies), ack_ms=0, reply_ms=0)
         drv._ready = mode == "poll"
@@ -571,7 +571,7 @@ class GM65Target:
     reached = 0
 
     def __init__(self, rng, work):
-        from drivers import ReaderFault
+        from firmware.drivers import ReaderFault
         self.allowed = (ReaderFault,)
         self.lines = [b"7H\r\n", b"QS\r\n", b"10D\r\n", b"AC\r\nKD\r\n", b"COVER\r\n", b"X" * 32 + b"\r\n"]
 
@@ -583,7 +583,7 @@ class GM65Target:
         return mutate(rng, data, self.lines) if rng.random() < 0.85 else data
 
     def run(self, data):
-        from drivers.gm65 import GM65
+        from firmware.drivers.gm65 import GM65
         uart = _FakeUART(stream=data)
         drv = GM65(uart, line_timeout_ms=0)
         buf = bytearray(64)
@@ -621,8 +621,8 @@ class InternalError(Exception):
     """An ``internal error`` event: the script runner caught an exception of the core's."""
 
 
-class ReplayTarget:
-    name = "shoe replay script (CPython)"
+class DealTarget:
+    name = "shoe deal script (CPython)"
     deep = "scripts that dealt a round to its result"
     reached = 0
     allowed = ()
@@ -658,10 +658,10 @@ class ReplayTarget:
         return mutate(rng, data) if rng.random() < 0.2 else data
 
     def run(self, data):
-        from host_tools import replay
+        from host_tools import deal
         args = argparse.Namespace(script="-", vm="cpython", heap=vm.DEFAULT_HEAP)
         with _stdio(data) as out:
-            replay.run(args)
+            deal.run(args)
             out.flush()
             text = out.buffer.getvalue()
         if b"internal error" in text:
@@ -727,7 +727,7 @@ class SettleTarget:
 
 
 CLASSES = {"bridge": BridgeTarget, "firmware": FirmwareTarget, "pn532": PN532Target,
-           "gm65": GM65Target, "replay": ReplayTarget, "settle": SettleTarget}
+           "gm65": GM65Target, "deal": DealTarget, "settle": SettleTarget}
 
 
 # ------------------------------------------------------------------ driving

@@ -1,6 +1,6 @@
 """`shoe soak noise`: deal while the cable flips, drops, duplicates and
 reorders bytes and a babbling device sends long garbage lines both ways,
-then hold the store against `shoe replay`.
+then hold the store against `shoe deal`.
 
 The emulated shoe's link goes through host_tools/sim/relay.py's Relay at
 the given per-byte rates (per chunk for garbage lines) to a bridge
@@ -9,7 +9,7 @@ the given per-byte rates (per chunk for garbage lines) to a bridge
 burst of lines without waiting, so many events are in flight in go-back-N;
 then it stops, the store must catch up with everything dealt (the link's
 resends get it through the noise), and host_tools/qa/soak/record.py compares
-it with `shoe replay` of exactly the lines dealt.
+it with `shoe deal` of exactly the lines dealt.
 """
 
 import os

@@ -24,8 +24,8 @@ and may be cut again while booting.
 Checked, and printed: every event the shoe sent is stored, once, with the
 body the shoe made it with; every event the store holds is one the shoe
 kept (lost 0, duplicated 0: no card twice in a shoe); the stored game events
-equal `shoe replay`'s events for the dealing lines the shoe kept (identical
-to replay); the checkpoints' chip counters strictly increase; the bridge
+equal `shoe deal`'s events for the dealing lines the shoe kept (deal:
+identical); the checkpoints' chip counters strictly increase; the bridge
 records again, under the new boot's connection and level with the shoe,
 within hostlink.RECOVER_S after every cut (the time is the soak clock's);
 and `shoe verify --key-file --pubkey` passes on the store.
@@ -50,11 +50,11 @@ from host_tools.sim.shoestream import Board, Config, HostSigner
 from host_tools.sim.vclock import VirtualClock
 from host_tools.store import db
 
-from baccarat import script  # noqa: E402  (the firmware's own modules)
-from drivers.atecc608 import ATECC608  # noqa: E402
-from drivers.atecc608_setup import provision  # noqa: E402
-from link import journal, proto, session  # noqa: E402
-from link import replay as link_replay  # noqa: E402
+from firmware.baccarat import script
+from firmware.drivers.atecc608 import ATECC608
+from firmware.drivers.atecc608_setup import provision
+from firmware.link import journal, proto, session
+from firmware.link import replay as link_replay
 
 SHOE_ID = "CUT1"
 KEY = bytes(range(40, 72))
@@ -435,16 +435,16 @@ def check(table, work):
         out["failures"].append("%d cards stored twice in one shoe" % out["duplicated"])
     if sorted(rows) != list(range(1, len(rows) + 1)):
         out["failures"].append("the stored seqs are not 1..%d" % len(rows))
-    # identical to replay: the game events of the lines the shoe kept
+    # identical to `shoe deal`: the game events of the lines the shoe kept
     kept_lines = sorted({line for seq, (body, line) in table.events.items()
                          if line is not None and rows.get(seq) == body.decode()})
-    from host_tools import replay
+    from host_tools import deal
     want = [json.dumps(e, separators=(",", ":")) for e in
-            replay.replay_events("\n".join(table.line_of[i] for i in kept_lines) + "\n")]
+            deal.deal_events("\n".join(table.line_of[i] for i in kept_lines) + "\n")]
     got = [rows[seq] for seq in sorted(rows) if json.loads(rows[seq]).get("source") is None]
-    out["replay"] = "identical" if _game(got) == _game(want) else "DIFFERENT"
-    if out["replay"] != "identical":
-        out["failures"].append("the stored game events differ from `shoe replay` of the kept lines "
+    out["deal"] = "identical" if _game(got) == _game(want) else "DIFFERENT"
+    if out["deal"] != "identical":
+        out["failures"].append("the stored game events differ from `shoe deal` of the kept lines "
                                "(%d stored, %d replayed)" % (len(got), len(want)))
     counters = [json.loads(rows[seq]).get("counter") for seq in sorted(rows)
                 if json.loads(rows[seq]).get("type") == "checkpoint"]
@@ -463,7 +463,7 @@ def check(table, work):
 
 
 def _game(texts):
-    """Events as compared: `shoe replay`'s errors name the script's line, the shoe's cannot."""
+    """Events as compared: `shoe deal`'s errors name the script's line, the shoe's cannot."""
     out = []
     for t in texts:
         e = json.loads(t)
@@ -582,7 +582,7 @@ def report(r, say=print):
     say("events stored         %d (%d checkpoints)" % (rec["events"], rec["checkpoints"]))
     say("lost                  %d" % rec["lost"])
     say("duplicated            %d" % rec["duplicated"])
-    say("replay                %s" % rec["replay"])
+    say("deal                  %s" % rec["deal"])
     say("chip counters         %s" % rec["counters"])
     finite = sorted(x for x in r["recovery"] if x != float("inf"))
     if finite:

@@ -1,7 +1,7 @@
 """The one check every link soak ends with: is the store exactly what the
 shoe said?
 
-The reference is `shoe replay` of the lines the dealer dealt (the firmware
+The reference is `shoe deal` of the lines the dealer dealt (the firmware
 core under CPython), which is what the shoe must have said whatever happened
 to the power, the bridge or the cable. The store passes when its game
 events (every event not marked ``"source":"link"``) equal the reference one
@@ -26,13 +26,13 @@ import json
 import subprocess
 import sys
 
-from host_tools import replay, vm
+from host_tools import deal, vm
 from host_tools.store import db
 
 
 def reference(lines):
-    """`shoe replay`'s events (bytes, one per line) for the dealt lines."""
-    return replay.replay_bytes(("\n".join(lines) + "\n").encode()).splitlines()
+    """`shoe deal`'s events (bytes, one per line) for the dealt lines."""
+    return deal.deal_bytes(("\n".join(lines) + "\n").encode()).splitlines()
 
 
 def compare(store_path, shoe_id, lines, key_path):

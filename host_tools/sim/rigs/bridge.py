@@ -12,8 +12,10 @@ far the shoe has got, even across a power cut or a bridge restart.
 import sqlite3
 import threading
 import time
+from contextlib import closing
 
-from host_tools.bridge.session import Bridge
+from host_tools.bridge.line import Bridge
+from host_tools.pit.groupcommit import TableStore
 from host_tools.store import db
 
 # The event each dealer line produces (the dealer never writes other lines).
@@ -64,7 +66,10 @@ class ThreadedBridge:
     thread); counts the dealer lines taken and times each commit, for the
     events committed while it runs."""
 
-    def __init__(self, db_path, port, key, deployed=None):
+    def __init__(self, db_path, port, key, deployed=None, committer=None):
+        """``committer``: a host_tools.pit.groupcommit.GroupCommit that every
+        table of one store shares, as `shoe pit`'s tables do; without one
+        the bridge commits on its own connection, as `shoe bridge` does."""
         self.taken = 0
         self.boot_count = 0
         self.end = None
@@ -77,6 +82,7 @@ class ThreadedBridge:
         self.lock = threading.Lock()
         self.commands = []   # (name, args, reply list) for the bridge thread
         self.on_event = None  # also called with (seq, event) after each commit
+        self.committer = committer
         self.thread = threading.Thread(target=self._main, args=(db_path, port, key), daemon=True)
         self.thread.start()
         if not self.ready.wait(10):
@@ -95,7 +101,10 @@ class ThreadedBridge:
             self.on_event(seq, event)
 
     def _main(self, db_path, port, key):
-        with db.Store(db_path) as store:
+        store = db.Store(db_path)
+        if self.committer is not None:
+            store = TableStore(store, self.committer)
+        with closing(store):
             self.bridge = Bridge(store, port, key, on_event=self._on_event, deployed=self.deployed)
             self.ready.set()
             try:
