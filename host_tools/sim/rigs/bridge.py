@@ -153,10 +153,17 @@ class Stalled(Exception):
     """The shoe stopped taking the dealer's lines; the message says where."""
 
 
+# How long a dealt line may go untaken before the Feeder calls the shoe
+# stalled. Only a stalled shoe waits it out; an emulated shoe on a loaded
+# 2-core machine (two suites side by side) went silent for 30 s at boot
+# (sim/vmdevice.py BOOT_WAIT_S), and 30 s here failed shoes that were slow.
+STALL_S = 120.0
+
+
 class Feeder:
     """Deals a script into an emulated shoe in lockstep with the store."""
 
-    def __init__(self, emu, lines, watcher, poll=0.003, stall=30.0, pause=0.0, patient=False):
+    def __init__(self, emu, lines, watcher, poll=0.003, stall=STALL_S, pause=0.0, patient=False):
         """``watcher`` is a ThreadedBridge or StoreProgress: ``progress()``
         counts taken lines, ``boots()`` the shoe's boot events and
         ``ended()`` says whether its shoe_end is stored. ``patient``: the
