@@ -35,9 +35,9 @@ def boot_stages(checked=None):
     board = __import__(board_config.MODULE, None, None, ("Board",)).Board(board_config)
     board.manifest = digest
     # A part shuffling is unsafe without (boards/parts.py; the emulator's
-    # board builds its parts through it, board_machine.py not yet: parts.py's
-    # names take the 32-bit VM's name pools past their 1,260th name, 6 are
-    # left; MicroPython 1.27.0 wasm32, python -m host_tools.qa.shuffler_heap32;
+    # board builds its parts through it, board_machine.py not yet: parts.py
+    # adds 7 names of the 9 left before the 32-bit VM's next name pool;
+    # MicroPython 1.27.0 wasm32, python -m host_tools.qa.shuffler_heap32;
     # docs/shuffler.md "Footprint").
     refused = getattr(board, "halt", None)
     # The link key first: with a secure element it is
