@@ -256,7 +256,20 @@ def run():
     import gc
     room = None
     gc.collect()
-    session = Session(board, board_config, Journal(board.journal_path), outbox)
+    # The journal on a ring of raw flash where the board has one and
+    # board_config sizes it (link/ring.py: no sector erase on a card's
+    # path), else a littlefs file.
+    ring = getattr(board_config, "JOURNAL_RING", 0)
+    journal = None
+    if ring and hasattr(board, "journal_store"):
+        try:
+            from link.ring import RingJournal
+            journal = RingJournal(board.journal_path, board.journal_store(ring))
+        except Exception as e:  # no ring: halted, and the hello says why
+            refused = refused or "journal ring: %s" % e
+    if journal is None:
+        journal = Journal(board.journal_path)
+    session = Session(board, board_config, journal, outbox)
     problem = tilt or refused or _self_test(lambda: _known_answers(session))
     board.feed()
     gc.collect()  # the self-test's throw-away results

@@ -29,15 +29,18 @@ import os
 NAME = "manifest.json"
 CHUNK = 512
 # The names a device's own code writes at run time, or that carry their own
-# check: journal.bin and the suffixes link/journal.py adds to it, the card
-# set, and the shuffler's custody state with its temporary copy
-# (shuffler/device.py STATE_FILE): a deployed shuffler's first power cycle
-# after a load would otherwise quarantine its custody state and tilt
-# (tests/e2e/test_boot_manifest.py keeps these in step with the code). Each
-# name is over ten characters, so a constant of this module, not an interned
-# name: the list costs the boot's name pool nothing.
+# check: journal.bin and the suffixes link/journal.py adds to it, the
+# journal ring's block list and its one-block files (boards/ring_flash.py; a
+# name ending in "/" covers a folder) and the emulator's NOR flash for it
+# (emulator/shoe_board.py), the card set, and the shuffler's custody state
+# with its temporary copy (shuffler/device.py STATE_FILE): a deployed
+# shuffler's first power cycle after a load would otherwise quarantine its
+# custody state and tilt (tests/e2e/test_boot_manifest.py keeps these in step
+# with the code). Each name is over ten characters, so a constant of this
+# module, not an interned name: the list costs the boot's name pool nothing.
 DATA = ("journal.bin", "journal.bin.tilt", "journal.bin.mark", "journal.bin.bad",
-        "journal.bin.tmp", "cardset.bin", "custody.json", "custody.json.tmp")
+        "journal.bin.tmp", "journal.bin.ring", "journal.bin.ring.d/", "journal.bin.nor",
+        "cardset.bin", "custody.json", "custody.json.tmp")
 QUARANTINE = "quarantine"
 _DIR = 0x4000
 
@@ -105,7 +108,9 @@ def strays(root, m):
     """Files under ``root`` the manifest ``m`` neither lists nor names as data."""
     files = m["files"]
     data = m.get("data", [])
-    return [p for p in walk(root) if p != NAME and p not in files and p not in data]
+    folders = [d for d in data if d.endswith("/")]
+    return [p for p in walk(root) if p != NAME and p not in files and p not in data
+            and not [d for d in folders if p.startswith(d)]]
 
 
 def _exists(path):

@@ -10,4 +10,10 @@ from boards.machine_board import MachineBoard
 
 
 class Board(MachineBoard):
-    pass
+    def journal_store(self, sectors):
+        """The journal's ring on the "vfs" partition littlefs is mounted on
+        (boards/ring_flash.py)."""
+        import esp32
+        from boards import ring_flash
+        part = esp32.Partition.find(esp32.Partition.TYPE_DATA, label="vfs")[0]
+        return ring_flash.store(part, self.journal_path, sectors, self.feed)

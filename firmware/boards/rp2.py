@@ -15,6 +15,14 @@ WDT_MAX_MS = const(8388)
 
 
 class Board(MachineBoard):
+    def journal_store(self, sectors):
+        """The journal's ring on the flash littlefs is mounted on
+        (boards/ring_flash.py); main.py asks for it when board_config's
+        JOURNAL_RING names its sectors."""
+        import rp2
+        from boards import ring_flash
+        return ring_flash.store(rp2.Flash(), self.journal_path, sectors, self.feed)
+
     def watchdog_ms(self, ms):
         # Refuse rather than clamp: a silently shorter watchdog could reset a
         # shoe in the middle of a long littlefs write.

@@ -47,6 +47,8 @@ from boards import parts as _parts
 from emulator import Watchdog, on_flash
 from emulator.ptyuart import PtyUART
 
+NOR = ".nor"  # beside the journal's path: the NOR flash its ring lives on
+
 LINE_MAX = 128
 BUTTON_BETS = 1     # bits of buttons() (docs/design.md)
 BUTTON_EXPOSED = 2
@@ -99,6 +101,14 @@ def _secure(cfg):
 
 
 class Board:
+    def journal_store(self, sectors):
+        """The journal's ring (link/ring.py) on a NOR flash in a file beside
+        the journal (emulator/norflash.py), when `shoe emulate --journal-ring`
+        sizes one; otherwise main.py keeps the journal in a file."""
+        from emulator.norflash import NorFlash
+        from link.ring import Ring
+        return Ring(NorFlash(self.journal_path + NOR, sectors))
+
     def __init__(self, config):
         on_flash(self, config)
         self.ticks_ms = time.ticks_ms

@@ -6,4 +6,5 @@
 include("shoe")
 module("baccarat/script.py")   # the dealer channel's lines are dealing-script lines
 board("emulator/shoe_board.py", needs=("emulator/__init__.py", "emulator/ptyuart.py", "emulator/ptyi2c.py",
-                                       "emulator/sim_tcs34725.py", "boards/__init__.py", "boards/parts.py"))
+                                       "emulator/sim_tcs34725.py", "emulator/norflash.py",
+                                       "boards/__init__.py", "boards/parts.py"))

@@ -19,11 +19,14 @@ package("cardset", ("intake", "ordercheck", "registry"))
 package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn532", "pn532_i2c",
                     "pn532_spi", "pn532_uart", "tcs34725"))
 package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
-                 "journal", "order", "outbox", "proto", "recovery", "replay", "reports", "schema",
-                 "session", "settings"))
+                 "journal", "order", "outbox", "proto", "recovery", "replay", "reports", "ring",
+                 "schema", "session", "settings"))
 
 # main.py loads board_config.MODULE (boards.rp2, ...): one of these per image.
 # boards/parts.py: the shoe's parts, each built so that a missing one is a
 # fault the hello names (loaded by MachineBoard and the emulator's board).
-board("boards/rp2.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))
-board("boards/esp32s3.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))
+# boards/ring_flash.py: the journal's ring carved out of littlefs.
+board("boards/rp2.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py",
+                              "boards/ring_flash.py"))
+board("boards/esp32s3.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py",
+                                  "boards/ring_flash.py"))

@@ -527,6 +527,29 @@ class Link:
         self.board.link_write(self.tx, m)
         self.last_tx = self.board.ticks_ms()
 
+    def flush(self, now):
+        """Send what the window allows of the outbox, in order."""
+        if not (self.up and (self.tilt is None or self.synced) and not self.tag_stale):
+            return
+        box = self.outbox
+        budget = _SEND_BUDGET
+        last = box.last_seq()
+        while budget and box.count and self.next_send <= last and \
+                self.next_send - self.acked <= proto.WINDOW:
+            if self.next_send < box.first_seq:
+                self.next_send = box.first_seq
+                continue
+            if self.next_send == self.acked + 1:
+                self.progress = now
+            while self.signed < self.next_send:
+                self._sign_next()
+            s = box.slot(self.next_send)
+            off = box.off[s]
+            self._send(proto.EVENT, self.next_send, box.data, off, off + box.len[s],
+                       box.tags, s * proto.MAC_HEX)
+            self.next_send += 1
+            budget -= 1
+
     def _hello(self):
         self._send_signed(proto.HELLO, self.seq, reports.hello(self), self.challenge, self.challenge_len)
 
@@ -564,26 +587,10 @@ class Link:
             # Only once the host has taken everything in memory: each refill
             # replays the whole journal, so it must not run pass after pass.
             self.RECOVERY.refill(self)
-        if self.up and (self.tilt is None or self.synced) and not self.tag_stale:
-            if self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:
-                self.next_send = self.acked + 1  # go back N
-            budget = _SEND_BUDGET
-            last = box.last_seq()
-            while budget and box.count and self.next_send <= last and \
-                    self.next_send - self.acked <= proto.WINDOW:
-                if self.next_send < box.first_seq:
-                    self.next_send = box.first_seq
-                    continue
-                if self.next_send == self.acked + 1:
-                    self.progress = now
-                while self.signed < self.next_send:
-                    self._sign_next()
-                s = box.slot(self.next_send)
-                off = box.off[s]
-                self._send(proto.EVENT, self.next_send, box.data, off, off + box.len[s],
-                           box.tags, s * proto.MAC_HEX)
-                self.next_send += 1
-                budget -= 1
+        if self.up and (self.tilt is None or self.synced) and not self.tag_stale and \
+                self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:
+            self.next_send = self.acked + 1  # go back N
+        self.flush(now)
         if self.beat_due or b.ticks_diff(now, self.last_tx) >= proto.HEARTBEAT_MS:
             self.beat_due = False
             self._send_signed(proto.BEAT, self.seq, reports.beat(self), self.beat_link, self.beat_link_len)
@@ -594,3 +601,6 @@ class Link:
             self.journal.ack(self.acked, self.acked_tag)
             self.journaled_ack = self.acked
             self.ack_written = now
+        # Last, after this pass's sends: flash work kept off a card's path
+        # (the journal ring's, link/ring.py).
+        self.journal.idle()

@@ -8,7 +8,10 @@ counter and every unacknowledged event byte for byte. Records are tiny
 (a card is 10 bytes), but on littlefs each synced append costs an erased
 block (the file's partial last block is copied into it), so only inputs
 are synced one by one; acks ride on the next one (``ack``; docs/protocol.md
-8, "What the journal costs the flash", and `shoe bench journal`).
+8, "What the journal costs the flash", and `shoe bench journal`). The
+boards keep the same stream on a ring of raw flash sectors instead
+(link/ring.py ``RingJournal``: a page program per input, no erase on its
+path); the file access here goes through ``_file`` and ``_done`` for that.
 
 Record: LEN (2, big-endian) KIND (1) HCHK (1) BODY (LEN) CRC-16/CCITT-FALSE
 (2) over KIND+BODY, after an 8-byte file header. HCHK = LEN_hi ^ LEN_lo ^
@@ -285,7 +288,7 @@ class Journal:
     def clear_tilt(self):
         """Keep the journal for the technician, then lift the tilt."""
         self.close()
-        if exists(self.path):
+        if self.exists():
             _remove(self.path + ".bad")
             os.rename(self.path, self.path + ".bad")
         _remove(self.tilt_path)
@@ -338,9 +341,9 @@ class Journal:
         check = boot and self.ipad is not None
         if check:
             self.hash = None
-        if not exists(self.path):
+        if not self.exists():
             return OK, None, 0
-        with open(self.path, "rb") as f:
+        with self._file("rb") as f:
             head = f.read(len(HEADER))
             if len(head) < len(HEADER):
                 if HEADER[:len(head)] == head:
@@ -428,15 +431,14 @@ class Journal:
         else:
             self.gen = self.found_gen
         if size != good_bytes:
-            tmp = self.path + ".tmp"
-            with open(tmp, "wb") as out:
+            with self._file("wb") as out:
                 if good_bytes < len(HEADER):
                     self.hash = None if self.ipad is None else hashlib.sha256()
                     self.put(out, HEADER)
                     self.put(out, self._gen_record(self.gen))
                     good_bytes = len(HEADER) + 4 + OVERHEAD
                 else:
-                    with open(self.path, "rb") as src:
+                    with self._file("rb") as src:
                         left = good_bytes
                         while left > 0:
                             chunk = src.read(min(left, 512))
@@ -445,9 +447,9 @@ class Journal:
                             out.write(chunk)
                             left -= len(chunk)
                 out.flush()
-            os.rename(tmp, self.path)
-        self.f = open(self.path, "ab")
+            self._done(out)
         self.size = good_bytes
+        self.f = self._file("ab")
         self._write_mark()
 
     def close(self):
@@ -457,6 +459,23 @@ class Journal:
         if self.mf is not None:
             self.mf.close()
             self.mf = None
+
+    # Where the stream lives: a file here, raw flash in link/ring.py.
+    def exists(self):
+        return exists(self.path)
+
+    def _file(self, mode):
+        """The journal to read ("rb") or append to ("ab"), or a new one
+        being made ("wb": beside it, until ``_done``)."""
+        return open(self.path + ".tmp" if mode == "wb" else self.path, mode)
+
+    def _done(self, f):
+        """The new journal written to ``f`` (closed) replaces the old one:
+        rename is atomic, so a power cut leaves one or the other whole."""
+        os.rename(self.path + ".tmp", self.path)
+
+    def idle(self):
+        """Flash work kept off a card's path: none for a file."""
 
     def _write(self, rec, n, sync=True):
         if self.f is None:
@@ -571,11 +590,10 @@ class Journal:
         marker follows the rename (a newer generation than the marker's is
         accepted at boot)."""
         self.close()
-        tmp = self.path + ".tmp"
         rec = self._big
         gen = self.gen + 1
         self.hash = None if self.ipad is None else hashlib.sha256()
-        with open(tmp, "wb") as f:
+        with self._file("wb") as f:
             size = self.put(f, HEADER)
             size += self.put(f, self._gen_record(gen))
             rec[2] = BASE
@@ -599,9 +617,9 @@ class Journal:
                     rec[_HEAD + i] = shoe_body[i]
                 size += self.put(f, memoryview(rec)[:seal(rec, len(shoe_body))])
             f.flush()
-        os.rename(tmp, self.path)
+        self._done(f)
         self.gen = gen
         self.size = size
         self.counter = counter
-        self.f = open(self.path, "ab")
+        self.f = self._file("ab")
         self._write_mark()

@@ -121,7 +121,7 @@ def loss(j, good_bytes):
     j.counter = counter
     j.gen = gen
     j.size = length
-    if not _journal.exists(j.path):
+    if not j.exists():
         return "journal deleted: the marker says generation %d, %d bytes" % (gen, length)
     if good_bytes == 0 and length > 0:
         return "journal emptied: the marker says generation %d, %d bytes" % (gen, length)

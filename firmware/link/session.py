@@ -121,6 +121,7 @@ class Session(core.Link):
     COMMANDS = schema.COMMANDS
     ACTIONS = ACTIONS
     RECOVERY = recovery
+    eager = False  # a card is being played: its events are sent as they are made
 
     def __init__(self, board, config, journal, outbox=None):
         # The link's own attributes and buffers first: the session's
@@ -193,6 +194,13 @@ class Session(core.Link):
             return why
         return why.decode()
 
+    def _emit(self, buf, n):
+        core.Link._emit(self, buf, n)
+        if self.eager:
+            # A card's event leaves as it is made, before the game works out
+            # the result it completes (docs/cost_model.md), not a pass later.
+            self.flush(self.board.ticks_ms())
+
     def _scratch_emit(self, buf, n):
         f = self.filler
         if f is not None:
@@ -260,7 +268,11 @@ class Session(core.Link):
             ident = self.intake.taking if self.intake is not None else -1
             self.journal.card(c, up, ident)
             self.game.deck_of = self.intake.registry.deck(ident) if ident >= 0 else 0
-            self.game.card(c, up)
+            self.eager = True
+            try:
+                self.game.card(c, up)
+            finally:
+                self.eager = False
             if ident >= 0 and self.game.phase == _game.NO_SHOE and self.intake.check is not None:
                 self.intake.check.end()  # the shoe is spent: its order is wiped from RAM
 

@@ -59,6 +59,12 @@ def load(path=BOARDS_TOML):
     return data, parts
 
 
+# The journal ring's size in 4 KiB sectors: room for a shoe's journal and the
+# compaction that starts the next one (link/ring.py), within the 16-bit
+# block numbers of its list (boards/ring_flash.py).
+RING_SECTORS = (8, 256)
+
+
 def get(name, path=BOARDS_TOML):
     """The named board's table, validated; BoardError says what is wrong."""
     boards, parts = load(path)
@@ -90,6 +96,10 @@ def validate(name, board, parts):
                         % (name, board["wdt_ms"], RP2040_WDT_MAX_MS))
     elif board["wdt_ms"] <= 0:
         problems.append("%s: wdt_ms must be positive" % name)
+    ring = board.get("journal_ring", 0)
+    if not isinstance(ring, int) or not (ring == 0 or RING_SECTORS[0] <= ring <= RING_SECTORS[1]):
+        problems.append("%s: journal_ring = %r must be 0 (a littlefs file) or %d-%d sectors"
+                        % (name, ring, RING_SECTORS[0], RING_SECTORS[1]))
     if board["reader"] not in board["readers"]:
         problems.append("%s: reader = %r is not one of its readers (%s)"
                         % (name, board["reader"], ", ".join(sorted(board["readers"]))))

@@ -84,6 +84,9 @@ def constants(name, shoe_id, reader=None, overrides=None, path=boards.BOARDS_TOM
         "EMPTY": dict(board.get("empty", {})),
         "LEDS": dict(board.get("leds", {})),
         "GATE": dict(board["gate"]) if "gate" in board else None,
+        # The journal's ring of raw flash, in 4 KiB sectors (0: a littlefs
+        # file; link/ring.py, boards/ring_flash.py).
+        "JOURNAL_RING": board.get("journal_ring", 0),
     }
     for key, changes in (overrides or {}).items():
         if not isinstance(out.get(key), dict):

@@ -28,7 +28,7 @@ import threading
 import time
 
 from host_tools import argtypes
-from host_tools import deploy, vm
+from host_tools import boards, deploy, vm
 from host_tools.sim import ptys, vmcode, vmdevice
 from host_tools.sim.chipwait import EMULATED_ACK_MS
 from host_tools.boards import config as board_config
@@ -71,7 +71,8 @@ class Emulator(vmdevice.VMDevice):
     KIND = "shoe"
 
     def __init__(self, directory, shoe_id=DEFAULT_SHOE_ID, key=None, reader=None, cardset=None,
-                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0):
+                 secure=False, service=False, provision=True, without=(), answer_delay_ms=0,
+                 journal_ring=None):
         self.dir = os.path.abspath(directory)
         self.shoe_id = shoe_id
         self.key_path = os.path.join(self.dir, KEY_FILE)
@@ -105,6 +106,8 @@ class Emulator(vmdevice.VMDevice):
             values["ABSENT"] = sorted(without)   # emulator/shoe_board.py: each fails as a board sees it
         if answer_delay_ms:
             values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (emulator/shoe_board.py)
+        if journal_ring is not None:
+            values["JOURNAL_RING"] = int(journal_ring)   # the journal on NOR flash (link/ring.py)
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
                                             **self._start_secure(provision, "secure_element" not in without))
@@ -255,6 +258,10 @@ def add_arguments(parser):
     parser.add_argument("--answer-delay-ms", type=int, default=0, metavar="MS",
                         help="a slow shoe: every hello and heartbeat answer leaves this much later "
                              "(as on a slower MCU)")
+    parser.add_argument("--journal-ring", type=int, default=None, metavar="SECTORS",
+                        help="keep the journal as the boards do, on a ring of SECTORS 4 KiB sectors "
+                             "of NOR flash (a file beside the flash directory's journal), instead "
+                             "of a file (0)")
 
 
 def run(args):
@@ -267,6 +274,11 @@ def run(args):
     if "secure_element" in args.without and not args.secure_element:
         print("shoe emulate: --without secure_element needs --secure-element", file=sys.stderr)
         return 2
+    low, high = boards.RING_SECTORS
+    if args.journal_ring is not None and args.journal_ring != 0 and not low <= args.journal_ring <= high:
+        print("shoe emulate: --journal-ring %d: give 0 (a file) or %d-%d sectors" % (args.journal_ring, low, high),
+              file=sys.stderr)
+        return 2
     directory = args.dir or vmdevice.default_flash("shoe-emulate-")
     tags = None
     if args.reader:
@@ -275,10 +287,11 @@ def run(args):
         tags.write(path)
         emu = Emulator(directory, args.shoe_id, reader=args.reader, cardset=path,
                        secure=args.secure_element, service=args.service, without=args.without,
-                       answer_delay_ms=args.answer_delay_ms)
+                       answer_delay_ms=args.answer_delay_ms, journal_ring=args.journal_ring)
     else:
         emu = Emulator(directory, args.shoe_id, secure=args.secure_element, service=args.service,
-                       without=args.without, answer_delay_ms=args.answer_delay_ms)
+                       without=args.without, answer_delay_ms=args.answer_delay_ms,
+                       journal_ring=args.journal_ring)
     emu.start()
     print(emu.host_path, flush=True)
     emu.wait_booted()

@@ -139,6 +139,9 @@ def test_an_added_file_tilts(staged, tmp_path):
 def test_the_data_names_are_the_ones_the_code_writes():
     j = journal.Journal("/nonexistent/journal.bin")
     names = {os.path.basename(p) for p in (j.path, j.tilt_path, j.mark_path, j.path + ".bad", j.path + ".tmp")}
+    from firmware.boards import ring_flash
+    from firmware.emulator import shoe_board
+    names |= {"journal.bin" + ring_flash.MAP, "journal.bin" + ring_flash.FOLDER, "journal.bin" + shoe_board.NOR}
     from host_tools import deploy
     from firmware.shuffler import device
     custody = {device.STATE_FILE, device.STATE_FILE + ".tmp"}   # the shuffler's (shuffler/device.py _save)

@@ -12,6 +12,8 @@ with that reason, record nothing as normal, and sign nothing."""
 import json
 import shutil
 
+import pytest
+
 from support.emuhost import Host
 from support.journalfile import append_u32, raw_records
 from host_tools.sim.emulate import Emulator
@@ -19,6 +21,8 @@ from host_tools.sim.emulate import Emulator
 from firmware.link import chipcount, journal
 
 JOURNAL_FILES = ("journal.bin", "journal.bin.mark")
+# The boards' journal: a ring on NOR flash (link/ring.py), with its marker.
+RING_FILES = ("journal.bin.nor", "journal.bin.mark")
 ROUND = ["2C", "4S", "5S", "bets", "9H", "2C", "KS", "3D", "empty"]
 
 
@@ -57,13 +61,13 @@ def _off(emu, host):
     host.close()
 
 
-def _two_signed_shoes(emu, flash, copy):
+def _two_signed_shoes(emu, flash, copy, files=JOURNAL_FILES):
     """A shoe signed (counter 1), the journal and its marker copied to
     ``copy``, a normal power cycle, a second shoe signed (counter 2)."""
     host = _power_on(emu)
     first = _signed_shoe(emu, host)
     _off(emu, host)
-    for name in JOURNAL_FILES:
+    for name in files:
         shutil.copy(flash / name, copy / name)
     # A power cycle of the untouched journal is normal.
     host = _power_on(emu)
@@ -75,15 +79,18 @@ def _two_signed_shoes(emu, flash, copy):
     return first, second
 
 
-def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path):
+@pytest.mark.parametrize("ring", [None, 16], ids=["file", "ring"])
+def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path, ring):
     flash = tmp_path / "flash"
-    emu = Emulator(str(flash), "EMU1", secure=True)
+    emu = Emulator(str(flash), "EMU1", secure=True, journal_ring=ring)
+    files = RING_FILES if ring else JOURNAL_FILES
     copy = tmp_path / "copy"
     copy.mkdir()
     try:
-        first, second = _two_signed_shoes(emu, flash, copy)
+        first, second = _two_signed_shoes(emu, flash, copy, files)
         # The attack: the earlier copy put back, journal and marker together.
-        for name in JOURNAL_FILES:
+        assert (flash / "journal.bin").exists() == (not ring)
+        for name in files:
             shutil.copy(copy / name, flash / name)
         hello, played, frames = _tilted_boot(emu)
     finally:
@@ -97,7 +104,7 @@ def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path):
     assert tilts and tilts[0]["reason"] == hello["tilt"], kinds
     # Nothing recorded as normal: the journal is the copy, byte for byte;
     # no card, no shoe, no signature.
-    for name in JOURNAL_FILES[:1]:
+    for name in files[:1]:
         assert (flash / name).read_bytes() == (copy / name).read_bytes()
     assert "tilt" in played and "error" in played, played   # the window holds this boot's events
     assert not {"shoe", "card", "result", "checkpoint"} & set(played), played

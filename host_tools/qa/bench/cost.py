@@ -371,7 +371,8 @@ def model(vm_figures, reference=REFERENCE, tag_garbage=None, message_bytes=170, 
         "card_before_ms": round(before_ms, 1),
         "card_ms": round(card_ms, 1),
         "card_unmodelled_ms": round(rest_ms, 1),
-        "card_whole_ms": round(card_ms + rest_ms, 1),
+        # The sum of the two figures as stated, so the sum reads true.
+        "card_whole_ms": round(round(card_ms, 1) + round(rest_ms, 1), 1),
         # ... or the remainder as the unit's error for code that is not a
         # tight loop (the RP2040 runs from flash through a 16 KiB cache):
         # every estimate scaled by the reference's card over the model's.

@@ -58,7 +58,7 @@ def stock_heap(board="pico"):
 
 # Of the board's 190 KiB as the 32-bit wasm32 VM (MicroPython 1.27.0) measures
 # it: docs/design.md "Heap budgets" (its raises: docs/CHANGELOG.md).
-RESIDENT_SHARE_32 = 0.60
+RESIDENT_SHARE_32 = 0.62
 
 # Runs inside the VM with the staged tree on MICROPYPATH. The shoe loop only
 # touches preallocated objects and small ints, so what it measures is the
@@ -206,6 +206,9 @@ def resident_modules(manifest):
     rels |= image.import_closure([own])
     # Only what the board's image holds (firmware/images/).
     rels = {r for r in rels if r == "main.py" or r[:-3] + ".mpy" in manifest["files"]}
+    # Only a board with a journal ring (board_config JOURNAL_RING) loads it.
+    if not config.constants(manifest["board"], "BENCH")["JOURNAL_RING"]:
+        rels.discard("link/ring.py")
     names = sorted(_module_name(r) for r in rels if r != "main.py" and r not in _on_demand())
     return ["board_config"] + [m for m in names if _runs_in_vm(manifest, m)]
 
@@ -274,8 +277,15 @@ def _source(manifest, seed):
 
 
 def measure(stage_dir, manifest, seed):
+    """The figures in the 64-bit VM. Its objects are larger than a board's
+    (an upper bound), so it runs with the 64-bit allowance the emulated shoe
+    runs with (host_tools/sim/emulate.py HEAP_64): at the bare board heap the
+    image with its journal ring no longer loads there (it did with about 1 KB
+    to spare before, the ring's code is 8.6 KB in this VM). The boards'
+    budget is the 32-bit VM's figure (``measure32``)."""
+    from host_tools.sim.emulate import HEAP_64
     source = _source(manifest, seed)
-    proc = run_in_vm(stage_dir, manifest["heap"], source)
+    proc = run_in_vm(stage_dir, manifest["heap"] + HEAP_64, source)
     if proc.returncode != 0:
         raise RuntimeError("VM run failed (heap %d):\n%s" % (manifest["heap"],
                                                               (proc.stderr or proc.stdout)[-800:]))

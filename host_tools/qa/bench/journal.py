@@ -19,6 +19,7 @@ issue 35 measured on the stock rp2 port in an RP2040 emulator (1.8 erases,
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,14 @@ from host_tools.sim import vmcode
 BLOCK = 4096
 PAGE = 256
 BLOCKS = 352   # the RPI_PICO build's filesystem: 1408 KiB
+
+
+def _pico_ring():
+    from host_tools import boards
+    return boards.get("pico").get("journal_ring", 0)
+
+
+RING = _pico_ring()   # the Pico's journal ring, in sectors (boards.toml)
 
 PROGRAM = r"""
 class Flash:
@@ -98,7 +107,15 @@ def ticks():
 
 board = SinkBoard()
 board.ticks_ms = ticks
-s = Session(board, board_config, Journal("/flash/journal.bin"))
+store = None
+if %(ring)d:  # the boards' journal: a ring carved out of the littlefs (boards/ring_flash.py)
+    from boards import ring_flash
+    from link.ring import RingJournal
+    store = ring_flash.store(flash, "/flash/journal.bin", %(ring)d, lambda: None)
+    journal = RingJournal("/flash/journal.bin", store)
+else:
+    journal = Journal("/flash/journal.bin")
+s = Session(board, board_config, journal)
 s.boot()
 s.up = True
 deck = shuffled_deck(8, %(seed)d)
@@ -128,14 +145,17 @@ while shoes < %(shoes)d:
     shoes += 1
     at = 0
 print("flash", at, s.seq - base[4], flash.erases - base[0], flash.progs - base[1], flash.pages - base[2],
-      flash.bytes - base[3])
+      flash.bytes - base[3], store.path_erases if store is not None else -1)
 """
 
 
-def measure(shoes=1, seed=7, cards=416):
-    """{"events", "erases", "programs", "pages", "bytes"} for ``shoes`` 8-deck
-    shoes dealt from the seeded order (at most ``cards`` cards of each, then
-    the empty sensor), counted from the first shoe's start."""
+def measure(shoes=1, seed=7, cards=416, ring=RING):
+    """{"events", "erases", "programs", "pages", "bytes", "path_erases"} for
+    ``shoes`` 8-deck shoes dealt from the seeded order (at most ``cards``
+    cards of each, then the empty sensor), counted from the first shoe's
+    start. ``ring``: the journal on a ring of that many sectors carved out of
+    the littlefs, as the boards keep it (``path_erases``: the ones that fell
+    on an input's write rather than between inputs); 0: a littlefs file."""
     from host_tools.sim.emulate import Emulator
     with tempfile.TemporaryDirectory() as tmp:
         flash = os.path.join(tmp, "flash")
@@ -146,16 +166,18 @@ def measure(shoes=1, seed=7, cards=416):
             # The shared VM code holds % signs of its own: it is not formatted.
             f.write("import vfs\n" + vmcode.SINK_BOARD + vmcode.SHUFFLED_DECK
                     + PROGRAM % {"blocks": BLOCKS, "block": BLOCK, "page": PAGE, "seed": seed, "shoes": shoes,
-                                 "cards": cards})
+                                 "cards": cards, "ring": ring})
         cmd = vm.micropython_cmd([prog], heap="%dk" % (emu.heap // 1024 + BLOCKS * BLOCK // 1024 + 256))
+        # The boards' ring carving is not on the emulated shoe's image.
+        shutil.copy(os.path.join(vm.FIRMWARE, "boards", "ring_flash.py"), os.path.join(flash, "boards"))
         proc = subprocess.run(cmd, env=dict(os.environ, MICROPYPATH=flash), cwd=flash,
                               capture_output=True, text=True, timeout=1800)
     lines = [x for x in proc.stdout.splitlines() if x.startswith("flash ")]
     if proc.returncode or not lines:
         raise SystemExit("the VM failed:\n%s%s" % (proc.stdout, proc.stderr[-2000:]))
-    _, _, events, erases, programs, pages, written = lines[-1].split()
+    _, _, events, erases, programs, pages, written, path = lines[-1].split()
     return {"events": int(events), "erases": int(erases), "programs": int(programs),
-            "pages": int(pages), "bytes": int(written)}
+            "pages": int(pages), "bytes": int(written), "path_erases": int(path)}
 
 
 def main(argv=None):
@@ -163,18 +185,25 @@ def main(argv=None):
     parser.add_argument("--shoes", type=int, default=1, help="8-deck shoes to deal (default 1)")
     parser.add_argument("--seed", type=int, default=7, help="the shuffled order")
     parser.add_argument("--cards", type=int, default=416, help="cards dealt per shoe at most (default: all)")
+    parser.add_argument("--ring", type=int, default=RING, metavar="SECTORS",
+                        help="the journal on a ring of SECTORS raw sectors carved out of the littlefs, "
+                             "as the boards keep it (default %d, the Pico's); 0: a littlefs file" % RING)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if args.shoes < 1:
         parser.error("--shoes must be at least 1")
-    got = measure(args.shoes, args.seed, args.cards)
+    got = measure(args.shoes, args.seed, args.cards, args.ring)
     if args.json:
         print(json.dumps(got, sort_keys=True))
         return 0
     n = max(1, got["events"])
-    print("journal on littlefs, rp2 geometry (%d-byte blocks, prog size %d, %d blocks): %d events"
-          % (BLOCK, PAGE, BLOCKS, got["events"]))
+    where = ("a ring of %d raw sectors carved out of littlefs" % args.ring) if args.ring else "a littlefs file"
+    print("journal on %s, rp2 geometry (%d-byte blocks, prog size %d, %d blocks): %d events"
+          % (where, BLOCK, PAGE, BLOCKS, got["events"]))
     print("  sector erases   %6d  %.2f per event" % (got["erases"], got["erases"] / n))
+    if args.ring:
+        print("    of them on an input's write %d (the rest between inputs, after the sends)"
+              % got["path_erases"])
     print("  program calls   %6d  %.2f per event" % (got["programs"], got["programs"] / n))
     print("  pages programmed %5d  %.2f per event (%d bytes, %.0f per event)"
           % (got["pages"], got["pages"] / n, got["bytes"], got["bytes"] / n))
