@@ -25,7 +25,7 @@ def boot_stages(checked=None):
     them. ``checked``: the boot check's (halt, tilt, manifest digest) from
     the image's main.py (shuffler/entry.py), which halts before this module
     is imported when ``halt`` is set; None when run as ``-m shuffler.main``
-    (the emulator's benches, the heap probes), a declared image's modules
+    (the emulator's benches, the 64-bit heap probe), a declared image's modules
     with no deploy manifest: nothing deployed to check."""
     files, digest = checked[1:] if checked else (None, "")
     import board_config
@@ -36,7 +36,7 @@ def boot_stages(checked=None):
     board.manifest = digest
     # A part shuffling is unsafe without (boards/parts.py; the emulator's
     # board builds its parts through it, board_machine.py not yet: parts.py
-    # adds 7 names of the 9 left before the 32-bit VM's next name pool;
+    # adds 7 names, as many as are left before the 32-bit VM's next name pool;
     # MicroPython 1.27.0 wasm32, python -m host_tools.qa.shuffler_heap32;
     # docs/shuffler.md "Footprint").
     refused = getattr(board, "halt", None)
