@@ -50,42 +50,6 @@ def test_view_follows_a_shoe_and_raises_alerts():
     assert " ".join(last["player"]) in text
 
 
-def test_a_restarted_bridge_shows_the_stored_table_not_an_empty_one(tmp_path):
-    import os
-    import time
-
-    from support.fakeshoe import KEY, SHOE, FakeShoe
-
-    from host_tools.bridge.command import Runner
-    from host_tools.bridge.line import Bridge
-    lines = dealer.script(5)
-    events = deal.deal_bytes(("\n".join(lines[:200]) + "\n").encode()).splitlines()
-    path = tmp_path / "s.db"
-    shoe = FakeShoe()
-    os.set_blocking(shoe.master, False)
-    try:
-        with db.Store(path) as store:
-            for seq, text in enumerate(events, start=1):
-                store.append(SHOE, seq, text)
-            runner = Runner(Bridge(store, shoe.path, KEY), TableView())
-            runner.bridge.poll(0.2)
-            shoe.hello(seq=len(events), acked=len(events))
-            end = time.monotonic() + 5
-            while runner.bridge.hello is None and time.monotonic() < end:
-                runner.bridge.poll(0.05)
-            runner.drain()
-            text = _text(runner.view)
-            runner.bridge.close()
-    finally:
-        shoe.close()
-    last = [json_line for json_line in map(__import__("json").loads, events)
-            if json_line["type"] == "result"][-1]
-    import re
-    assert " ".join(last["player"]) in text
-    assert re.search(r"events\s+%d \(last seq %d\)" % (len(events), len(events)), text)
-    assert re.search(r"shoe\s+T9\s+standard", text)
-
-
 # ------------------------------------------------------------- 80 x 24
 
 def _screen(view, width=80, height=24):
