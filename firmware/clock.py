@@ -1,7 +1,7 @@
-"""The ports' millisecond tick functions, with CPython stand-ins.
+"""The ports' millisecond tick functions, with CPython fallbacks.
 
 Every wait in the drivers and the link is bounded in ticks. The same files
-also run under CPython (host tests, simulators), so the stand-ins live here
+also run under CPython (host tests, simulators), so the fallbacks live here
 once rather than in each module.
 """
 

@@ -8,7 +8,7 @@ chained like every other and lands in the table's record: a report signed
 for a board can be matched with the acceptance's own events in the store.
 The commands are rare and human-paced: they may allocate (hex text), and
 the per-card path never touches this module. It is not resident: the first
-bench question loads it (link/session.py), and only while no shoe is in
+probe loads it (link/session.py), and only while no shoe is in
 play, since mid-shoe the heap may have no room for new code; then it stays.
 A shoe at a table never pays its heap (the 32-bit budget, docs/design.md).
 

@@ -6,7 +6,7 @@ come from ``board_config``, which is generated from boards.toml, so this file
 holds no pin numbers.
 
 Unlike the rest of firmware/, this module and the port modules cannot run
-under CPython, and in the unix VM only against a stand-in ``machine``
+under CPython, and in the unix VM only against a fake ``machine``
 (tests/e2e/test_boards_bringup.py); they are also type-checked against the
 published stubs of each port (tests/e2e/test_typecheck.py).
 

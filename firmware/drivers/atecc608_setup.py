@@ -3,7 +3,7 @@ Info, GenKey, Read, Write, Lock, the serial number.
 
 Kept apart from drivers/atecc608.py so a shoe in play holds only what it
 signs with; this module is loaded by `shoe deploy` (or a boot that finds the
-chip blank), and by the first bench question for ``survey`` (what the
+chip blank), and by the first probe for ``survey`` (what the
 `secure` command reports, firmware/probes.py), and unloaded again.
 """
 

@@ -1,4 +1,4 @@
-"""A machine.I2C stand-in whose transactions cross a pty to the host.
+"""A fake machine.I2C whose transactions cross a pty to the host.
 
 The emulator's secure element is simulated in the host process (it signs
 with the `cryptography` library, which no MicroPython VM has), so the VM's

@@ -1,4 +1,4 @@
-"""A machine.UART stand-in over a pseudo-terminal, for the emulator board.
+"""A fake machine.UART over a pseudo-terminal, for the emulator board.
 
 MicroPython's unix port has no machine.UART, and the emulator's peers (the
 PN532 and barcode simulators, the pit PC's bridge) are on ptys. This class

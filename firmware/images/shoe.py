@@ -12,7 +12,7 @@ module("clock.py")
 module("lazy.py")
 module("manifest.py")      # the boot's file check (unloaded after it)
 module("reading.py")       # a shoe with a reader: the card-set checks
-module("probes.py")        # the bench questions, loaded by link/session.py on demand
+module("probes.py")        # the probes, loaded by link/session.py on demand
 
 package("baccarat", ("cards", "events", "game", "jsonout", "rules"))
 package("cardset", ("intake", "ordercheck", "registry"))

@@ -9,7 +9,7 @@ module("shuffler/entry.py", dest="main.py", source=True)
 module("clock.py")
 module("lazy.py")
 module("manifest.py")
-# The bench questions: shuffler/link.py loads shuffler.probes from a string
+# The probes: shuffler/link.py loads shuffler.probes from a string
 # (its boot interns none of its names), and that module imports probes.
 module("probes.py")
 

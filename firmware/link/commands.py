@@ -34,12 +34,12 @@ MAX_SEQ = 0x7FFFFFFF
 # code) for CHOICE, None otherwise. A default of "" means "absent": the typed
 # value is "".
 #
-# ``secure`` and ``sign`` are a technician's bench questions (`shoe
+# ``secure`` and ``sign`` are a technician's probes (`shoe
 # acceptance`): the secure element, and a report digest signed by it, by the
 # same code on both devices (firmware/probes.py). Each device's ACTIONS
 # gives them (link/session.py, shuffler/link.py); the link's own
 # (link/dispatch.py LINK_ACTIONS) are status, time and clear_tilt. One table,
-# not two: the shuffler's boot, the boot check and a bench question leave 7
+# not two: the shuffler's boot, the boot check and a probe leave 7
 # of its 1,260 interned names before the next pool of 9,040 bytes (32-bit
 # wasm32 VM, MicroPython 1.27.0: python -m host_tools.qa.shuffler_heap32;
 # docs/shuffler.md, "Footprint").

@@ -74,7 +74,7 @@ LINK_EVENTS = (
     ("service_refused", "reason:str"),
     ("tilt_cleared", "counter:int lost_from:int"),
     ("checkpoint", "through:int counter:int? head:hex32? manifest:str? sig:hex128? unsigned:str?"),
-    # Answers to a technician's bench questions (firmware/probes.py).
+    # Answers to a technician's probes (firmware/probes.py).
     ("sensor", "seen:str clear:int red:int green:int blue:int message:str?"),
     ("secure", "present:bool locked:bool serial:str public:str message:str?"),
     ("signature", "digest:str sig:str message:str?"),

@@ -45,7 +45,7 @@ COMMANDS = (
     )),
     # A supervisor lifts the game's cold-deck stop (baccarat/game.py RUN, Ch 5A).
     ("clear_stop", ()),
-    # A technician's bench question (`shoe acceptance`, firmware/probes.py):
+    # A technician's probe (`shoe acceptance`, firmware/probes.py):
     # what the back sensor sees; the secure element's are the link's (link/commands.py).
     ("sensor", ()),
     # One part of a batch's order, sealed by the paired shuffler and relayed

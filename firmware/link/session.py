@@ -59,7 +59,7 @@ def _clear_stop(s, args):
 
 
 def _bench(s, name, args):
-    """A technician's bench question (sensor, secure, sign): firmware/probes.py
+    """A technician's probe (sensor, secure, sign): firmware/probes.py
     answers it. That module is not resident: it is loaded by the first such
     question, and only while no shoe is in play (mid-shoe nothing is loaded,
     docs/design.md; ``Session.refusal``), then stays; a shoe at a table never

@@ -302,8 +302,8 @@ class Device:
         """The seal event signed by the board's secure element (shuffler/
         seal.py; without one it says so, and the audit will not take its
         commitment), and a checkpoint asked of the link over what is sent
-        (shuffler/link.py; a stand-in link without one, the heap probe's,
-        is passed by): at a seal, and at the end of a reveal (no events)."""
+        (shuffler/link.py; a fake link without one, as
+        host_tools/qa/shuffler_heap32.py's, is passed by): at a seal, and at the end of a reveal (no events)."""
         se = getattr(self.board, "secure_element", None)
         for ev in events:
             if ev.get("type") == "custody" and ev.get("to") == custody.SEALED:

@@ -38,7 +38,7 @@ class BoardSource:
 
 
 class SeededSource:
-    """Reproducible stand-in for emulation and tests: SHA-256 in counter
+    """Reproducible fake source for emulation and tests: SHA-256 in counter
     mode over a fixed tag and the decimal seed, so the same seed gives the
     same bytes in MicroPython and CPython. Never for play: anyone with the
     seed knows every shuffle."""

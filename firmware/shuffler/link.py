@@ -13,7 +13,7 @@ a grown journal is compacted (maybe_compact). The shoe's commands (`shoe`,
 `bets`, `exposed`) are not in its table: a host that sends one gets an
 `unknown_command` error.
 
-A technician's bench questions (`shoe acceptance --device shuffler`):
+A technician's probes (`shoe acceptance --device shuffler`):
 ``sensor`` (the mechanism's sensors as they read now), ``cycle`` (one card
 through the mechanism and back, each sensor's levels on the way) and the
 secure element's ``secure`` and ``sign``. They are answered by
@@ -45,7 +45,7 @@ OUTBOX_SLOTS = 12
 
 
 def run(s, args):
-    """Every bench question: shuffler/probes.py, loaded for it and let go
+    """Every probe: shuffler/probes.py, loaded for it and let go
     (its name given as text, so that the boot interns none of it)."""
     probes = __import__("shuffler.probes", None, None, ("run",))
     try:
@@ -63,7 +63,7 @@ class ShufflerSession(Link):
     DEVICE = "shuffler"
     COMMANDS = SHUFFLER_COMMANDS   # link/commands.py: the pit checks a body against the same table
     ACTIONS = ACTIONS
-    device = None   # the Device, once booted (main.py): the bench questions need its mechanism
+    device = None   # the Device, once booted (main.py): the probes need its mechanism
     wanted = -1   # the seq a checkpoint must cover (want_checkpoint); -1: none asked
 
     def want_checkpoint(self):

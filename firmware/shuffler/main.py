@@ -79,7 +79,7 @@ def boot_stages(checked=None):
         session.error(degraded)   # the part that is missing, and its bus's answer
     yield None
     device = Device(board, session, reg)
-    session.device = device   # for the bench questions (shuffler/probes.py)
+    session.device = device   # for the probes (shuffler/probes.py)
     yield None   # its buffers are made; the start-up (entropy test, custody restored, homing) makes garbage
     if problem is None and session.tilt is None:
         device.start()

@@ -126,7 +126,7 @@ ACTIONS = {"sensor": inputs, "cycle": cycle, "secure": secure, "sign": sign}
 
 
 def run(s, args):
-    """The bench question just accepted (its name is the first word of the
+    """The probe just accepted (its name is the first word of the
     command dispatch took: link/dispatch.py), refused while the machine is
     busy or holds a batch: a cycle would move cards in custody."""
     from shuffler.custody import INSIDE
