@@ -1,6 +1,7 @@
-"""`shoe soak powercut`, a short seeded run as the README's command runs it,
-and its checks biting on a shoe that sends an event before its journal
-record is synced."""
+"""`shoe soak powercut`, short seeded runs as the README's command runs them
+(the file journal, and the boards' ring with --ring), and its checks biting
+on a shoe that sends an event before its journal record is synced and on a
+ring that commits an epoch before its data."""
 
 import subprocess
 import sys
