@@ -86,12 +86,14 @@ def use_firmware():
         sys.meta_path.insert(0, _FirmwareFinder())
 
 
-def exec_firmware(source, space, filename="<firmware source>"):
-    """Run ``source`` in the dict ``space`` as firmware code runs on the host:
-    its firmware imports (``from link import frame``) are the firmware
-    package's modules. For source the VM also runs, kept in one string."""
-    space["__builtins__"] = _BUILTINS
+def exec_firmware(source, filename="<firmware source>"):
+    """Run ``source`` as firmware code runs on the host and return what it
+    defined (a dict): its firmware imports (``from link import frame``) are
+    the firmware package's modules. For source the VM also runs, kept in one
+    string."""
+    space = {"__builtins__": _BUILTINS, "__name__": filename}
     exec(compile(source, filename, "exec"), space)
+    return space
 
 
 def import_firmware(name):

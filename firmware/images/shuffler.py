@@ -3,8 +3,9 @@
 # as firmware/images/shoe.py is). Nothing of the shoe's game or its session.
 device("shuffler")
 
-# Its entry point, as main.py so that MicroPython runs it at power-up.
-module("shuffler/main.py", dest="main.py", source=True)
+# Its entry point, as main.py so that MicroPython runs it at power-up (as
+# source, compiled at every boot: only the boot check, then shuffler.main).
+module("shuffler/entry.py", dest="main.py", source=True)
 module("clock.py")
 module("lazy.py")
 module("manifest.py")
@@ -19,8 +20,9 @@ package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn53
 package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
                  "journal", "order", "outbox", "proto", "replay", "reports", "settings"))
 package("shuffler", ("batch", "commit", "custody", "device", "door", "draw", "drbg", "elevator", "entropy",
-                     "geometry", "health", "link", "mix", "probes", "seal", "shuffle", "stepper", "vault"))
+                     "geometry", "health", "link", "main", "mix", "probes", "seal", "selftest", "shuffle",
+                     "stepper", "vault"))
 
-# shuffler/main.py loads board_config.MODULE (shuffler.board_machine). (boards/parts.py: machine_board
+# shuffler.main loads board_config.MODULE (shuffler.board_machine). (boards/parts.py: machine_board
 # names it; only the shoe's board loads it.)
 board("shuffler/board_machine.py", needs=("boards/__init__.py", "boards/machine_board.py", "boards/parts.py"))

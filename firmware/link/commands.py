@@ -39,8 +39,8 @@ MAX_SEQ = 0x7FFFFFFF
 # same code on both devices (firmware/probes.py). Each device's ACTIONS
 # gives them (link/session.py, shuffler/link.py); the link's own
 # (link/dispatch.py LINK_ACTIONS) are status, time and clear_tilt. One table,
-# not two: the shuffler's boot, the boot check and a bench question leave 6
-# of its 1,260 interned names before the next pool of 9,024 bytes (32-bit
+# not two: the shuffler's boot, the boot check and a bench question leave 7
+# of its 1,260 interned names before the next pool of 9,040 bytes (32-bit
 # wasm32 VM, MicroPython 1.27.0: python -m host_tools.qa.shuffler_heap32;
 # docs/shuffler.md, "Footprint").
 LINK_COMMANDS = (

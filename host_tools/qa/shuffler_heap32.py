@@ -2,29 +2,29 @@
 beside heap.py's 64-bit figures: objects of the boards' size.
 
 That VM collects garbage only between top-level steps, so the boot runs one
-stage a step (firmware/shuffler/main.py boot_stages) and a batch one device
-step a step; a step during which its heap had to grow makes its figures
+stage a step (the image's main.py, firmware/shuffler/entry.py, and
+shuffler/main.py boot_stages) and a batch one device step a step; a step during which its heap had to grow makes its figures
 unknown, never a pass (docs/design.md, "The 32-bit VM").
 
-    python -m host_tools.qa.shuffler_heap32          # both columns (this module's table)
+    python -m host_tools.qa.shuffler_heap32             # both columns (this module's table)
+    python -m host_tools.qa.shuffler_heap32 --deployed  # the 32-bit boot's figures, as JSON
 """
 
 import sys
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 
 from host_tools import vm
-from host_tools.qa.shuffler_heap import BOARD, FAKE_MACHINE, _machine_dir, board_heap_kib, boot_resident, figures
+from host_tools.qa.shuffler_heap import BOARD, FAKE_MACHINE, board_heap_kib, boot_resident, figures
 
 # The budget (docs/design.md, "Heap budgets"), shares of the board's 190 KiB
 # as the 32-bit wasm32 VM (MicroPython 1.27.0) measures them; on the stock
 # v1.28.0 RPI_PICO build that heap is 92.8 % of the GC heap (boards.toml):
 RESIDENT_SHARE_32 = 0.77  # resident after boot, of the board's heap, with every boot stage inside it (its raises: docs/CHANGELOG.md)
-BOOT_STAGES_MAX = 12      # steps offered to main.boot_stages (it has 7)
+BOOT_STAGES_MAX = 12      # steps offered to main.py's boot_stages (it has 8: the check, then shuffler.main's 7)
 # The floor of free heap, held with the next qstr pool taken too: whichever side of
 # the pool step the next names fall, at least this share stays free after
 # the first release (docs/shuffler.md, "Footprint").
@@ -46,7 +46,7 @@ stage_peak = 0
 import board_config
 machine.LEVELS[board_config.INPUTS["home"]] = 0
 machine.LEVELS[board_config.INPUTS["door"]] = 0
-from shuffler import main
+import main
 stages = main.boot_stages()
 booted = None
 gc.collect()
@@ -142,45 +142,30 @@ def _deployed_flash(tmp, name):
     return flash, rig
 
 
-def boot_resident32(heap_kib=None, name=BOARD, deployed=False):
-    """boot_resident() in the 32-bit VM, the boot one stage a step:
-    {"held", "in_use", "live_peak" (largest live heap between stages),
-    "state", "halt", "inside": True when no step grew the heap, None when
-    one did (unknown), "stage_peak": the most heap in use (the VM's
-    own included) at the end of a boot stage, before its garbage is
-    collected (this VM collects only between steps, so a stage whose live
+def boot_resident32(heap_kib=None, name=BOARD):
+    """boot_resident() in the 32-bit VM, of the image `shoe deploy` stages
+    booted as a board boots it: its main.py compiled from source, the boot
+    check hashing every file against manifest.json, then the compiled boot,
+    one stage a step: {"held", "in_use", "live_peak" (largest live heap
+    between stages), "state", "halt", "inside": True when no step grew the
+    heap, None when one did (unknown), "stage_peak": the most heap in use
+    (the VM's own included) at the end of a boot stage, before its garbage
+    is collected (this VM collects only between steps, so a stage whose live
     heap and garbage pass the heap grows it; "gc_total": the heap the
-    collector has, a little under the one asked for), "after_release": held once shuffler/vault.py and
-    link/order.py are loaded too, as the first release loads them (docs/shuffler.md,
-    "Footprint": its names can need a new qstr pool), "names": the VM's
-    interned names (qstrs) {"after_boot", "after_release",
-    "pool_capacity" (names the pools allocated so far hold), "left" (names
-    the release can still add before the next pool), "next_pool_bytes"}
-    or None when not read}.
-
-    ``deployed``: boot what `shoe deploy` stages instead, as a board does:
-    its main.py compiled from source, the boot check hashing every file
-    against manifest.json (and its names interned at boot, not after the
-    release)."""
+    collector has, a little under the one asked for), "after_release": held
+    once shuffler/vault.py and link/order.py are loaded too, as the first
+    release loads them (docs/shuffler.md, "Footprint": its names can need a
+    new qstr pool), "names": the VM's interned names (qstrs) {"after_boot",
+    "after_release", "pool_capacity" (names the pools allocated so far
+    hold), "left" (names the release can still add before the next pool),
+    "next_pool_bytes"} or None when not read}."""
     from host_tools import wasm32
-    from host_tools.sim.shuffler_emulate import stage_code
     heap_kib = heap_kib or board_heap_kib(name)
     program = _BOOT32_HEAD + _BOOT32_STAGE * BOOT_STAGES_MAX + _BOOT32_TAIL.replace("POOL_JUMP", str(POOL_JUMP))
-    if deployed:
-        program = program.replace("from shuffler import main\n", "import main\n")
     with tempfile.TemporaryDirectory(prefix="shuffler-heap32-") as tmp:
-        if deployed:
-            flash, rig = _deployed_flash(tmp, name)
-            res, unknown = wasm32.run_marked(program, heap="%dk" % heap_kib, paths=["", rig], cwd=flash,
-                                             timeout=120)
-            return _boot32_figures(res, unknown, heap_kib)
-        _machine_dir(tmp, name)
-        # The shuffler's image at the root of the file system, as a board holds it and
-        # imports it (sys.path[0] == ""): each module's __file__ is its image
-        # path, one qstr with the name its .mpy carries (deploy.compile_mpy).
-        shutil.copytree(stage_code("shuffler", "shuffler.board_machine"), tmp, dirs_exist_ok=True)
-        res, unknown = wasm32.run_marked(program, heap="%dk" % heap_kib, paths=[""],
-                                         cwd=tmp, timeout=120)
+        flash, rig = _deployed_flash(tmp, name)
+        res, unknown = wasm32.run_marked(program, heap="%dk" % heap_kib, paths=["", rig], cwd=flash,
+                                         timeout=120)
     return _boot32_figures(res, unknown, heap_kib)
 
 
@@ -384,8 +369,8 @@ def main(argv=None):
     if "--cycle" in argv:  # the emulated shuffler's whole cycle (64-bit, ptys), as before
         print(json.dumps(figures(), indent=1))
         return 0
-    if "--deployed" in argv:  # the 32-bit boot of what `shoe deploy` stages (main.py as source, boot check)
-        print(json.dumps(boot_resident32(deployed=True), indent=1))
+    if "--deployed" in argv:  # the 32-bit boot of what `shoe deploy` stages, as JSON
+        print(json.dumps(boot_resident32(), indent=1))
         return 0
     budget, rows = table()
     print("%-52s %-28s %s" % ("shuffler, %s board" % BOARD, "64-bit (unix VM)", "32-bit (wasm32 VM)"))

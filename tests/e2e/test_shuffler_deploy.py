@@ -15,10 +15,11 @@ IN = ("main.py", "board_config.mpy", "shoe_key.bin", "manifest.json", "shuffler/
       "shuffler/device.mpy", "shuffler/custody.mpy", "shuffler/link.mpy", "shuffler/drbg.mpy",
       "link/core.mpy", "link/replay.mpy", "link/commands.mpy", "link/dispatch.mpy", "link/journal.mpy",
       "cardset/registry.mpy", "drivers/pn532_uart.mpy", "drivers/tcs34725.mpy", "baccarat/cards.mpy",
-      "manifest.mpy", "lazy.mpy", "shuffler/probes.mpy", "probes.mpy", "drivers/atecc608_setup.mpy")
+      "manifest.mpy", "lazy.mpy", "shuffler/probes.mpy", "probes.mpy", "drivers/atecc608_setup.mpy",
+      "shuffler/main.mpy", "shuffler/selftest.mpy")
 OUT = ("baccarat/game.mpy", "baccarat/events.mpy", "baccarat/rules.mpy", "baccarat/script.mpy",
        "link/session.mpy", "link/recovery.mpy", "link/schema.mpy", "link/events_schema.mpy",
-       "link/host_frames.mpy", "shuffler/main.mpy", "emulator/shuffler_board.mpy", "emulator/sim_mechanism.mpy",
+       "link/host_frames.mpy", "shuffler/entry.mpy", "emulator/shuffler_board.mpy", "emulator/sim_mechanism.mpy",
        "emulator/sample.mpy", "shuffler/schema.mpy", "emulator/shoe_board.mpy", "boards/rp2.mpy",
        "emulator/ptyuart.mpy", "emulator/sim_tcs34725.mpy", "reading.mpy")
 
@@ -35,7 +36,7 @@ def test_the_image_holds_the_shuffler_and_nothing_of_the_shoe(image):
     files = {p.relative_to(image).as_posix() for p in image.rglob("*") if p.is_file()}
     assert set(IN) <= files
     assert not set(OUT) & files
-    assert (image / "main.py").read_text() == (deploy.FIRMWARE / "shuffler" / "main.py").read_text()
+    assert (image / "main.py").read_text() == (deploy.FIRMWARE / "shuffler" / "entry.py").read_text()
     manifest = __import__("json").loads((image / "manifest.json").read_text())
     assert manifest["device"] == "shuffler" and manifest["heap"] == heap.board_heap_kib() * 1024
     size = sum((image / rel).stat().st_size for rel in manifest["files"])
@@ -50,7 +51,7 @@ def test_the_image_holds_the_shuffler_and_nothing_of_the_shoe(image):
 
 
 def _boot_image(image, tmp_path, timeout=60, shown="board.manifest"):
-    """main.boot() of the image in the VM: (returncode, stdout, stderr), the
+    """The boot of the image's main.py in the VM: (returncode, stdout, stderr), the
     line ``BOOTED state halt SHOWN`` once booted; a halted boot never
     returns, so its VM is stopped at ``timeout``."""
     (tmp_path / "machine.py").write_text(heap.FAKE_MACHINE)
@@ -62,8 +63,10 @@ def _boot_image(image, tmp_path, timeout=60, shown="board.manifest"):
     probe.write_text("import machine, board_config, sys\n"
                      "machine.LEVELS[board_config.INPUTS['home']] = 0\n"
                      "machine.LEVELS[board_config.INPUTS['door']] = 0\n"
-                     "import main\n"
-                     "board, session, device = main.boot()\n"
+                     "import main\n"   # the image's main.py: its stages begin with the boot check
+                     "for booted in main.boot_stages():\n"
+                     "    pass\n"
+                     "board, session, device = booted\n"
                      "print('BOOTED', device.machine and device.machine.state[1], repr(session.halt), %s)\n"
                      % shown)
     env = dict(os.environ, MICROPYPATH=os.pathsep.join([str(tmp_path), str(image)]))

@@ -169,7 +169,10 @@ class FakeShoe:
             if data:
                 self.decoder.feed(data, len(data), self)
 
-    def pump(self, until, timeout=5.0):
+    def pump(self, until, timeout=60.0):
+        # The bound is for a bridge that never sends what is awaited; a
+        # bridge starved on a loaded 2-core machine took more than 5 s over
+        # its first hello request.
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             self.read()

@@ -73,9 +73,10 @@ class Stream:
         except (OSError, ValueError, AttributeError):
             pass
 
-    def wait(self, pred, timeout=10, timed=False):
+    def wait(self, pred, timeout=60, timed=False):
         """The first message ``pred`` accepts ((arrival time, message) when
-        ``timed``), waiting for it at most ``timeout`` seconds."""
+        ``timed``), waiting for it at most ``timeout`` seconds (the bound is
+        for a pit that never sends it, not a guess at a loaded machine's pace)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             for t, m in zip(list(self.times), list(self.messages)):

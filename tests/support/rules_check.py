@@ -12,7 +12,7 @@ hits every Banker-total x Player-third-card cell of Ch 10E.
 import json
 import sys
 
-from firmware.baccarat import cards, game
+from baccarat import cards, game
 import oracle_ch10
 
 

@@ -58,6 +58,14 @@ def test_pit_median_of_its_runs_at_the_asked_table_count():
         readings.pit(PIT, 64)
 
 
+def test_pit_commit_stage_of_the_median_run():
+    line = "    commit stage (append -> durable, the pit's histogram over the window): p50 <= 5 ms, p99 <= %d ms\n"
+    runs = PIT.splitlines(True)
+    staged = "".join(r + (line % ms if "N=" in r else "") for r, ms in zip(runs, [0, 0, 900, 250, 20, 30]))
+    assert readings.pit(staged, 256)["commit_p99_ms"] == 30.0  # N=16's line is not one of them
+    assert "commit_p99_ms" not in readings.pit(PIT, 256)
+
+
 def test_link_figures_per_shoe_count_and_its_errors():
     f = readings.link(LINK)
     assert f[1] == {"p50_ms": 34.6, "p99_ms": 242.0} and f[16]["p99_ms"] == 424.0

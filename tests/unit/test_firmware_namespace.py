@@ -5,6 +5,7 @@ files, unedited, import each other by their device names and get the
 package's modules. A fresh interpreter's plain `import host_tools` is
 tests/e2e/test_import_host_tools.py."""
 
+import ast
 import os
 import pkgutil
 import sys
@@ -15,6 +16,10 @@ import host_tools
 from host_tools import vm
 
 NAMES = vm.firmware_names()
+REPO = os.path.dirname(vm.FIRMWARE)
+# Scripts the MicroPython VM (and a CPython child with firmware/ on its path)
+# runs as they stand: they import the firmware as a device does.
+AS_ON_A_DEVICE = ("tests/support/rules_check.py",)
 
 
 def host_tools_names():
@@ -79,8 +84,7 @@ def test_a_firmware_module_gets_its_siblings_from_the_package():
 
 
 def test_firmware_source_in_a_string_runs_as_firmware():
-    space = {}
-    vm.exec_firmware("from link import proto\nimport link.frame\n", space)
+    space = vm.exec_firmware("from link import proto\nimport link.frame\n")
     from firmware.link import frame, proto
     assert space["proto"] is proto and space["link"].frame is frame
 
@@ -94,3 +98,43 @@ def test_a_firmware_name_outside_the_firmware_is_not_found():
 
 def test_import_firmware_takes_the_device_name():
     assert vm.import_firmware("emulator.sample").__name__ == "firmware.emulator.sample"
+
+
+def bare_firmware_imports(source, path="<source>"):
+    """(line, name) of each import in ``source`` of a firmware module by its
+    device name (``from link import proto``, ``import manifest``)."""
+    found = []
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] in NAMES]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module.split(".")[0] in NAMES:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_host_code_and_tests_name_the_firmware_package():
+    """A bare device name in host code fails only when that line runs; this
+    names every one at once, with the line to write instead."""
+    bad = []
+    for top in ("host_tools", "tests"):
+        for dirpath, dirs, files in os.walk(os.path.join(REPO, top)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in sorted(files):
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, REPO)
+                if name.endswith(".py") and rel not in AS_ON_A_DEVICE:
+                    with open(path, encoding="utf-8") as f:
+                        bad += ["%s:%d imports %s (write firmware.%s)" % (rel, line, mod, mod)
+                                for line, mod in bare_firmware_imports(f.read(), path)]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("source, caught", [
+    ("from link import proto\n", True),
+    ("def f():\n    import manifest\n", True),
+    ("import link.frame as frame\n", True),
+    ("from firmware.link import proto\nfrom host_tools import boards\nimport json\n", False),
+    ("from . import shuffler\n", False),
+])
+def test_the_import_check_catches_what_it_is_for(source, caught):
+    assert bool(bare_firmware_imports(source)) is caught

@@ -145,6 +145,61 @@ async def _clients(url, n, out, rundir):
     return 0
 
 
+# -- the pit's own commit histogram ------------------------------------------------------
+
+COMMIT_METRIC = "shoe_commit_latency_seconds_bucket"
+
+
+class CommitHistogram:
+    """The pit's histogram of an event's append until durable (one group
+    commit, host_tools/view/metrics.py), read from its /metrics page as the
+    bench's surveillance login sees it. Two readings bracket the measured
+    window; their difference is the commit stage of card -> durable, so the
+    rest (the stand-in's line, the table thread's turn, its checks) is
+    what the total adds to it."""
+
+    def __init__(self, base, rundir):
+        import ssl
+        import urllib.request
+
+        self.base = base
+        self.context = ssl.create_default_context(cafile=os.path.join(rundir, "tls", "pit.crt"))
+        with open(os.path.join(rundir, "bench.password")) as f:
+            password = f.read().strip()
+        request = urllib.request.Request(
+            base + "api/login", data=json.dumps({"user": BENCH_USER, "password": password}).encode(),
+            headers={"Content-Type": "application/json", "Origin": base.rstrip("/")})
+        with urllib.request.urlopen(request, context=self.context, timeout=30) as resp:
+            self.token = json.load(resp)["token"]
+
+    def read(self):
+        """{bucket bound in s (inf last): events at or under it} now."""
+        import urllib.request
+
+        request = urllib.request.Request(self.base + "metrics", headers={"Authorization": "Bearer " + self.token})
+        with urllib.request.urlopen(request, context=self.context, timeout=30) as resp:
+            text = resp.read().decode()
+        out = {}
+        for line in text.splitlines():
+            if line.startswith(COMMIT_METRIC + "{"):
+                bound = line.split('le="', 1)[1].split('"', 1)[0]
+                out[float("inf") if bound == "+Inf" else float(bound)] = float(line.rsplit(" ", 1)[1])
+        return out
+
+
+def bucket_percentile(before, after, p):
+    """The smallest bucket bound holding ``p`` % of the events counted
+    between two readings (seconds; inf past the last bound), or None."""
+    bounds = sorted(after)
+    total = after[bounds[-1]] - before.get(bounds[-1], 0) if bounds else 0
+    if total <= 0:
+        return None
+    for bound in bounds:
+        if after[bound] - before.get(bound, 0) >= total * p / 100.0:
+            return bound
+    return bounds[-1]
+
+
 # -- one run ------------------------------------------------------------------------
 
 def _free_port():
@@ -317,6 +372,11 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         start = time.time()
         floor.start_dealing(until=start + warm + seconds)
         time.sleep(warm)
+        try:
+            histogram = CommitHistogram(url.rsplit("api/", 1)[0], rundir)
+            commits0 = histogram.read()
+        except (OSError, ValueError, KeyError) as e:
+            histogram, commits0 = None, "the pit's /metrics: %s" % e
         cpu0 = {p: _cpu_s(p.pid) for p in (pit, clients)}
         self0 = time.process_time()
         if profile:
@@ -327,6 +387,12 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         time.sleep(seconds)
         cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}
         cpu["stand-ins"] = (time.process_time() - self0) / seconds
+        commits = commits0
+        if histogram is not None:
+            try:
+                commits = (commits0, histogram.read())
+            except (OSError, ValueError) as e:
+                commits = "the pit's /metrics: %s" % e
         floor.stop_dealing()
         drained = time.monotonic()
         stored = _drain(tables, store_path, out, before, clients, drain)
@@ -339,6 +405,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
             seen = json.load(f)
         figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients, stored)
         figures["cpu"] = cpu
+        figures["commits"] = commits
         figures["unstored"] = _unstored(tables, stored)
         figures["drain_s"] = drained
         figures["skipped"] = floor.skipped
@@ -361,6 +428,18 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
                     p.wait()
         floor.close()
         err.close()
+
+
+def _commit_line(commits):
+    """The commit stage of the run's window, from the pit's histogram."""
+    if isinstance(commits, str):
+        return "commit stage: not read (%s)" % commits
+    p50, p99 = (bucket_percentile(commits[0], commits[1], p) for p in (50, 99))
+    if p50 is None:
+        return "commit stage: no commits in the window"
+    return ("commit stage (append -> durable, the pit's histogram over the window): p50 <= %s, p99 <= %s; "
+            "the rest of card -> durable is the line and the table thread's turn"
+            % tuple("%.0f ms" % (1000 * b) if b != float("inf") else "over the last bucket" for b in (p50, p99)))
 
 
 def _unstored(tables, stored):
@@ -508,6 +587,7 @@ def main(argv=None):
                      _ms(fig["acked"], 99), _ms(fig["page"], 50), _ms(fig["page"], 99),
                      100 * fig["cpu"]["pit"], 100 * fig["cpu"]["stand-ins"], 100 * fig["cpu"]["clients"],
                      fig["lost"], fig["page_missing"]), flush=True)
+            print("    %s" % _commit_line(fig["commits"]), flush=True)
             print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
                   " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
                   % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)

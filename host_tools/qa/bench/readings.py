@@ -58,8 +58,14 @@ def pit(text, tables):
     page = sorted(float(r[1]) for r in runs)
     cpu = sorted(float(r[2]) for r in runs)
     mid = len(runs) // 2
-    return {"durable_p99_ms": durable[mid], "page_p99_ms": page[mid], "pit_cpu_pct": cpu[mid], "runs": len(runs),
-            "lost": sum(int(r[3]) + int(r[4]) for r in runs), "errors": _errors(text)}
+    out = {"durable_p99_ms": durable[mid], "page_p99_ms": page[mid], "pit_cpu_pct": cpu[mid], "runs": len(runs),
+           "lost": sum(int(r[3]) + int(r[4]) for r in runs), "errors": _errors(text)}
+    # each run's commit stage (the pit's histogram), as a bucket bound: the median run's
+    commits = sorted(float(v) for v in re.findall(r"^\s*N=%d run \d+: .*\n\s*commit stage \(.*?p99 <= ([\d.]+) ms"
+                                                  % tables, text, re.M))
+    if commits:
+        out["commit_p99_ms"] = commits[len(commits) // 2]
+    return out
 
 
 def link(text):

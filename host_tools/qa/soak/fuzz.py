@@ -443,8 +443,7 @@ class FirmwareTarget:
 
     def __init__(self, rng, work):
         from firmware.link import schema
-        space = {}
-        vm.exec_firmware(FW_SOURCE, space, "<firmware fuzz target>")
+        space = vm.exec_firmware(FW_SOURCE, "<firmware fuzz target>")
         self.fw_input = space["fw_input"]
         self.space = space
         self.schema = schema

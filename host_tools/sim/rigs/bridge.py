@@ -54,7 +54,11 @@ class StoreProgress:
         return self._count("type = ?", ("boot",))
 
     def ended(self):
-        return self._count("type = ?", ("shoe_end",)) > 0
+        """The shoe's end is stored with the checkpoint that closes it (the
+        shoe sends its shoe_end as the card makes it, the checkpoint at the
+        end of that pass)."""
+        return self._count("type = ? AND seq > (SELECT MAX(seq) FROM events WHERE shoe_id = ? AND type = ?)",
+                           ("checkpoint", self.shoe_id, "shoe_end")) > 0
 
     def close(self):
         if self.con is not None:
@@ -73,6 +77,7 @@ class ThreadedBridge:
         self.taken = 0
         self.boot_count = 0
         self.end = None
+        self._end = None
         self.committed_at = {}  # seq -> time.time() just after the commit
         self.events = []
         self.stop = threading.Event()
@@ -96,7 +101,9 @@ class ThreadedBridge:
         elif event.get("type") == "boot":
             self.boot_count += 1
         elif event.get("type") == "shoe_end":
-            self.end = event
+            self._end = (seq, event)
+        elif event.get("type") == "checkpoint" and self._end is not None and seq > self._end[0]:
+            self.end = self._end[1]  # ended: the checkpoint that closes the shoe is stored too
         if self.on_event is not None:
             self.on_event(seq, event)
 
@@ -146,10 +153,17 @@ class Stalled(Exception):
     """The shoe stopped taking the dealer's lines; the message says where."""
 
 
+# How long a dealt line may go untaken before the Feeder calls the shoe
+# stalled. Only a stalled shoe waits it out; an emulated shoe on a loaded
+# 2-core machine (two suites side by side) went silent for 30 s at boot
+# (sim/vmdevice.py BOOT_WAIT_S), and 30 s here failed shoes that were slow.
+STALL_S = 120.0
+
+
 class Feeder:
     """Deals a script into an emulated shoe in lockstep with the store."""
 
-    def __init__(self, emu, lines, watcher, poll=0.003, stall=30.0, pause=0.0, patient=False):
+    def __init__(self, emu, lines, watcher, poll=0.003, stall=STALL_S, pause=0.0, patient=False):
         """``watcher`` is a ThreadedBridge or StoreProgress: ``progress()``
         counts taken lines, ``boots()`` the shoe's boot events and
         ``ended()`` says whether its shoe_end is stored. ``patient``: the
@@ -187,9 +201,10 @@ class Feeder:
             self.progress(), n, self.lines[n - 1] if 0 < n <= len(self.lines) else None))
 
     def finish(self):
-        """Deal the rest and wait for the shoe's end to be stored."""
+        """Deal the rest and wait for the shoe's end, and the checkpoint
+        that closes it, to be stored."""
         self.deal()
-        self._wait(self.ended, "no shoe_end stored after the last line")
+        self._wait(self.ended, "no shoe_end and closing checkpoint stored after the last line")
 
     def _wait(self, predicate, message):
         end = time.monotonic() + self.stall
