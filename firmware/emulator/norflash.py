@@ -27,11 +27,14 @@ class NorFlash:
             have = -1
         if have != size:
             with open(path, "wb") as f:  # a new chip: erased
-                blank = b"\xff" * SECTOR
-                for _ in range(sectors):
+                blank = b"\xff" * PAGE
+                for _ in range(sectors * SECTOR // PAGE):
                     f.write(blank)
         self.f = open(path, "r+b")
         self.old = bytearray(PAGE)
+        # An erase writes this page over the sector: nothing allocated then,
+        # when a shoe with its card set has no 4 KiB block to spare.
+        self.blank = bytearray(b"\xff" * PAGE)
         self.erases = 0
         self.pages = 0
 
@@ -70,7 +73,8 @@ class NorFlash:
             return SECTOR
         if op == 6:
             self.f.seek(arg * SECTOR)
-            self.f.write(b"\xff" * SECTOR)
+            for _ in range(SECTOR // PAGE):
+                self.f.write(self.blank)
             self.f.flush()
             self.erases += 1
             return 0

@@ -103,8 +103,8 @@ def _secure(cfg):
 class Board:
     def journal_store(self, sectors):
         """The journal's ring (link/ring.py) on a NOR flash in a file beside
-        the journal (emulator/norflash.py), when `shoe emulate --journal-ring`
-        sizes one; otherwise main.py keeps the journal in a file."""
+        the journal (emulator/norflash.py), as on the boards; with
+        `shoe emulate --journal-ring 0` main.py keeps the journal in a file."""
         from emulator.norflash import NorFlash
         from link.ring import Ring
         return Ring(NorFlash(self.journal_path + NOR, sectors))

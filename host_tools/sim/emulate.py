@@ -50,6 +50,11 @@ KEY_FILE = deploy.KEY_NAME
 # bytes in 64 bits). How each figure was found: docs/CHANGELOG.md.
 HEAP_64 = 48 * 1024
 SECURE_HEAP_64 = 64 * 1024
+# The journal's ring on the emulator's NOR rig (link/ring.py and
+# emulator/norflash.py, their objects for 64 sectors): 14,240 bytes in the
+# 64-bit unix VM loaded from source (the deployed .mpy load less); without
+# it a shoe with its card set runs out of heap at boot.
+RING_HEAP_64 = 16 * 1024
 
 
 EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
@@ -107,11 +112,12 @@ class Emulator(vmdevice.VMDevice):
         if answer_delay_ms:
             values["ANSWER_DELAY_MS"] = int(answer_delay_ms)   # a slow shoe (emulator/shoe_board.py)
         if journal_ring is not None:
-            values["JOURNAL_RING"] = int(journal_ring)   # the journal on NOR flash (link/ring.py)
+            values["JOURNAL_RING"] = int(journal_ring)   # the ring's size (link/ring.py), 0: a file
         if secure:
             values["SECURE_ELEMENT"] = dict(values.get("SECURE_ELEMENT") or {},
                                             **self._start_secure(provision, "secure_element" not in without))
-        self.heap = values["HEAP"] + HEAP_64 + (SECURE_HEAP_64 if secure else 0)
+        self.heap = values["HEAP"] + HEAP_64 + (SECURE_HEAP_64 if secure else 0) + \
+            (RING_HEAP_64 if values.get("JOURNAL_RING") else 0)
         self._write_config(values)
         # Beside the flash, not in it: the boot check tilts on any file the
         # manifest does not cover.
@@ -259,9 +265,9 @@ def add_arguments(parser):
                         help="a slow shoe: every hello and heartbeat answer leaves this much later "
                              "(as on a slower MCU)")
     parser.add_argument("--journal-ring", type=int, default=None, metavar="SECTORS",
-                        help="keep the journal as the boards do, on a ring of SECTORS 4 KiB sectors "
-                             "of NOR flash (a file beside the flash directory's journal), instead "
-                             "of a file (0)")
+                        help="the journal's ring of SECTORS 4 KiB sectors of NOR flash (a file "
+                             "beside the flash directory's journal; boards.toml's, 64, by default, "
+                             "as on the boards), or 0: the journal in a littlefs-style file")
 
 
 def run(args):

@@ -14,6 +14,7 @@ from host_tools import exits
 from host_tools.store import db  # noqa: F401
 from support.bridgecli import send as _send, start_bridge as _bridge, stored_events as _events  # noqa: F401
 from support.bridgecli import WAIT_S as _WAIT_S, wait_event as _wait_event, wait_up as _wait_up
+from support import journalring
 from support.waits import until
 
 
@@ -92,10 +93,9 @@ def test_a_corrupt_journal_tilts_the_shoe_and_the_bridge_reports_it(table):
         emu.deal(line)
     _wait_event(path, "CMD1", lambda e: e["type"] == "card" and e.get("pos") == "B1")
     emu.power_cut()
-    journal = emu.dir + "/journal.bin"
-    data = bytearray(open(journal, "rb").read())
+    data = bytearray(journalring.read(emu.dir))
     data[len(data) // 2] ^= 0x40  # one flipped bit inside a complete record
-    open(journal, "wb").write(bytes(data))
+    journalring.rewrite(emu.dir, bytes(data))
     for boot in range(2):  # tilt survives a power cycle and is reported again
         emu.start()
         # this boot's tilt stored: one more than before it (a wait for any

@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from support import journalring
 from support.emuhost import powered_on
 from host_tools import deploy
 from host_tools.qa.bench import footprint
@@ -154,7 +155,7 @@ def test_a_captured_command_is_refused_on_every_later_connection(shoe):
     refused(_forged_count(host))
     # 3. after the journal is deleted: the counter is gone, the nonce still bars it
     emu.power_cut()
-    os.remove(os.path.join(emu.dir, "journal.bin"))
+    journalring.erase(emu.dir)
     hello = _reboot(emu, host)
     assert hello["tilt"].startswith("journal deleted")
     refused(_forged_count(host))
@@ -207,16 +208,15 @@ def test_a_lost_journal_tilts_and_stays_tilted(shoe, damage):
     emu, host = shoe
     _played(emu, host)
     emu.power_cut()
-    path = os.path.join(emu.dir, "journal.bin")
-    data = open(path, "rb").read()
+    data = journalring.read(emu.dir)
     if damage == "deleted":
-        os.remove(path)
+        journalring.erase(emu.dir)
     elif damage == "truncated":
         ends = _record_ends(data)
         assert ends[-1] == len(data)
-        open(path, "wb").write(data[:ends[-4]])  # cut back at a record boundary: a sound journal
+        journalring.rewrite(emu.dir, data[:ends[-4]])  # cut back at a record boundary: a sound journal
     else:
-        open(path, "wb").close()
+        journalring.rewrite(emu.dir, b"")
     for _boot in range(2):  # the tilt survives a power cycle
         hello = _reboot(emu, host)
         assert hello["tilt"] and hello["tilt"].startswith("journal " + damage), hello["tilt"]
@@ -230,10 +230,8 @@ def test_a_lost_journal_tilts_and_stays_tilted(shoe, damage):
 def test_a_fresh_or_zero_byte_journal_is_no_loss_and_a_garbled_tilt_text_still_boots(shoe):
     emu, host = shoe
     emu.power_cut()
-    for name in ("journal.bin", "journal.bin.mark"):
-        if os.path.exists(os.path.join(emu.dir, name)):
-            os.remove(os.path.join(emu.dir, name))
-    open(os.path.join(emu.dir, "journal.bin"), "wb").close()  # a power cut as the file was made
+    os.remove(os.path.join(emu.dir, "journal.bin.mark"))
+    journalring.erase(emu.dir)  # a power cut before the ring's first epoch was committed
     host.strict = False  # a shoe whose flash was wiped starts its seqs again
     host.events = {}
     host.tags = {}
@@ -318,9 +316,8 @@ def test_a_truncated_journal_is_a_rollback_the_bridge_alerts_and_never_overwrite
         with db.Store(path) as store:
             before = [(r["seq"], r["event"], r["mac"]) for r in store.rows("RB1")]
         emu.power_cut()
-        journal = os.path.join(emu.dir, "journal.bin")
-        data = open(journal, "rb").read()
-        open(journal, "wb").write(data[:_record_ends(data)[4]])  # back to the first cards
+        data = journalring.read(emu.dir)
+        journalring.rewrite(emu.dir, data[:_record_ends(data)[4]])  # back to the first cards
         emu.start()
         end = time.monotonic() + 20
         alerts = []

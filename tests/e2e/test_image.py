@@ -103,8 +103,8 @@ PN532_UART = pn532_hsu.ANSWER + "machine.UART = PN532Wire\n"
 
 # This VM's flash is the host's file system, with no rp2.Flash under it to
 # carve the journal ring from (boards/ring_flash.py): the image keeps its
-# journal in a file here (the ring: tests/unit/test_journal_ring.py, and
-# `shoe emulate --journal-ring` in tests/e2e/test_secure_counter.py).
+# journal in a file here (the ring: tests/unit/test_journal_ring.py, and the
+# emulated shoe, whose board carries a NOR rig, e.g. tests/e2e/test_secure_counter.py).
 RUNNER = ("import machine, board_config\n" + PN532_UART +
           "board_config.JOURNAL_RING = 0\n" +
           "for _name in ('home', 'door'):\n"

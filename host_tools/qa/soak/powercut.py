@@ -21,6 +21,15 @@ or dropped whole, as littlefs's copy-on-write commit and a sector write do). The
 its counter (it is another part). The shoe then boots again on what is left,
 and may be cut again while booting.
 
+With ``--ring SECTORS`` the journal is the boards' (link/ring.py
+``RingJournal``): its stream on a ring of NOR flash the soak keeps in memory
+(``MemNor``), the marker and the tilt still files of MemFS. The cuts fall
+inside the ring's sector erases and page programs (and the marker's syncs),
+and the operation cut is *kept* (it completed), *dropped* (it never began)
+or *torn*: an erase leaves some bits of the sector still programmed, a page
+program leaves some of its bits unprogrammed, as a NOR chip does when its
+supply fails mid-operation.
+
 Checked, and printed: every event the shoe sent is stored, once, with the
 body the shoe made it with; every event the store holds is one the shoe
 kept (lost 0, duplicated 0: no card twice in a shoe); the stored game events
@@ -53,7 +62,7 @@ from host_tools.store import db
 from firmware.baccarat import script
 from firmware.drivers.atecc608 import ATECC608
 from firmware.drivers.atecc608_setup import provision
-from firmware.link import journal, proto, session
+from firmware.link import journal, proto, ring, session
 from firmware.link import replay as link_replay
 
 SHOE_ID = "CUT1"
@@ -61,8 +70,10 @@ KEY = bytes(range(40, 72))
 STEP_MS = 20          # the soak's clock moves by this much a turn
 DEAL_MS = 60          # a dealer action every this many ms
 KINDS = ("write", "sync", "rename")
+RING_KINDS = ("program", "erase", "program", "sync")   # the ring's flash operations, and the marker's
 MODES = ("kept", "dropped", "torn")
-FURTHEST = {"write": 60, "sync": 60, "rename": 2}  # a cut falls at the 1st..this-th op of its kind
+# A cut falls at the 1st..this-th op of its kind.
+FURTHEST = {"write": 60, "sync": 60, "rename": 2, "program": 60, "erase": 3}
 NO_CUT_S = 300.0      # a planned cut that never comes (the kind never happens) gives up after this
 
 
@@ -73,6 +84,18 @@ def add_arguments(parser):
                         help="dealer mistakes per round (default 0.05)")
     parser.add_argument("--dir", help="keep the store, the keys and the chip here (default: a temp dir)")
     parser.add_argument("--each", action="store_true", help="print a line for every cut")
+    parser.add_argument("--ring", type=int, default=0, metavar="SECTORS",
+                        help="the journal on a ring of SECTORS 4 KiB NOR sectors, as on the boards "
+                             "(%d-%d; boards.toml has %d), cut inside its erases and page programs; "
+                             "0 (the default): a littlefs-style file" % (RING_LOW, RING_HIGH, RING_BOARDS))
+
+
+def _ring_sizes():
+    from host_tools import boards
+    return boards.RING_SECTORS + (boards.get("pico").get("journal_ring", 0),)
+
+
+RING_LOW, RING_HIGH, RING_BOARDS = _ring_sizes()
 
 
 class PowerCut(BaseException):
@@ -218,6 +241,88 @@ class MemFile:
         pass
 
 
+class MemNor:
+    """The ring's NOR flash, in memory, with the block-device protocol
+    link/ring.py drives (as firmware/emulator/norflash.py, whose rules it
+    enforces: a program only clears bits, in whole pages; an erase sets a
+    sector to FF). Each erase and page program is an operation of ``fs``'s
+    plan; the one the power cuts completes, never begins or is torn
+    (``mode``, set before the cut)."""
+
+    SECTOR = 4096
+    PAGE = 256
+    NAME = "journal.bin.nor"
+
+    def __init__(self, fs, sectors, rng):
+        self.fs, self.rng, self.sectors = fs, rng, sectors
+        self.data = bytearray(b"\xff" * (sectors * self.SECTOR))
+        self.mode = "kept"
+
+    def readblocks(self, block, buf, off=0):
+        at = block * self.SECTOR + off
+        buf[:] = self.data[at:at + len(buf)]
+
+    def _cut(self, done, torn):
+        """The planned cut, if this is it: the operation as ``mode`` leaves it."""
+        try:
+            self.fs._op(self.fs_kind, self.NAME)
+        except PowerCut:
+            if self.mode == "kept":
+                done()
+            elif self.mode == "torn":
+                torn()
+            raise
+
+    def writeblocks(self, block, buf, off=None):
+        if off is None:
+            self.ioctl(6, block)
+            off = 0
+        n = len(buf)
+        if off % self.PAGE or n % self.PAGE or off + n > self.SECTOR:
+            raise OSError(22)
+        at = block * self.SECTOR + off
+        for p in range(0, n, self.PAGE):
+            self._page(at + p, memoryview(buf)[p:p + self.PAGE])
+
+    def _page(self, at, page):
+        data = self.data
+        for i in range(self.PAGE):
+            if page[i] != 0xFF and page[i] & ~data[at + i] & 0xFF:
+                raise OSError(5)   # a bit only an erase can set
+
+        def done():
+            for i in range(self.PAGE):
+                data[at + i] &= page[i]
+
+        def torn():
+            r = self.rng
+            for i in range(self.PAGE):
+                data[at + i] &= page[i] | r.getrandbits(8)
+        self.fs_kind = "program"
+        self._cut(done, torn)
+        done()
+
+    def ioctl(self, op, arg):
+        if op == 4:
+            return self.sectors
+        if op == 5:
+            return self.SECTOR
+        if op == 6:
+            data, at = self.data, arg * self.SECTOR
+
+            def done():
+                data[at:at + self.SECTOR] = b"\xff" * self.SECTOR
+
+            def torn():
+                r = self.rng
+                for i in range(at, at + self.SECTOR):
+                    data[i] |= 0xFF if r.random() < 0.5 else r.getrandbits(8)
+            self.fs_kind = "erase"
+            self._cut(done, torn)
+            done()
+        return 0
+
+
 class _OsOf:
     """The part of ``os`` the journal calls, on a MemFS."""
 
@@ -228,13 +333,13 @@ class _OsOf:
 @contextlib.contextmanager
 def journal_on(fs):
     """The firmware's journal (and its marker reader) on ``fs`` meanwhile."""
-    saved = journal.os, journal.__dict__.get("open"), link_replay.__dict__.get("open")
-    journal.os, journal.open, link_replay.open = _OsOf(fs), fs.open, fs.open
+    saved = journal.os, journal.__dict__.get("open"), link_replay.__dict__.get("open"), ring.__dict__.get("open")
+    journal.os, journal.open, link_replay.open, ring.open = _OsOf(fs), fs.open, fs.open, fs.open
     try:
         yield
     finally:
         journal.os = saved[0]
-        for module, value in ((journal, saved[1]), (link_replay, saved[2])):
+        for module, value in ((journal, saved[1]), (link_replay, saved[2]), (ring, saved[3])):
             if value is None:
                 del module.open
             else:
@@ -293,8 +398,8 @@ class Shoe(session.Session):
 
 
 class Table:
-    def __init__(self, work, seed, mistakes, fs, clock):
-        self.work, self.fs, self.clock = work, fs, clock
+    def __init__(self, work, seed, mistakes, fs, clock, nor=None):
+        self.work, self.fs, self.clock, self.nor = work, fs, clock, nor
         self.chip = Chip(None, timing=0.0)
         self.public = bytearray(64)
         provision(self._driver(), self.public)
@@ -312,6 +417,7 @@ class Table:
         self.interrupted = None
         self.again = None       # (index, line) to deal again first
         self.deal_at = 0.0
+        self.signed = True      # whether the last checkpoint the shoe made is signed
 
     def _driver(self):
         return ATECC608(DirectI2C(Bus({ADDRESS: self.chip})))
@@ -321,6 +427,8 @@ class Table:
         return True
 
     def made(self, seq, body):
+        if body.startswith(b'{"type":"checkpoint"'):
+            self.signed = b'"sig"' in body
         line = self.current_line
         if line is None:
             old = self.events.get(seq)
@@ -338,7 +446,11 @@ class Table:
         self.to_shoe.clear()
         self.shoe = None
         board = WireBoard(self, self._driver())
-        shoe = Shoe(board, Config(SHOE_ID), journal.Journal(board.journal_path))
+        if self.nor is None:
+            j = journal.Journal(board.journal_path)
+        else:
+            j = ring.RingJournal(board.journal_path, ring.Ring(self.nor))
+        shoe = Shoe(board, Config(SHOE_ID), j)
         shoe.table = self
         shoe.signer = HostSigner(KEY, SHOE_ID)
         self.current_line = None
@@ -488,23 +600,28 @@ def verify(table, work):
 
 # -- the soak -------------------------------------------------------------------------
 
-def soak(cuts, seed, mistakes, work, check_verify=True, each=None):
+def soak(cuts, seed, mistakes, work, check_verify=True, each=None, ring_sectors=0):
     rng = random.Random(seed)
     fs = MemFS(random.Random(seed + 1))
+    nor = MemNor(fs, ring_sectors, random.Random(seed + 2)) if ring_sectors else None
+    kinds = RING_KINDS if nor is not None else KINDS
+    boot_kinds = ("program", "erase", "sync") if nor is not None else ("write", "sync")
     clock = VirtualClock()
     results = {"cuts": collections.Counter(), "modes": collections.Counter(), "recovery": [],
-               "boots_cut": 0, "quick": 0, "failures": []}
+               "boots_cut": 0, "quick": 0, "failures": [], "ring": ring_sectors}
     with journal_on(fs), host_link_on(clock):
-        table = Table(work, seed, mistakes, fs, clock)
+        table = Table(work, seed, mistakes, fs, clock, nor)
         table.boot()
         quick = False
         for n in range(cuts):
-            kind = KINDS[n % len(KINDS)]
+            kind = kinds[n % len(kinds)]
             mode = rng.choice(MODES)
+            if nor is not None:
+                nor.mode = mode
             if quick:
                 # the shoe's first write after it said hello: the bridge has
                 # asked it for a fresh hello, and it dies before reading that
-                kind = "write"
+                kind = "program" if nor is not None else "write"
                 fs.arm(kind, 1)
             else:
                 fs.arm(kind, rng.randint(1, FURTHEST[kind]))
@@ -529,7 +646,9 @@ def soak(cuts, seed, mistakes, work, check_verify=True, each=None):
             # Power back on; one boot in five is cut too, at one of its first
             # writes or syncs (the boot event, the marker, a torn tail's rewrite).
             if rng.random() < 0.2:
-                fs.arm(rng.choice(("write", "sync")), rng.randint(1, 4))
+                fs.arm(rng.choice(boot_kinds), rng.randint(1, 4))
+                if nor is not None:
+                    nor.mode = rng.choice(MODES)
             while True:
                 try:
                     table.boot()
@@ -539,7 +658,7 @@ def soak(cuts, seed, mistakes, work, check_verify=True, each=None):
                     if each is not None:
                         each("  its boot cut: %s %s" % fs.where)
                     table.power_off()
-                    fs.settle(rng.choice(MODES))
+                    fs.settle(nor.mode if nor is not None else rng.choice(MODES))
             fs.plan = None
             quick = n + 1 < cuts and rng.random() < 0.1
             if quick:
@@ -558,7 +677,12 @@ def soak(cuts, seed, mistakes, work, check_verify=True, each=None):
                     table.link.recording_line()))
             results["recovery"].append(took if took is not None else float("inf"))
 
-        # let the last events through
+        # A cut inside the chip's signature leaves an unsigned checkpoint that
+        # only the next signed one proves (`shoe verify`): deal on, uncut, to
+        # it, as the table would; then let the last events through.
+        end = clock.t + NO_CUT_S
+        while not table.signed and clock.t < end and table.shoe.tilt is None:
+            table.turn()
         for _ in range(200):
             table.turn()
             if table.level():
@@ -575,7 +699,8 @@ def report(r, say=print):
     rec = r["record"]
     cuts = sum(r["cuts"].values())
     say("power cuts            %d (%s)" % (cuts, ", ".join("%s %d" % kv for kv in sorted(r["cuts"].items()))))
-    say("unsynced bytes        %s" % ", ".join("%s %d" % kv for kv in sorted(r["modes"].items())))
+    say("%s%s" % ("the cut op, unsynced  " if r.get("ring") else "unsynced bytes        ",
+                  ", ".join("%s %d" % kv for kv in sorted(r["modes"].items()))))
     say("cuts while booting    %d" % r["boots_cut"])
     say("cuts just after hello %d (the next cut at the shoe's first write after its hello)" % r["quick"])
     say("boots                 %d" % r["boots"])
@@ -600,11 +725,18 @@ def report(r, say=print):
 
 def run(args):
     t0 = time.monotonic()
-    print("soak powercut: seed %d, %d cuts" % (args.seed, args.cuts), flush=True)
+    if args.ring and not RING_LOW <= args.ring <= RING_HIGH:
+        print("shoe soak powercut: --ring %d: give 0 (a file) or %d-%d sectors" % (args.ring, RING_LOW, RING_HIGH),
+              file=sys.stderr)
+        return 2
+    print("soak powercut: seed %d, %d cuts%s" % (args.seed, args.cuts,
+                                                ", the journal on a ring of %d sectors" % args.ring if args.ring else ""),
+          flush=True)
     with (contextlib.nullcontext(args.dir) if args.dir else tempfile.TemporaryDirectory(
             prefix="shoe-soak-powercut-")) as work:
         os.makedirs(work, exist_ok=True)
-        r = soak(args.cuts, args.seed, args.mistakes, work, each=print if args.each else None)
+        r = soak(args.cuts, args.seed, args.mistakes, work, each=print if args.each else None,
+                 ring_sectors=args.ring)
         failures = report(r)
     print("soak powercut: %.0f s: %s" % (time.monotonic() - t0, "FAIL" if failures else "PASS"))
     return 1 if failures else 0
