@@ -1,2 +1,2 @@
 """Quality-assurance rigs: benchmarks (`shoe bench`), soaks and fuzzers
-(`shoe soak`), heap probes. No product module imports them."""
+(`shoe soak`), heap measurements. No product module imports them."""

@@ -44,7 +44,7 @@ BOARD = "pico"
 # CRC, their bytes pseudo-random (Random, ECDH, Sign, ...), so the firmware's own
 # driver runs its whole path in the VM. The 32-bit VM has no pty to reach
 # the wire-level simulator (host_tools/sim/atecc608.py, checked by
-# adafruit_atecc), and a heap probe needs the firmware's allocations, not
+# adafruit_atecc), and a heap measurement needs the firmware's allocations, not
 # the chip's answers: a signature or key from here verifies nothing.
 FAKE_MACHINE = r'''
 LEVELS = {}

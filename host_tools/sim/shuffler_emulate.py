@@ -52,9 +52,9 @@ MODULE = "emulator.shuffler_board"
 def stage_code(name="shuffler_emulator", module=MODULE):
     """The modules firmware/images/NAME.py declares for the bring-up
     ``module``, compiled with mpy-cross as a board holds them, in a
-    directory shared by every heap probe and bench of this firmware version
+    directory shared by every heap measurement and bench of this firmware version
     (the shuffler's own, ``"shuffler", "shuffler.board_machine"``, for the
-    heap probes' boot; the emulated board's for the benches' batches). For
+    heap measurements' boot; the emulated board's for the benches' batches). For
     the rigs that measure a boot or a batch without a flash: the emulated
     shuffler itself boots a staged image (``ShufflerEmulator``). The entry
     point stays shuffler/main.mpy, imported as ``shuffler.main``; there is no
