@@ -12,6 +12,7 @@ path and on the firmware's parsers, 200 of them inside the MicroPython VM
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -23,10 +24,25 @@ from host_tools.sim.relay import Relay
 from host_tools.qa.soak import fuzz, record
 
 
-def _shoe(*args, timeout=120):
-    proc = subprocess.run([sys.executable, "-m", "host_tools.cli"] + list(args), capture_output=True,
-                          text=True, timeout=timeout, cwd=vm.ROOT)
-    return proc.returncode, proc.stdout + proc.stderr
+def _shoe(*args, timeout=600):
+    """Runs a soak in a session of its own: when it overruns ``timeout`` the
+    whole group goes (its bridges and VMs too). A soak's bridge left running
+    reopens its pty's path, and a later test's pty given the same number
+    has two readers (a side-by-side run lost a dozen files' tests to it)."""
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli"] + list(args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=vm.ROOT, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError("shoe %s did not end within %d s:\n%s" % (" ".join(args), timeout, out + err))
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # anything it left behind
+        except ProcessLookupError:
+            pass
+    return proc.returncode, out + err
 
 
 def _figure(out, label):
