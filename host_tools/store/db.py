@@ -155,7 +155,9 @@ class Store(Record):
                                           uri=True, timeout=timeout, isolation_level=None)
             else:
                 self.db = sqlite3.connect(self.path, timeout=0.001, isolation_level=None)
-            current = self._check_format()
+            # Reading the format also waits out a writer's lock (a table's
+            # bridge creating the file while the casino publisher opens it).
+            current = self._check_format() if readonly else self._retry(self._check_format)
             if not readonly:
                 self._retry(lambda: self.db.execute("PRAGMA journal_mode=WAL"))
                 self.db.execute("PRAGMA synchronous=FULL")
