@@ -4,7 +4,7 @@ Every key, with a line on each, is in deploy/pit.example.toml (the README's
 example; tests/e2e/test_readme.py loads it).
 
 Plain HTTP is served on a loopback address only: anything on the LAN
-would carry passwords and session tokens in clear, so a LAN ``host``
+would carry passwords and login tokens in clear, so a LAN ``host``
 without ``cert`` and ``key`` is a PitConfigError.
 
 Relative paths are read from the config file's directory, so the service

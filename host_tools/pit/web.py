@@ -3,7 +3,7 @@
 Without a login a client gets the public scoreboard; each staff role gets
 what host_tools/view/roles.py gives it, filtered HERE for the page, the API
 and the event stream alike. A login (POST /api/login) sets a ``Secure``
-(under TLS), HttpOnly, SameSite=Strict session cookie; the token it returns
+(under TLS), HttpOnly, SameSite=Strict login cookie; the token it returns
 also works as ``Authorization: Bearer``; logout ends either. Commands need
 the supervisor role, and bets, exposed, new_shoe, clear_tilt and clear_stop also
 ``"confirm": true``; acknowledging needs a reason, and the critical kinds a
@@ -52,16 +52,20 @@ log = logging.getLogger("shoe.pit.web")
 
 REPORT_ROLES = (roles.SURVEILLANCE, roles.SUPERVISOR)  # the end-of-shoe report (table_report, docs/pages.md)
 GAME_CHANGING = ("bets", "exposed", "shoe", "clear_tilt", "clear_stop")   # supervisor + confirm
-SESSION_S = 8 * 3600   # a session ends this long after its login (a shift)...
+LOGIN_S = 8 * 3600     # a login ends this long after it was made (a shift)...
 IDLE_S = 30 * 60       # ...or this long after its last request
-COOKIE = "pit_session"
+COOKIE = "pit_login"
+# The cookie's earlier name: never read, so a browser still sending one is
+# the public (its token died with the server that gave it); logins and
+# logouts tell the browser to drop it.
+OLD_COOKIE = "pit_session"
 ANSWER_S = answers.ANSWER_S   # how long a command waits for the shoe's accepted/error event
 REASON_MAX = 500
 LOGINS_PER_ADDRESS = 4  # logins being checked at once from one address (argon2 costs the pit's CPU)
 # Defaults of [web] in pit.toml (config.py): caps on what clients may hold open.
 STREAMS, STREAMS_PER_ADDRESS = 2000, 20
 REQUESTS, REQUESTS_PER_ADDRESS = 256, 32
-# Of those, what clients without a staff session never take: logins and
+# Of those, what clients without a staff login never take: logins and
 # staff keep it through a flood (guard.Caps).
 STAFF_RESERVE = {"stream": 64, "request": 64}
 
@@ -93,10 +97,10 @@ def make_app(pit, users_path, edges=True, tls=False, streams=None):
     app = web.Application(middlewares=[_guard], client_max_size=64 * 1024)
     app[PIT] = pit
     per_address = getattr(cfg, "streams_per_address", None) or STREAMS_PER_ADDRESS
-    app[STATE] = {"users_path": users_path, "sessions": {}, "clients": {}, "store": None, "tls": tls,
-                  "streams": {},  # session token -> the queues of its open event streams
+    app[STATE] = {"users_path": users_path, "live": {}, "clients": {}, "store": None, "tls": tls,
+                  "streams": {},  # login token -> the queues of its open event streams
                   "names": allowed_names(cfg), "throttle": guard.Throttle(),
-                  "logins": collections.Counter(),  # address -> logins being checked
+                  "checking": collections.Counter(),  # address -> logins being checked
                   "caps": guard.Caps(streams or getattr(cfg, "streams", None) or STREAMS, per_address,
                                      REQUESTS, REQUESTS_PER_ADDRESS, STAFF_RESERVE),
                   "edges": edgeproc.EdgeProcess(pit, pit.config.store) if edges else None,
@@ -182,7 +186,7 @@ async def _guard(request, handler):
     if request.path == "/api/events":  # a stream holds its own cap (events())
         return await handler(request)
     caps = state["caps"]
-    staff = request.path == "/api/login" or _session(request)[0] is not None
+    staff = request.path == "/api/login" or _logged_in(request)[0] is not None
     no = caps.take("request", address, staff)
     if no is not None:
         guard.headers(no, tls)
@@ -191,7 +195,7 @@ async def _guard(request, handler):
         if request.method in guard.STATE_CHANGING:
             why = guard.forged_write(request)
             if why is not None:
-                user, role, _t = _session(request)
+                user, role, _t = _logged_in(request)
                 audit(request, user or "-", role, "-", "refused", request.path, "refused: " + why)
                 resp = guard.refused(403, why)
                 guard.headers(resp, tls)
@@ -217,17 +221,17 @@ def _token(request):
     return request.cookies.get(COOKIE)
 
 
-def _session(request):
-    """(user, role, token) of the request's live session, else (None, PUBLIC, None).
-    A session ends SESSION_S after its login or IDLE_S after its last use."""
+def _logged_in(request):
+    """(user, role, token) of the request's live login, else (None, PUBLIC, None).
+    A login ends LOGIN_S after it was made or IDLE_S after its last use."""
     token = _token(request)
-    sessions = request.app[STATE]["sessions"]
-    s = sessions.get(token) if token else None
+    live = request.app[STATE]["live"]
+    s = live.get(token) if token else None
     now = time.time()
     if s is None:
         return None, roles.PUBLIC, None
     if s["expires"] < now or s["seen"] + IDLE_S < now:
-        sessions.pop(token, None)
+        live.pop(token, None)
         return None, roles.PUBLIC, None
     s["seen"] = now
     return s["user"], s["role"], token
@@ -238,12 +242,12 @@ def _role(request):
     view whoever asks (the display at the table, docs/design.md)."""
     if request.query.get("view") == "public":
         return roles.PUBLIC
-    return _session(request)[1]
+    return _logged_in(request)[1]
 
 
 def _who(request):
-    """(user, role) of the request's session, or raise 401."""
-    user, role, _t = _session(request)
+    """(user, role) of the request's login, or raise 401."""
+    user, role, _t = _logged_in(request)
     if user is None:
         raise web.HTTPUnauthorized(text=json.dumps({"error": "log in first (POST /api/login)"}),
                                    content_type="application/json")
@@ -408,7 +412,7 @@ async def events(request):
     with its table. One cap per address and one in all (guard.Caps)."""
     state = request.app[STATE]
     address = request.remote or "?"
-    user, role, token = _session(request)
+    user, role, token = _logged_in(request)
     staff = token is not None
     no = state["caps"].take("stream", address, staff)
     if no is not None:
@@ -419,12 +423,12 @@ async def events(request):
     try:
         if token is None:
             return await stream(request, state["clients"][role])
-        sessions = state["sessions"]
+        live = state["live"]
 
         def alive():
-            # An open page is in use: its stream keeps the session from
+            # An open page is in use: its stream keeps the login from
             # idling out; the shift's end (expires) and a logout still end it.
-            s, now = sessions.get(token), time.time()
+            s, now = live.get(token), time.time()
             if s is None or s["expires"] < now:
                 return False
             s["seen"] = now
@@ -510,7 +514,7 @@ async def login(request):
         audit(request, shown, "-", "-", "login", shown, "refused: locked for %.0f s more" % wait)
         return guard.refused(429, "too many failed logins: try again in %d s" % (int(wait) + 1),
                              **{"Retry-After": str(int(wait) + 1)})
-    checking = state["logins"]
+    checking = state["checking"]
     if checking[address] >= LOGINS_PER_ADDRESS:
         return guard.refused(429, "%d logins from %s are being checked already" % (checking[address], address),
                              **{"Retry-After": "1"})
@@ -537,32 +541,33 @@ async def login(request):
                   % (throttle.limit, throttle.window))
         return _json_error(401, "wrong user name or password")
     now = time.time()
-    for t, s in list(state["sessions"].items()):  # forget the ended ones
+    for t, s in list(state["live"].items()):  # forget the ended ones
         if s["expires"] < now or s["seen"] + IDLE_S < now:
-            del state["sessions"][t]
+            del state["live"][t]
     token = secrets.token_urlsafe(32)
-    state["sessions"][token] = {"user": name, "role": role, "expires": now + SESSION_S, "seen": now}
+    state["live"][token] = {"user": name, "role": role, "expires": now + LOGIN_S, "seen": now}
     audit(request, name, role, "-", "login", name, "ok")
-    resp = web.json_response({"user": name, "role": role, "token": token, "expires": now + SESSION_S})
-    resp.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=SESSION_S, path="/",
+    resp = web.json_response({"user": name, "role": role, "token": token, "expires": now + LOGIN_S})
+    resp.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=LOGIN_S, path="/",
                     secure=state["tls"])
+    _drop_old_cookie(request, resp)
     return resp
 
 
 async def me(request):
     """Who this browser is logged in as ({"user": null, "role": "public"}
-    when no one): the session cookie is HttpOnly, so the page asks."""
-    user, role, _t = _session(request)
+    when no one): the login cookie is HttpOnly, so the page asks."""
+    user, role, _t = _logged_in(request)
     return web.json_response({"user": user, "role": role})
 
 
 async def logout(request):
-    """End the session, whether it came as the cookie or as a Bearer token."""
-    user, role, token = _session(request)
-    sessions = request.app[STATE]["sessions"]
+    """End the login, whether it came as the cookie or as a Bearer token."""
+    user, role, token = _logged_in(request)
+    live = request.app[STATE]["live"]
     for t in (token, request.cookies.get(COOKIE), _token(request)):
         if t:
-            sessions.pop(t, None)
+            live.pop(t, None)
             for q in list(request.app[STATE]["streams"].get(t, ())):  # its streams end now
                 try:
                     q.put_nowait(None)
@@ -571,8 +576,15 @@ async def logout(request):
     if user is not None:
         audit(request, user, role, "-", "logout", user, "ok")
     resp = web.json_response({"ok": True})
-    resp.del_cookie(COOKIE, path="/")
+    resp.del_cookie(COOKIE, path="/", secure=request.app[STATE]["tls"], httponly=True, samesite="Strict")
+    _drop_old_cookie(request, resp)
     return resp
+
+
+def _drop_old_cookie(request, resp):
+    """Tell a browser that still sends the cookie's earlier name to forget it."""
+    if OLD_COOKIE in request.cookies:
+        resp.del_cookie(OLD_COOKIE, path="/", secure=request.app[STATE]["tls"], httponly=True, samesite="Strict")
 
 
 async def ack_alert(request):

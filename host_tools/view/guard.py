@@ -125,7 +125,7 @@ class Caps:
     (all) or 429 (its address) at once, and its connection is closed with
     it, so a refused client holds nothing: no crowd of clients can take the
     file descriptors the tables' stores need (web.py reserves those). Clients
-    without a staff session (and not logging in) may fill the caps only up to
+    without a staff login (and not logging in) may fill the caps only up to
     ``reserve`` short of them: the rest is kept for logins and staff, who are
     also not held to the per-address caps (a crowd may share their address)."""
 

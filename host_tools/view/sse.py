@@ -116,9 +116,9 @@ async def stream(request, clients, alive=None, queues=None):
     """One /api/events client: its queue joins ``clients`` (a Broadcast's)
     and every chunk put there is written, until it is hung up (None),
     dropped as too slow (no longer in ``clients``) or, with ``alive``, its
-    session has ended (checked before each write, keepalives included, so
+    login has ended (checked before each write, keepalives included, so
     within KEEPALIVE_S). ``queues``: a set the queue is kept in meanwhile
-    (a logout hangs up its session's streams at once). Shared with the
+    (a logout hangs up its login's streams at once). Shared with the
     central view (host_tools/central/view.py)."""
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                        "X-Accel-Buffering": "no"})

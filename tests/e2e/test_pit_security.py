@@ -1,10 +1,11 @@
 """The pit's web server against an attacker on the casino LAN:
 TLS and the cookie, forged writes (Origin, content type), the Host header,
-the headers a browser needs, Bearer logout, session expiry, the login
+the headers a browser needs, Bearer logout, login expiry, the login
 throttle and the password policy. Each test sends the attacker's exact
 request with http.client (tests/support/pitclient.py) to a real pit recording real
 emulated shoes (tests/support/pitrig.py)."""
 
+import json
 import os
 import ssl
 import stat
@@ -69,6 +70,33 @@ def test_https_with_a_secure_httponly_strict_cookie_and_hsts(pit, pair):
     with pytest.raises(Exception):
         status, _h, _b = call(server.port, "GET", "/api/tables")
         assert status != 200
+
+
+def test_the_login_cookie_works_and_the_old_cookie_name_is_the_public(pit):
+    """The login cookie is ``pit_login``; a browser still sending the old
+    ``pit_session`` (even with a live token in it) is answered as the public,
+    never as staff and never with an error, and a login or logout tells it
+    to drop the old one."""
+    server, _s, _e, _c = pit
+    status, hdrs, body = _login(server.port, "sue")
+    assert status == 200
+    token = json.loads(body)["token"]
+    assert hdrs["set-cookie"].startswith("pit_login=" + token), hdrs["set-cookie"]
+    me = lambda cookie: call(server.port, "GET", "/api/me", headers={"Cookie": cookie}, tls=True)
+    assert me("pit_login=" + token)[2] == {"user": "sue", "role": "surveillance"}
+    status, _h, who = me("pit_session=" + token)
+    assert (status, who) == (200, {"user": None, "role": "public"})
+    assert call(server.port, "GET", "/api/audit", headers={"Cookie": "pit_session=" + token}, tls=True)[0] == 401
+    assert call(server.port, "GET", "/api/audit", headers={"Cookie": "pit_login=" + token}, tls=True)[0] == 200
+    con = connect(server.port, tls=True)
+    con.request("POST", "/api/logout", "{}", dict(same_origin(server.port, True),
+                                                  Cookie="pit_login=%s; pit_session=%s" % (token, token)))
+    r = con.getresponse()
+    r.read()
+    dropped = [v for k, v in r.getheaders() if k.lower() == "set-cookie"]
+    con.close()
+    assert r.status == 200 and any(v.startswith('pit_session=""') or v.startswith("pit_session=;") for v in dropped), dropped
+    assert me("pit_login=" + token)[2]["user"] is None
 
 
 def test_plain_http_is_refused_for_a_lan_address_in_one_line(tmp_path):
@@ -152,7 +180,7 @@ def test_every_page_has_the_headers_and_no_inline_script(pit):
             assert "style=" not in low and " on" + "click=" not in low, path
 
 
-def test_logout_ends_a_bearer_session_and_sessions_expire(pit):
+def test_logout_ends_a_bearer_login_and_logins_expire(pit):
     server, _s, _e, _c = pit
     token = server.login("sam")
     assert call(server.port, "GET", "/api/me", headers={"Authorization": "Bearer " + token}, tls=True)[2]["user"] == "sam"
@@ -162,12 +190,12 @@ def test_logout_ends_a_bearer_session_and_sessions_expire(pit):
     status, _h, _b = call(server.port, "POST", "/api/tables/T1/command", {"command": "status"},
                           same_origin(server.port, True, token), tls=True)
     assert status == 401
-    # a session left idle past its time, and one past its shift, are gone
+    # a login left idle past its time, and one past its shift, are gone
     from host_tools.pit import web as pit_web
-    sessions = server.app[pit_web.STATE]["sessions"]
+    live = server.app[pit_web.STATE]["live"]
     idle, shift = server.login("sam"), server.login("vic")
-    sessions[idle]["seen"] -= pit_web.IDLE_S + 1
-    sessions[shift]["expires"] = time.time() - 1
+    live[idle]["seen"] -= pit_web.IDLE_S + 1
+    live[shift]["expires"] = time.time() - 1
     for t in (idle, shift):
         assert call(server.port, "GET", "/api/me", headers={"Authorization": "Bearer " + t}, tls=True)[2]["user"] is None
 
@@ -222,9 +250,9 @@ def test_a_short_password_is_refused(tmp_path):
     assert "12 characters" in str(e.value)
 
 
-def test_a_staff_stream_ends_with_its_session(pit):
+def test_a_staff_stream_ends_with_its_login(pit):
     """A stream opened as surveillance must not go on carrying burn cards
-    after a logout, or after the session expired (the next keepalive ends it)."""
+    after a logout, or after the login expired (the next keepalive ends it)."""
     from support.pitclient import Stream
     from host_tools.pit import web as pit_web
     from host_tools.view import sse
@@ -237,7 +265,7 @@ def test_a_staff_stream_ends_with_its_session(pit):
             if end_it == "logout":
                 assert call(port, "POST", "/api/logout", {}, same_origin(port, True, token), tls=True)[0] == 200
             else:
-                server.app[pit_web.STATE]["sessions"][token]["expires"] = time.time() - 1
+                server.app[pit_web.STATE]["live"][token]["expires"] = time.time() - 1
             stream.thread.join(sse.KEEPALIVE_S + 5)
             assert not stream.thread.is_alive(), "the %s left the stream open" % end_it
         finally:

@@ -2,7 +2,7 @@
 // chain still links (host_tools/store/audit.py; `shoe verify` checks it too).
 // The search runs on the server over the whole log (web.py _audit_search):
 // text in the user, table, client, target or outcome, and one action.
-import { api, el, fill, loadSession, loginBar, when } from "/static/common.js";
+import { api, el, fill, loadLogin, loginBar, when } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
 const COLS = ["id", "time", "user", "role", "client", "tbl", "action", "target", "outcome"];
@@ -45,6 +45,6 @@ async function load() {
 $("search").addEventListener("submit", (ev) => { ev.preventDefault(); load(); });
 $("audit-action").addEventListener("change", load);
 $("audit-clear").addEventListener("click", () => { $("audit-q").value = ""; $("audit-action").value = ""; load(); });
-await loadSession();
-loginBar($("session"), () => location.reload());
+await loadLogin();
+loginBar($("login-bar"), () => location.reload());
 load();

@@ -101,10 +101,11 @@ export function when(t) {
   return new Date(t * 1000).toLocaleString();
 }
 
-// The login bar. `session` holds {user, role}; onChange runs after login/out.
+// The login bar. `login` holds {user, role} of who is logged in (user null:
+// no one); onChange runs after a login or logout.
 // `readOnly`: the server takes no writes (the central record's view, /api/me
 // says so); the login bar says that instead, and style.css hides controls.
-export const session = { user: null, role: null, readOnly: false };
+export const login = { user: null, role: null, readOnly: false };
 
 // The names the server defines once (positions, phases, alert kinds...):
 // read from /api/vocabulary, never spelled again here.
@@ -114,26 +115,26 @@ export async function loadVocabulary() {
   return r.data;
 }
 
-export async function loadSession() {
+export async function loadLogin() {
   const r = await api("/api/me");
-  session.user = r.ok ? r.data.user : null;
-  session.role = r.ok ? r.data.role : null;
-  session.readOnly = r.ok && r.data.read_only === true;
-  if (session.readOnly) document.body.dataset.readOnly = "yes";
-  return session;
+  login.user = r.ok ? r.data.user : null;
+  login.role = r.ok ? r.data.role : null;
+  login.readOnly = r.ok && r.data.read_only === true;
+  if (login.readOnly) document.body.dataset.readOnly = "yes";
+  return login;
 }
 
 export function loginBar(box, onChange) {
   const message = el("span", { class: "login-message", role: "status" });
   function render() {
-    if (session.readOnly) {
+    if (login.readOnly) {
       fill(box, el("span", { id: "read-only", class: "muted" }, "read-only: the central record"));
-    } else if (session.user) {
-      fill(box, el("span", { dataset: { user: session.user, role: session.role } },
-                   session.user + " (" + session.role + ")"),
+    } else if (login.user) {
+      fill(box, el("span", { dataset: { user: login.user, role: login.role } },
+                   login.user + " (" + login.role + ")"),
            el("button", { type: "button", id: "logout", onclick: async () => {
              await api("/api/logout", {});
-             await loadSession(); render(); onChange();
+             await loadLogin(); render(); onChange();
            } }, "Log out"));
     } else {
       const user = el("input", { id: "login-user", name: "user", placeholder: "user", autocomplete: "username" });
@@ -144,7 +145,7 @@ export function loginBar(box, onChange) {
         const r = await api("/api/login", { user: user.value, password: password.value });
         if (!r.ok) { message.textContent = r.data.error || "login failed"; return; }
         message.textContent = "";
-        await loadSession(); render(); onChange();
+        await loadLogin(); render(); onChange();
       } }, user, password, el("button", { type: "submit" }, "Log in"), message);
       fill(box, form);
     }

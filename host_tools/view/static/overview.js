@@ -3,7 +3,7 @@
 // updates its row in place; a finished round (the last-results strip) and
 // anything else the push does not carry (alerts, a restart, a new table)
 // re-reads /api/tables. Never on a timer.
-import { api, coalesce, el, fill, loadSession, loadVocabulary, loginBar, session, subscribe, WINNER }
+import { api, coalesce, el, fill, loadLogin, loadVocabulary, login, loginBar, subscribe, WINNER }
   from "/static/common.js";
 
 let words = {};
@@ -101,14 +101,14 @@ function legend() {
   fill(box, Object.entries(words).map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
 }
 
-await loadSession();
+await loadLogin();
 const vocabulary = await loadVocabulary();
 words = vocabulary.position_words || {};
 legend();
 // A login or logout changes what this page may show: load it again.
-loginBar(document.getElementById("session"), () => location.reload());
+loginBar(document.getElementById("login-bar"), () => location.reload());
 const audit = document.getElementById("audit-link");
-if (audit) audit.hidden = session.role !== "surveillance" || session.readOnly;
-if (session.readOnly) document.getElementById("source-name").textContent = "from the central record";
+if (audit) audit.hidden = login.role !== "surveillance" || login.readOnly;
+if (login.readOnly) document.getElementById("source-name").textContent = "from the central record";
 subscribe(pushed, reload);
 reload();

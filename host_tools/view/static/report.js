@@ -2,7 +2,7 @@
 // irregularities, alerts with who acknowledged them, and the chain's anchor
 // (`shoe verify --anchor` checks it against the store later). The print
 // stylesheet is the @media print part of style.css.
-import { api, cardEl, el, fill, loadSession, loginBar, when, WINNER } from "/static/common.js";
+import { api, cardEl, el, fill, loadLogin, loginBar, when, WINNER } from "/static/common.js";
 import { drawBoard } from "/static/board.js";
 import { drawShuffle } from "/static/shufflescore.js";
 
@@ -104,6 +104,6 @@ async function main() {
 }
 
 $("print").addEventListener("click", () => window.print());
-await loadSession();
-loginBar($("session"), () => location.reload());  // surveillance's, a supervisor's after the shoe (web.py)
+await loadLogin();
+loginBar($("login-bar"), () => location.reload());  // surveillance's, a supervisor's after the shoe (web.py)
 main();

@@ -4,7 +4,7 @@
 // server by the one table fold: the page draws it in place. It reads the
 // whole table again from /api/tables/NAME only when what the push does not
 // carry has changed (a round or a shoe ended, an alert), never on a timer.
-import { api, cardEl, coalesce, el, fill, loadSession, loadVocabulary, loginBar, session, subscribe, when,
+import { api, cardEl, coalesce, el, fill, loadLogin, loadVocabulary, login, loginBar, subscribe, when,
          WINNER } from "/static/common.js";
 import { drawAsk, drawBoard } from "/static/board.js";
 import { drawShuffle } from "/static/shufflescore.js";
@@ -78,8 +78,8 @@ function drawRanks(t) {
 // Who may acknowledge what is the server's rule (roles.py); the page only
 // mirrors it so a button a role may not use is shown disabled, with why.
 function mayAck(kind) {
-  if (vocabulary.critical_ack.includes(kind)) return session.role === "supervisor";
-  return session.role === "supervisor" || session.role === "surveillance";
+  if (vocabulary.critical_ack.includes(kind)) return login.role === "supervisor";
+  return login.role === "supervisor" || login.role === "surveillance";
 }
 
 function drawAlerts(t) {
@@ -115,7 +115,7 @@ function drawRecall(t) {
 }
 
 function drawCommands() {
-  const allowed = session.role === "supervisor";
+  const allowed = login.role === "supervisor";
   fill($("commands"), COMMANDS.map(([cmd, label, game]) =>
     el("button", { type: "button", dataset: { command: cmd }, disabled: !allowed,
                    title: allowed ? "" : "needs a supervisor's login",
@@ -232,8 +232,8 @@ const reload = coalesce(async () => {
 $("report-link").href = "/table/" + encodeURIComponent(name) + "/report";
 $("display-link").href = "/display/" + encodeURIComponent(name);
 const vocabulary = await loadVocabulary();
-await loadSession();
-loginBar($("session"), () => location.reload());  // what the page may show has changed
+await loadLogin();
+loginBar($("login-bar"), () => location.reload());  // what the page may show has changed
 // A push about this table: its live state is drawn in place when that is all
 // that changed; otherwise (a finished round or shoe, an alert, a restart) the
 // table is read again.
