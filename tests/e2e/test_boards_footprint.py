@@ -1,7 +1,12 @@
-"""The footprint benchmark's instrument: it runs a whole staged shoe at the
-board's heap in the 64-bit and the 32-bit VM, reports zero growth per card
-for the core, and would see growth if there were any; the shoe's 32-bit
-budget. (Its timings are for `shoe bench footprint`.)"""
+"""The footprint benchmark's instrument: it boots what `shoe deploy --dry-run`
+stages (the staged main.py's boot check, then the shoe's modules from the
+staging alone) and runs a whole shoe at the board's heap in the 64-bit and
+the 32-bit VM, reports zero growth per card for the core, and would see
+growth if there were any; it stops on a module the shoe loads that the dry
+run did not stage, and on a staged file the boot check refuses; the shoe's
+32-bit budget. (Its timings are for `shoe bench footprint`.)"""
+
+import shutil
 
 import pytest
 
@@ -12,10 +17,40 @@ from host_tools.qa.bench import footprint
 
 @pytest.fixture(scope="module")
 def pico_stage(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fp")
-    manifest = deploy.stage("pico", out, "FP", bytes(32))
-    footprint.eight_deck_cardset(out / deploy.CARDSET)
+    out = tmp_path_factory.mktemp("fp") / "flash"
+    manifest = footprint.stage_deployed("pico", out)
+    assert (out / deploy.CARDSET).is_file() and manifest["shoe_id"] == "BENCH"
     return out, manifest
+
+
+@pytest.mark.parametrize("left_out", ["reading.py", "probes.py"])
+def test_a_module_the_shoe_loads_that_deploy_does_not_stage_stops_the_measurement(monkeypatch, capsys,
+                                                                                  left_out):
+    """reading.py is imported by main.py; probes.py is loaded from a string
+    (link/session.py), on demand. Left out of what `shoe deploy` stages, each
+    stops the footprint with a line naming it, never a figure without it."""
+    image_files = deploy.image_files
+    monkeypatch.setattr(deploy, "image_files", lambda device, module: [
+        f for f in image_files(device, module) if f[0] != left_out])
+    assert footprint.main(["--runs", "1", "--board", "pico", "--vm", "micropython"]) == 1
+    out, err = capsys.readouterr()
+    assert "board" not in out and left_out in err and "did not stage" in err, (out, err)
+
+
+def test_a_staged_file_the_boot_check_refuses_stops_the_measurement(pico_stage, tmp_path):
+    """The measurement boots the staged tree: a file altered after staging
+    halts its boot check, as it would halt a board, and no figure comes."""
+    outdir, manifest = pico_stage
+    altered = tmp_path / "flash"
+    shutil.copytree(outdir, altered)
+    target = altered / "link" / "session.mpy"
+    data = bytearray(target.read_bytes())
+    data[-1] ^= 1
+    target.write_bytes(bytes(data))
+    with pytest.raises(RuntimeError) as e:
+        footprint.measure(altered, manifest, 1)
+    first = str(e.value).splitlines()[0]
+    assert "boot check stopped the staged image" in first and "link/session.mpy" in first, first
 
 
 def test_whole_shoe_fits_the_esp32s3_budget_without_growth_in_both_vms(capsys):

@@ -1,16 +1,22 @@
 """`shoe bench footprint`: does the firmware fit each board?
 
-Per board in boards.toml it stages the firmware exactly as `shoe deploy`
-does, then runs a whole seeded 8-deck shoe through the staged game core in
-the real MicroPython VM started with ``-X heapsize`` = the board's heap
-budget, and prints:
+Per board in boards.toml it stages the shoe with the command a technician
+runs, ``shoe deploy --device shoe --board NAME --dry-run OUTDIR --cardset
+FILE``, and boots that tree in the real MicroPython VM started with ``-X
+heapsize`` = the board's heap budget: the staged main.py (source, compiled
+into the heap as on a board) runs its boot check of every staged file
+against manifest.json, then what a running shoe imports is loaded from the
+staging alone, and a whole seeded 8-deck shoe runs through the staged game
+core. A module the shoe loads that the dry run did not stage stops the
+measurement and names it (tests/e2e/test_boards_footprint.py). It prints:
 
 - staged: total bytes of the device's file tree (flash);
-- import: heap held after importing what a running shoe imports: main.py's
-  modules and the board module's, with the driver of the reader the board
-  is configured for (bytecode lives in the heap when .mpy files are loaded;
-  the real boards' bring-up modules themselves need ``machine`` and are left
-  out), plus an enrolled 8-deck card set loaded into its registry;
+- import: heap held after the boot check, from importing what a running
+  shoe imports: main.py's modules and the board module's, with the
+  driver of the reader the board is configured for (bytecode lives in the
+  heap when .mpy files are loaded; the real boards' bring-up modules
+  themselves need ``machine`` and are left out), plus an enrolled 8-deck
+  card set loaded into its registry;
 - peak: the largest gc.mem_alloc() seen after any input of the shoe;
 - growth/card: heap allocated per card after warm-up, measured with the GC
   disabled over a stretch of cards (the design goal is 0);
@@ -25,6 +31,8 @@ govern the budget (docs/design.md, "Heap budgets"); ``--vm`` picks one.
 """
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import statistics
@@ -32,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 
-from host_tools import boards
+from host_tools import boards, cli
 from host_tools import deploy, image
 from host_tools.boards import config
 
@@ -69,20 +77,31 @@ _SHOE = r"""
 import gc, json, time
 gc.collect()
 #STEP
+# Power-up: the staged main.py, then its boot check of every staged file
+# against the staged manifest.json (main.run's first step). A halt or a
+# tilt stops the measurement: that image would not run on a board.
+# main.py's own module is not in the figures (the stock port's
+# calibration, PORT_HELD_RP2, measured with the whole image booted, holds
+# it); what the check leaves loaded (lazy.py) is.
+import main
+gc.collect()
+#STEP
 base = gc.mem_alloc()
+def boot_check():
+    # In a function: what the check made is referenced from its frame only,
+    # never from a slot of this program's own that stays unused after it.
+    halt, tilt, _digest = main._check_files()
+    return halt or tilt
+stopped = boot_check()
+if stopped:
+    raise RuntimeError("the boot check stopped the staged image: %s" % stopped)
+gc.collect()
+#STEP
 # As main.py does: the session's room is held while modules load (and the
 # on-demand ones come and go), then given back for the game's buffers, so
 # they find one run of free heap instead of the holes imports leave.
-room = bytearray(ROOM)
-# sys.modules' table sized while the heap is whole (main._reserve_modules).
-import sys
-_k = 0
-while len(sys.modules) < RESERVE:
-    sys.modules[-1 - _k] = None
-    _k += 1
-while _k:
-    _k -= 1
-    del sys.modules[-1 - _k]
+room = bytearray(main.SESSION_ROOM)
+main._reserve_modules()
 # The card set before the link and the game, as main.py loads it (its
 # 4.6 KiB block first, before the imports scatter small objects).
 from cardset import registry
@@ -92,7 +111,7 @@ for m in MODULES:
 from baccarat import game
 gc.collect()
 #STEP import
-after_import = gc.mem_alloc() - base - ROOM
+after_import = gc.mem_alloc() - base - main.SESSION_ROOM
 # What a boot, a command or a probe loads for a while, all at once:
 # with the room given back, as in main.py (the file check runs before the
 # room is taken, the probes long after it is given back).
@@ -195,7 +214,9 @@ _READER_DRIVERS = {"gm65": "drivers/gm65.py", "pn532": "drivers/pn532_%s.py"}
 def resident_modules(manifest):
     """What a running shoe keeps imported: main.py's imports and the board
     module's, with only the driver of the board's configured reader (the
-    bring-up imports the one it needs)."""
+    bring-up imports the one it needs). Each must be in the staged
+    ``manifest``: one the shoe loads that deploy did not stage is a
+    RuntimeError naming it (the VM would fail to import it on a board)."""
     rels = image.import_closure(["main.py", manifest["module"].replace(".", "/") + ".py"])
     reader = config.constants(manifest["board"], "BENCH")["READER"]
     drivers = set(_READER_DRIVERS.values()) | {"drivers/pn532_%s.py" % b for b in ("uart", "i2c", "spi")}
@@ -204,26 +225,24 @@ def resident_modules(manifest):
     if "%s" in own:
         own = own % reader["bus"]
     rels |= image.import_closure([own])
-    # Only what the board's image holds (firmware/images/).
-    rels = {r for r in rels if r == "main.py" or r[:-3] + ".mpy" in manifest["files"]}
     # Only a board with a journal ring (board_config JOURNAL_RING) loads it.
     if not config.constants(manifest["board"], "BENCH")["JOURNAL_RING"]:
         rels.discard("link/ring.py")
-    names = sorted(_module_name(r) for r in rels if r != "main.py" and r not in _on_demand())
+    missing = sorted(r for r in rels | set(ON_DEMAND)
+                     if r != "main.py" and r[:-3] + ".mpy" not in manifest["files"] and r not in manifest["files"])
+    if missing:
+        raise RuntimeError("the shoe loads %s, which `shoe deploy --dry-run` did not stage (firmware/images/shoe.py)"
+                           % ", ".join(missing))
+    names = sorted(_module_name(r) for r in rels if r != "main.py" and r not in ON_DEMAND)
     return ["board_config"] + [m for m in names if _runs_in_vm(manifest, m)]
 
 
-# The firmware modules loaded only for a while and let go (firmware/lazy.py
-# ``unload``), as firmware paths: counted apart from the resident set. Kept
-# here, not on the device: each name there is heap on both boards.
+# The shoe's firmware modules loaded only for a while and let go
+# (firmware/lazy.py ``unload``), as firmware paths: counted apart from the
+# resident set. Kept here, not on the device: each name there is heap on
+# both boards.
 ON_DEMAND = ("manifest.py", "probes.py", "drivers/atecc608_setup.py", "drivers/atecc608_link.py",
-             "link/chipcount.py", "shuffler/probes.py")
-
-
-def _on_demand():
-    """The shoe's: a shuffler's own (shuffler/probes.py) is on no shoe's image."""
-    on_shoe = image.load("shoe").files
-    return tuple(r for r in ON_DEMAND if r in on_shoe)
+             "link/chipcount.py")
 
 
 def eight_deck_cardset(path):
@@ -258,22 +277,34 @@ def seeded_deck(seed, decks=8):
     return bytes(deck)
 
 
-def _session_room():
-    """main.SESSION_ROOM: the heap main.py holds back for the session's buffers."""
-    from firmware import main
-    return main.SESSION_ROOM
-
-
-def _modules_reserve():
-    """main.MODULES_RESERVE: the names main.py sizes sys.modules for."""
-    from firmware import main
-    return main.MODULES_RESERVE
-
-
 def _source(manifest, seed):
-    rare = [_module_name(r) for r in _on_demand()]
-    return "MODULES = %r\nRARE = %r\nDECK = %r\nROOM = %d\nRESERVE = %d\n%s" % (
-        resident_modules(manifest), rare, seeded_deck(seed), _session_room(), _modules_reserve(), _SHOE)
+    rare = [_module_name(r) for r in ON_DEMAND]
+    return "MODULES = %r\nRARE = %r\nDECK = %r\n%s" % (resident_modules(manifest), rare, seeded_deck(seed), _SHOE)
+
+
+def _failed(vm, heap, text):
+    """A VM run's failure as one line first (the error the VM raised), then its tail."""
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    return RuntimeError("%s run failed at heap %d: %s\n%s" % (vm, heap, lines[-1].strip() if lines else "no output",
+                                                               text[-800:]))
+
+
+def stage_deployed(board, outdir, cardset=None):
+    """Stage ``board``'s shoe into ``outdir`` with the command itself, `shoe
+    deploy --device shoe --board BOARD --dry-run OUTDIR` (a fresh random
+    key, as a technician's dry run gets), its card set given as ``--cardset``
+    (an enrolled 8-deck set when None); return the manifest it wrote."""
+    if cardset is None:
+        cardset = str(outdir).rstrip("/") + "-cardset.bin"   # beside OUTDIR: the dry run empties it
+        eight_deck_cardset(cardset)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(["deploy", "--device", "shoe", "--board", board, "--dry-run", str(outdir),
+                       "--cardset", str(cardset), "--shoe-id", "BENCH"])
+    if rc != 0:
+        raise RuntimeError((err.getvalue() or out.getvalue()).strip() or "shoe deploy exited %d" % rc)
+    with open(os.path.join(outdir, deploy.MANIFEST)) as f:
+        return json.load(f)
 
 
 def measure(stage_dir, manifest, seed):
@@ -287,8 +318,7 @@ def measure(stage_dir, manifest, seed):
     source = _source(manifest, seed)
     proc = run_in_vm(stage_dir, manifest["heap"] + HEAP_64, source)
     if proc.returncode != 0:
-        raise RuntimeError("VM run failed (heap %d):\n%s" % (manifest["heap"],
-                                                              (proc.stderr or proc.stdout)[-800:]))
+        raise _failed("VM", manifest["heap"], proc.stderr or proc.stdout)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -300,8 +330,7 @@ def measure32(stage_dir, manifest, seed):
     res, unknown = wasm32.run_marked(_source(manifest, seed), heap=manifest["heap"],
                                      paths=[str(stage_dir)], cwd=str(stage_dir), timeout=VM_TIMEOUT_S)
     if res.rc != 0:
-        raise RuntimeError("wasm32 VM run failed (heap %d):\n%s" % (manifest["heap"],
-                                                                    (res.err or res.out)[-800:].decode()))
+        raise _failed("wasm32 VM", manifest["heap"], (res.err or res.out).decode(errors="replace"))
     fig = json.loads(res.out.decode().strip().splitlines()[-1])
     fig["us"] = None
     for name in unknown:
@@ -351,15 +380,15 @@ def main(argv):
     rows = []
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
+            stage_dir = os.path.join(tmp, "flash")
             try:
-                manifest = deploy.stage(name, tmp, "BENCH", bytes(deploy.KEY_BYTES))
-                eight_deck_cardset(os.path.join(tmp, deploy.CARDSET))
-                figs = [_summary([run(tmp, manifest, seed) for seed in range(1, args.runs + 1)],
+                manifest = stage_deployed(name, stage_dir)
+                figs = [_summary([run(stage_dir, manifest, seed) for seed in range(1, args.runs + 1)],
                                  manifest["heap"]) for _bits, run in vms]
             except (RuntimeError, deploy.DeployError, boards.BoardError) as exc:
                 print("footprint %s: %s" % (name, str(exc).strip().splitlines()[0]), file=sys.stderr)
                 return 1
-            size = staged_size(tmp, manifest)
+            size = staged_size(stage_dir, manifest)
         rows.append((name, manifest["heap"], size, figs))
     cols = [("import", "%d"), ("rare", "%d"), ("peak", "%d"), ("growth", "%.2f")]
     heads = {"import": "import", "rare": "+rare", "peak": "peak", "growth": "growth/card"}
