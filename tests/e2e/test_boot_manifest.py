@@ -8,7 +8,6 @@ added code never run (it would have copied the shoe's key)."""
 
 import hashlib
 import json
-import os
 import shutil
 
 import pytest
@@ -16,8 +15,6 @@ import pytest
 from support.emuhost import Host
 from host_tools.sim.emulate import Emulator
 
-from firmware import manifest
-from firmware.link import journal
 
 # What the issue's attacker added: imported in place of the deployed .mpy,
 # it copies the key and then behaves like the real module would.
@@ -134,18 +131,6 @@ def test_an_added_file_tilts(staged, tmp_path):
 
 
 # A missing or damaged manifest halts the shoe before any import: tests/e2e/test_boot_order.py.
-
-
-def test_the_data_names_are_the_ones_the_code_writes():
-    j = journal.Journal("/nonexistent/journal.bin")
-    names = {os.path.basename(p) for p in (j.path, j.tilt_path, j.mark_path, j.path + ".bad", j.path + ".tmp")}
-    from firmware.boards import ring_flash
-    from firmware.emulator import shoe_board
-    names |= {"journal.bin" + ring_flash.MAP, "journal.bin" + ring_flash.FOLDER, "journal.bin" + shoe_board.NOR}
-    from host_tools import deploy
-    from firmware.shuffler import device
-    custody = {device.STATE_FILE, device.STATE_FILE + ".tmp"}   # the shuffler's (shuffler/device.py _save)
-    assert set(manifest.DATA) == names | {deploy.CARDSET} | custody
 
 
 def test_the_bridge_keeps_the_hellos_manifest_and_service_mode(staged, tmp_path):

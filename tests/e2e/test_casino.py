@@ -251,15 +251,6 @@ def test_publisher_thread_stops_cleanly_without_a_broker(tmp_path):
     assert time.monotonic() - t < 5 and not pub.thread.is_alive()
 
 
-def test_runs_cut_at_holes_and_first_events():
-    from host_tools.casino import wire
-    rows = [("A", q, "e%d" % q, "t%d" % q, 1.0, 3, "p" * 32) for q in range(3, 3 + 70)]
-    rows += [("B", q, "x", "u", 2.0, 1, None) for q in (1, 2, 4)]
-    got = [(m[0], m[1], m[2], m[7]) for m in publish.runs(rows)]
-    assert got == [("A", 3, 3 + wire.MAX_EVENTS - 1, "p" * 32), ("A", 3 + wire.MAX_EVENTS, 72, None),
-                   ("B", 1, 2, db.ZERO_HEX), ("B", 4, 4, None)]
-
-
 def test_a_run_is_verified_event_by_event(tmp_path, hub, dsn, casino):
     """Runs share a message, not trust: a tampered event inside a run is
     refused on its own (those before it stored, those after it held for the

@@ -102,13 +102,6 @@ def test_export_writes_one_seq_per_status_event(tmp_path):
     assert json.loads(lines[1])["seq"] == 2
 
 
-def test_with_seq_refuses_an_event_that_names_another_seq():
-    assert db.with_seq('{"type":"status","seq":7}', 7) == '{"type":"status","seq":7}'
-    assert db.with_seq('{"type":"error","message":"seq"}', 3) == '{"type":"error","message":"seq","seq":3}'
-    with pytest.raises(db.StoreError, match="names itself seq 8"):
-        db.with_seq('{"type":"status","seq":8}', 7)
-
-
 # --- the guard in cli.main ------------------------------------------------------
 
 def _command(monkeypatch, raise_):

@@ -190,13 +190,6 @@ def test_the_check_finds_a_module_loaded_by_name_left_out():
     assert _undeclared(img, "boards.rp2") == ["probes.py"]
 
 
-def test_a_declaration_naming_a_missing_file_is_refused(tmp_path, monkeypatch):
-    (tmp_path / "bad.py").write_text('device("shoe")\nmodule("nowhere.py")\n')
-    monkeypatch.setattr(image, "DECLARATIONS", tmp_path)
-    with pytest.raises(image.ImageError, match="firmware/nowhere.py"):
-        image.load("bad")
-
-
 def test_every_bench_question_is_asked():
     """ASKED follows the firmware: each device's probes module answers
     exactly the questions the boot test asks."""

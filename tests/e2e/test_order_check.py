@@ -44,12 +44,6 @@ def test_a_swapped_pair_stops_the_game_at_the_first(tmp_path, which):
     assert body[2:5] != body[5:8] and body[4] == body[7] == 1 and body[8] == 1
 
 
-def test_the_bench_and_the_link_agree_on_the_parts():
-    import host_tools  # noqa: F401
-    from firmware.link import proto
-    assert bench._MAX_PARTS == proto.ORDER_PARTS
-
-
 class _OrderRig:
     """A shoe in CPython (the firmware's Session on the wire board, its
     journal on disk in ``tmp_path``) with its card set's intake and order

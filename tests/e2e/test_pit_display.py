@@ -171,12 +171,3 @@ def test_both_languages_side_by_side(chromium, floor):
             assert "\u5e84 Banker" in out["text"] and "\u9650\u7ea2 Limits" in out["text"], out["text"]
     finally:
         table.language = "zh"
-
-
-def test_the_display_language_is_checked_in_pit_toml(tmp_path):
-    from host_tools.pit import config
-    toml = tmp_path / "pit.toml"
-    toml.write_text('store = "pit.db"\n[[table]]\nname = "T1"\nport = "/dev/null"\nkey_file = "k"\nlanguage = "fr"\n')
-    with pytest.raises(config.PitConfigError) as e:
-        config.load(str(toml))
-    assert "table[0].language" in str(e.value) and "en, zh, both" in str(e.value)

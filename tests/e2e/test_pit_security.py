@@ -1,7 +1,8 @@
 """The pit's web server against an attacker on the casino LAN:
 TLS and the cookie, forged writes (Origin, content type), the Host header,
-the headers a browser needs, Bearer logout, login expiry, the login
-throttle and the password policy. Each test sends the attacker's exact
+the headers a browser needs, Bearer logout, login expiry and the login
+throttle (the password policy and pit.toml's refusals: tests/unit/test_pit_users.py,
+test_pit_config.py). Each test sends the attacker's exact
 request with http.client (tests/support/pitclient.py) to a real pit recording real
 emulated shoes (tests/support/pitrig.py)."""
 
@@ -15,9 +16,7 @@ import time
 
 import pytest
 
-from host_tools.pit import config as config_mod
 from host_tools.pit import tls
-from host_tools.pit import users as users_mod
 from host_tools.store import db
 from support.pitclient import call, connect, same_origin
 from support.pitrig import PASSWORD, running_pit
@@ -97,14 +96,6 @@ def test_the_login_cookie_works_and_the_old_cookie_name_is_the_public(pit):
     con.close()
     assert r.status == 200 and any(v.startswith('pit_session=""') or v.startswith("pit_session=;") for v in dropped), dropped
     assert me("pit_login=" + token)[2]["user"] is None
-
-
-def test_plain_http_is_refused_for_a_lan_address_in_one_line(tmp_path):
-    (tmp_path / "pit.toml").write_text('store = "p.db"\n[web]\nhost = "10.1.2.3"\n'
-                                       '[[table]]\nname = "T1"\nport = "/dev/x"\nkey_file = "k"\n')
-    with pytest.raises(config_mod.PitConfigError) as e:
-        config_mod.load(str(tmp_path / "pit.toml"))
-    assert "web.host" in str(e.value) and "HTTPS" in str(e.value)
 
 
 def test_selfsigned_writes_a_private_key_and_refuses_to_overwrite(tmp_path):
@@ -242,12 +233,6 @@ def test_a_lockout_is_per_user_and_address_and_the_slow_down_never_locks_anyone_
     assert [r for r in rows if r[1] == "lock" and r[0] != "vic"] == []  # no name nor address locked
     assert any(r[0] == "vic" and r[3].startswith("refused") and r[4] == "127.0.0.10" for r in rows)
     assert sum(1 for r in rows if r[0] == "vic" and r[3].startswith("failed")) == 12
-
-
-def test_a_short_password_is_refused(tmp_path):
-    with pytest.raises(users_mod.UsersError) as e:
-        users_mod.add(str(tmp_path / "u.json"), "ann", "supervisor", "elevenchars")
-    assert "12 characters" in str(e.value)
 
 
 def test_a_staff_stream_ends_with_its_login(pit):

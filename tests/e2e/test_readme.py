@@ -273,9 +273,3 @@ def test_every_shoe_command_the_readme_names_is_run_or_says_why_not():
     assert not unknown, "the README names commands shoe does not have: %s" % unknown
     unexplained = sorted(named - ran - set(NOT_RUN))
     assert not unexplained, "README commands neither run by this test nor in NOT_RUN: %s" % unexplained
-
-
-def test_the_example_pit_toml_is_a_valid_config():
-    from host_tools.pit import config
-    cfg = config.load(str(ROOT / "deploy" / "pit.example.toml"))
-    assert [t.name for t in cfg.tables] == ["T1"] and cfg.cert.endswith("tls/pit.crt")

@@ -13,7 +13,6 @@ import sys
 
 import pytest
 
-from support import oracle_ch10
 from host_tools import vm
 
 SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support")
@@ -22,18 +21,6 @@ CHECK = os.path.join(SUPPORT, "rules_check.py")
 
 def _summary(out):
     return json.loads(out.strip().splitlines()[-1])
-
-
-def test_oracle_reads_the_text():
-    # Spot checks of the oracle itself against sentences of Ch 10.
-    # 10E(3)(e)(iii): Player's third 4, Banker 5 -> Banker draws.
-    assert oracle_ch10.deal((2, 5, 2, 0, 4, 1))[1] == [5, 0, 1]
-    # 10E(3)(v)-(ix): Player's third 8 -> Banker 3 stays.
-    assert oracle_ch10.deal((2, 3, 2, 0, 8, 1))[1] == [3, 0]
-    # 10D: Player stands on 6, Banker 5 draws.
-    assert oracle_ch10.deal((6, 5, 0, 0, 4, 1))[1] == [5, 0, 4]
-    # 10A: a natural ends the dealing for both hands.
-    assert oracle_ch10.deal((9, 1, 0, 1, 4, 1))[:2] == ([9, 0], [1, 1])
 
 
 @pytest.mark.slow

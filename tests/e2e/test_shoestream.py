@@ -1,6 +1,8 @@
-"""The one shoe stream (host_tools/sim/shoestream.py) and what stands on it:
-the casino's simulated tables and the pit's stand-ins. Every event any of
-them makes must pass the link schema, and every tag must be the shoe's."""
+"""The one shoe stream (host_tools/sim/shoestream.py) and what stands on it,
+on ptys and under a bridge: the casino's simulated tables and the pit's
+stand-ins. Every event any of them makes must pass the link schema, and
+every tag must be the shoe's (the stream itself, in this process:
+tests/unit/test_shoestream_events.py)."""
 
 import json
 import time
@@ -10,59 +12,15 @@ import pytest
 from host_tools.sim.rigs.bridge import ThreadedBridge
 from host_tools.sim import simtable
 from host_tools.sim import standin
-from host_tools.sim import shoestream
-from host_tools.protocol import chain
 from host_tools.store import db
 
-from firmware.link import auth, events_schema, host_frames, proto
+from firmware.link import events_schema
 
 KEY = bytes(range(32))
 
 
-def test_host_signer_makes_the_shoes_tags():
-    """The stream's hmac signer and the shoe's own FrameSigner
-    give the same tag, over links and payloads of every length class."""
-    shoe = auth.FrameSigner(KEY, "S-1")
-    host = shoestream.HostSigner(KEY, "S-1")
-    fkey = auth.frames_key(KEY)
-    for kind, seq, link, payload in ((proto.EVENT, 1, auth.ZERO_MAC, b'{"type":"bets","round":1}'),
-                                     (proto.HELLO, 0, b"0123456789abcdef", b"x" * 64),
-                                     (proto.BEAT, 2 ** 31 - 1, b"-", b""),
-                                     (proto.EVENT, 77, b"f" * 32, bytes(range(256)) * 2)):
-        a, b = bytearray(40), bytearray(40)
-        shoe.sign_into(kind, seq, link, 0, len(link), payload, 0, len(payload), a, 4)
-        host.sign_into(kind, seq, bytearray(link), 0, len(link), bytearray(payload), 0, len(payload), b, 4)
-        assert a == b
-        assert bytes(b[4:36]) == host_frames.frame_mac(fkey, "S-1", kind, seq, link, payload)
-
-
 def _events(stream, n):
     return [stream.next() for _ in range(n)]
-
-
-def test_simulated_shoes_events_pass_the_schema_and_chain():
-    """Shoes with dealer mistakes (so irregularities, simulated rounds and
-    voids), one-deck shoes (so shoe ends and checkpoints), 8-deck shoes:
-    every event passes the schema, and the tags chain from zeros under the
-    shoe's key (checked by the store's one chain check)."""
-    fkey = auth.frames_key(KEY)
-    seen = set()
-    for decks, rate, n in ((1, 0.0, 1000), (8, 0.2, 2000)):
-        sim = simtable.SimShoe("SIM-%d" % decks, KEY, seed=decks, decks=decks, irregularities=rate)
-        prev = db.ZERO_HEX
-        try:
-            for want in range(1, n + 1):
-                seq, body, tag, link = sim.next()
-                assert (seq, link) == (want, prev)
-                event = json.loads(body)
-                assert events_schema.check_stored(event) is None, body
-                assert chain.tag_link(fkey, sim.shoe_id, seq, prev, body, tag)
-                seen.add(event["type"])
-                prev = tag
-        finally:
-            sim.close()
-    assert {"boot", "shoe", "bets", "card", "counts", "result", "cover", "last_hand", "shoe_end",
-            "checkpoint", "irregularity"} <= seen
 
 
 def test_a_weakened_schema_check_would_be_caught():
@@ -98,20 +56,6 @@ def test_the_stream_is_deterministic_and_resumes_from_a_store(tmp_path):
     finally:
         for s in (a, b, other):
             s.close()
-
-
-def test_a_scripted_stream_ends_with_its_script():
-    lines = ["shoe decks=8", "AS", "AH", "bets", "9H", "2C", "KS", "3D"]
-    stream = shoestream.ShoeStream("T1", KEY, lines=lines)
-    try:
-        types = []
-        with pytest.raises(StopIteration):
-            while True:
-                types.append(json.loads(stream.next()[1])["type"])
-    finally:
-        stream.close()
-    assert types == ["boot", "shoe", "card", "card", "bets", "card", "card", "card", "card", "counts",
-                     "result"]
 
 
 def test_stand_ins_events_pass_the_schema_and_a_real_bridge_stores_them(tmp_path):
@@ -151,14 +95,3 @@ def test_stand_ins_events_pass_the_schema_and_a_real_bridge_stores_them(tmp_path
             assert {"boot", "link_up", "shoe", "card", "result"} <= types
             assert t.stats["bad_acks"] == 0 and t.stats["hellos"] >= 1 and t.stats["shoes"] >= 1
             assert len(t.card_seqs) == len(t.acked_at) > 50
-
-
-def test_the_analysis_simulated_shoe_is_the_firmwares():
-    """host_tools/sim/seeded_shoes.py deals through the stream too: a whole
-    shoe of game events, each passing the schema, ending at the cover card."""
-    from host_tools.sim import seeded_shoes as simulate
-    events = list(simulate.shoe_events(3, decks=8, cut_from_end=16))
-    assert events[0]["type"] == "shoe" and events[-1]["type"] == "shoe_end"
-    assert all(events_schema.check_stored(e) is None for e in events)
-    assert not any(e.get("source") for e in events)
-    assert events[-1]["left"] < 16

@@ -148,12 +148,6 @@ def test_the_image_boots_from_its_own_files(image, tmp_path):
     assert "drivers.atecc608_setup" not in line and "drivers.atecc608_link" not in line
 
 
-def test_a_shuffler_takes_no_shoe_reader_option(capsys):
-    assert cli.main(["deploy", "--device", "shuffler", "--board", "pico", "--reader", "gm65",
-                     "--dry-run", "/nonexistent"]) == 2
-    assert "--reader is the shoe's" in capsys.readouterr().err
-
-
 def test_deploy_provisions_the_shuffler_chip_and_keeps_no_key_on_its_flash(tmp_path, monkeypatch, capsys):
     """`shoe deploy --device shuffler` does to the shuffler's ATECC608B what
     it does to a shoe's, with the firmware's own provisioning: the link key

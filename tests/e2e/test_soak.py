@@ -1,7 +1,7 @@
 """A small sample of each `shoe soak` (the full runs are for the note, not
-the suite), and the soaks' own checks shown to fail when they should: a
-loss, a duplicate or a disorder in a store, an exception or a hang in a
-fuzzed parser.
+the suite). The soaks' own checks shown to fail when they should (a loss,
+a duplicate or a disorder in a store, an exception or a hang in a fuzzed
+parser) run in-process: tests/unit/test_soak_record.py, test_fuzz_reach.py.
 
 The samples run the real commands in their own processes: chaos kills the
 emulated shoe 3 times and the bridge 3 times over a one-deck shoe; noise
@@ -10,18 +10,15 @@ bytes and sends garbage lines; fuzz tries 2k inputs on the bridge's frame
 path and on the firmware's parsers, 200 of them inside the MicroPython VM
 (20k and 2k under ``pytest -m slow``)."""
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from host_tools import vm
 from host_tools.sim.relay import Relay
-from host_tools.qa.soak import fuzz, record
 
 
 def _shoe(*args, timeout=600):
@@ -107,66 +104,6 @@ def test_a_larger_fuzz_sample_finds_no_uncaught_exception_or_hang():
 
 # -- the soaks' own checks fail when they should --------------------------
 
-def test_record_counts_loss_duplicates_and_disorder():
-    want = [b'{"a":1}', b'{"a":2}', b'{"a":3}', b'{"a":4}']
-    link = '{"type":"boot","source":"link"}'
-    rows = [(1, link), (2, '{"a":1}'), (3, '{"a":2}'), (4, '{"a":3}'), (5, '{"a":4}')]
-    assert record.count(want, rows) == {"expected": 4, "stored": 4, "stored_all": 5, "lost": 0,
-                                        "duplicated": 0, "out_of_order": 0}
-    c = record.count(want, [(1, '{"a":1}'), (2, '{"a":3}'), (3, '{"a":3}'), (5, '{"a":4}')])
-    assert (c["lost"], c["duplicated"]) == (2, 1)  # a:2 and seq 4 lost; a:3 twice
-    c = record.count(want, [(1, '{"a":2}'), (2, '{"a":1}'), (3, '{"a":3}'), (4, '{"a":4}')])
-    assert (c["lost"], c["duplicated"], c["out_of_order"]) == (0, 0, 1)
-
-
-class _Planted:
-    """A fuzz target with a bug on some inputs, a hang that sleeps on one and
-    a hang that spins on another."""
-    name = "planted"
-    allowed = (ValueError,)
-
-    def __init__(self):
-        self.resets = 0
-
-    def reset(self):
-        self.resets += 1
-
-    def make(self, rng):
-        return rng.randrange(50)
-
-    def run(self, n):
-        if n == 7:
-            raise KeyError("planted")
-        if n == 8:
-            raise ValueError("documented")
-        if n == 9:
-            time.sleep(5)
-        if n == 10:
-            while True:
-                pass
-
-
-def test_fuzz_counts_exceptions_and_hangs_it_was_not_told_about():
-    import random
-    target = _Planted()
-    tally = fuzz.Tally("planted")
-    clock = fuzz.InputClock()
-    clock.start()
-    rng = random.Random(2)
-    same = random.Random(2)
-    drawn = [same.randrange(50) for _ in range(400)]   # what make() draws
-    sleeps, spins = drawn.count(9), drawn.count(10)
-    fuzz.drive(target, 400, 0.05, rng, tally)
-    assert tally.inputs == 400
-    assert sleeps > 0 and spins > 0
-    # Every planted hang, sleeping or spinning, and nothing else: the rest
-    # take microseconds of CPU, however long a loaded machine keeps them
-    # from it (the limit is time the input had, not wall time).
-    assert tally.hangs == sleeps + spins and tally.uncaught > 0
-    assert {k[0] for k in tally.kinds} == {"KeyError", "hang"}
-    assert target.resets == tally.uncaught + tally.hangs
-    assert clock.had() < 0.05 * tally.hangs + 5  # each hang cut at the limit
-
 
 def test_relay_reorders_without_losing_and_sends_garbage_lines():
     master, slave = os.openpty()
@@ -189,36 +126,3 @@ def test_relay_reorders_without_losing_and_sends_garbage_lines():
                 os.close(fd)
             except OSError:
                 pass
-
-
-def test_decoder_messages_hold_only_bytes_a_frame_can_carry():
-    """Found by `shoe soak noise`: the shoe reports garbled frames in an
-    event carrying the decoder's message, signed as written; the message
-    "a new '$' after N bytes" went out with '?' for '$' (a frame cannot
-    carry '$'), its tag never verified, and the link stalled for good on
-    that event. Every message the decoder can give must be frame-safe."""
-    import random
-    from firmware.link import frame
-
-    class Keep:
-        def __init__(self):
-            self.messages = []
-
-        def on_bad(self, _d, _code, message):
-            self.messages.append(message)
-
-        def on_frame(self, _d):
-            pass
-
-    keep = Keep()
-    dec = frame.Decoder()
-    rng = random.Random(4)
-    good = fuzz.encode_frame(ord("E"), 12, b'{"type":"bets","round":1} ' + b"0" * 32)
-    samples = [good[:20] + good, b"$E1 x\n", b"$\x01\n", b"$" + b"x" * 1100 + b"\n", good[:-3] + b"zz\n",
-               b"$e1 x*00000000\n", b"$E01 x*" + good[-9:]]
-    samples += [fuzz.mutate(rng, good) for _ in range(3000)]
-    for data in samples:
-        dec.feed(data, len(data), keep)
-    assert any("truncated" in m for m in keep.messages)
-    for m in keep.messages:
-        assert all(0x20 <= ord(ch) <= 0x7E and ch != "$" for ch in m), m

@@ -8,7 +8,9 @@ import pytest
 
 from host_tools import boards
 from host_tools.boards import config, docs
+from host_tools.boards import shuffler as sboards
 from host_tools.boards.mcus import MCUS
+from host_tools.qa import shuffler_heap as heap
 
 BOARDS, PARTS = boards.load()
 
@@ -259,3 +261,13 @@ def test_a_toml_syntax_error_is_one_board_error_naming_the_line(tmp_path, monkey
     assert cli.main(["deploy", "--board", "pico", "--dry-run", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "not valid TOML" in err
+
+
+def test_both_shuffler_mcus_exist_and_the_shoe_tooling_skips_them():
+    shufflers = sboards.load()
+    assert {shufflers["pico"]["mcu"], shufflers["esp32s3"]["mcu"]} == {"RP2040", "ESP32-S3"}
+    assert "shuffler" not in boards.load()[0]
+
+
+def test_the_boards_agree_on_the_budget():
+    assert {b["heap_kib"] for b in sboards.load().values()} == {heap.board_heap_kib()} == {190}

@@ -5,6 +5,7 @@ message whose run headers do not add up is Malformed, never guessed at."""
 import pytest
 
 from host_tools.casino import publish, wire
+from host_tools.store import db
 
 
 def _rows():
@@ -65,3 +66,12 @@ def test_several_shoes_without_counts_are_malformed():
     h[wire.H_SHOE] = "A1,B2"
     with pytest.raises(wire.Malformed):
         wire.decode(wire.subject("C1", "P1", "T1"), h, b"{}")
+
+
+def test_runs_cut_at_holes_and_first_events():
+    from host_tools.casino import wire
+    rows = [("A", q, "e%d" % q, "t%d" % q, 1.0, 3, "p" * 32) for q in range(3, 3 + 70)]
+    rows += [("B", q, "x", "u", 2.0, 1, None) for q in (1, 2, 4)]
+    got = [(m[0], m[1], m[2], m[7]) for m in publish.runs(rows)]
+    assert got == [("A", 3, 3 + wire.MAX_EVENTS - 1, "p" * 32), ("A", 3 + wire.MAX_EVENTS, 72, None),
+                   ("B", 1, 2, db.ZERO_HEX), ("B", 4, 4, None)]

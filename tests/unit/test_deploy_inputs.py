@@ -77,3 +77,9 @@ def test_keys_are_never_put_in_a_shared_directory(tmp_path):
     keys.write_key(tmp_path / "a" / "b" / "k.key", b"\x01" * 32)
     assert [_mode(p) for p in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "k.key")] == \
         ["0o700", "0o700", "0o600"]
+
+
+def test_a_shuffler_takes_no_shoe_reader_option(capsys):
+    assert cli.main(["deploy", "--device", "shuffler", "--board", "pico", "--reader", "gm65",
+                     "--dry-run", "/nonexistent"]) == 2
+    assert "--reader is the shoe's" in capsys.readouterr().err

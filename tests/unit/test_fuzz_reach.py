@@ -4,6 +4,7 @@ genuine input goes) is found within a short run, and without the plant the
 same run finds nothing and still counts inputs that got there."""
 
 import random
+import time
 
 import pytest
 
@@ -91,3 +92,52 @@ def test_a_fault_on_the_verified_path_is_found(name, tmp_path, monkeypatch):
     found = _run(name, count, tmp_path)
     assert found.uncaught > 0 and any("planted" in message for _n, _d, _t, message in found.kinds.values()), \
         (name, found.kinds)
+
+
+class _Planted:
+    """A fuzz target with a bug on some inputs, a hang that sleeps on one and
+    a hang that spins on another."""
+    name = "planted"
+    allowed = (ValueError,)
+
+    def __init__(self):
+        self.resets = 0
+
+    def reset(self):
+        self.resets += 1
+
+    def make(self, rng):
+        return rng.randrange(50)
+
+    def run(self, n):
+        if n == 7:
+            raise KeyError("planted")
+        if n == 8:
+            raise ValueError("documented")
+        if n == 9:
+            time.sleep(5)
+        if n == 10:
+            while True:
+                pass
+
+
+def test_fuzz_counts_exceptions_and_hangs_it_was_not_told_about():
+    import random
+    target = _Planted()
+    tally = fuzz.Tally("planted")
+    clock = fuzz.InputClock()
+    clock.start()
+    rng = random.Random(2)
+    same = random.Random(2)
+    drawn = [same.randrange(50) for _ in range(400)]   # what make() draws
+    sleeps, spins = drawn.count(9), drawn.count(10)
+    fuzz.drive(target, 400, 0.05, rng, tally)
+    assert tally.inputs == 400
+    assert sleeps > 0 and spins > 0
+    # Every planted hang, sleeping or spinning, and nothing else: the rest
+    # take microseconds of CPU, however long a loaded machine keeps them
+    # from it (the limit is time the input had, not wall time).
+    assert tally.hangs == sleeps + spins and tally.uncaught > 0
+    assert {k[0] for k in tally.kinds} == {"KeyError", "hang"}
+    assert target.resets == tally.uncaught + tally.hangs
+    assert clock.had() < 0.05 * tally.hangs + 5  # each hang cut at the limit

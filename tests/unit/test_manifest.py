@@ -4,9 +4,12 @@ runs this source; and its check names a missing or altered file. The same
 hash in the MicroPython VM, and the boot self-test against `shoe deploy`'s
 staging: tests/e2e/test_manifest_vm.py."""
 
+import os
+
 from host_tools import deploy
 
 from firmware import manifest
+from firmware.link import journal
 from support.hashed_files import files  # noqa: F401 (the fixture)
 
 
@@ -36,3 +39,15 @@ def test_the_device_check_runs_the_firmware_manifest_source():
 
 def test_the_manifest_file_name_is_one_constant():
     assert deploy.MANIFEST == manifest.NAME == "manifest.json"
+
+
+def test_the_data_names_are_the_ones_the_code_writes():
+    j = journal.Journal("/nonexistent/journal.bin")
+    names = {os.path.basename(p) for p in (j.path, j.tilt_path, j.mark_path, j.path + ".bad", j.path + ".tmp")}
+    from firmware.boards import ring_flash
+    from firmware.emulator import shoe_board
+    names |= {"journal.bin" + ring_flash.MAP, "journal.bin" + ring_flash.FOLDER, "journal.bin" + shoe_board.NOR}
+    from host_tools import deploy
+    from firmware.shuffler import device
+    custody = {device.STATE_FILE, device.STATE_FILE + ".tmp"}   # the shuffler's (shuffler/device.py _save)
+    assert set(manifest.DATA) == names | {deploy.CARDSET} | custody

@@ -13,6 +13,7 @@ from firmware.link import aead, order, proto, schema, events_schema
 from firmware.link.frame import MAX_PAYLOAD
 from firmware.cardset import ordercheck
 from host_tools.protocol import alerts, orderrelay
+from host_tools.qa.bench import ordercheck as bench
 
 
 def _sealed(n=416, seed=1, shuffler="SHUF1", shoe="T1", bid="A-3", digest=b"d" * 32, serial=5, secret=None):
@@ -207,3 +208,7 @@ def test_the_floor_comes_back_from_the_journals_shoe_record():
     chk.dealt(b',"order":"A-3","serial":1234')
     chk.dealt(b',"order":"B-1","serial":12')
     assert chk.floor == 1234
+
+
+def test_the_bench_and_the_link_agree_on_the_parts():
+    assert bench._MAX_PARTS == proto.ORDER_PARTS

@@ -88,3 +88,10 @@ def test_chain_matches_an_independent_computation(filled):
                                   + struct.pack(">Q", seq) + SHOE.encode()).digest()
             assert prev_hex == prev.hex() and hash_hex == want.hex()
             prev = want
+
+
+def test_with_seq_refuses_an_event_that_names_another_seq():
+    assert db.with_seq('{"type":"status","seq":7}', 7) == '{"type":"status","seq":7}'
+    assert db.with_seq('{"type":"error","message":"seq"}', 3) == '{"type":"error","message":"seq","seq":3}'
+    with pytest.raises(db.StoreError, match="names itself seq 8"):
+        db.with_seq('{"type":"status","seq":8}', 7)
