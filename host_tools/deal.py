@@ -10,7 +10,6 @@ line), so a script that is not UTF-8 gives the same error events in both.
 
 import io
 import json
-import sys
 
 from host_tools.exits import ShoeError
 from host_tools import argtypes
@@ -54,11 +53,4 @@ def deal_events(script_text):
 
 def run(args):
     data = exits.read_input(args.script)
-    try:
-        out = deal_bytes(data, args.vm, args.heap)
-    except RuntimeError as exc:  # the VM failed, or is not installed
-        print("shoe deal: %s" % exc, file=sys.stderr)
-        return exits.EXIT_INTERNAL
-    sys.stdout.buffer.write(out)
-    sys.stdout.buffer.flush()
-    return 0
+    return exits.write_vm_output("deal", lambda: deal_bytes(data, args.vm, args.heap))

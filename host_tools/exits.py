@@ -72,6 +72,20 @@ def waits_on_a_terminal(path, command, needs):
     return True
 
 
+def write_vm_output(command, produce):
+    """Write the bytes ``produce()`` returns (a firmware run in a MicroPython
+    VM) to standard output: EXIT_OK. A VM that failed or is not installed
+    (RuntimeError) is one line naming ``command`` and EXIT_INTERNAL."""
+    try:
+        out = produce()
+    except RuntimeError as exc:
+        print("shoe %s: %s" % (command, exc), file=sys.stderr)
+        return EXIT_INTERNAL
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
 def read_input(path):
     """The bytes a command reads: a file, or standard input for "-". A file
     that cannot be read raises OSError("cannot read PATH: why"), which main

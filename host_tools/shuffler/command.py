@@ -121,16 +121,13 @@ def run(args):
     if getattr(args, "sub", None) != "sample":
         args._parser.print_help(sys.stderr)
         return exits.EXIT_USAGE
-    try:
-        if args.bench:
-            bench = importlib.import_module(BENCH)
-            print(bench.report(bench.run_bench(args.decks, heap=args.heap), args.decks))
-            print(bench.report_machine(bench.run_machine(args.decks), args.decks))
-            return 0
-        out = sample_bytes(args.decks, args.count, args.seed, args.vm, args.heap, args.mechanism)
-    except RuntimeError as exc:  # the VM failed, or is not installed
-        print("shoe shuffler: %s" % exc, file=sys.stderr)
-        return exits.EXIT_INTERNAL
-    sys.stdout.buffer.write(out)
-    sys.stdout.buffer.flush()
-    return 0
+    if args.bench:
+        return exits.write_vm_output("shuffler", lambda: _bench_report(args.decks, args.heap))
+    return exits.write_vm_output("shuffler", lambda: sample_bytes(args.decks, args.count, args.seed, args.vm,
+                                                                   args.heap, args.mechanism))
+
+
+def _bench_report(decks, heap):
+    bench = importlib.import_module(BENCH)
+    return ("%s\n%s\n" % (bench.report(bench.run_bench(decks, heap=heap), decks),
+                           bench.report_machine(bench.run_machine(decks), decks))).encode()
