@@ -18,6 +18,7 @@ None of this is firmware: the broken variants must never be deployable.
 """
 
 import host_tools  # noqa: F401  (makes the firmware package importable)
+from host_tools.sim import shuffles
 
 VARIANTS = ("fair", "modulo", "shelf", "riffle")
 
@@ -75,21 +76,8 @@ def shelf_pass(n, uniform, shelves=10):
 
 
 def riffle(n, uniform):
-    cut = sum(uniform.below(2) for _ in range(n))
-    left = list(range(cut))
-    right = list(range(cut, n))
-    order = []
-    li = ri = 0
-    while li < len(left) or ri < len(right):
-        a = len(left) - li
-        b = len(right) - ri
-        if uniform.below(a + b) < a:
-            order.append(left[li])
-            li += 1
-        else:
-            order.append(right[ri])
-            ri += 1
-    return order
+    """One GSR riffle of positions 0..n-1 drawn from the firmware's ``uniform``."""
+    return shuffles.gsr_riffle(list(range(n)), lambda: uniform.below(2), uniform.below)
 
 
 def drbg_bytes(seed, nbytes):

@@ -43,15 +43,24 @@ def stack(decks, order=FACTORY):
 
 
 def riffle(cards, rng):
-    """One Gilbert-Shannon-Reeds riffle."""
-    n = len(cards)
-    cut = sum(1 for _ in range(n) if rng.random() < 0.5)
+    """One Gilbert-Shannon-Reeds riffle, drawn with ``rng`` (random.Random)."""
+    return gsr_riffle(cards, lambda: rng.random() < 0.5, lambda m: rng.random() * m)
+
+
+def gsr_riffle(cards, coin, below):
+    """One Gilbert-Shannon-Reeds riffle: a binomial cut (one ``coin()`` per
+    card, true half the time), then each card dropped from a packet with
+    the chance of that packet's share of the cards left (``below(m)``:
+    uniform in [0, m)). The random source is the caller's: Python's for the
+    models here, the firmware's DRBG for the shuffler's variants
+    (host_tools/qa/shuffler_variants.py)."""
+    cut = sum(1 for _ in range(len(cards)) if coin())
     left, right = cards[:cut], cards[cut:]
     out = []
     i = j = 0
     while i < len(left) or j < len(right):
         a, b = len(left) - i, len(right) - j
-        if rng.random() * (a + b) < a:
+        if below(a + b) < a:
             out.append(left[i])
             i += 1
         else:
