@@ -16,6 +16,7 @@ from host_tools.pit import shuffle
 from host_tools.sim import shuffles as S
 from host_tools.store import db
 from support.waits import until
+from support.bridgecli import stored_events
 from support.pitrig import running_pit
 
 
@@ -25,18 +26,13 @@ def pit(tmp_path_factory):
         yield rig
 
 
-def _events(cfg):
-    with db.Store(cfg.store) as store:
-        return [json.loads(t) for _s, _q, t, _p, _h in store.events("COLD1")]
-
-
 def test_a_cold_deck_stops_the_table_and_only_a_confirmed_supervisor_clears_it(pit):
     server, _service, emus, cfg = pit
     emu = emus["T1"]
     # Factory order, uncut: AS burns one, then 2S..7S make a run of 7.
     for line in ["shoe decks=8", "AS up", "2S", "bets", "3S", "4S", "5S", "6S", "7S"]:
         emu.deal(line)
-    stop = until(lambda: [e for e in _events(cfg) if e["type"] == "irregularity" and e["rule"] == "cold_deck"],
+    stop = until(lambda: [e for e in stored_events(cfg.store, "COLD1") if e["type"] == "irregularity" and e["rule"] == "cold_deck"],
                  what="the cold_deck irregularity")[0]
     assert stop["cards"] == ["AS", "2S", "3S", "4S", "5S", "6S", "7S"]
     # The page: a critical alert naming the cards, no card due, the score weak.
@@ -57,13 +53,13 @@ def test_a_cold_deck_stops_the_table_and_only_a_confirmed_supervisor_clears_it(p
     sam = server.login("sam")
     status, body = server.request("POST", "/api/tables/T1/command", {"command": "clear_stop"}, token=sam)
     assert status == 400 and "confirm" in body["error"]
-    assert not [e for e in _events(cfg) if e["type"] == "stop_cleared"]
+    assert not [e for e in stored_events(cfg.store, "COLD1") if e["type"] == "stop_cleared"]
     status, body = server.request("POST", "/api/tables/T1/command", {"command": "clear_stop", "confirm": True},
                                   token=sam)
     assert status == 200 and body["reply"].startswith("ok sent clear_stop"), body
-    cleared = until(lambda: [e for e in _events(cfg) if e["type"] == "stop_cleared"], what="stop_cleared")
+    cleared = until(lambda: [e for e in stored_events(cfg.store, "COLD1") if e["type"] == "stop_cleared"], what="stop_cleared")
     assert cleared[0]["rule"] == "cold_deck"
-    assert any(e.get("type") == "accepted" and e.get("command") == "clear_stop" for e in _events(cfg))
+    assert any(e.get("type") == "accepted" and e.get("command") == "clear_stop" for e in stored_events(cfg.store, "COLD1"))
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, role, tbl, action, target, outcome FROM audit_log"
                                      " WHERE target = 'clear_stop'"))
@@ -72,7 +68,7 @@ def test_a_cold_deck_stops_the_table_and_only_a_confirmed_supervisor_clears_it(p
                for r in rows), rows
     # Play resumes: the held cards open the round once betting closes.
     emu.deal("bets")
-    until(lambda: [e for e in _events(cfg) if e["type"] == "result"], what="the next result")
+    until(lambda: [e for e in stored_events(cfg.store, "COLD1") if e["type"] == "result"], what="the next result")
 
 
 def _store_shoe(store, shoe_id, events, seq0=1):

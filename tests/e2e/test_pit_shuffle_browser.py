@@ -3,13 +3,13 @@ headless Chromium: the table page and the end-of-shoe report show the score,
 and a supervisor clears the stop with the page's button and its
 confirmation dialog (audited)."""
 
-import json
 import os
 
 import pytest
 
 from host_tools.store import db
 from support.browser import WAIT_MS, open_page
+from support.bridgecli import stored_events
 from support.pitrig import PASSWORD, running_pit
 from support.waits import until as _wait
 
@@ -26,11 +26,6 @@ def _open(browser, server, path, user=None):
 def pit(tmp_path_factory):
     with running_pit(tmp_path_factory.mktemp("pitcold"), {"T1": "COLDWEB"}) as rig:
         yield rig
-
-
-def _events(cfg):
-    with db.Store(cfg.store) as store:
-        return [json.loads(t) for _s, _q, t, _p, _h in store.events("COLDWEB")]
 
 
 def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit):
@@ -50,7 +45,7 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     context.close()
     for line in ["shoe decks=8", "KH up", "QH", "JH", "TH", "9H", "8H", "7H"]:
         emus["T1"].deal(line)
-    _wait(lambda: any(e.get("rule") == "cold_deck" for e in _events(cfg)), what="the stop")
+    _wait(lambda: any(e.get("rule") == "cold_deck" for e in stored_events(cfg.store, "COLDWEB")), what="the stop")
     # Surveillance sees the score and the stop's alert; a supervisor clears it.
     watch_ctx, watch = _open(chromium, server, "/table/T1", user="sue")
     watch.wait_for_selector("#shuffle-verdict[data-weak=yes]", timeout=WAIT_MS)
@@ -62,7 +57,7 @@ def test_the_page_shows_the_score_and_a_supervisor_clears_the_stop(chromium, pit
     page.click("button[data-command=clear_stop]")
     page.click("#confirm-yes")
     page.wait_for_selector("#reply:has-text('ok: accepted by the shoe')", timeout=ANSWER_MS)  # no eval: the CSP forbids it
-    _wait(lambda: any(e["type"] == "stop_cleared" for e in _events(cfg)), what="stop_cleared")
+    _wait(lambda: any(e["type"] == "stop_cleared" for e in stored_events(cfg.store, "COLDWEB")), what="stop_cleared")
     with db.Store(cfg.store) as store:
         rows = list(store.db.execute("SELECT user, role, target, outcome FROM audit_log WHERE target = 'clear_stop'"))
     assert rows and rows[0][:3] == ("sam", "supervisor", "clear_stop") and rows[0][3].startswith("ok")
