@@ -3,11 +3,11 @@
 Per board in boards.toml it stages the shoe with the command a technician
 runs, ``shoe deploy --device shoe --board NAME --dry-run OUTDIR --cardset
 FILE``, and boots that tree in the real MicroPython VM started with ``-X
-heapsize`` = the board's heap budget: the staged main.py (source, compiled
-into the heap as on a board) runs its boot check of every staged file
-against manifest.json, then what a running shoe imports is loaded from the
-staging alone, and a whole seeded 8-deck shoe runs through the staged game
-core. A module the shoe loads that the dry run did not stage stops the
+heapsize`` = the board's heap budget: the staged main.py (source, as on a
+board; its own module is outside the figures, PORT_HELD_RP2's calibration
+holds it) runs its boot check of every staged file against manifest.json,
+then what a running shoe imports is loaded from the staging alone, and a
+whole seeded 8-deck shoe runs through the staged game core. A module the shoe loads that the dry run did not stage stops the
 measurement and names it (tests/e2e/test_boards_footprint.py). It prints:
 
 - staged: total bytes of the device's file tree (flash);
