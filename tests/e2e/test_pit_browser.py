@@ -241,7 +241,7 @@ def test_without_a_login_no_command_can_be_sent(chromium, pit):
 
 
 def _post_bets(page):
-    """The page's own session POSTs a confirmed ``bets`` to T2 (as a script
+    """The page, with its own login cookie, POSTs a confirmed ``bets`` to T2 (as a script
     on the page could, controls or not); returns the HTTP status."""
     return page.evaluate("""async () => (await fetch('/api/tables/T2/command', {method: 'POST',
         headers: {'Content-Type': 'application/json'},
