@@ -8,7 +8,6 @@ import os
 import time
 
 import psycopg
-import pytest
 
 from host_tools import cli
 from host_tools.casino import publish
@@ -219,19 +218,6 @@ def test_verify_central_passes_a_good_record_and_fails_an_edited_row(tmp_path, h
     # without keys the central record cannot be checked: one line, exit 2
     assert cli.main(["verify", "--central", dsn]) == 2
     assert "--central needs --key-dir" in capsys.readouterr().err
-
-
-def test_pit_config_casino_section(tmp_path):
-    from host_tools.pit import config
-    base = 'store = "p.db"\n[[table]]\nname = "T1"\nport = "/dev/null"\nkey_file = "k"\n'
-    cfg = config.parse({**_toml(base), "casino": {"nats": "nats://127.0.0.1:4222", "casino": "C1",
-                                                 "pit": "P1"}})
-    assert (cfg.casino.casino, cfg.casino.pit, cfg.casino.domain) == ("C1", "P1", None)
-    assert config.parse(_toml(base)).casino is None
-    with pytest.raises(config.PitConfigError, match=r"casino.pit: 'a.b'"):
-        config.parse({**_toml(base), "casino": {"nats": "nats://x:1", "casino": "C1", "pit": "a.b"}})
-    with pytest.raises(config.PitConfigError, match="casino.nats: .*not a nats"):
-        config.parse({**_toml(base), "casino": {"nats": "http://x", "casino": "C1", "pit": "P"}})
 
 
 def _toml(text):

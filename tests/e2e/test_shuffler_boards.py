@@ -1,51 +1,14 @@
-"""boards.toml's shuffler controllers: both MCUs present and valid, every
-part the issue names has a pin, and the validator has teeth; the shoe's
-tooling does not see them."""
-
-import copy
+"""The shuffler controllers' bring-up (shuffler/board_machine.py) in the
+MicroPython VM with a fake ``machine``: each board of boards.toml drives its
+pins, and the board firmware boots with its heap measured. boards.toml's
+shuffler tables themselves (both MCUs, every part wired, the validator's
+teeth): tests/unit/test_boards.py."""
 
 import pytest
 
 from host_tools.boards import shuffler as sboards
 
 SHUFFLERS = sboards.load()
-
-
-@pytest.mark.parametrize("name", sorted(SHUFFLERS))
-def test_every_shuffler_board_validates_with_all_its_parts(name):
-    board = SHUFFLERS[name]
-    assert sboards.validate(name, board) == []
-    where = {w["where"] for w in sboards.connections(board)}
-    for s in sboards.STEPPERS:
-        assert {"%s.%s" % (s, p) for p in sboards.STEPPER_PINS} <= where
-    for group, names in (("inputs", sboards.INPUTS), ("outputs", sboards.OUTPUTS), ("leds", sboards.LEDS)):
-        assert {"%s.%s" % (group, n) for n in names} <= where
-    assert any(w.startswith("readers.pn532.") for w in where) and any(w.startswith("sensor.") for w in where)
-    by_pin = {}
-    for w in sboards.connections(board):
-        by_pin.setdefault(w["gpio"], set()).add(w["signal"] or w["where"])
-    assert all(len(ids) == 1 for ids in by_pin.values()), by_pin  # shared only as one I2C signal
-    assert board["secure_element"]["address"] == 0x60 and "secure_element.sda" in where
-    assert sboards.constants(name, "S1")["SECURE_ELEMENT"]["kind"] == "atecc608b"
-
-
-def _after(name, change):
-    board = copy.deepcopy(SHUFFLERS[name])
-    change(board)
-    return sboards.validate(name, board)
-
-
-def test_the_validator_refuses_bad_wiring():
-    assert _after("pico", lambda b: b["feed"].update(step=6)) == [
-        "shuffler.pico: GP6 used twice: elevator.step and feed.step"]
-    assert _after("pico", lambda b: b["leds"].update(fault=25)) == [
-        "shuffler.pico: leds.fault = GP25 is wired on the board itself: on-board LED"]
-    assert _after("esp32s3", lambda b: b["inputs"].update(door=0)) == [
-        "shuffler.esp32s3: inputs.door = GPIO0 cannot be used: strapping pin (boot mode)"]
-    assert _after("pico", lambda b: b["inputs"].pop("gap")) == ["shuffler.pico: inputs lacks gap"]
-    assert _after("pico", lambda b: b["readers"]["pn532"].update(tx=2)) != []
-    assert _after("esp32s3", lambda b: b.pop("secure_element")) == [
-        "shuffler.esp32s3: secure_element (the ATECC608B on the I2C bus) is missing"]
 
 
 # The boundary that cannot exist in the VM: just enough of `machine`

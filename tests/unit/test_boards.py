@@ -12,6 +12,8 @@ from host_tools.boards import shuffler as sboards
 from host_tools.boards.mcus import MCUS
 from host_tools.qa import shuffler_heap as heap
 
+SHUFFLERS = sboards.load()
+
 BOARDS, PARTS = boards.load()
 
 
@@ -264,10 +266,46 @@ def test_a_toml_syntax_error_is_one_board_error_naming_the_line(tmp_path, monkey
 
 
 def test_both_shuffler_mcus_exist_and_the_shoe_tooling_skips_them():
-    shufflers = sboards.load()
-    assert {shufflers["pico"]["mcu"], shufflers["esp32s3"]["mcu"]} == {"RP2040", "ESP32-S3"}
+    assert {SHUFFLERS["pico"]["mcu"], SHUFFLERS["esp32s3"]["mcu"]} == {"RP2040", "ESP32-S3"}
     assert "shuffler" not in boards.load()[0]
 
 
 def test_the_boards_agree_on_the_budget():
     assert {b["heap_kib"] for b in sboards.load().values()} == {heap.board_heap_kib()} == {190}
+
+
+@pytest.mark.parametrize("name", sorted(SHUFFLERS))
+def test_every_shuffler_board_validates_with_all_its_parts(name):
+    board = SHUFFLERS[name]
+    assert sboards.validate(name, board) == []
+    where = {w["where"] for w in sboards.connections(board)}
+    for s in sboards.STEPPERS:
+        assert {"%s.%s" % (s, p) for p in sboards.STEPPER_PINS} <= where
+    for group, names in (("inputs", sboards.INPUTS), ("outputs", sboards.OUTPUTS), ("leds", sboards.LEDS)):
+        assert {"%s.%s" % (group, n) for n in names} <= where
+    assert any(w.startswith("readers.pn532.") for w in where) and any(w.startswith("sensor.") for w in where)
+    by_pin = {}
+    for w in sboards.connections(board):
+        by_pin.setdefault(w["gpio"], set()).add(w["signal"] or w["where"])
+    assert all(len(ids) == 1 for ids in by_pin.values()), by_pin  # shared only as one I2C signal
+    assert board["secure_element"]["address"] == 0x60 and "secure_element.sda" in where
+    assert sboards.constants(name, "S1")["SECURE_ELEMENT"]["kind"] == "atecc608b"
+
+
+def _after(name, change):
+    board = copy.deepcopy(SHUFFLERS[name])
+    change(board)
+    return sboards.validate(name, board)
+
+
+def test_the_validator_refuses_bad_wiring():
+    assert _after("pico", lambda b: b["feed"].update(step=6)) == [
+        "shuffler.pico: GP6 used twice: elevator.step and feed.step"]
+    assert _after("pico", lambda b: b["leds"].update(fault=25)) == [
+        "shuffler.pico: leds.fault = GP25 is wired on the board itself: on-board LED"]
+    assert _after("esp32s3", lambda b: b["inputs"].update(door=0)) == [
+        "shuffler.esp32s3: inputs.door = GPIO0 cannot be used: strapping pin (boot mode)"]
+    assert _after("pico", lambda b: b["inputs"].pop("gap")) == ["shuffler.pico: inputs lacks gap"]
+    assert _after("pico", lambda b: b["readers"]["pn532"].update(tx=2)) != []
+    assert _after("esp32s3", lambda b: b.pop("secure_element")) == [
+        "shuffler.esp32s3: secure_element (the ATECC608B on the I2C bus) is missing"]

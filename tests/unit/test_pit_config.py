@@ -2,6 +2,7 @@
 bad value is one line naming it."""
 
 import pathlib
+import tomllib
 
 import pytest
 
@@ -31,3 +32,16 @@ def test_the_example_pit_toml_is_a_valid_config():
     from host_tools.pit import config
     cfg = config.load(str(ROOT / "deploy" / "pit.example.toml"))
     assert [t.name for t in cfg.tables] == ["T1"] and cfg.cert.endswith("tls/pit.crt")
+
+
+def test_pit_config_casino_section(tmp_path):
+    from host_tools.pit import config
+    base = 'store = "p.db"\n[[table]]\nname = "T1"\nport = "/dev/null"\nkey_file = "k"\n'
+    cfg = config.parse({**tomllib.loads(base), "casino": {"nats": "nats://127.0.0.1:4222", "casino": "C1",
+                                                 "pit": "P1"}})
+    assert (cfg.casino.casino, cfg.casino.pit, cfg.casino.domain) == ("C1", "P1", None)
+    assert config.parse(tomllib.loads(base)).casino is None
+    with pytest.raises(config.PitConfigError, match=r"casino.pit: 'a.b'"):
+        config.parse({**tomllib.loads(base), "casino": {"nats": "nats://x:1", "casino": "C1", "pit": "a.b"}})
+    with pytest.raises(config.PitConfigError, match="casino.nats: .*not a nats"):
+        config.parse({**tomllib.loads(base), "casino": {"nats": "http://x", "casino": "C1", "pit": "P"}})
