@@ -115,22 +115,6 @@ def test_forged_events_are_not_stored_and_become_one_alert(shoe, tmp_path):
         assert not [k for _s, _t, k, _d in s.link_log(SHOE) if k in ("conflict", "fork")]
 
 
-def test_a_flood_is_one_row_written_at_most_once_a_second(tmp_path):
-    writes = []
-    from host_tools.protocol.hostlink import Tally
-    t = Tally(lambda *a: writes.append(a))
-    start = time.monotonic()
-    while time.monotonic() - start < 1.5:
-        t.note("forged_event", "E1 %d" % len(writes))
-    t.flush(force=True)
-    assert 2 <= len(writes) <= 3          # at once, about a second later, and at close
-    assert sum(w[1] for w in writes) == t.total["forged_event"] > 1000
-    with db.Store(tmp_path / "s.db") as s:
-        for kind, count, first, last, detail in writes:
-            s.alert(SHOE, "warning", kind, detail, count, first, last, merge_within=60)
-        assert len(s.alerts()) == 1 and s.alerts()[0]["count"] == t.total["forged_event"]
-
-
 def test_forged_hellos_never_change_the_shoe(shoe, bridge, tmp_path):
     shoe.connect(seq=1)
     shoe.event(1)
@@ -499,19 +483,6 @@ def test_a_v1_store_is_refused_in_one_line(tmp_path):
     with pytest.raises(db.StoreError, match="link-protocol-1 store"):
         db.Store(path)
     assert path.read_bytes() == before
-
-
-def test_alerts_merge_only_within_the_window(tmp_path):
-    with db.Store(tmp_path / "s.db") as s:
-        s.alert(SHOE, "warning", "forged_event", "a", 3, 100.0, 101.0, merge_within=60)
-        s.alert(SHOE, "warning", "forged_event", "b", 2, 150.0, 152.0, merge_within=60)
-        s.alert(SHOE, "warning", "forged_event", "c", 1, 300.0, 300.0, merge_within=60)
-        s.alert(SHOE, "critical", "rollback", "d")
-        got = [(a["kind"], a["count"], a["first_time"], a["last_time"], a["detail"]) for a in s.alerts()]
-        assert got[:3] == [("forged_event", 5, 100.0, 152.0, "b"), ("forged_event", 1, 300.0, 300.0, "c"),
-                           ("rollback", 1, got[2][2], got[2][2], "d")]
-        with pytest.raises(ValueError, match="severity"):
-            s.alert(SHOE, "panic", "x", "y")
 
 
 def test_bridge_with_a_fixed_shoe_id_refuses_another(shoe, tmp_path):
