@@ -22,6 +22,13 @@ Measured per card dealt after a warm-up:
 - durable -> page: from that commit to the card's message arriving at each
   of the page clients.
 
+card -> durable is also cut in two per card at the moment the pit's link
+handed the verified card to its store writer (the store's ``received``):
+dealt -> read (the stand-in's line, the pit's link loop reaching the port,
+the frame's checks) and read -> durable (the group commit's round trip and
+the loop reading its answer). The pit's own commit histogram (/metrics)
+gives the commit stage again, as the pit sees it.
+
 After the dealing, the bench waits (``--drain``, bounded) until the pit's
 store holds every card the stand-ins made and every page client has had
 them: a card counts lost only when the store lacks it then (each such
@@ -301,16 +308,19 @@ def _line(proc, timeout, what):
 
 
 def _stored_cards(store_path):
-    """{(shoe, seq)} of every card event the pit's store holds now."""
+    """{(shoe, seq): when the pit handed it to its store writer} of every
+    card event the pit's store holds now (``received``: the table's link
+    had read and verified the frame then, host_tools/pit/groupcommit.py)."""
     import sqlite3
     try:
         con = sqlite3.connect("file:%s?mode=ro" % store_path, uri=True, timeout=5)
     except sqlite3.OperationalError:
-        return set()
+        return {}
     try:
-        return set(con.execute("SELECT shoe_id, seq FROM events WHERE type = 'card'"))
+        return {(shoe, seq): received for shoe, seq, received in
+                con.execute("SELECT shoe_id, seq, received FROM events WHERE type = 'card'")}
     except sqlite3.OperationalError:
-        return set()
+        return {}
     finally:
         con.close()
 
@@ -335,7 +345,7 @@ def _drain(tables, store_path, out, before, clients, bound=DRAIN_MAX_S):
     end = time.monotonic() + bound
     while True:
         stored = _stored_cards(store_path)
-        if made <= stored or time.monotonic() > end:
+        if made <= stored.keys() or time.monotonic() > end:
             break
         time.sleep(0.1)
     while (_seen(out) < len(stored) - before and time.monotonic() < end
@@ -438,8 +448,18 @@ def _commit_line(commits):
     if p50 is None:
         return "commit stage: no commits in the window"
     return ("commit stage (append -> durable, the pit's histogram over the window): p50 <= %s, p99 <= %s; "
-            "the rest of card -> durable is the line and the table thread's turn"
+            "the rest of card -> durable is the line and the link loop's turn"
             % tuple("%.0f ms" % (1000 * b) if b != float("inf") else "over the last bucket" for b in (p50, p99)))
+
+
+def _stage_line(fig):
+    """card -> durable cut in two at the moment the pit handed the card to
+    its store writer (the store's ``received``), per card."""
+    return ("stages per card, p50 / p99: dealt -> read and verified by the pit (the stand-in's line, "
+            "the pit's link loop) %.1f / %.1f ms; -> durable (the commit round trip, the loop reading "
+            "its answer) %.1f / %.1f ms"
+            % (_ms(fig["read"], 50), _ms(fig["read"], 99), _ms(fig["commit_stage"], 50),
+               _ms(fig["commit_stage"], 99)))
 
 
 def _unstored(tables, stored):
@@ -467,7 +487,7 @@ def _figures(tables, seen, t_from, t_to, nclients, stored):
     product lost it); ``page_missing``: stored, but a page client never
     had it (each client counts)."""
     commits, arrivals = seen["commits"], seen["arrivals"]
-    durable, acked, page = [], [], []
+    durable, acked, page, read, commit_stage = [], [], [], [], []
     cards = lost = late_page = 0
     for i, t in enumerate(tables):
         name = "T%03d" % (i + 1)
@@ -484,6 +504,8 @@ def _figures(tables, seen, t_from, t_to, nclients, stored):
                 late_page += nclients   # stored, yet no page client had it
                 continue
             durable.append(commit - dealt)
+            read.append(stored[(t.shoe_id, seq)] - dealt)
+            commit_stage.append(commit - stored[(t.shoe_id, seq)])
             if seq in t.acked_at:
                 acked.append(t.acked_at[seq] - dealt)
             for got in arrivals:
@@ -492,7 +514,7 @@ def _figures(tables, seen, t_from, t_to, nclients, stored):
                 else:
                     late_page += 1
     return {"cards": cards, "lost": lost, "page_missing": late_page, "ended": seen["ended"],
-            "durable": durable, "acked": acked, "page": page}
+            "durable": durable, "acked": acked, "page": page, "read": read, "commit_stage": commit_stage}
 
 
 # -- the report ---------------------------------------------------------------------
@@ -504,7 +526,7 @@ def _ms(values, p):
 def summarize(runs):
     """Median over runs of each run's percentiles, and the runs' own values."""
     out = {}
-    for what in ("durable", "acked", "page"):
+    for what in ("durable", "acked", "page", "read", "commit_stage"):
         for p in (50, 99):
             per_run = [_ms(r[what], p) for r in runs]
             out["%s_p%d" % (what, p)] = (statistics.median(per_run), per_run)
@@ -536,6 +558,10 @@ def print_table(rows):
             n, s["cards"], _runs(s["durable_p50"]), _runs(s["durable_p99"]), _runs(s["acked_p99"]),
             _runs(s["page_p99"]), 100 * s["cpu_pit"], s["lost"] + s["page_missing"],
             "ok" if s["passes"] else "MISSES"))
+    print("\nstages of card->durable p99 (median of the runs' p99s, ms): dealt -> read and verified by the pit "
+          "| -> durable")
+    for n, s in rows:
+        print("%5d  %-22s | %s" % (n, _runs(s["read_p99"]), _runs(s["commit_stage_p99"])))
 
 
 def main(argv=None):
@@ -588,6 +614,7 @@ def main(argv=None):
                      100 * fig["cpu"]["pit"], 100 * fig["cpu"]["stand-ins"], 100 * fig["cpu"]["clients"],
                      fig["lost"], fig["page_missing"]), flush=True)
             print("    %s" % _commit_line(fig["commits"]), flush=True)
+            print("    %s" % _stage_line(fig), flush=True)
             print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
                   " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
                   % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)
