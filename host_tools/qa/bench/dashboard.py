@@ -159,9 +159,10 @@ def pit_rows(size, base):
     f, _problem = _read(argv, lambda out: readings.pit(out, 256), [durable, page])
     if f is None:
         return [durable, page]
-    durable.figure = "%.1f ms, %d lost, pit CPU %.0f%%%s" % (
+    durable.figure = "%.1f ms, %d lost, pit CPU %.0f%%%s%s" % (
         f["durable_p99_ms"], f["lost"], f["pit_cpu_pct"],
-        ", commit stage p99 <= %.0f ms" % f["commit_p99_ms"] if "commit_p99_ms" in f else "")
+        ", commit stage p99 <= %.0f ms" % f["commit_p99_ms"] if "commit_p99_ms" in f else "",
+        ", one fsync p99 %.1f ms beside it" % f["fsync_p99_ms"] if "fsync_p99_ms" in f else "")
     durable.verdict = _verdict(f["durable_p99_ms"] <= 20 and not f["lost"] and not f["errors"])
     durable.ratio = _per(base, f["durable_p99_ms"])
     page.figure = "%.1f ms, %d lost" % (f["page_p99_ms"], f["lost"])

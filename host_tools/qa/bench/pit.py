@@ -27,7 +27,11 @@ handed the verified card to its store writer (the store's ``received``):
 dealt -> read (the stand-in's line, the pit's link loop reaching the port,
 the frame's checks) and read -> durable (the group commit's round trip and
 the loop reading its answer). The pit's own commit histogram (/metrics)
-gives the commit stage again, as the pit sees it.
+gives the commit stage again, as the pit sees it. Beside the pit, in the
+same window, the bench times a 4 KiB write and fsync in the store's
+directory every 50 ms: no card can be durable sooner than one fsync, and
+the disk is shared, so that is each run's baseline (printed with the card
+-> durable p99 as a multiple of it, and the load average).
 
 After the dealing, the bench waits (``--drain``, bounded) until the pit's
 store holds every card the stand-ins made and every page client has had
@@ -325,6 +329,38 @@ def _stored_cards(store_path):
         con.close()
 
 
+class FsyncFloor:
+    """The disk's own floor under card -> durable, measured beside the pit
+    in the same window: a 4 KiB write and fsync in the run's directory every
+    ``every`` s (no event can be durable sooner than one fsync, and the
+    machine and its disk are shared, so this is the run's baseline)."""
+
+    def __init__(self, rundir, every=0.05):
+        import threading
+        self.path = os.path.join(rundir, "fsync-floor.bin")
+        self.every = every
+        self.times = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._main, daemon=True)
+        self.thread.start()
+
+    def _main(self):
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            while not self.stop.wait(self.every):
+                os.pwrite(fd, b"\0" * 4096, 0)
+                started = time.perf_counter()
+                os.fsync(fd)
+                self.times.append(time.perf_counter() - started)
+        finally:
+            os.close(fd)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        return self.times
+
+
 def _seen(out):
     try:
         with open(out + ".seen") as f:
@@ -389,12 +425,15 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
             histogram, commits0 = None, "the pit's /metrics: %s" % e
         cpu0 = {p: _cpu_s(p.pid) for p in (pit, clients)}
         self0 = time.process_time()
+        floor_fsync = FsyncFloor(rundir)
+        load = os.getloadavg()[0]
         if profile:
             spy = subprocess.Popen([_py_spy(), "record", "--pid", str(pit.pid), "--duration",
                                     str(int(seconds)), "--rate", "100", "--format", "raw", "--threads", "--gil",
                                     "--output", os.path.join(profile, "pit-%d.txt" % n), "--nonblocking"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(seconds)
+        fsyncs = floor_fsync.close()
         cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}
         cpu["stand-ins"] = (time.process_time() - self0) / seconds
         commits = commits0
@@ -415,6 +454,8 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
             seen = json.load(f)
         figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients, stored)
         figures["cpu"] = cpu
+        figures["fsync"] = fsyncs
+        figures["load"] = (load + os.getloadavg()[0]) / 2
         figures["commits"] = commits
         figures["unstored"] = _unstored(tables, stored)
         figures["drain_s"] = drained
@@ -454,12 +495,17 @@ def _commit_line(commits):
 
 def _stage_line(fig):
     """card -> durable cut in two at the moment the pit handed the card to
-    its store writer (the store's ``received``), per card."""
+    its store writer (the store's ``received``), per card; and the disk's
+    fsync floor measured beside it (FsyncFloor), with the load average."""
     return ("stages per card, p50 / p99: dealt -> read and verified by the pit (the stand-in's line, "
             "the pit's link loop) %.1f / %.1f ms; -> durable (the commit round trip, the loop reading "
-            "its answer) %.1f / %.1f ms"
+            "its answer) %.1f / %.1f ms\n"
+            "    baseline, same window: one 4 KiB fsync on this disk p50 %.1f / p99 %.1f ms (%d); "
+            "card->durable p99 = x%.1f the fsync p99; load average %.1f"
             % (_ms(fig["read"], 50), _ms(fig["read"], 99), _ms(fig["commit_stage"], 50),
-               _ms(fig["commit_stage"], 99)))
+               _ms(fig["commit_stage"], 99), _ms(fig["fsync"], 50), _ms(fig["fsync"], 99),
+               len(fig["fsync"]), _ms(fig["durable"], 99) / _ms(fig["fsync"], 99)
+               if fig["fsync"] and fig["durable"] else float("nan"), fig["load"]))
 
 
 def _unstored(tables, stored):
@@ -526,10 +572,11 @@ def _ms(values, p):
 def summarize(runs):
     """Median over runs of each run's percentiles, and the runs' own values."""
     out = {}
-    for what in ("durable", "acked", "page", "read", "commit_stage"):
+    for what in ("durable", "acked", "page", "read", "commit_stage", "fsync"):
         for p in (50, 99):
             per_run = [_ms(r[what], p) for r in runs]
             out["%s_p%d" % (what, p)] = (statistics.median(per_run), per_run)
+    out["load"] = [r["load"] for r in runs]
     out["cards"] = sum(r["cards"] for r in runs)
     out["lost"] = sum(r["lost"] for r in runs)
     out["page_missing"] = sum(r["page_missing"] for r in runs)
@@ -559,9 +606,10 @@ def print_table(rows):
             _runs(s["page_p99"]), 100 * s["cpu_pit"], s["lost"] + s["page_missing"],
             "ok" if s["passes"] else "MISSES"))
     print("\nstages of card->durable p99 (median of the runs' p99s, ms): dealt -> read and verified by the pit "
-          "| -> durable")
+          "| -> durable | baseline: one fsync on this disk, same windows | load average")
     for n, s in rows:
-        print("%5d  %-22s | %s" % (n, _runs(s["read_p99"]), _runs(s["commit_stage_p99"])))
+        print("%5d  %-22s | %-22s | %-22s | %s" % (n, _runs(s["read_p99"]), _runs(s["commit_stage_p99"]),
+                                              _runs(s["fsync_p99"]), " ".join("%.1f" % v for v in s["load"])))
 
 
 def main(argv=None):

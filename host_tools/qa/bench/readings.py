@@ -65,6 +65,11 @@ def pit(text, tables):
                                                   % tables, text, re.M))
     if commits:
         out["commit_p99_ms"] = commits[len(commits) // 2]
+    # each run's fsync baseline (the disk's floor under card->durable, measured beside it)
+    floors = sorted(float(v) for v in re.findall(r"^\s*baseline, same window: one 4 KiB fsync on this disk "
+                                                 r"p50 [\d.]+ / p99 ([\d.]+) ms", text, re.M))
+    if floors and len(floors) == len(runs):
+        out["fsync_p99_ms"] = floors[len(floors) // 2]
     return out
 
 
