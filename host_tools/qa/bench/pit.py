@@ -233,6 +233,22 @@ def _cpu_s(pid):
     return total
 
 
+def _parts(pid):
+    """{part of the pit: CPU seconds so far}: its own process, its store
+    writer and its edge monitor (children named by their module)."""
+    out = {"pit process": _cpu_s(pid) - sum(_cpu_s(c) for c in _children(pid))}
+    for child in _children(pid):
+        try:
+            with open("/proc/%d/cmdline" % child, "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        name = ("store writer" if b"groupcommit" in cmd else "edge monitor" if b"edgeproc" in cmd
+                else "other children")
+        out[name] = out.get(name, 0.0) + _cpu_s(child)
+    return out
+
+
 def _children(pid):
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
@@ -424,6 +440,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         except (OSError, ValueError, KeyError) as e:
             histogram, commits0 = None, "the pit's /metrics: %s" % e
         cpu0 = {p: _cpu_s(p.pid) for p in (pit, clients)}
+        parts0 = _parts(pit.pid)
         self0 = time.process_time()
         floor_fsync = FsyncFloor(rundir)
         load = os.getloadavg()[0]
@@ -434,6 +451,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(seconds)
         fsyncs = floor_fsync.close()
+        parts = {k: (v - parts0.get(k, 0.0)) / seconds for k, v in _parts(pit.pid).items()}
         cpu = {name: (_cpu_s(p.pid) - cpu0[p]) / seconds for name, p in (("pit", pit), ("clients", clients))}
         cpu["stand-ins"] = (time.process_time() - self0) / seconds
         commits = commits0
@@ -455,6 +473,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         figures = _figures(tables, seen, start + warm, start + warm + seconds, nclients, stored)
         figures["cpu"] = cpu
         figures["fsync"] = fsyncs
+        figures["parts"] = parts
         figures["load"] = (load + os.getloadavg()[0]) / 2
         figures["commits"] = commits
         figures["unstored"] = _unstored(tables, stored)
@@ -663,6 +682,8 @@ def main(argv=None):
                      fig["lost"], fig["page_missing"]), flush=True)
             print("    %s" % _commit_line(fig["commits"]), flush=True)
             print("    %s" % _stage_line(fig), flush=True)
+            print("    pit CPU by part (share of a core): %s" % ", ".join(
+                "%s %.0f%%" % (k, 100 * v) for k, v in sorted(fig["parts"].items())), flush=True)
             print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
                   " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
                   % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)
