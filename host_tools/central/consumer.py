@@ -26,10 +26,11 @@ log = logging.getLogger("shoe.casino.consumer")
 RETRY_S = 0.5
 LOG_ROWS_MAX = 1000   # pit-log rows in one message
 # A bench's timing hook: with this set to a file name, each batch appends
-# one line per event message: its events' pit commit stamps, the
-# publisher's stamp, the hub's (the stream's store time), when this
-# process fetched it, when PostgreSQL's commit returned and when the acks
-# went. `shoe bench casino` reads them into its stage breakdown; nothing
+# one line per event message: the publisher's stamp, the hub's (the
+# stream's store time), when this process fetched it, when PostgreSQL's
+# commit returned and when the acks went, its events' pit commit stamps and
+# its Nats-Msg-Id (the bench matches it to what its taps on the leaf and the
+# hub saw). `shoe bench casino` reads them into its stage breakdown; nothing
 # of the record depends on it.
 STAGE_LOG_ENV = "SHOE_CENTRAL_STAGE_LOG"
 
@@ -206,9 +207,9 @@ class Consumer:
                 stored = m.metadata.timestamp.timestamp()
             except Exception:
                 stored = 0.0
-            lines.append("%s %.6f %.6f %.6f %.6f %s\n" % (
+            lines.append("%s %.6f %.6f %.6f %.6f %s %s\n" % (
                 h[wire.H_PUBLISHED], stored, self.fetched_at or 0.0, committed, acked,
-                h[wire.H_COMMITTED]))
+                h[wire.H_COMMITTED], h.get(wire.H_ID) or "-"))
         if lines:
             with open(self.stage_log, "a") as f:
                 f.write("".join(lines))

@@ -1,9 +1,11 @@
 """`shoe bench casino`: the casino record's two figures on this machine.
 
 1. Throughput: pit stores filled beforehand (a backlog, as after a long
-   outage), then the pits' publishers and two `shoe central` processes
-   started: events per second from pit stores into PostgreSQL through
-   JetStream, first publish to last central commit. PostgreSQL runs with
+   outage), then the pits' publishers started with ``--consumers`` `shoe
+   central` processes waiting: events per second from pit stores into
+   PostgreSQL through JetStream, from the first publisher's start to the
+   last central commit (the figure from the pits' process start, which
+   also counts their Python start-up, beside it). PostgreSQL runs with
    fsync on; JetStream syncs every write (servers.py).
 2. Latency: simulated tables dealing at a real pace (``--rate`` events per
    second per table, round robin over the tables), two pits, two consumers:
@@ -25,6 +27,7 @@ import statistics
 import tempfile
 import time
 
+from host_tools.qa.bench import casinotap
 from host_tools.sim import simtable
 from host_tools.sim.rigs.casino import Rig
 from host_tools.store import db
@@ -57,9 +60,9 @@ def _pits_alive(rig):
                 pit, proc.returncode, os.path.join(rig.dir, "pit-%s.log" % pit)))
 
 
-def throughput(tables, events):
+def throughput(tables, events, consumers=2):
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables, rate=1.0,
-              events=events, domains=False, fsync=True)
+              events=events, domains=False, fsync=True, consumers=consumers)
     try:
         rig.start(pits=False)
         total = _fill(rig, events)
@@ -73,10 +76,17 @@ def throughput(tables, events):
             if time.monotonic() - t0 > 600:
                 raise RuntimeError("central did not reach %d events in 600 s" % total)
             time.sleep(0.05)
-        took = time.monotonic() - t0
+        started = time.monotonic() - t0
         cpu = _cpu_delta(cpu0, rig.cpu_seconds())
+        # the path's time: from the first pit's publisher starting to the
+        # last central commit (the pits' process start and this loop's
+        # polling are not the path's)
+        import psycopg
+        with psycopg.connect(rig.pg.dsn) as conn:
+            last = conn.execute("SELECT max(central_committed) FROM events").fetchone()[0]
+        took = last - rig.dealing_since()
         c = rig.compare()
-        return total, took, c, cpu
+        return total, took, started, c, cpu
     finally:
         rig.close()
         shutil.rmtree(rig.dir, ignore_errors=True)
@@ -89,8 +99,10 @@ def latency(tables, rate, seconds, warmup=5.0, consumers=2):
     simulate shoes), and the consumers log each message's stage stamps."""
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables // 2, rate=rate,
               domains=False, fsync=True, consumers=consumers, pregen=warmup + seconds + 30, stages=True)
+    taps = None
     try:
         rig.start()
+        taps = casinotap.Taps(rig).start()
         rig.wait_dealing()
         time.sleep(warmup)
         t0 = time.time()
@@ -106,23 +118,31 @@ def latency(tables, rate, seconds, warmup=5.0, consumers=2):
                 "SELECT central_committed - pit_committed FROM events WHERE pit_committed >= %s"
                 " AND pit_committed < %s", (t0, t0 + seconds))]
         d.sort()
-        return d, rig.compare(), cpu, read_stages(rig.stage_logs(), t0, t0 + seconds)
+        taps.stop()
+        return d, rig.compare(), cpu, read_stages(rig.stage_logs(), t0, t0 + seconds, taps.seen)
     finally:
+        if taps is not None:
+            taps.stop()
         rig.close()
         shutil.rmtree(rig.dir, ignore_errors=True)
 
 
-# (name, from stamp, to stamp) over a stage-log line's stamps: pit commit,
-# publish, hub stored, consumer fetch, PostgreSQL commit, acked
-# (host_tools/central/consumer.py, STAGE_LOG_ENV)
-STAGES = (("pit commit -> publish", 0, 1), ("publish -> hub stored (leaf, hub fsync)", 1, 2),
-          ("hub stored -> consumer fetch", 2, 3), ("fetch -> PostgreSQL commit", 3, 4),
-          ("PostgreSQL commit -> acked", 4, 5), ("pit commit -> PostgreSQL commit", 0, 4))
+# (name, from stamp, to stamp) over an event's stamps: pit commit, publish,
+# the leaf's tap, the hub's tap, hub stored, consumer fetch, PostgreSQL
+# commit, acked (the consumers' stage logs: host_tools/central/consumer.py,
+# STAGE_LOG_ENV; the taps: casinotap.py)
+STAGES = (("pit commit -> publish", 0, 1), ("publish -> leaf (tap)", 1, 2),
+          ("leaf -> hub (tap)", 2, 3), ("hub (tap) -> hub stream stamp", 3, 4),
+          ("hub stored -> consumer fetch", 4, 5), ("fetch -> PostgreSQL commit", 5, 6),
+          ("PostgreSQL commit -> acked", 6, 7), ("pit commit -> PostgreSQL commit", 0, 6))
 
 
-def read_stages(paths, t_from, t_to):
+def read_stages(paths, t_from, t_to, seen=None):
     """{stage: sorted seconds} of every event the pits committed in
-    [t_from, t_to), from the consumers' stage logs."""
+    [t_from, t_to), from the consumers' stage logs and the taps' stamps
+    (``seen``: casinotap.Taps.seen; a message a tap missed leaves out the
+    stages that need it)."""
+    seen = seen or {"leaf": {}, "hub": {}}
     out = {name: [] for name, _a, _b in STAGES}
     for path in paths:
         try:
@@ -132,16 +152,18 @@ def read_stages(paths, t_from, t_to):
         with f:
             for line in f:
                 words = line.split()
-                if len(words) != 6:
+                if len(words) != 7:
                     continue   # a line cut by a killed consumer
-                stamps = [float(w) for w in words[:5]]
+                published, stored, fetched, committed, acked = (float(w) for w in words[:5])
+                leaf, hub = seen["leaf"].get(words[6]), seen["hub"].get(words[6])
                 for pc in words[5].split(","):
                     pc = float(pc)
                     if not t_from <= pc < t_to:
                         continue
-                    ts = [pc] + stamps
+                    ts = [pc, published, leaf, hub, stored, fetched, committed, acked]
                     for name, a, b in STAGES:
-                        out[name].append(ts[b] - ts[a])
+                        if ts[a] is not None and ts[b] is not None:
+                            out[name].append(ts[b] - ts[a])
     for v in out.values():
         v.sort()
     return out
@@ -196,11 +218,13 @@ def main(argv):
           " TLS, every device registered (host_tools/sim/rigs/casino.py)", flush=True)
     rates = []
     for i in range(args.runs):
-        total, took, c, cpu = throughput(args.tables // 2, args.events)
+        total, took, started, c, cpu = throughput(args.tables // 2, args.events, args.consumers)
         rates.append(total / took)
-        print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d)" % (
-            i + 1, total, took, total / took, c["lost"], c["duplicated"]), flush=True)
-        print("  " + cpu_line(cpu, took, total), flush=True)
+        print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d);"
+              " %.2f s = %.0f events/s counted from the pits' process start" % (
+                  i + 1, total, took, total / took, c["lost"], c["duplicated"], started,
+                  total / started), flush=True)
+        print("  " + cpu_line(cpu, started, total), flush=True)
     if rates:
         print("throughput: median %.0f events/s over %d runs (goal >= 20000)" % (
             statistics.median(rates), len(rates)), flush=True)
@@ -212,8 +236,9 @@ def main(argv):
               args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),
               1000 * (d[-1] if d else float("nan")), c["lost"], c["duplicated"]), flush=True)
     print("  " + cpu_line(cpu, args.seconds, len(d)), flush=True)
-    print("  stages (each event's stamps: the pit's commit and publish, the hub's store, the"
-          " consumer's fetch, commit and ack):", flush=True)
+    print("  stages (each event's stamps: the pit's commit and publish, the taps on the leaf and the"
+          " hub, the hub's stream, the consumer's fetch, commit and ack; each its own distribution):",
+          flush=True)
     for line in stage_lines(stages):
         print(line, flush=True)
     return 0

@@ -192,6 +192,18 @@ class Rig:
                 raise RuntimeError("pits %s not dealing after %.0f s" % (sorted(waiting), timeout))
             time.sleep(0.1)
 
+    def dealing_since(self):
+        """The earliest time a simulated pit logged that it deals (its
+        publisher starts then), or None before any has."""
+        from host_tools.sim import simpit
+        marks = []
+        for pit in self.pit_procs:
+            with open(os.path.join(self.dir, "pit-%s.log" % pit), "rb") as f:
+                for line in f.read().decode(errors="replace").splitlines():
+                    if line.startswith(simpit.DEALING + " at "):
+                        marks.append(float(line.rsplit(" ", 1)[1]))
+        return min(marks) if marks else None
+
     def stage_logs(self):
         """The consumers' stage-stamp files (``stages=True``)."""
         return [os.path.join(self.dir, "stages-%d.log" % i) for i in range(self.n_consumers)]
