@@ -57,12 +57,13 @@ async def connect(url, reconnect=False, auth=None):
 
 
 async def ensure_consumer(js, casino, config):
-    """The central durable consumer of the casino stream (admin's to make)."""
+    """A central durable consumer of the casino stream (admin's to make):
+    the whole casino's, or a pit's partition (its ``filter_subject``)."""
     try:
         await js.consumer_info(wire.casino_stream(casino), config.durable_name)
         return False
     except nats.js.errors.NotFoundError:
-        config.filter_subject = wire.casino_subjects(casino)
+        config.filter_subject = config.filter_subject or wire.casino_subjects(casino)
         await js.add_consumer(wire.casino_stream(casino), config)
         return True
 

@@ -60,9 +60,9 @@ def _pits_alive(rig):
                 pit, proc.returncode, os.path.join(rig.dir, "pit-%s.log" % pit)))
 
 
-def throughput(tables, events, consumers=2):
+def throughput(tables, events, consumers=2, partition=False):
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables, rate=1.0,
-              events=events, domains=False, fsync=True, consumers=consumers)
+              events=events, domains=False, fsync=True, consumers=consumers, partition=partition)
     try:
         rig.start(pits=False)
         total = _fill(rig, events)
@@ -92,13 +92,14 @@ def throughput(tables, events, consumers=2):
         shutil.rmtree(rig.dir, ignore_errors=True)
 
 
-def latency(tables, rate, seconds, warmup=5.0, consumers=2):
+def latency(tables, rate, seconds, warmup=5.0, consumers=2, partition=False):
     """(sorted latencies, compare counts, cpu, stages) of ``tables`` live
     tables; the pits take their events before the clock starts (simpit
     --pregen: a real pit's publisher reads its store, it does not
     simulate shoes), and the consumers log each message's stage stamps."""
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables // 2, rate=rate,
-              domains=False, fsync=True, consumers=consumers, pregen=warmup + seconds + 30, stages=True)
+              domains=False, fsync=True, consumers=consumers, pregen=warmup + seconds + 30, stages=True,
+              partition=partition)
     taps = None
     try:
         rig.start()
@@ -210,15 +211,19 @@ def main(argv):
     p.add_argument("--live-tables", type=int, default=500, help="latency: tables dealing (0: none)")
     p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
     p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")
-    p.add_argument("--consumers", type=int, default=2, help="latency: `shoe central` processes")
+    p.add_argument("--consumers", type=int, default=2, help="`shoe central` processes")
+    p.add_argument("--partition", action="store_true",
+                   help="one durable consumer per pit, each `shoe central` pulling one pit's")
     args = p.parse_args(argv)
     # SIGTERM unwinds like Ctrl-C, so each rig's finally stops its servers
     signal.signal(signal.SIGTERM, _interrupted)
     print("bench casino: TLS on every connection, NKEY users with least privilege, SCRAM roles over"
-          " TLS, every device registered (host_tools/sim/rigs/casino.py)", flush=True)
+          " TLS, every device registered (host_tools/sim/rigs/casino.py); %d consumers%s" % (
+              args.consumers, ", partitioned by pit" if args.partition else " sharing one durable"),
+          flush=True)
     rates = []
     for i in range(args.runs):
-        total, took, started, c, cpu = throughput(args.tables // 2, args.events, args.consumers)
+        total, took, started, c, cpu = throughput(args.tables // 2, args.events, args.consumers, args.partition)
         rates.append(total / took)
         print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d);"
               " %.2f s = %.0f events/s counted from the pits' process start" % (
@@ -230,7 +235,8 @@ def main(argv):
             statistics.median(rates), len(rates)), flush=True)
     if args.live_tables <= 0:
         return 0
-    d, c, cpu, stages = latency(args.live_tables, args.rate, args.seconds, consumers=args.consumers)
+    d, c, cpu, stages = latency(args.live_tables, args.rate, args.seconds, consumers=args.consumers,
+                                partition=args.partition)
     print("latency: %d tables at %.2f events/s each, %d events in %.0f s: pit commit -> central commit"
           " p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 <= 250 ms); lost %d, duplicated %d" % (
               args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),

@@ -34,7 +34,7 @@ from host_tools.store import db
 class Rig:
     def __init__(self, workdir, pits=2, tables=3, rate=5.0, events=0, domains=True,
                  casino="C1", consumers=2, fsync=False, chips=False, watch=True, pregen=0.0,
-                 stages=False):
+                 stages=False, partition=False):
         self.dir = os.path.abspath(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.casino = casino
@@ -54,12 +54,17 @@ class Rig:
             from host_tools.sim import tablechips
             self.public_keys = tablechips.provision(
                 self.chipdir, [s for p in self.pits for s in self.shoes[p]])
+        # partition: one durable consumer per pit (access.durable), consumer
+        # i pulling pit i's (round robin when there are more consumers)
+        self.partition = partition
         self.trial = trial_mod.make(os.path.join(self.dir, "trial"), casino, self.pits)
         t = self.trial
         tls = (t.cert, t.key, t.ca)
         # each leaf link authenticates with its own NKEY and may carry its
         # pit's traffic only (access.leaf_permissions)
-        hub_users = [(t.nkeys["admin"], None), (t.nkeys["central"], access.consumer_permissions(casino))]
+        durables = [access.durable(p) for p in self.pits] if partition else [access.durable()]
+        hub_users = [(t.nkeys["admin"], None),
+                     (t.nkeys["central"], access.consumer_permissions(casino, durables))]
         hub_users += [(t.nkeys["leaf-" + p], access.leaf_permissions(casino, p, self.domain(p)))
                       for p in self.pits]
         self.hub = servers.Nats(self.dir, "hub", leaf_port=servers.free_port(),
@@ -127,7 +132,8 @@ class Rig:
         deadline = time.monotonic() + 20
         while True:   # the hub's stream API answers once it is up; retry a moment
             try:
-                setup.run_nats(self.hub.url, admin, self.casino, sources)
+                setup.run_nats(self.hub.url, admin, self.casino, sources,
+                               self.pits if self.partition else ())
                 break
             except Exception:
                 if time.monotonic() > deadline:
@@ -214,6 +220,8 @@ class Rig:
                 "--dsn", self.writer_dsn, "--keys", self.keydir, "--casino", self.casino]
         if i in self.metrics_ports:
             argv += ["--metrics-port", str(self.metrics_ports[i])]
+        if self.partition and i is not None:
+            argv += ["--partition", self.pits[i % len(self.pits)]]
         if self.domains:
             for pit in self.pits:
                 argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
