@@ -77,11 +77,12 @@ async def _ensure(js, config):
         return True
 
 
-async def ensure_casino_stream(js, casino, sources=()):
+async def ensure_casino_stream(js, casino, sources=(), replicas=1):
     """The hub's stream. ``sources``: (pit, domain) pairs of leaf-buffer
-    pits; without any, the stream captures the casino's subjects itself."""
+    pits; without any, the stream captures the casino's subjects itself.
+    ``replicas``: its copies on a clustered hub (1 on a single server)."""
     cfg = api.StreamConfig(name=wire.casino_stream(casino), storage=api.StorageType.FILE,
-                           duplicate_window=wire.DUPLICATE_WINDOW_S)
+                           duplicate_window=wire.DUPLICATE_WINDOW_S, num_replicas=replicas)
     if sources:
         # each source's deliveries on a prefix of its own pit, so a pit's leaf
         # link may carry that pit's and no other's (access.leaf_permissions)

@@ -60,9 +60,10 @@ def _pits_alive(rig):
                 pit, proc.returncode, os.path.join(rig.dir, "pit-%s.log" % pit)))
 
 
-def throughput(tables, events, consumers=2, partition=False):
+def throughput(tables, events, consumers=2, partition=False, hub_nodes=1, replicas=1):
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables, rate=1.0,
-              events=events, domains=False, fsync=True, consumers=consumers, partition=partition)
+              events=events, domains=False, fsync=True, consumers=consumers, partition=partition,
+              hub_nodes=hub_nodes, replicas=replicas)
     try:
         rig.start(pits=False)
         total = _fill(rig, events)
@@ -92,14 +93,14 @@ def throughput(tables, events, consumers=2, partition=False):
         shutil.rmtree(rig.dir, ignore_errors=True)
 
 
-def latency(tables, rate, seconds, warmup=5.0, consumers=2, partition=False):
+def latency(tables, rate, seconds, warmup=5.0, consumers=2, partition=False, hub_nodes=1, replicas=1):
     """(sorted latencies, compare counts, cpu, stages) of ``tables`` live
     tables; the pits take their events before the clock starts (simpit
     --pregen: a real pit's publisher reads its store, it does not
     simulate shoes), and the consumers log each message's stage stamps."""
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables // 2, rate=rate,
               domains=False, fsync=True, consumers=consumers, pregen=warmup + seconds + 30, stages=True,
-              partition=partition)
+              partition=partition, hub_nodes=hub_nodes, replicas=replicas)
     taps = None
     try:
         rig.start()
@@ -129,13 +130,14 @@ def latency(tables, rate, seconds, warmup=5.0, consumers=2, partition=False):
 
 
 # (name, from stamp, to stamp) over an event's stamps: pit commit, publish,
-# the leaf's tap, the hub's tap, hub stored, consumer fetch, PostgreSQL
-# commit, acked (the consumers' stage logs: host_tools/central/consumer.py,
+# the leaf's tap, the hub's stream stamp (the stream leader's clock as it
+# takes the message, before its fsync), consumer fetch, PostgreSQL commit,
+# acked (the consumers' stage logs: host_tools/central/consumer.py,
 # STAGE_LOG_ENV; the taps: casinotap.py)
 STAGES = (("pit commit -> publish", 0, 1), ("publish -> leaf (tap)", 1, 2),
-          ("leaf -> hub (tap)", 2, 3), ("hub (tap) -> hub stream stamp", 3, 4),
-          ("hub stored -> consumer fetch", 4, 5), ("fetch -> PostgreSQL commit", 5, 6),
-          ("PostgreSQL commit -> acked", 6, 7), ("pit commit -> PostgreSQL commit", 0, 6))
+          ("leaf (tap) -> hub stream", 2, 3), ("hub stream -> consumer fetch (fsync, pull)", 3, 4),
+          ("fetch -> PostgreSQL commit", 4, 5), ("PostgreSQL commit -> acked", 5, 6),
+          ("pit commit -> PostgreSQL commit", 0, 5))
 
 
 def read_stages(paths, t_from, t_to, seen=None):
@@ -143,7 +145,7 @@ def read_stages(paths, t_from, t_to, seen=None):
     [t_from, t_to), from the consumers' stage logs and the taps' stamps
     (``seen``: casinotap.Taps.seen; a message a tap missed leaves out the
     stages that need it)."""
-    seen = seen or {"leaf": {}, "hub": {}}
+    seen = seen or {"leaf": {}}
     out = {name: [] for name, _a, _b in STAGES}
     for path in paths:
         try:
@@ -156,12 +158,12 @@ def read_stages(paths, t_from, t_to, seen=None):
                 if len(words) != 7:
                     continue   # a line cut by a killed consumer
                 published, stored, fetched, committed, acked = (float(w) for w in words[:5])
-                leaf, hub = seen["leaf"].get(words[6]), seen["hub"].get(words[6])
+                leaf = seen["leaf"].get(words[6])
                 for pc in words[5].split(","):
                     pc = float(pc)
                     if not t_from <= pc < t_to:
                         continue
-                    ts = [pc, published, leaf, hub, stored, fetched, committed, acked]
+                    ts = [pc, published, leaf, stored, fetched, committed, acked]
                     for name, a, b in STAGES:
                         if ts[a] is not None and ts[b] is not None:
                             out[name].append(ts[b] - ts[a])
@@ -214,16 +216,24 @@ def main(argv):
     p.add_argument("--consumers", type=int, default=2, help="`shoe central` processes")
     p.add_argument("--partition", action="store_true",
                    help="one durable consumer per pit, each `shoe central` pulling one pit's")
+    p.add_argument("--hub-nodes", type=int, default=1,
+                   help="the hub as a NATS cluster of this many nodes on loopback (TLS routes)")
+    p.add_argument("--replicas", type=int, default=1, help="copies of the casino stream (<= --hub-nodes)")
     args = p.parse_args(argv)
+    if not 1 <= args.replicas <= max(1, args.hub_nodes) or args.hub_nodes < 1 or args.consumers < 1:
+        p.error("--hub-nodes and --consumers are 1 or more, --replicas from 1 to --hub-nodes")
     # SIGTERM unwinds like Ctrl-C, so each rig's finally stops its servers
     signal.signal(signal.SIGTERM, _interrupted)
     print("bench casino: TLS on every connection, NKEY users with least privilege, SCRAM roles over"
-          " TLS, every device registered (host_tools/sim/rigs/casino.py); %d consumers%s" % (
-              args.consumers, ", partitioned by pit" if args.partition else " sharing one durable"),
+          " TLS, every device registered (host_tools/sim/rigs/casino.py); %d consumers%s; hub: %s" % (
+              args.consumers, ", partitioned by pit" if args.partition else " sharing one durable",
+              "one server" if args.hub_nodes <= 1 else "a cluster of %d nodes, stream replicas %d" % (
+                  args.hub_nodes, args.replicas)),
           flush=True)
     rates = []
     for i in range(args.runs):
-        total, took, started, c, cpu = throughput(args.tables // 2, args.events, args.consumers, args.partition)
+        total, took, started, c, cpu = throughput(args.tables // 2, args.events, args.consumers, args.partition,
+                                                  args.hub_nodes, args.replicas)
         rates.append(total / took)
         print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d);"
               " %.2f s = %.0f events/s counted from the pits' process start" % (
@@ -236,14 +246,16 @@ def main(argv):
     if args.live_tables <= 0:
         return 0
     d, c, cpu, stages = latency(args.live_tables, args.rate, args.seconds, consumers=args.consumers,
-                                partition=args.partition)
+                                partition=args.partition, hub_nodes=args.hub_nodes,
+                                replicas=args.replicas)
     print("latency: %d tables at %.2f events/s each, %d events in %.0f s: pit commit -> central commit"
           " p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 <= 250 ms); lost %d, duplicated %d" % (
               args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),
               1000 * (d[-1] if d else float("nan")), c["lost"], c["duplicated"]), flush=True)
     print("  " + cpu_line(cpu, args.seconds, len(d)), flush=True)
-    print("  stages (each event's stamps: the pit's commit and publish, the taps on the leaf and the"
-          " hub, the hub's stream, the consumer's fetch, commit and ack; each its own distribution):",
+    print("  stages (each event's stamps: the pit's commit and publish, a tap on its leaf, the hub's"
+          " stream, the consumer's fetch, commit and ack; each its own distribution; the tap's"
+          " stamp carries its own delay, so the leaf hop reads long and the next one short):",
           flush=True)
     for line in stage_lines(stages):
         print(line, flush=True)

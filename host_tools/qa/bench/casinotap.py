@@ -1,15 +1,15 @@
-"""Taps for `shoe bench casino`: when each message reached a pit's leaf
-node and when it reached the hub, so the stage breakdown can split the hop
-between the publisher and the hub's stream.
+"""Taps for `shoe bench casino`: when each message reached its pit's leaf
+node, so the stage breakdown can split the hop between the publisher and
+the hub's stream (whose own stamp is the message's store time).
 
 A tap is a plain NATS subscription with the admin's credential (admin may
 read every subject already; no role gains anything) on the pit's own
-subjects at its leaf and on the casino's at the hub. It stamps each message
-with its Nats-Msg-Id when its own event loop sees it: the stamp carries the
-tap's scheduling delay, so on a loaded machine a hop can read a little
-long, or the next hop (the hub's stream stamp) a little short. Nothing of
-the record, the messages or anyone's permissions changes; the taps run only
-in the bench's latency stretch.
+subjects at its leaf. It stamps each message with its Nats-Msg-Id when its
+own event loop sees it: the stamp carries the tap's scheduling delay, so
+on a loaded machine the leaf hop reads a little long and the hub hop after
+it a little short (their sum is exact). Nothing of the record, the messages
+or anyone's permissions changes; the taps run only in the bench's latency
+stretch.
 """
 
 import asyncio
@@ -20,13 +20,12 @@ from host_tools.casino import streams, wire
 
 
 class Taps:
-    """Subscriptions on every leaf and on the hub of a Rig, in a thread of
-    their own; ``seen[where][msg id]`` is the first stamp (``where``:
-    "leaf" or "hub")."""
+    """Subscriptions on every leaf of a Rig, in a thread of their own;
+    ``seen["leaf"][msg id]`` is the stamp."""
 
     def __init__(self, rig):
         self.rig = rig
-        self.seen = {"leaf": {}, "hub": {}}
+        self.seen = {"leaf": {}}
         self.ready = threading.Event()
         self.error = None
         self._loop = None
@@ -65,13 +64,10 @@ class Taps:
         casino = self.rig.casino
         conns = []
         try:
-            for where, url, subject in (
-                    [("leaf", leaf.url, wire.pit_subjects(casino, pit))
-                     for pit, leaf in self.rig.leaves.items()]
-                    + [("hub", self.rig.hub.url, wire.casino_subjects(casino))]):
-                nc = await streams.connect(url, auth=self.rig.auth("admin"))
+            for pit, leaf in self.rig.leaves.items():
+                nc = await streams.connect(leaf.url, auth=self.rig.auth("admin"))
                 conns.append(nc)
-                await nc.subscribe(subject, cb=self._stamper(self.seen[where]))
+                await nc.subscribe(wire.pit_subjects(casino, pit), cb=self._stamper(self.seen["leaf"]))
                 await nc.flush()
             self.ready.set()
             await self._stop.wait()
