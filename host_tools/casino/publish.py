@@ -99,20 +99,16 @@ class Outbox:
         6-20 ms of a pit of 3,000 tables' publisher on this machine, at
         every round: so a round asks only for the shoes it was told about,
         and looks at them all now and then (PitPublisher)."""
+        named, args = "", (limit,)
         if shoes is not None:
-            return self.db.execute(
-                "SELECT e.shoe_id, e.seq, e.event, e.mac, e.received, s.first_seq, s.first_prev"
-                " FROM shoes s LEFT JOIN published p ON p.shoe_id = s.shoe_id"
-                " CROSS JOIN events e ON e.shoe_id = s.shoe_id AND e.seq > COALESCE(p.seq, 0)"
-                " WHERE s.shoe_id IN (SELECT value FROM json_each(?))"
-                " AND s.last_seq > COALESCE(p.seq, 0)"
-                " ORDER BY s.shoe_id, e.seq LIMIT ?", (json.dumps(sorted(shoes)), limit)).fetchall()
+            named, args = "s.shoe_id IN (SELECT value FROM json_each(?)) AND ", (
+                json.dumps(sorted(shoes)), limit)
         return self.db.execute(
             "SELECT e.shoe_id, e.seq, e.event, e.mac, e.received, s.first_seq, s.first_prev"
             " FROM shoes s LEFT JOIN published p ON p.shoe_id = s.shoe_id"
             " CROSS JOIN events e ON e.shoe_id = s.shoe_id AND e.seq > COALESCE(p.seq, 0)"
-            " WHERE s.last_seq > COALESCE(p.seq, 0)"
-            " ORDER BY s.shoe_id, e.seq LIMIT ?", (limit,)).fetchall()
+            " WHERE " + named + "s.last_seq > COALESCE(p.seq, 0)"
+            " ORDER BY s.shoe_id, e.seq LIMIT ?", args).fetchall()
 
     def mark(self, marks, tables):
         """Advance high-water marks ({shoe: seq}); never moves one back."""
