@@ -123,10 +123,12 @@ def latency(tables, rate, seconds, warmup=5.0, consumers=2, partition=False, hub
         taps.stop()
         return d, rig.compare(), cpu, read_stages(rig.stage_logs(), t0, t0 + seconds, taps.seen)
     finally:
-        if taps is not None:
-            taps.stop()
-        rig.close()
-        shutil.rmtree(rig.dir, ignore_errors=True)
+        try:
+            if taps is not None:
+                taps.stop()
+        finally:
+            rig.close()
+            shutil.rmtree(rig.dir, ignore_errors=True)
 
 
 # (name, from stamp, to stamp) over an event's stamps: pit commit, publish,
