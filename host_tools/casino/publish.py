@@ -37,6 +37,10 @@ WINDOW = 1000         # async publishes (messages) in flight
 ACK_TIMEOUT_S = 5.0
 IDLE_POLL_S = 0.2     # without a wake-up, look at the store this often
 FULL_SCAN_S = 1.0     # look at every shoe at least this often (else only those the pit named)
+# A round starts at most this often while it keeps pace: what the pit's
+# tables store meanwhile goes in the next round's messages (each a hub
+# fsync, a delivery and an ack) instead of a round per group commit.
+ROUND_MIN_S = 0.02
 RETRY_S = 0.5         # after a failed round
 CLOSE_DRAIN_S = 5.0   # on close, publish what is pending for at most this long
 
@@ -367,6 +371,7 @@ class PitPublisher:
             self.connected = True
             full_at = 0.0   # a session starts with a look at every shoe
             while not self.stopping.is_set():
+                started = time.monotonic()
                 with self.dirty_lock:
                     shoes, self.dirty = self.dirty, set()
                 if time.monotonic() >= full_at:
@@ -386,6 +391,9 @@ class PitPublisher:
                 await publish_log(js, outbox, self.cfg.casino, self.cfg.pit)
                 if n < BATCH:
                     await self._sleep(IDLE_POLL_S)
+                    linger = started + ROUND_MIN_S - time.monotonic()
+                    if linger > 0 and not self.stopping.is_set():
+                        await asyncio.sleep(linger)
         finally:
             await nc.close()
 

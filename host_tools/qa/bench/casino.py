@@ -241,6 +241,9 @@ def main(argv):
     p.add_argument("--hub-nodes", type=int, default=1,
                    help="the hub as a NATS cluster of this many nodes on loopback (TLS routes)")
     p.add_argument("--replicas", type=int, default=1, help="copies of the casino stream (<= --hub-nodes)")
+    p.add_argument("--fill-cache", metavar="DIR",
+                   help="throughput: keep the dealt pit stores in DIR for later benches of the same"
+                   " sizes (default: dealt once per bench, then removed)")
     args = p.parse_args(argv)
     if not 1 <= args.replicas <= max(1, args.hub_nodes) or args.hub_nodes < 1 or args.consumers < 1:
         p.error("--hub-nodes and --consumers are 1 or more, --replicas from 1 to --hub-nodes")
@@ -253,12 +256,12 @@ def main(argv):
                   args.hub_nodes, args.replicas)),
           flush=True)
     rates = []
-    cache = tempfile.mkdtemp(prefix="shoe-bench-casino-fill-")
+    cache = args.fill_cache or tempfile.mkdtemp(prefix="shoe-bench-casino-fill-")
     try:
         for i in range(args.runs):
             total, took, started, c, cpu = throughput(
                 args.tables // 2, args.events, args.consumers, args.partition, args.hub_nodes,
-                args.replicas, os.path.join(cache, "stores"))
+                args.replicas, os.path.join(cache, "stores-%dx%d" % (args.tables // 2 * 2, args.events)))
             rates.append(total / took)
             print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d);"
                   " %.2f s = %.0f events/s counted from the pits' process start" % (
@@ -266,7 +269,8 @@ def main(argv):
                       total / started), flush=True)
             print("  " + cpu_line(cpu, started, total), flush=True)
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        if not args.fill_cache:
+            shutil.rmtree(cache, ignore_errors=True)
     if rates:
         print("throughput: median %.0f events/s over %d runs (goal >= 20000)" % (
             statistics.median(rates), len(rates)), flush=True)
