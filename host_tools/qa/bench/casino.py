@@ -8,7 +8,8 @@
    also counts their Python start-up, beside it). PostgreSQL runs with
    fsync on; JetStream syncs every write (servers.py).
 2. Latency: simulated tables dealing at a real pace (``--rate`` events per
-   second per table, round robin over the tables), two pits, two consumers:
+   second per table, round robin over the tables), two pits, two consumers
+   (each pulling one pit's partition unless ``--no-partition``):
    p50/p99 of central commit minus pit commit (both stamps in the rows).
 
 Prints medians over ``--runs`` for the throughput (``--runs 0``: only the
@@ -236,8 +237,9 @@ def main(argv):
     p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
     p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")
     p.add_argument("--consumers", type=int, default=2, help="`shoe central` processes")
-    p.add_argument("--partition", action="store_true",
-                   help="one durable consumer per pit, each `shoe central` pulling one pit's")
+    p.add_argument("--partition", action=argparse.BooleanOptionalAction, default=True,
+                   help="one durable consumer per pit, each `shoe central` pulling one pit's"
+                   " (default; --no-partition: every consumer on one shared durable)")
     p.add_argument("--hub-nodes", type=int, default=1,
                    help="the hub as a NATS cluster of this many nodes on loopback (TLS routes)")
     p.add_argument("--replicas", type=int, default=1, help="copies of the casino stream (<= --hub-nodes)")
