@@ -23,6 +23,14 @@ from host_tools.casino import wire
 DURABLE = "central"   # the central consumer's durable name (ingest.DURABLE is this)
 
 
+def durable(pit=None):
+    """The durable consumer `shoe central` pulls: the whole casino's, or
+    with ``pit`` that pit's partition (its subjects only). Partitions keep
+    each shoe's messages on one consumer (no cross-consumer holds or row
+    locks) and let consumers be added pit by pit."""
+    return DURABLE if pit is None else "%s-%s" % (DURABLE, pit)
+
+
 def pit_inbox(casino, pit):
     return "_INBOX_%s_%s" % (casino, pit)
 
@@ -42,11 +50,14 @@ def pit_permissions(casino, pit):
             "subscribe": [pit_inbox(casino, pit) + ".>"]}
 
 
-def consumer_permissions(casino, durable=DURABLE):
+def consumer_permissions(casino, durables=(DURABLE,)):
+    """Pull and ack on each of ``durables`` (the casino's, or its pits'
+    partitions: durable()), of the casino's stream, and nothing else."""
     stream = wire.casino_stream(casino)
-    return {"publish": ["$JS.API.CONSUMER.MSG.NEXT.%s.%s" % (stream, durable),
-                        "$JS.ACK.%s.%s.>" % (stream, durable)],
-            "subscribe": [consumer_inbox(casino) + ".>"]}
+    allow = []
+    for name in durables:
+        allow += ["$JS.API.CONSUMER.MSG.NEXT.%s.%s" % (stream, name), "$JS.ACK.%s.%s.>" % (stream, name)]
+    return {"publish": allow, "subscribe": [consumer_inbox(casino) + ".>"]}
 
 
 def leaf_permissions(casino, pit, domain=None):

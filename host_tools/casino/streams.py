@@ -57,12 +57,13 @@ async def connect(url, reconnect=False, auth=None):
 
 
 async def ensure_consumer(js, casino, config):
-    """The central durable consumer of the casino stream (admin's to make)."""
+    """A central durable consumer of the casino stream (admin's to make):
+    the whole casino's, or a pit's partition (its ``filter_subject``)."""
     try:
         await js.consumer_info(wire.casino_stream(casino), config.durable_name)
         return False
     except nats.js.errors.NotFoundError:
-        config.filter_subject = wire.casino_subjects(casino)
+        config.filter_subject = config.filter_subject or wire.casino_subjects(casino)
         await js.add_consumer(wire.casino_stream(casino), config)
         return True
 
@@ -76,11 +77,12 @@ async def _ensure(js, config):
         return True
 
 
-async def ensure_casino_stream(js, casino, sources=()):
+async def ensure_casino_stream(js, casino, sources=(), replicas=1):
     """The hub's stream. ``sources``: (pit, domain) pairs of leaf-buffer
-    pits; without any, the stream captures the casino's subjects itself."""
+    pits; without any, the stream captures the casino's subjects itself.
+    ``replicas``: its copies on a clustered hub (1 on a single server)."""
     cfg = api.StreamConfig(name=wire.casino_stream(casino), storage=api.StorageType.FILE,
-                           duplicate_window=wire.DUPLICATE_WINDOW_S)
+                           duplicate_window=wire.DUPLICATE_WINDOW_S, num_replicas=replicas)
     if sources:
         # each source's deliveries on a prefix of its own pit, so a pit's leaf
         # link may carry that pit's and no other's (access.leaf_permissions)

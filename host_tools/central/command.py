@@ -53,6 +53,10 @@ def add_arguments(parser):
     parser.add_argument("--casino", default="C1", help="the casino's name (default C1)")
     parser.add_argument("--source", action="append", default=[], metavar="PIT@DOMAIN",
                         help="a pit whose leaf node buffers in JetStream domain DOMAIN; may repeat")
+    parser.add_argument("--partition", action="append", default=[], metavar="PIT",
+                        help="run: pull only this pit's partition of the stream (setup made it); "
+                        "setup: make this pit's partition (repeat per pit) instead of the "
+                        "casino-wide consumer")
     parser.add_argument("--seconds", type=float, default=20.0, help="demo: how long to deal")
     parser.add_argument("--tables", type=int, default=4, help="demo: tables per pit")
     parser.add_argument("--rate", type=float, default=5.0,
@@ -111,6 +115,7 @@ def run(args):
         return exits.EXIT_USAGE
     try:
         sources = _sources(args.source)
+        partition = _partitions(args.partition, most=1)
     except ValueError as e:
         print("central: %s" % e, file=sys.stderr)
         return exits.EXIT_USAGE
@@ -125,7 +130,8 @@ def run(args):
               "they are served on loopback only" % args.metrics_host, file=sys.stderr)
         return exits.EXIT_USAGE
     from host_tools.central.consumer import Consumer
-    consumer = Consumer(args.nats, args.dsn, args.keys, args.casino, sources, auth=auth)
+    consumer = Consumer(args.nats, args.dsn, args.keys, args.casino, sources, auth=auth,
+                        partition=partition[0] if partition else None)
 
     async def main():
         stop = asyncio.Event()
@@ -137,8 +143,9 @@ def run(args):
             from host_tools.central import metrics
             reg, consumer.batch_seconds = metrics.consumer_registry(consumer)
             runner = await metrics.serve(reg, args.metrics_host, args.metrics_port)
-        print("central: consuming %s from %s into %s%s" % (
-            wire.casino_stream(args.casino), secrets.url_label(args.nats),
+        print("central: consuming %s%s from %s into %s%s" % (
+            wire.casino_stream(args.casino), " (pit %s's partition)" % partition[0] if partition else "",
+            secrets.url_label(args.nats),
             secrets.dsn_label(args.dsn), "; metrics at http://%s:%d/metrics" % (
                 args.metrics_host, args.metrics_port) if runner else ""), flush=True)
         try:
@@ -150,6 +157,18 @@ def run(args):
     asyncio.run(main())
     print("central: %s" % " ".join("%s=%d" % kv for kv in sorted(consumer.totals().items())))
     return 0
+
+
+def _partitions(items, most=None):
+    """The ``--partition`` pits, checked: names, no repeats, at most ``most``."""
+    for pit in items:
+        if not wire.NAME.fullmatch(pit):
+            raise ValueError("--partition %r: use 1-32 letters, digits, '-' or '_'" % pit)
+    if len(set(items)) != len(items):
+        raise ValueError("--partition names a pit twice")
+    if most is not None and len(items) > most:
+        raise ValueError("one --partition per `shoe central` process (start one per pit)")
+    return list(items)
 
 
 def _watch(args):
@@ -212,7 +231,8 @@ def _admin(args):
         setup.db_setup(args.dsn, args.writer, args.reader)
         if args.nats:
             auth = secrets.NatsAuth.load(args.nats_seed, args.nats_ca)
-            setup.run_nats(args.nats, auth, args.casino, _sources(args.source))
+            setup.run_nats(args.nats, auth, args.casino, _sources(args.source),
+                           _partitions(args.partition))
         print("central setup: %s ready%s" % (secrets.dsn_label(args.dsn), ", stream %s and its "
               "consumer on %s" % (wire.casino_stream(args.casino), secrets.url_label(args.nats))
               if args.nats else ""))

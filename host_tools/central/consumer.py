@@ -26,18 +26,22 @@ log = logging.getLogger("shoe.casino.consumer")
 RETRY_S = 0.5
 LOG_ROWS_MAX = 1000   # pit-log rows in one message
 # A bench's timing hook: with this set to a file name, each batch appends
-# one line per event message: its events' pit commit stamps, the
-# publisher's stamp, the hub's (the stream's store time), when this
-# process fetched it, when PostgreSQL's commit returned and when the acks
-# went. `shoe bench casino` reads them into its stage breakdown; nothing
+# one line per event message: the publisher's stamp, the hub's (the
+# stream's store time), when this process fetched it, when PostgreSQL's
+# commit returned and when the acks went, its events' pit commit stamps and
+# its Nats-Msg-Id (the bench matches it to what its taps on the leaf and the
+# hub saw). `shoe bench casino` reads them into its stage breakdown; nothing
 # of the record depends on it.
 STAGE_LOG_ENV = "SHOE_CENTRAL_STAGE_LOG"
 
 
-def consumer_config():
-    return api.ConsumerConfig(durable_name=central_mod.DURABLE, ack_policy=api.AckPolicy.EXPLICIT,
+def consumer_config(casino=None, pit=None):
+    """The durable consumer's settings: the casino's, or a pit's partition
+    (``pit``: only that pit's subjects)."""
+    return api.ConsumerConfig(durable_name=access.durable(pit), ack_policy=api.AckPolicy.EXPLICIT,
                               ack_wait=central_mod.ACK_WAIT_S, max_deliver=-1,
-                              max_ack_pending=central_mod.MAX_ACK_PENDING)
+                              max_ack_pending=central_mod.MAX_ACK_PENDING,
+                              filter_subject=wire.pit_subjects(casino, pit) if pit else None)
 
 
 def decode_log(msg):
@@ -77,10 +81,14 @@ def decode(msg):
 
 
 class Consumer:
-    """One `shoe central` process (several may run: they share DURABLE)."""
+    """One `shoe central` process (several may run: they share DURABLE, or
+    with ``partition`` one pit's durable, access.durable)."""
 
-    def __init__(self, url, dsn, keys_dir, casino, sources=(), batch=central_mod.BATCH, auth=None):
+    def __init__(self, url, dsn, keys_dir, casino, sources=(), batch=central_mod.BATCH, auth=None,
+                 partition=None):
         self.url = url
+        self.partition = partition
+        self.durable = access.durable(partition)
         # auth: the consumer's NATS credential (secrets.NatsAuth). With one,
         # the stream and the durable consumer are admin's to make (`shoe
         # central setup`) and this process only pulls and acks; without
@@ -101,7 +109,6 @@ class Consumer:
         self.lag = None              # pit commit -> central commit of the last batch's newest event
         self.batch_seconds = None    # a metrics Histogram once /metrics is served (metrics.py)
         self.stage_log = os.environ.get(STAGE_LOG_ENV) or None
-        self.fetched_at = None
 
     async def run(self, stop=None):
         self.stop = stop or asyncio.Event()
@@ -133,13 +140,14 @@ class Consumer:
             js = nc.jetstream()
             if self.auth is None:
                 await streams.ensure_casino_stream(js, self.casino, self.sources)
-                psub = await js.pull_subscribe(wire.casino_subjects(self.casino),
-                                               durable=central_mod.DURABLE,
-                                               stream=wire.casino_stream(self.casino),
-                                               config=consumer_config())
+                psub = await js.pull_subscribe(
+                    wire.pit_subjects(self.casino, self.partition) if self.partition
+                    else wire.casino_subjects(self.casino), durable=self.durable,
+                    stream=wire.casino_stream(self.casino),
+                    config=consumer_config(self.casino, self.partition))
             else:
                 psub = await js.pull_subscribe_bind(
-                    durable=central_mod.DURABLE, stream=wire.casino_stream(self.casino),
+                    durable=self.durable, stream=wire.casino_stream(self.casino),
                     inbox_prefix=(self.auth.inbox + ".").encode())
             swept = time.monotonic()
             while not self.stop.is_set():
@@ -150,8 +158,11 @@ class Consumer:
                     msgs = await psub.fetch(self.batch, central_mod.FETCH_TIMEOUT_S)
                 except (asyncio.TimeoutError, nats.errors.TimeoutError):
                     continue
-                self.fetched_at = time.time()
-                await self.handle(msgs)
+                # No pulling ahead while a batch commits: measured at 6,000
+                # tables (`shoe bench casino`), a fetch running beside the
+                # commit took smaller batches, more pull requests and more
+                # CPU per event, and the delay grew.
+                await self.handle(msgs, [time.time()] * len(msgs))
         finally:
             if self.central is not None:
                 for k, v in self.central.counts.items():
@@ -163,7 +174,9 @@ class Consumer:
             finally:
                 await conn.close()
 
-    async def handle(self, msgs):
+    async def handle(self, msgs, fetched_at=None):
+        """Verify, commit and ack one batch (``fetched_at``: when each
+        message was pulled, for the stage log)."""
         good, bad, logs = [], [], []
         for m in msgs:
             try:
@@ -187,18 +200,18 @@ class Consumer:
         for m in msgs:
             await m.ack()
         if self.stage_log is not None:
-            self._log_stages(msgs, committed)
+            self._log_stages(msgs, fetched_at or [0.0] * len(msgs), committed)
         if self.batch_seconds is not None:
             self.batch_seconds.observe(time.perf_counter() - started)
         newest = max((g.committed for g in good if g.committed), default=None)
         if newest is not None:
             self.lag = time.time() - newest
 
-    def _log_stages(self, msgs, committed):
+    def _log_stages(self, msgs, fetched_at, committed):
         """The stage stamps of each event message of a batch (STAGE_LOG_ENV)."""
         acked = time.time()
         lines = []
-        for m in msgs:
+        for m, fetched in zip(msgs, fetched_at):
             h = m.headers or {}
             if wire.H_PUBLISHED not in h or wire.H_COMMITTED not in h:
                 continue
@@ -206,9 +219,9 @@ class Consumer:
                 stored = m.metadata.timestamp.timestamp()
             except Exception:
                 stored = 0.0
-            lines.append("%s %.6f %.6f %.6f %.6f %s\n" % (
-                h[wire.H_PUBLISHED], stored, self.fetched_at or 0.0, committed, acked,
-                h[wire.H_COMMITTED]))
+            lines.append("%s %.6f %.6f %.6f %.6f %s %s\n" % (
+                h[wire.H_PUBLISHED], stored, fetched, committed, acked,
+                h[wire.H_COMMITTED], h.get(wire.H_ID) or "-"))
         if lines:
             with open(self.stage_log, "a") as f:
                 f.write("".join(lines))

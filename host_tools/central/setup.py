@@ -14,14 +14,17 @@ from host_tools.casino import streams
 from host_tools.central import consumer, ingest
 
 
-async def nats_setup(url, auth, casino, sources=()):
+async def nats_setup(url, auth, casino, sources=(), partitions=(), replicas=1):
     """The hub's casino stream (sourcing ``sources``' pit streams) and the
-    central durable consumer on it."""
+    central durable consumer on it: the casino's, or with ``partitions``
+    one per pit named there (and not the casino's: nobody would pull it).
+    ``replicas``: copies of the stream on a clustered hub."""
     nc = await streams.connect(url, auth=auth)
     try:
         js = nc.jetstream()
-        await streams.ensure_casino_stream(js, casino, sources)
-        await streams.ensure_consumer(js, casino, consumer.consumer_config())
+        await streams.ensure_casino_stream(js, casino, sources, replicas)
+        for pit in partitions or [None]:
+            await streams.ensure_consumer(js, casino, consumer.consumer_config(casino, pit))
     finally:
         await nc.close()
 
@@ -53,5 +56,5 @@ def register(admin_dsn, devices):
                 ingest.register(conn, *device)
 
 
-def run_nats(url, auth, casino, sources=()):
-    asyncio.run(nats_setup(url, auth, casino, sources))
+def run_nats(url, auth, casino, sources=(), partitions=(), replicas=1):
+    asyncio.run(nats_setup(url, auth, casino, sources, partitions, replicas))

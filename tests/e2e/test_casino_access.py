@@ -442,3 +442,45 @@ def test_only_the_admin_credential_sets_up_streams(rig, capsys):
     out = capsys.readouterr().out
     assert "stream SHOE_C9" in out and "passfile" not in out
     assert wire.casino_stream("C9") in asyncio.run(exists())
+
+
+def test_partitions_are_the_admins_to_make_and_pull_only_where_the_hub_allows(rig, capsys):
+    """`shoe central setup --partition` makes one durable per pit, each on
+    its pit's subjects only; the consumer's credential pulls only the
+    durables its hub names (this hub names the casino-wide one alone)."""
+    from host_tools import cli
+    from host_tools.casino import trial
+    cli_args = ["central", "setup", "--nats", rig.hub.url, "--nats-ca", rig.trial.ca, "--casino", CASINO,
+                "--writer", trial.PG_WRITER, "--reader", trial.PG_READER, "--dsn", rig.pg.dsn,
+                "--partition", "P1", "--partition", "P2", "--source", "P1@pit-p1", "--source", "P2@pit-p2"]
+    assert cli.main(cli_args + ["--nats-seed", rig.trial.seed_file("central")]) == 1
+    capsys.readouterr()
+    assert cli.main(cli_args + ["--nats-seed", rig.trial.seed_file("admin")]) == 0
+    capsys.readouterr()
+
+    async def main():
+        admin = await streams.connect(rig.hub.url, auth=rig.auth("admin"))
+        try:
+            filters = {}
+            for pit in ("P1", "P2"):
+                info = await admin.jetstream().consumer_info(wire.casino_stream(CASINO), access.durable(pit))
+                filters[pit] = info.config.filter_subject
+        finally:
+            await admin.close()
+        errors = []
+        nc = await connect(rig.hub.url, rig.auth("central", access.consumer_inbox(CASINO)), errors)
+        psub = await nc.jetstream().pull_subscribe_bind(
+            durable=access.durable("P1"), stream=wire.casino_stream(CASINO),
+            inbox_prefix=(access.consumer_inbox(CASINO) + ".").encode())
+        got = []
+        try:
+            got = await psub.fetch(1, 1.0)
+        except nats.errors.TimeoutError:
+            pass
+        await nc.flush()
+        await nc.close()
+        return filters, got, errors
+    filters, got, errors = asyncio.run(main())
+    assert filters == {"P1": "shoe.C1.P1.>", "P2": "shoe.C1.P2.>"}
+    assert got == [] and any("permissions violation for publish" in e and "msg.next" in e
+                             for e in errors), errors

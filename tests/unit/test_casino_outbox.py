@@ -51,3 +51,25 @@ def test_pending_searches_each_shoe_and_never_scans_the_events(tmp_path):
         box.close()
     on_events = [step for step in plan if step.split()[1:2] == ["e"]]
     assert on_events and all(step.startswith("SEARCH e USING PRIMARY KEY") for step in on_events), plan
+
+
+def test_pending_of_named_shoes_is_theirs_alone_and_searches_only_them(tmp_path):
+    path = _store(tmp_path)
+    box = publish.Outbox(path)
+    queries = []
+    try:
+        box.mark({"S1": 12, "S2": 5}, {})
+        everything = box.pending()
+        assert box.pending(shoes={"S2", "S1"}) == [r for r in everything if r[0] == "S2"]
+        assert box.pending(shoes={"S3", "nobody"}, limit=4) == [r for r in everything if r[0] == "S3"][:4]
+        assert box.pending(shoes=set()) == []
+        box.db.set_trace_callback(queries.append)
+        box.pending(shoes={"S3"})
+        box.db.set_trace_callback(None)
+        sql = [q for q in queries if "FROM shoes" in q][0]
+        plan = [row[3] for row in box.db.execute("EXPLAIN QUERY PLAN " + sql)]
+    finally:
+        box.close()
+    # the shoes by their key, not a scan of every shoe
+    assert any(step.startswith("SEARCH s USING") for step in plan) and not any(
+        step.startswith("SCAN s") for step in plan), plan

@@ -1,12 +1,15 @@
 """`shoe bench casino`: the casino record's two figures on this machine.
 
 1. Throughput: pit stores filled beforehand (a backlog, as after a long
-   outage), then the pits' publishers and two `shoe central` processes
-   started: events per second from pit stores into PostgreSQL through
-   JetStream, first publish to last central commit. PostgreSQL runs with
+   outage), then the pits' publishers started with ``--consumers`` `shoe
+   central` processes waiting: events per second from pit stores into
+   PostgreSQL through JetStream, from the first publisher's start to the
+   last central commit (the figure from the pits' process start, which
+   also counts their Python start-up, beside it). PostgreSQL runs with
    fsync on; JetStream syncs every write (servers.py).
 2. Latency: simulated tables dealing at a real pace (``--rate`` events per
-   second per table, round robin over the tables), two pits, two consumers:
+   second per table, round robin over the tables), two pits, two consumers
+   (each pulling one pit's partition unless ``--no-partition``):
    p50/p99 of central commit minus pit commit (both stamps in the rows).
 
 Prints medians over ``--runs`` for the throughput (``--runs 0``: only the
@@ -25,6 +28,7 @@ import statistics
 import tempfile
 import time
 
+from host_tools.qa.bench import casinotap
 from host_tools.sim import simtable
 from host_tools.sim.rigs.casino import Rig
 from host_tools.store import db
@@ -49,6 +53,25 @@ def _fill(rig, events):
     return sum(len(v) for v in rig.shoes.values()) * events
 
 
+def _filled(rig, events, cache):
+    """The pit stores filled as ``_fill`` does, dealt once per bench into
+    ``cache`` (stores and the shoes' keys) and copied into each run's rig:
+    dealing 200,000 simulated events took minutes of the bench's own time
+    per run on a loaded machine, and none of it is timed."""
+    if not os.path.exists(os.path.join(cache, "filled")):
+        total = _fill(rig, events)
+        os.makedirs(cache, exist_ok=True)
+        for pit in rig.pits:
+            shutil.copy2(rig.store_path(pit), os.path.join(cache, os.path.basename(rig.store_path(pit))))
+        shutil.copytree(rig.keydir, os.path.join(cache, "keys"))
+        open(os.path.join(cache, "filled"), "w").close()
+        return total
+    for pit in rig.pits:
+        shutil.copy2(os.path.join(cache, os.path.basename(rig.store_path(pit))), rig.store_path(pit))
+    shutil.copytree(os.path.join(cache, "keys"), rig.keydir, dirs_exist_ok=True)
+    return sum(len(v) for v in rig.shoes.values()) * events
+
+
 def _pits_alive(rig):
     """RuntimeError naming a simulated pit that exited (its log says why)."""
     for pit, proc in rig.pit_procs.items():
@@ -57,12 +80,14 @@ def _pits_alive(rig):
                 pit, proc.returncode, os.path.join(rig.dir, "pit-%s.log" % pit)))
 
 
-def throughput(tables, events):
+def throughput(tables, events, consumers=2, partition=False, hub_nodes=1, replicas=1, cache=None):
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables, rate=1.0,
-              events=events, domains=False, fsync=True)
+              events=events, domains=False, fsync=True, consumers=consumers, partition=partition,
+              hub_nodes=hub_nodes, replicas=replicas)
     try:
+        # the stores and keys first: the consumers read the keys
+        total = _filled(rig, events, cache) if cache else _fill(rig, events)
         rig.start(pits=False)
-        total = _fill(rig, events)
         time.sleep(1.0)  # the consumers are up and bound
         t0 = time.monotonic()
         for pit in rig.pits:
@@ -73,24 +98,34 @@ def throughput(tables, events):
             if time.monotonic() - t0 > 600:
                 raise RuntimeError("central did not reach %d events in 600 s" % total)
             time.sleep(0.05)
-        took = time.monotonic() - t0
+        started = time.monotonic() - t0
         cpu = _cpu_delta(cpu0, rig.cpu_seconds())
+        # the path's time: from the first pit's publisher starting to the
+        # last central commit (the pits' process start and this loop's
+        # polling are not the path's)
+        import psycopg
+        with psycopg.connect(rig.pg.dsn) as conn:
+            last = conn.execute("SELECT max(central_committed) FROM events").fetchone()[0]
+        took = last - rig.dealing_since()
         c = rig.compare()
-        return total, took, c, cpu
+        return total, took, started, c, cpu
     finally:
         rig.close()
         shutil.rmtree(rig.dir, ignore_errors=True)
 
 
-def latency(tables, rate, seconds, warmup=5.0, consumers=2):
+def latency(tables, rate, seconds, warmup=5.0, consumers=2, partition=False, hub_nodes=1, replicas=1):
     """(sorted latencies, compare counts, cpu, stages) of ``tables`` live
     tables; the pits take their events before the clock starts (simpit
     --pregen: a real pit's publisher reads its store, it does not
     simulate shoes), and the consumers log each message's stage stamps."""
     rig = Rig(tempfile.mkdtemp(prefix="shoe-bench-casino-"), pits=2, tables=tables // 2, rate=rate,
-              domains=False, fsync=True, consumers=consumers, pregen=warmup + seconds + 30, stages=True)
+              domains=False, fsync=True, consumers=consumers, pregen=warmup + seconds + 30, stages=True,
+              partition=partition, hub_nodes=hub_nodes, replicas=replicas)
+    taps = None
     try:
         rig.start()
+        taps = casinotap.Taps(rig).start()
         rig.wait_dealing()
         time.sleep(warmup)
         t0 = time.time()
@@ -106,23 +141,34 @@ def latency(tables, rate, seconds, warmup=5.0, consumers=2):
                 "SELECT central_committed - pit_committed FROM events WHERE pit_committed >= %s"
                 " AND pit_committed < %s", (t0, t0 + seconds))]
         d.sort()
-        return d, rig.compare(), cpu, read_stages(rig.stage_logs(), t0, t0 + seconds)
+        taps.stop()
+        return d, rig.compare(), cpu, read_stages(rig.stage_logs(), t0, t0 + seconds, taps.seen)
     finally:
-        rig.close()
-        shutil.rmtree(rig.dir, ignore_errors=True)
+        try:
+            if taps is not None:
+                taps.stop()
+        finally:
+            rig.close()
+            shutil.rmtree(rig.dir, ignore_errors=True)
 
 
-# (name, from stamp, to stamp) over a stage-log line's stamps: pit commit,
-# publish, hub stored, consumer fetch, PostgreSQL commit, acked
-# (host_tools/central/consumer.py, STAGE_LOG_ENV)
-STAGES = (("pit commit -> publish", 0, 1), ("publish -> hub stored (leaf, hub fsync)", 1, 2),
-          ("hub stored -> consumer fetch", 2, 3), ("fetch -> PostgreSQL commit", 3, 4),
-          ("PostgreSQL commit -> acked", 4, 5), ("pit commit -> PostgreSQL commit", 0, 4))
+# (name, from stamp, to stamp) over an event's stamps: pit commit, publish,
+# the leaf's tap, the hub's stream stamp (the stream leader's clock as it
+# takes the message, before its fsync), consumer fetch, PostgreSQL commit,
+# acked (the consumers' stage logs: host_tools/central/consumer.py,
+# STAGE_LOG_ENV; the taps: casinotap.py)
+STAGES = (("pit commit -> publish", 0, 1), ("publish -> leaf (tap)", 1, 2),
+          ("leaf (tap) -> hub stream", 2, 3), ("hub stream -> consumer fetch (fsync, pull)", 3, 4),
+          ("fetch -> PostgreSQL commit", 4, 5), ("PostgreSQL commit -> acked", 5, 6),
+          ("pit commit -> PostgreSQL commit", 0, 5))
 
 
-def read_stages(paths, t_from, t_to):
+def read_stages(paths, t_from, t_to, seen=None):
     """{stage: sorted seconds} of every event the pits committed in
-    [t_from, t_to), from the consumers' stage logs."""
+    [t_from, t_to), from the consumers' stage logs and the taps' stamps
+    (``seen``: casinotap.Taps.seen; a message a tap missed leaves out the
+    stages that need it)."""
+    seen = seen or {"leaf": {}}
     out = {name: [] for name, _a, _b in STAGES}
     for path in paths:
         try:
@@ -132,16 +178,18 @@ def read_stages(paths, t_from, t_to):
         with f:
             for line in f:
                 words = line.split()
-                if len(words) != 6:
+                if len(words) != 7:
                     continue   # a line cut by a killed consumer
-                stamps = [float(w) for w in words[:5]]
+                published, stored, fetched, committed, acked = (float(w) for w in words[:5])
+                leaf = seen["leaf"].get(words[6])
                 for pc in words[5].split(","):
                     pc = float(pc)
                     if not t_from <= pc < t_to:
                         continue
-                    ts = [pc] + stamps
+                    ts = [pc, published, leaf, stored, fetched, committed, acked]
                     for name, a, b in STAGES:
-                        out[name].append(ts[b] - ts[a])
+                        if ts[a] is not None and ts[b] is not None:
+                            out[name].append(ts[b] - ts[a])
     for v in out.values():
         v.sort()
     return out
@@ -188,32 +236,60 @@ def main(argv):
     p.add_argument("--live-tables", type=int, default=500, help="latency: tables dealing (0: none)")
     p.add_argument("--rate", type=float, default=0.5, help="latency: events/s per table")
     p.add_argument("--seconds", type=float, default=30.0, help="latency: measured seconds")
-    p.add_argument("--consumers", type=int, default=2, help="latency: `shoe central` processes")
+    p.add_argument("--consumers", type=int, default=2, help="`shoe central` processes")
+    p.add_argument("--partition", action=argparse.BooleanOptionalAction, default=True,
+                   help="one durable consumer per pit, each `shoe central` pulling one pit's"
+                   " (default; --no-partition: every consumer on one shared durable)")
+    p.add_argument("--hub-nodes", type=int, default=1,
+                   help="the hub as a NATS cluster of this many nodes on loopback (TLS routes)")
+    p.add_argument("--replicas", type=int, default=1, help="copies of the casino stream (<= --hub-nodes)")
+    p.add_argument("--fill-cache", metavar="DIR",
+                   help="throughput: keep the dealt pit stores in DIR for later benches of the same"
+                   " sizes (default: dealt once per bench, then removed)")
     args = p.parse_args(argv)
+    if not 1 <= args.replicas <= max(1, args.hub_nodes) or args.hub_nodes < 1 or args.consumers < 1:
+        p.error("--hub-nodes and --consumers are 1 or more, --replicas from 1 to --hub-nodes")
     # SIGTERM unwinds like Ctrl-C, so each rig's finally stops its servers
     signal.signal(signal.SIGTERM, _interrupted)
     print("bench casino: TLS on every connection, NKEY users with least privilege, SCRAM roles over"
-          " TLS, every device registered (host_tools/sim/rigs/casino.py)", flush=True)
+          " TLS, every device registered (host_tools/sim/rigs/casino.py); %d consumers%s; hub: %s" % (
+              args.consumers, ", partitioned by pit" if args.partition else " sharing one durable",
+              "one server" if args.hub_nodes <= 1 else "a cluster of %d nodes, stream replicas %d" % (
+                  args.hub_nodes, args.replicas)),
+          flush=True)
     rates = []
-    for i in range(args.runs):
-        total, took, c, cpu = throughput(args.tables // 2, args.events)
-        rates.append(total / took)
-        print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d)" % (
-            i + 1, total, took, total / took, c["lost"], c["duplicated"]), flush=True)
-        print("  " + cpu_line(cpu, took, total), flush=True)
+    cache = args.fill_cache or tempfile.mkdtemp(prefix="shoe-bench-casino-fill-")
+    try:
+        for i in range(args.runs):
+            total, took, started, c, cpu = throughput(
+                args.tables // 2, args.events, args.consumers, args.partition, args.hub_nodes,
+                args.replicas, os.path.join(cache, "stores-%dx%d" % (args.tables // 2 * 2, args.events)))
+            rates.append(total / took)
+            print("throughput run %d: %d events in %.2f s = %.0f events/s (lost %d, duplicated %d);"
+                  " %.2f s = %.0f events/s counted from the pits' process start" % (
+                      i + 1, total, took, total / took, c["lost"], c["duplicated"], started,
+                      total / started), flush=True)
+            print("  " + cpu_line(cpu, started, total), flush=True)
+    finally:
+        if not args.fill_cache:
+            shutil.rmtree(cache, ignore_errors=True)
     if rates:
         print("throughput: median %.0f events/s over %d runs (goal >= 20000)" % (
             statistics.median(rates), len(rates)), flush=True)
     if args.live_tables <= 0:
         return 0
-    d, c, cpu, stages = latency(args.live_tables, args.rate, args.seconds, consumers=args.consumers)
+    d, c, cpu, stages = latency(args.live_tables, args.rate, args.seconds, consumers=args.consumers,
+                                partition=args.partition, hub_nodes=args.hub_nodes,
+                                replicas=args.replicas)
     print("latency: %d tables at %.2f events/s each, %d events in %.0f s: pit commit -> central commit"
           " p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 <= 250 ms); lost %d, duplicated %d" % (
               args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),
               1000 * (d[-1] if d else float("nan")), c["lost"], c["duplicated"]), flush=True)
     print("  " + cpu_line(cpu, args.seconds, len(d)), flush=True)
-    print("  stages (each event's stamps: the pit's commit and publish, the hub's store, the"
-          " consumer's fetch, commit and ack):", flush=True)
+    print("  stages (each event's stamps: the pit's commit and publish, a tap on its leaf, the hub's"
+          " stream, the consumer's fetch, commit and ack; each its own distribution; the tap's"
+          " stamp carries its own delay, so the leaf hop reads long and the next one short):",
+          flush=True)
     for line in stage_lines(stages):
         print(line, flush=True)
     return 0

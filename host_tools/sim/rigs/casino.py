@@ -34,7 +34,7 @@ from host_tools.store import db
 class Rig:
     def __init__(self, workdir, pits=2, tables=3, rate=5.0, events=0, domains=True,
                  casino="C1", consumers=2, fsync=False, chips=False, watch=True, pregen=0.0,
-                 stages=False):
+                 stages=False, partition=False, hub_nodes=1, replicas=1):
         self.dir = os.path.abspath(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.casino = casino
@@ -54,23 +54,38 @@ class Rig:
             from host_tools.sim import tablechips
             self.public_keys = tablechips.provision(
                 self.chipdir, [s for p in self.pits for s in self.shoes[p]])
+        # partition: one durable consumer per pit (access.durable), consumer
+        # i pulling pit i's (round robin when there are more consumers)
+        self.partition = partition
         self.trial = trial_mod.make(os.path.join(self.dir, "trial"), casino, self.pits)
         t = self.trial
         tls = (t.cert, t.key, t.ca)
         # each leaf link authenticates with its own NKEY and may carry its
         # pit's traffic only (access.leaf_permissions)
-        hub_users = [(t.nkeys["admin"], None), (t.nkeys["central"], access.consumer_permissions(casino))]
+        durables = [access.durable(p) for p in self.pits] if partition else [access.durable()]
+        hub_users = [(t.nkeys["admin"], None),
+                     (t.nkeys["central"], access.consumer_permissions(casino, durables))]
         hub_users += [(t.nkeys["leaf-" + p], access.leaf_permissions(casino, p, self.domain(p)))
                       for p in self.pits]
-        self.hub = servers.Nats(self.dir, "hub", leaf_port=servers.free_port(),
-                                domain="hub" if domains else None, tls=tls,
-                                authorization=access.authorization_block(hub_users))
+        # hub_nodes > 1: the hub is a NATS cluster of that many nodes on
+        # loopback (routes over mutual TLS), pit i's leaf and consumer i on
+        # node i (round robin); the casino stream keeps ``replicas`` copies
+        routes = [servers.free_port() for _ in range(hub_nodes)] if hub_nodes > 1 else []
+        self.hubs = [servers.Nats(self.dir, "hub" if n == 0 else "hub-%d" % (n + 1),
+                                  leaf_port=servers.free_port(), domain="hub" if domains else None,
+                                  tls=tls, authorization=access.authorization_block(hub_users),
+                                  cluster=("hub", routes[n], routes[:n] + routes[n + 1:])
+                                  if routes else None)
+                     for n in range(hub_nodes)]
+        self.hub = self.hubs[0]
+        self.replicas = replicas
         self.leaves = {p: servers.Nats(
-            self.dir, "leaf-" + p, hub_leaf_url=self.hub.leaf_url, domain=self.domain(p),
+            self.dir, "leaf-" + p, hub_leaf_url=self.hubs[i % hub_nodes].leaf_url,
+            domain=self.domain(p),
             jetstream=domains, tls=tls, remote_seed=secrets.read_secret(t.seed_file("leaf-" + p)),
             authorization=access.authorization_block([
                 (t.nkeys["admin"], None), (t.nkeys["pit-" + p], access.pit_permissions(casino, p))]))
-            for p in self.pits}
+            for i, p in enumerate(self.pits)}
         # A plain leaf must not run JetStream: with JetStream and no domain
         # of its own it answers the pit's stream API itself and captures the
         # pit's events in a stream nobody consumes.
@@ -127,7 +142,8 @@ class Rig:
         deadline = time.monotonic() + 20
         while True:   # the hub's stream API answers once it is up; retry a moment
             try:
-                setup.run_nats(self.hub.url, admin, self.casino, sources)
+                setup.run_nats(self.hub.url, admin, self.casino, sources,
+                               self.pits if self.partition else (), self.replicas)
                 break
             except Exception:
                 if time.monotonic() > deadline:
@@ -135,7 +151,8 @@ class Rig:
                 time.sleep(0.2)
 
     def start(self, pits=True):
-        self.hub.start()
+        for hub in self.hubs:
+            hub.start()
         for leaf in self.leaves.values():
             leaf.start()
         self.pg.start()
@@ -192,16 +209,31 @@ class Rig:
                 raise RuntimeError("pits %s not dealing after %.0f s" % (sorted(waiting), timeout))
             time.sleep(0.1)
 
+    def dealing_since(self):
+        """The earliest time a simulated pit logged that it deals (its
+        publisher starts then), or None before any has."""
+        from host_tools.sim import simpit
+        marks = []
+        for pit in self.pit_procs:
+            with open(os.path.join(self.dir, "pit-%s.log" % pit), "rb") as f:
+                for line in f.read().decode(errors="replace").splitlines():
+                    if line.startswith(simpit.DEALING + " at "):
+                        marks.append(float(line.rsplit(" ", 1)[1]))
+        return min(marks) if marks else None
+
     def stage_logs(self):
         """The consumers' stage-stamp files (``stages=True``)."""
         return [os.path.join(self.dir, "stages-%d.log" % i) for i in range(self.n_consumers)]
 
     def consumer_argv(self, i=None):
-        argv = [sys.executable, "-m", "host_tools.cli", "central", "--nats", self.hub.url,
+        node = self.hubs[(i or 0) % len(self.hubs)]
+        argv = [sys.executable, "-m", "host_tools.cli", "central", "--nats", node.url,
                 "--nats-seed", self.trial.seed_file("central"), "--nats-ca", self.trial.ca,
                 "--dsn", self.writer_dsn, "--keys", self.keydir, "--casino", self.casino]
         if i in self.metrics_ports:
             argv += ["--metrics-port", str(self.metrics_ports[i])]
+        if self.partition and i is not None:
+            argv += ["--partition", self.pits[i % len(self.pits)]]
         if self.domains:
             for pit in self.pits:
                 argv += ["--source", "%s@%s" % (pit, self.domain(pit))]
@@ -255,7 +287,8 @@ class Rig:
                 self.kill_proc(proc)
         for leaf in self.leaves.values():
             leaf.stop()
-        self.hub.stop()
+        for hub in self.hubs:
+            hub.stop()
         self.pg.cleanup()
 
     # -- where the CPU goes -------------------------------------------------------
@@ -264,7 +297,8 @@ class Rig:
         """{part: process-group leader pid} of every part running now (each
         part is started in a session of its own, so its group holds its
         children too: PostgreSQL's backends, for one)."""
-        out = {"hub": self.hub.proc, "postgres": self.pg.proc}
+        out = {hub.name: hub.proc for hub in self.hubs}
+        out["postgres"] = self.pg.proc
         out.update(("leaf-" + p, leaf.proc) for p, leaf in self.leaves.items())
         out.update(("pit-" + p, proc) for p, proc in self.pit_procs.items())
         out.update(("central-%d" % i, proc) for i, proc in self.consumer_procs.items())

@@ -118,7 +118,7 @@ class Nats:
 
     def __init__(self, workdir, name, port=None, http_port=None, leaf_port=None,
                  hub_leaf_url=None, domain=None, jetstream=True, tls=None, authorization=None,
-                 leaf_authorization=None, remote_seed=None):
+                 leaf_authorization=None, remote_seed=None, cluster=None):
         self.workdir = os.path.abspath(workdir)
         self.name = name
         self.port = port or free_port()
@@ -136,6 +136,11 @@ class Nats:
         self.authorization = authorization
         self.leaf_authorization = leaf_authorization
         self.remote_seed = remote_seed
+        # cluster: (name, route port, the other nodes' route ports): one
+        # node of a NATS cluster on loopback (a clustered JetStream: the
+        # streams' replicas and leaders spread over the nodes); the routes
+        # are mutual TLS with the casino's certificates when ``tls`` is set
+        self.cluster = cluster
         self.proc = None
         os.makedirs(self.workdir, exist_ok=True)
         self.conf = os.path.join(self.workdir, name + ".conf")
@@ -166,6 +171,14 @@ class Nats:
         if self.tls:
             cert, key, ca = self.tls
             lines.append(access.tls_block(cert, key))
+        if self.cluster:
+            name, port, others = self.cluster
+            cl = ["name: %s" % name, "listen: 127.0.0.1:%d" % port,
+                  "routes: [%s]" % ", ".join('"nats-route://127.0.0.1:%d"' % p for p in others)]
+            if self.tls:
+                # each node proves itself to the others with the casino's certificate
+                cl.append(access.tls_block(self.tls[0], self.tls[1], self.tls[2])[:-1] + ", verify: true }")
+            lines.append("cluster {\n  %s\n}" % "\n  ".join(cl))
         if self.authorization:
             lines.append(self.authorization)
         if self.leaf_port:
