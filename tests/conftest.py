@@ -18,20 +18,25 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import host_tools  # noqa: E402,F401 (makes the firmware package importable, for every test module)
 
-# The files that take 25 s or more in the default suite, longest first: each
-# file's tests summed (setup, call and teardown) from the junit report of
-# `pytest -n 2 --junitxml=...` on this 2-core machine.
+# The longest files, longest first: each file's estimated wall time alone
+# with the suite's 4 workers on 2 cores (twice its CPU time, every process
+# it waited for counted, plus what it spends waiting), measured with a
+# per-file timing plugin in a whole `pytest -n 4` run (load 15-35, so the
+# waiting is scaled down) and the slowest tests of a side-by-side run.
 LONGEST_FIRST = tuple("tests/%s.py" % name for name in (
-    "e2e/test_pit_pages", "e2e/test_casino_access", "e2e/test_boards_footprint", "e2e/test_soak",
-    "unit/test_analysis", "e2e/test_casino_view", "e2e/test_acceptance", "e2e/test_pit_display",
-    "e2e/test_readme", "e2e/test_pit_browser", "e2e/test_scenarios", "e2e/test_pit_security",
-    "e2e/test_bridge_robust", "e2e/test_enroll", "e2e/test_casino", "e2e/test_casino_provenance",
-    "e2e/test_record_coverage", "e2e/test_shuffler_demo", "e2e/test_bridge_faults", "e2e/test_rules_oracle",
-    "e2e/test_shuffle_models_dealt", "unit/test_shuffler_channels", "e2e/test_bridge_commands",
-    "e2e/test_shuffler_audit", "e2e/test_shuffler_device", "e2e/test_emulator", "unit/test_shuffle_score",
-    "e2e/test_cli_user_errors", "e2e/test_pit_shuffle_browser", "unit/test_settle",
-    "e2e/test_not_recording_alert", "e2e/test_demo_cli", "e2e/test_boot_manifest", "e2e/test_bridge_live",
-    "e2e/test_pit_role_walk",
+    "unit/test_shuffler_channels", "e2e/test_pit_pages", "e2e/test_scenarios", "e2e/test_bench_all",
+    "e2e/test_wheel", "e2e/test_pit_security", "e2e/test_packaging", "e2e/test_bridge_link",
+    "e2e/test_pit_browser", "e2e/test_readme", "unit/test_shuffle_score", "e2e/test_bridge_commands",
+    "e2e/test_pit_display", "e2e/test_casino_access", "e2e/test_acceptance", "e2e/test_pit",
+    "e2e/test_pit_role_walk", "e2e/test_shuffler_secure", "e2e/test_shuffler_demo", "e2e/test_shuffler_device",
+    "e2e/test_bridge_faults", "e2e/test_shuffler_audit", "e2e/test_soak", "e2e/test_bridge_robust",
+    "e2e/test_enroll", "unit/test_analysis", "e2e/test_boards_footprint", "e2e/test_cli_errors",
+    "e2e/test_pit_demo", "e2e/test_pit_shuffle_browser", "e2e/test_casino_view", "e2e/test_soak_powercut",
+    "e2e/test_casino_soak", "e2e/test_casino_provenance", "e2e/test_not_recording_alert", "e2e/test_emulator",
+    "e2e/test_deploy", "e2e/test_demo_cli", "e2e/test_record_coverage", "e2e/test_cli_user_errors",
+    "e2e/test_emulator_shoe", "e2e/test_pit_roles", "e2e/test_emulator_link", "e2e/test_casino",
+    "e2e/test_shuffle_models_dealt", "e2e/test_emulator_reader", "e2e/test_bridge_live",
+    "e2e/test_export_verify_cli", "e2e/test_rules_oracle",
 ))
 
 

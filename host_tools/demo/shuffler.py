@@ -80,6 +80,12 @@ def _script(order_codes, batch, seed, decks):
     return d, lines
 
 
+# How long the presenter waits for the shoe's answer to a `status` (on a
+# loaded machine the link can be seconds behind; a shoe that does not
+# answer within this is left to the feeder's own stall bound).
+STATUS_WAIT_S = 30.0
+
+
 class _Hands:
     """The dealer's hands at a reading shoe: a card line puts the next
     physical card's tag at the antenna, the cover line the cover card's,
@@ -107,27 +113,64 @@ class _Hands:
 
     def _present(self, tag, timeout=5.0, tries=12):
         """Hold the card at the antenna until the shoe reads it. The
-        simulated reader shares this loaded machine: when the shoe reports
-        a reader fault and nothing else, the card is still there, so it is
-        read again (as a card that did not read on a real shoe)."""
+        simulated reader shares this loaded machine: a read can fault after
+        the reader let the card go (its reply came after the driver's
+        timeout), and then the shoe never took it. Only the shoe knows, and
+        its answer can be late on a slow machine, so no length of silence
+        decides it: when the card has left the antenna and the shoe has
+        stored nothing but reader faults since, the shoe is asked whether it
+        took the card (``_took_since``), and the card is presented again
+        (as a card that did not read on a real shoe) only when it says no."""
         for _try in range(tries):
             mark = len(self.bridge.events)
             self.shoe.present(tag)
             end = time.monotonic() + timeout
             while self.shoe.chip.field and time.monotonic() < end:
                 time.sleep(0.002)
-            faulted = None
             while time.monotonic() < end:
                 new = [e for _s, e in self.bridge.events[mark:]]
-                if any(e.get("rule") != "reader_fault" for e in new):
+                if _took(new):
                     return
-                if new and faulted is None:
-                    faulted = time.monotonic()
-                if faulted is not None and time.monotonic() - faulted > 1.5:
-                    break  # only a reader fault, and no card since: present it again
+                if new and not self.shoe.chip.field:
+                    break  # the card is gone and only reader faults are stored: ask the shoe
                 time.sleep(0.01)
             else:
-                return  # nothing stored yet: the feeder's own wait takes over
+                return  # nothing stored yet, or the card still at the antenna: the feeder's own wait takes over
+            if self._took_since(mark) is not False:
+                return  # taken, or the shoe could not be asked: never deal a card twice
+
+    def _took_since(self, mark, timeout=STATUS_WAIT_S):
+        """Whether the shoe took a card after event index ``mark``: True,
+        False, or None when it did not answer within ``timeout``. The shoe
+        makes its events in order and each reading pass runs to its end
+        before a command is taken, so the event of a card it read comes
+        before its answer to a `status` asked now: once that answer is
+        stored, what is stored before it is all there is."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            asked = len(self.bridge.events)
+            reply = self.bridge.command("status")
+            while reply.startswith("ok") and time.monotonic() < end:
+                events = [e for _s, e in self.bridge.events]
+                answers = [k for k in range(asked, len(events)) if events[k].get("type") == "status"]
+                if answers:
+                    return _took(events[mark:answers[0]])
+                time.sleep(0.01)
+            if not reply.startswith("ok"):
+                time.sleep(0.25)  # the shoe's clock not known yet, or the link reconnecting: ask again
+        return None
+
+
+def _took(events):
+    """Whether these stored events show the shoe took a presented card:
+    anything but a reader fault and the link's answers to the presenter's
+    own `status` question (its ``accepted`` and ``status`` events)."""
+    for e in events:
+        kind = e.get("type")
+        if e.get("rule") == "reader_fault" or kind == "status" or (kind == "accepted" and e.get("command") == "status"):
+            continue
+        return True
+    return False
 
 
 def _relay(shoe_bridges, out):

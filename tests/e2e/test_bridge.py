@@ -112,7 +112,7 @@ def test_signed_commands_from_the_control_socket(shoe, tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     alive = None
     try:
-        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        shoe.pump(lambda f: shoe.challenges, timeout=120, proc=proc)
         shoe.hello(seq=0, counter=41)
         shoe.pump(lambda f: any(k == "A" for k, _s, _p in f))
         alive = shoe.keep_alive()   # a live shoe beats while the commands below run
@@ -171,7 +171,7 @@ def test_silent_link_is_lost_then_resumed(shoe, bridge, tmp_path):
     # declares the link lost, reopens the port and asks for a hello again,
     # with a new challenge
     shoe.answer_beats = False
-    shoe.pump(lambda f: len(shoe.challenges) > n, timeout=8)
+    shoe.pump(lambda f: len(shoe.challenges) > n)
     shoe.answer_beats = True
     shoe.hello(seq=2, acked=1)
     shoe.event(2)
@@ -199,7 +199,7 @@ def test_port_vanishes_and_comes_back_under_the_same_name(tmp_path):
         second = FakeShoe()
         second.tags = first.tags  # the same shoe, plugged in again
         link.symlink_to(second.path)
-        second.pump(lambda f: second.challenges, timeout=8)
+        second.pump(lambda f: second.challenges)
         second.hello(seq=3, acked=2)
         second.event(2)  # resent from before: a duplicate
         second.event(3)

@@ -382,7 +382,7 @@ def test_check_says_recording_only_while_it_records(shoe, tmp_path):
     proc = _start(shoe.path, path, _key_file(tmp_path), "--table", "Baccarat 7")
     alive = None
     try:
-        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        shoe.pump(lambda f: shoe.challenges, timeout=120, proc=proc)
         code, line = _check(path)
         # No hello yet: waiting for it, or, when the check itself took more
         # than the bridge's 3 s of silence to start (a loaded machine), the
@@ -436,7 +436,7 @@ def test_without_a_key_it_says_plainly_that_nothing_is_acknowledged(shoe, tmp_pa
     path = tmp_path / "s.db"
     proc = _start(shoe.path, path)
     try:
-        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        shoe.pump(lambda f: shoe.challenges, timeout=120, proc=proc)
         shoe.hello(seq=1)
         shoe.event(1)
         time.sleep(0.3)
@@ -540,7 +540,7 @@ def test_a_dribbling_client_cannot_hold_the_bridge(shoe, tmp_path):
     path = tmp_path / "s.db"
     proc = _start(shoe.path, path, _key_file(tmp_path))
     try:
-        shoe.pump(lambda f: shoe.challenges, timeout=10)
+        shoe.pump(lambda f: shoe.challenges, timeout=120, proc=proc)
         shoe.hello(seq=0)
         shoe.pump(lambda f: shoe.acks())
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -6,6 +6,7 @@ UART class inside the MicroPython VM (the shoe's path).
 """
 
 import os
+import select
 import subprocess
 import sys
 import time
@@ -15,8 +16,8 @@ import pytest
 import serial
 
 from host_tools.sim import vmcode
+from host_tools import vm
 from host_tools.vm import ROOT
-from support.vmrun import run_vm
 
 
 from firmware.drivers import ReaderFault
@@ -79,13 +80,23 @@ def test_each_bad_line_is_one_precise_fault_and_the_next_code_still_reads(line, 
 
 
 def start_sim(codes_path, *extra):
-    """`shoe sim barcode` as a process; returns it and the pty path from its first line."""
+    """`shoe sim barcode` as a process; returns it and the pty path from its
+    first line. It sends its first code only when ``scan(proc)`` says so
+    (--start-on-enter): once the reader's side has the pty open and raw, as
+    a person scans once the station is ready. Bytes sent before that meet a
+    tty still in its cooked mode (a side-by-side run's VM opened the port
+    after a fixed 0.3 s start delay had passed, and read a mangled line)."""
     proc = subprocess.Popen(SIM_CMD + [
-                             "--codes", str(codes_path)] + list(extra),
-                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                             "--codes", str(codes_path), "--start-on-enter"] + list(extra),
+                            cwd=ROOT, stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
     path = proc.stdout.readline().strip()
     assert path.startswith("/dev/"), path
     return proc, path
+
+
+def scan(proc):
+    proc.stdin.write("\n")
+    proc.stdin.flush()
 
 
 def stop_sim(proc):
@@ -100,10 +111,10 @@ SCRIPT = "A-001\n!garbage\nA-002\n!partial XYZ\nA-003\n!noise\nA-004\n" + "L" * 
 
 def test_simulator_faults_reach_the_driver_on_the_wire(tmp_path):
     (tmp_path / "codes.txt").write_text(SCRIPT)
-    proc, path = start_sim(tmp_path / "codes.txt", "--interval", "0.01", "--gap", "0.8",
-                           "--start-delay", "0.3")
+    proc, path = start_sim(tmp_path / "codes.txt", "--interval", "0.01", "--gap", "0.8")
     try:
         port = serial.Serial(path, 9600, timeout=0.05)
+        scan(proc)
         got = collect(GM65(SerialUART(port), line_timeout_ms=150), 10.0, until=9)
         port.close()
     finally:
@@ -130,6 +141,7 @@ from drivers import ReaderFault
 from drivers.gm65 import GM65, BAUD
 
 engine = GM65(PtyUART(sys.argv[1], BAUD), line_timeout_ms=150)
+print("ready")   # the port is open and raw: the test starts the scanner
 buf = bytearray(32)
 store = bytearray(5 * 32)
 lens = bytearray(5)
@@ -172,12 +184,29 @@ while seen < 9 and time.ticks_diff(time.ticks_ms(), start) < 8000:
 """
 
 
+def _run_vm_scanning(script, path, sim, timeout=120):
+    """run_vm, with the scanner started once the VM says "ready"."""
+    vm_proc = subprocess.Popen(vm.micropython_cmd(["-c", script, path], heap="128k"), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=vm.micropython_env())
+    try:
+        ready, _w, _x = select.select([vm_proc.stdout], [], [], timeout)
+        first = vm_proc.stdout.readline() if ready else b""
+        if first == b"ready\n":
+            scan(sim)
+        out, err = vm_proc.communicate(timeout=timeout)
+    finally:
+        if vm_proc.poll() is None:
+            vm_proc.kill()
+            vm_proc.wait()
+    assert first == b"ready\n" and vm_proc.returncode == 0, (first + out + err).decode()
+    return out.decode()
+
+
 def test_driver_in_the_micropython_vm_reads_the_simulator_through_the_board_uart(tmp_path):
     (tmp_path / "codes.txt").write_text("G-1\nG-2\nG-3\nG-4\nG-5\n" + SCRIPT)
-    proc, path = start_sim(tmp_path / "codes.txt", "--interval", "0.01", "--gap", "0.8",
-                           "--start-delay", "0.3")
+    proc, path = start_sim(tmp_path / "codes.txt", "--interval", "0.01", "--gap", "0.8")
     try:
-        got = run_vm(VM_SCRIPT, path).splitlines()
+        got = _run_vm_scanning(VM_SCRIPT, path, proc).splitlines()
     finally:
         stop_sim(proc)
     assert got[:5] == ["G-1", "G-2", "G-3", "G-4", "G-5"]

@@ -169,16 +169,22 @@ class FakeShoe:
             if data:
                 self.decoder.feed(data, len(data), self)
 
-    def pump(self, until, timeout=60.0):
-        # The bound is for a bridge that never sends what is awaited; a
-        # bridge starved on a loaded 2-core machine took more than 5 s over
-        # its first hello request.
+    def pump(self, until, timeout=60.0, proc=None):
+        """Read the bridge's frames until ``until(frames)``. The bound is for
+        a bridge that never sends what is awaited; a bridge starved on a
+        loaded 2-core machine took more than 5 s over its first hello
+        request, and a `shoe bridge` process more than 10 s to start. With
+        ``proc`` (that process) the wait ends as soon as it has exited."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             self.read()
             found = until(self.frames)
             if found:
                 return found
+            if proc is not None and proc.poll() is not None:
+                out = proc.communicate()
+                raise AssertionError("the bridge exited (status %s) before that; its output: %r"
+                                     % (proc.returncode, out))
             time.sleep(0.01)
         raise AssertionError("timed out; frames from the bridge: %r" % self.frames[-5:])
 

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import http.client
 import json
+import os
 import socket
 import ssl
 import threading
@@ -88,6 +89,25 @@ class Server:
         self.thread = None
 
 
+# The rig's users, as `shoe pit adduser` writes them: made once per process
+# and copied to each pit after that. An argon2id hash is about 0.3 s of CPU,
+# and every pit of a run has the same three users with the same password.
+_USERS_FILE = []
+
+
+def _add_users(path):
+    if not _USERS_FILE:
+        for name, role in (("sam", "supervisor"), ("vic", "viewer"), ("sue", "surveillance")):
+            users_mod.add(path, name, role, PASSWORD)
+        with open(path, "rb") as f:
+            _USERS_FILE.append(f.read())
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(_USERS_FILE[0])
+
+
 @contextlib.contextmanager
 def running_pit(tmp, shoes, tables=None, **server_kw):
     """A pit in ``tmp`` with one emulated shoe per table, ``shoes`` being
@@ -107,9 +127,7 @@ def running_pit(tmp, shoes, tables=None, **server_kw):
             '[[table]]\nname = "%s"\nport = "%s"\nkey_file = "%s"\ndesignation = "ez"\nlimits = "25 - 5,000"\n%s\n'
             % (name, e.host_path, e.key_path, (tables or {}).get(name, "")) for name, e in emus.items()))
         cfg = config_mod.load(str(toml))
-        users_mod.add(cfg.users, "sam", "supervisor", PASSWORD)
-        users_mod.add(cfg.users, "vic", "viewer", PASSWORD)
-        users_mod.add(cfg.users, "sue", "surveillance", PASSWORD)
+        _add_users(cfg.users)
         service = Pit(cfg)
         service.start()
         server = Server(service, cfg.users, **server_kw)

@@ -26,7 +26,10 @@ def test_nothing_observed_depends_on_the_gaps():
 
 
 def test_the_same_figures_catch_the_elevator_that_leaks():
-    fig = ch.figures(batches=30, decks=1, leaky=True)
+    # 15 batches (765 cycles, 3,068 replies, 1,369 heartbeats; seeded): the
+    # leak shows as r 1.0, 0.21, 0.20 and MI 1.46, 0.055, 0.039 bits, each
+    # clear of its bound below; 30 batches give the same at twice the CPU.
+    fig = ch.figures(batches=15, decks=1, leaky=True)
     assert fig["cycle"]["r_length"] > 0.9 and fig["cycle"]["mi_length"] > 1.0, fig["cycle"]
     for name in ("reply", "heartbeat"):
         assert fig[name]["r_length"] > 0.1 and fig[name]["mi_length"] > 2 * MI_MAX, (name, fig[name])
