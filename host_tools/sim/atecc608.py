@@ -115,8 +115,11 @@ class Chip:
     the chip does not acknowledge its address."""
 
     def __init__(self, state=None, timing=1.0, clock=time.monotonic, serial=None, log=None,
-                 deterministic=False):
+                 deterministic=False, watchdog_s=T_WATCHDOG_S):
         self.clock = clock
+        # watchdog_s: tWATCHDOG, or longer for a chip a host thread serves
+        # to an emulated device (sim/chipwait.py EMULATED_WATCHDOG_S)
+        self.watchdog_s = watchdog_s
         # deterministic: RFC 6979 signatures (the same message, the same
         # signature), for simulated tables that replay their stream after a
         # pit restart (sim/tablechips.py); the real chip's are randomised
@@ -182,7 +185,7 @@ class Chip:
 
     def _tick(self):
         now = self.clock()
-        if self.mode == "awake" and now - self.woke_at >= T_WATCHDOG_S:
+        if self.mode == "awake" and now - self.woke_at >= self.watchdog_s:
             self.log("watchdog: asleep %.2f s after the wake" % (now - self.woke_at))
             self._sleep()
         return now

@@ -57,7 +57,6 @@ SECURE_HEAP_64 = 64 * 1024
 RING_HEAP_64 = 16 * 1024
 
 
-EMULATED_CHIP_TIMING = vmdevice.EMULATED_CHIP_TIMING
 # The parts `--without` can take away (firmware/boards/parts.py says which
 # ones stop the dealing).
 WITHOUT = ("reader", "sensor", "secure_element", "buttons", "gate")

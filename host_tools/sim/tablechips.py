@@ -18,7 +18,7 @@ shoe, which resumes from its journal.
 import os
 import shutil
 
-from host_tools.sim.chipwait import EMULATED_ACK_MS, named_faults
+from host_tools.sim.chipwait import EMULATED_ACK_MS, EMULATED_WATCHDOG_S, named_faults
 
 TIMING = 0.01   # a hundredth of the datasheet's execution times: dozens of chips share a core
 MANIFEST = "5a" * 32   # the firmware manifest digest the simulated shoes report
@@ -33,7 +33,8 @@ def _chip(state):
     from firmware.drivers.atecc608 import ATECC608
     from host_tools.sim.atecc608 import ADDRESS, Chip
     from host_tools.sim.i2cbus import Bus, DirectI2C
-    return ATECC608(DirectI2C(Bus({ADDRESS: Chip(state, timing=TIMING, deterministic=True)})),
+    return ATECC608(DirectI2C(Bus({ADDRESS: Chip(state, timing=TIMING, deterministic=True,
+                                                         watchdog_s=EMULATED_WATCHDOG_S)})),
                     margin_ms=EMULATED_ACK_MS)   # a simulator sharing a loaded process (sim/chipwait.py)
 
 

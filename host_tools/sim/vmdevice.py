@@ -34,13 +34,8 @@ from host_tools import deploy
 from host_tools.boards import config as board_config
 from host_tools.protocol import keys
 from host_tools.sim import ptys
-from host_tools.sim.chipwait import EMULATED_ACK_MS, named_faults
+from host_tools.sim.chipwait import EMULATED_ACK_MS, emulated_chip, named_faults
 
-# Of the ATECC608B's datasheet maxima (the simulator's own default is 1.0):
-# the simulator shares this process with whatever drives the emulator, and
-# on a loaded machine a worst-case answer delayed further would pass the
-# firmware's bounded wait (maximum + 50 ms) and read as a faulty chip.
-EMULATED_CHIP_TIMING = 0.5
 # How long a powered-on VM that is still running may take to send its first
 # byte: its self-test hashes the whole flash, and on a 2-core machine at a
 # load average near 15 a power-on after a cut sent nothing for 30 s
@@ -170,7 +165,7 @@ class VMDevice:
         provisioned, then taken off the bus."""
         from host_tools.sim import atecc608, i2cbus
 
-        self.secure = atecc608.Chip(self.dir.rstrip("/") + ".atecc608.json", timing=EMULATED_CHIP_TIMING)
+        self.secure = emulated_chip(self.dir.rstrip("/") + ".atecc608.json")
         bus = i2cbus.Bus({atecc608.ADDRESS: self.secure})
         self.chip_lines = self._provision(bus) if provision else ()
         if not present:

@@ -179,3 +179,50 @@ def test_sign_takes_the_datasheet_time():
     se.sign(0, bytes(32), bytearray(64))
     assert (OP_SIGN, EXEC_MS[OP_SIGN] / 1000) in chip.executions
     assert EXEC_MS[OP_SIGN] <= se.last_exec_ms <= EXEC_MS[OP_SIGN] + 50
+
+
+class _StalledHost(DirectI2C):
+    """A bus whose host is descheduled ``stall_s`` between a command's
+    write and the first look for its answer, as a loaded machine did to an
+    emulated device's VM and the thread serving its chip: the chip's clock
+    jumps by the stall."""
+
+    def __init__(self, bus, clock, stall_s):
+        super().__init__(bus)
+        self.clock, self.stall_s, self.wrote = clock, stall_s, False
+
+    def writeto(self, addr, buf, stop=True):
+        self.wrote = len(buf) > 1   # a command (a wake or idle word is one byte)
+        return super().writeto(addr, buf, stop)
+
+    def readfrom_into(self, addr, buf, stop=True):
+        if self.wrote:
+            self.wrote = False
+            self.clock.offset += self.stall_s
+        return super().readfrom_into(addr, buf, stop)
+
+
+class _Clock:
+    def __init__(self):
+        import time
+        self.offset, self._now = 0.0, time.monotonic
+
+    def __call__(self):
+        return self._now() + self.offset
+
+
+def test_a_chip_served_to_an_emulated_device_outlasts_a_stalled_host(tmp_path):
+    """A host stalled 2 s between a command and its answer: the datasheet's
+    chip has slept by its watchdog (tWATCHDOG 1.3 s) and the driver reads a
+    faulty part; the chip an emulated device carries (sim/chipwait.py
+    EMULATED_WATCHDOG_S) still answers."""
+    from host_tools.sim.chipwait import emulated_chip
+    clock = _Clock()
+    datasheet = Chip(str(tmp_path / "a.json"), timing=0.05, clock=clock)
+    with pytest.raises(SecureElementFault, match="did not acknowledge a read"):
+        ATECC608(_StalledHost(Bus({ADDRESS: datasheet}), clock, 2.0), margin_ms=100).random(bytearray(32))
+    clock = _Clock()
+    emulated = emulated_chip(str(tmp_path / "b.json"), clock=clock)
+    out = bytearray(32)
+    ATECC608(_StalledHost(Bus({ADDRESS: emulated}), clock, 2.0), margin_ms=100).random(out)
+    assert bytes(out) == b"\xff\xff\x00\x00" * 8   # an unlocked chip's test pattern, read whole
