@@ -41,7 +41,7 @@ EMULATED_WATCHDOG_S = 30.0
 # Of the ATECC608B's datasheet maxima (the simulator's own default is 1.0):
 # the simulator shares this process with whatever drives the emulator, and
 # on a loaded machine a worst-case answer delayed further would pass the
-# firmware's bounded wait (maximum + 50 ms) and read as a faulty chip.
+# firmware's bounded wait (maximum + EMULATED_ACK_MS) and read as a faulty chip.
 EMULATED_CHIP_TIMING = 0.5
 
 
