@@ -213,6 +213,13 @@ class HostLink:
         self.progress_at = time.monotonic()  # last time the store grew or the shoe had nothing queued
         self.link_detail = ""
         self.last_stored = None  # the newest stored seq, as last read (for other threads' eyes)
+        # The chain head (chain.Head) this link's own last append left, or
+        # None: read from the store. This link is the shoe's one writer in
+        # its store (the transport's lease), so after its own commit the head
+        # is known without asking; anything but a clean append drops it, and
+        # the store still checks the seq inside the write's transaction.
+        self.head = None
+        self.ack_seq = None  # the seq this feed stored last: what its ack names, read from no table
         # NOT RECORDING as an alert (``_watch``): since when (monotonic), and
         # the raised condition's start (wall clock) until it is cleared.
         self.not_recording_at = None
@@ -230,6 +237,7 @@ class HostLink:
         self.beat_asked = 0.0
         self.shoe_clock = None
         self.hello = None
+        self.head = None
         self.set_state("connecting", "opened %s" % self.port_path)
         self.ask_hello(force=True)
 
@@ -237,14 +245,16 @@ class HostLink:
         """The line was lost (``detail`` says how)."""
         self.attached = False
         self.hello = None
+        self.head = None
         self.stats["reconnects"] += 1
         self.set_state("lost", detail)
 
     def feed(self, data):
         """Bytes from the shoe: every whole frame in them is handled."""
+        self.ack_seq = None
         self.decoder.feed(data, len(data), self)
         if self.ack_due:
-            self._ack()
+            self._ack(self.ack_seq)
 
     def tick(self):
         """Time passed: flush reports, ask again, keep the line alive. Returns
@@ -339,6 +349,7 @@ class HostLink:
         under the old nonce would be refused, so it is dropped and a fresh
         hello asked for; ``tick`` asks again until one answers."""
         self.hello = None
+        self.head = None
         self.acks_refused_at = None
         self.set_state("connecting", why)
         self.ask_hello()
@@ -593,6 +604,7 @@ class HostLink:
             return
         self.shoe_id = shoe_id
         self.hello = hello
+        self.head = None
         if isinstance(hello.get("t"), int):
             self.shoe_clock = (hello["t"], time.monotonic())
         self.refuse = None
@@ -667,8 +679,9 @@ class HostLink:
             return  # the shoe resends after its hello; a refused shoe is not recorded
         body, tag = auth.split_mac(payload)
         shoe_id = self.shoe_id
-        row = self.store.shoe(shoe_id)
-        head = chain.Head.of(row)
+        head, self.head = self.head, None
+        if head is None:
+            head = chain.Head.of(self.store.shoe(shoe_id))
         start = {}
         if head.last_seq is None:
             # A store new to this shoe starts exactly where the hello says.
@@ -716,9 +729,10 @@ class HostLink:
             self._log_link("bad_event", "seq %d: %s" % (seq, shown(str(e), 160)))
             self._store_failed(e)
             return
+        self.head = head.extended(seq, tag.decode("ascii"))
         self.store_error = None
         self.stall = None
-        self.last_stored = seq
+        self.last_stored = self.ack_seq = seq
         self.progress_at = self.fresh_at = time.monotonic()
         self.ack_due = True
         self.stats["stored"] += 1
@@ -781,13 +795,17 @@ class HostLink:
         else:
             self.acks_refused_at = None
 
-    def _ack(self):
+    def _ack(self, stored=None):
         """Ack the last stored seq (0 when this store has none of the shoe's
-        events yet, which acknowledges nothing but answers a hello)."""
+        events yet, which acknowledges nothing but answers a hello).
+        ``stored``: that seq, when the caller has just committed it itself
+        (a card's ack then costs no read of the store)."""
         self.ack_due = False
         if self.key is None or self.refuse or self.hello is None:
             return
-        self._send(host_frames.encode_ack(self.key, self.shoe_id, self.hello["nonce"], self._stored() or 0))
+        if stored is None:
+            stored = self._stored() or 0
+        self._send(host_frames.encode_ack(self.key, self.shoe_id, self.hello["nonce"], stored))
 
     # -- commands -----------------------------------------------------------
 
