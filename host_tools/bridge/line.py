@@ -22,6 +22,11 @@ import serial
 from host_tools.protocol.hostlink import HostLink
 
 REOPEN_S = 0.5         # how often a vanished port is retried
+# How often the link is told time passed while frames keep coming (it is
+# told at once when a wait ends with nothing read). Its timers are 0.5 s
+# and more (hostlink.py), and a tick after every frame was a tenth of a
+# card's CPU in the bridge.
+TICK_S = 0.05
 
 
 class Bridge:
@@ -36,12 +41,14 @@ class Bridge:
         self.ser = None
         self.last_open_try = 0.0
         self.lease = None      # (shoe id, fd) of this bridge's lock on the shoe in this store
+        self.poller = (None, None)  # (the fds registered, their select.poll), kept between turns
+        self.ticked = 0.0      # when the link was last told time passed (monotonic s)
         self.link = HostLink(store, key, name=port, shoe_id=shoe_id, send=self._write,
                              claim=self._take_lease, on_event=on_event, on_link=on_link,
                              on_alert=on_alert, deployed=deployed)
 
     # The transport's own attributes; every other attribute is the link's.
-    OWN = ("port_path", "baud", "ser", "last_open_try", "lease", "link")
+    OWN = ("port_path", "baud", "ser", "last_open_try", "lease", "link", "poller", "ticked")
 
     def __getattr__(self, name):
         # The link's state and methods, read through the bridge (``bridge.hello``,
@@ -94,6 +101,7 @@ class Bridge:
             except (serial.SerialException, OSError):
                 pass
         self.ser = None
+        self.poller = (None, None)
         self.link.detach(detail)
         self.last_open_try = time.monotonic()
 
@@ -148,15 +156,17 @@ class Bridge:
             if not extra:
                 time.sleep(min(timeout, REOPEN_S))
             return ready
-        fds = [self.ser.fileno()] + list(extra)
+        fds = (self.ser.fileno(),) + tuple(extra)
         try:
-            ready = readable(fds, timeout)
+            if self.poller[0] != fds:
+                self.poller = (fds, _poller(fds))
+            ready = [fd for fd, _events in self.poller[1].poll(max(0.0, timeout) * 1000)]
         except (OSError, ValueError) as e:
             self._lost("select failed: %s" % e)
             return []
         if self.ser.fileno() in ready:
             self._read()
-        if self.ser is not None:
+        if self.ser is not None and (not ready or time.monotonic() - self.ticked >= TICK_S):
             self._housekeeping()
         return [fd for fd in ready if fd in extra]
 
@@ -179,6 +189,7 @@ class Bridge:
         self.link.feed(data)
 
     def _housekeeping(self):
+        self.ticked = time.monotonic()
         dead = self.link.tick()
         if dead is not None:
             self._lost(dead)
@@ -200,10 +211,14 @@ def readable(fds, timeout):
     poll(), not select(): select() refuses descriptors at or above
     FD_SETSIZE (1024), and `shoe pit` holds ~11 per table in one process,
     so its tables past the ninetieth died at their first select()."""
+    return [fd for fd, _events in _poller(fds).poll(max(0.0, timeout) * 1000)]
+
+
+def _poller(fds):
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
-    return [fd for fd, _events in poller.poll(max(0.0, timeout) * 1000)]
+    return poller
 
 
 class Port(serial.Serial):

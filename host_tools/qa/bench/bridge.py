@@ -19,6 +19,10 @@ channel, the shoe's VM, the cable, the bridge's checks, the commit, the
 ack back), with what the slowest 1 % of cards spent in each, and every
 figure says how many dealer lines the store lacks at the end; a table
 that stalls says how far its shoe sent and what was stored and acked.
+What each part costs in CPU per stored event is measured over the same
+dealing (linkstages.Costs: the bridge threads' own clocks, the VMs' and
+the store writer's /proc counts): unlike the latencies, those figures
+move little with what else the machine runs.
 """
 
 import argparse
@@ -72,16 +76,29 @@ class Table:
         self.error = None
         self.elapsed = None
 
-    def play(self, burst):
+    def play(self, burst, ready):
         try:
             self.feeder.wait_boot()
+        except Exception as e:  # reported with the figures, never hidden
+            self._failed(e)
+            ready.abort()
+            return
+        try:
+            ready.wait()   # every table booted: the CPU counts start here
+        except threading.BrokenBarrierError:
+            self.error = "%s: not dealt: another table did not boot" % self.emu.shoe_id
+            return
+        try:
             start = time.time()
             if burst:
                 self.feeder.blind(interval=0)
             self.feeder.finish()
             self.elapsed = max(self.bridge.committed_at.values()) - start
         except Exception as e:  # reported with the figures, never hidden
-            self.error = "%s: %s; %s" % (self.emu.shoe_id, e, linkstages.whereabouts(self.emu, self.bridge))
+            self._failed(e)
+
+    def _failed(self, e):
+        self.error = "%s: %s; %s" % (self.emu.shoe_id, e, linkstages.whereabouts(self.emu, self.bridge))
 
     def lost(self):
         """Dealer lines written whose events the store does not hold."""
@@ -109,14 +126,23 @@ def one_run(shoes, seed, burst):
     if shoes > 1:
         sys.setswitchinterval(service.SWITCH_S)
     tables = []
+    costs = None
     try:
         for i in range(shoes):
             tables.append(Table(workdir, "B%02d" % i, db_path, seed + i, committer))
-        threads = [threading.Thread(target=t.play, args=(burst,)) for t in tables]
+        ready = threading.Barrier(shoes + 1)
+        threads = [threading.Thread(target=t.play, args=(burst, ready)) for t in tables]
         for th in threads:
             th.start()
+        try:
+            ready.wait()
+            costs = linkstages.Costs([t.bridge for t in tables], [t.emu for t in tables], committer)
+        except threading.BrokenBarrierError:
+            pass   # a table did not boot: its error says why
         for th in threads:
             th.join()
+        if costs is not None:
+            costs.stop()
     finally:
         sys.setswitchinterval(switch)
         for t in tables:
@@ -124,6 +150,7 @@ def one_run(shoes, seed, burst):
         if committer is not None:
             committer.close()
     out = {"latencies": [], "stages": {}, "events": 0, "errors": [t.error for t in tables if t.error],
+           "costs": costs.per_event() if costs is not None else None,
            "written": sum(t.feeder.written for t in tables), "lost": sum(t.lost() for t in tables),
            "seconds": max((t.elapsed for t in tables if t.elapsed), default=0.0)}
     for t in tables:
@@ -141,7 +168,8 @@ def one_run(shoes, seed, burst):
 def measure(shoes, runs, seed):
     """Each run's p50 and p99, the stages of every run's cards, the burst
     rates, the lines written and lost, and the errors."""
-    got = {"p50s": [], "p99s": [], "stages": {}, "rates": [], "errors": [], "written": 0, "lost": 0}
+    got = {"p50s": [], "p99s": [], "stages": {}, "rates": [], "errors": [], "written": 0, "lost": 0,
+           "costs": []}
     for r in range(runs):
         for burst in (False, True):
             run = one_run(shoes, seed + 100 * r, burst=burst)
@@ -153,6 +181,8 @@ def measure(shoes, runs, seed):
                     got["rates"].append(run["events"] / run["seconds"])
                 continue
             linkstages.merge(got["stages"], run["stages"])
+            if run["costs"]:
+                got["costs"].append(run["costs"])
             if run["latencies"]:
                 got["p50s"].append(percentile(run["latencies"], 50))
                 got["p99s"].append(percentile(run["latencies"], 99))
@@ -190,5 +220,6 @@ def main(argv=None):
             line += " (%.1fx one shoe)" % (rate / single)
         print(line)
         print("  dealer lines written %d, lost %d (not in the store at the end)" % (got["written"], got["lost"]))
-        print("\n".join(linkstages.report(got["stages"], percentile)), flush=True)
+        print("\n".join(linkstages.report(got["stages"], percentile)))
+        print(linkstages.cost_line(got["costs"]), flush=True)
     return rc

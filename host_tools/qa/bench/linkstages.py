@@ -22,7 +22,9 @@ hook, the bridge's feed, its store's append and its send); the product's
 code is unchanged by them.
 """
 
+import os
 import re
+import statistics
 import time
 
 from host_tools.sim.emulate import Emulator
@@ -157,3 +159,67 @@ def report(stages, percentile):
                       for name in STAGES)
     lines.append("  slowest 1%% of %d cards (>= %.2f ms), mean ms per stage: %s" % (len(total), 1000 * cut, share))
     return lines
+
+
+def _thread_cpu(thread):
+    """CPU seconds a live thread of this process has run (its own clock)."""
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+
+
+def _process_cpu(proc):
+    """CPU seconds of a child process (user + system, its own, not its
+    children's), from /proc; 0 for one that is gone or never started."""
+    if proc is None:
+        return 0.0
+    try:
+        with open("/proc/%d/stat" % proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Costs:
+    """CPU of each part of a run between ``__init__`` and ``stop``: the
+    bridge threads (their own clocks: decoding, checks, SQLite, acks), the
+    shoes' VMs, the pit's store writer when the tables share one
+    (host_tools/pit/groupcommit.py, a process), and the rest of this
+    process (the relays that stand for the cables, the simulated dealers).
+    Started once every table has booted, so boots are not counted."""
+
+    def __init__(self, threaded_bridges, emulators, committer=None):
+        self.bridges = threaded_bridges
+        self.emus = emulators
+        self.committer = committer
+        self.start = self._read()
+
+    def _read(self):
+        writer = self.committer.proc if self.committer is not None else None
+        return {"bridge": sum(_thread_cpu(b.thread) for b in self.bridges),
+                "vm": sum(_process_cpu(e.proc) for e in self.emus),
+                "writer": _process_cpu(writer),
+                "process": time.process_time(),
+                "events": sum(len(b.events) for b in self.bridges)}
+
+    def stop(self):
+        self.end = self._read()
+
+    def per_event(self):
+        """Microseconds of CPU per stored event of each part, or None when
+        nothing was stored."""
+        d = {k: self.end[k] - self.start[k] for k in self.start}
+        if d["events"] <= 0:
+            return None
+        us = 1e6 / d["events"]
+        return {"bridge": d["bridge"] * us, "vm": d["vm"] * us, "writer": d["writer"] * us,
+                "rig": (d["process"] - d["bridge"]) * us, "events": d["events"]}
+
+
+def cost_line(runs):
+    """One line: the median over runs of each part's CPU per stored event."""
+    if not runs:
+        return "  CPU per stored event: not measured (no run dealt its whole shoe)"
+    med = {k: statistics.median(r[k] for r in runs) for k in ("bridge", "vm", "writer", "rig")}
+    writer = ", the store writer %.0f" % med["writer"] if any(r["writer"] for r in runs) else ""
+    return ("  CPU per stored event (us, median of %d runs): bridges %.0f%s, shoe VMs %.0f, "
+            "relays and dealers %.0f" % (len(runs), med["bridge"], writer, med["vm"], med["rig"]))
