@@ -36,6 +36,7 @@ LINK_STAGES = """\
 16 shoes: latency p50 15.4 ms, p99 45.5 ms (runs: p50 15.4, p99 45.5); 539 events/s (0.8x one shoe)
   dealer lines written 15646, lost 3 (not in the store at the end)
   slowest 1% of 6500 cards (>= 45.48 ms), mean ms per stage: dealer 4.29, shoe 15.66, transit 2.79, verify 1.03, commit 27.93
+  CPU per stored event (us, median of 1 runs): bridges 325, the store writer 196, shoe VMs 966, relays and dealers 253
 """
 
 CASINO = """\
@@ -77,7 +78,7 @@ def test_link_figures_per_shoe_count_and_its_errors():
 def test_link_lost_lines_and_the_stage_holding_the_p99():
     f = readings.link(LINK_STAGES)
     assert f[1] == {"p50_ms": 2.6, "p99_ms": 6.2, "written": 986, "lost": 0, "held_by": "shoe"}
-    assert (f[16]["lost"], f[16]["held_by"]) == (3, "commit")
+    assert (f[16]["lost"], f[16]["held_by"], f[16]["bridge_us"]) == (3, "commit", 325)
 
 
 def test_casino_throughput_latency_and_losses():

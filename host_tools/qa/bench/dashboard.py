@@ -221,8 +221,10 @@ def link_rows(size, base):
 
 
 def _held(figures):
-    """Which stage of the link held most of the slowest cards' time."""
-    return "p99 held by %s" % figures["held_by"] if figures.get("held_by") else "no stages"
+    """Which stage of the link held most of the slowest cards' time, and
+    what the bridges spent per stored event."""
+    held = "p99 held by %s" % figures["held_by"] if figures.get("held_by") else "no stages"
+    return held + (", bridge CPU %d us/event" % figures["bridge_us"] if "bridge_us" in figures else "")
 
 
 def footprint_rows(size, base):
