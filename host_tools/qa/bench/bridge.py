@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 
+from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools.pit import service
 from host_tools.pit.groupcommit import GroupCommit
@@ -195,7 +196,13 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3, help="full shoes per figure (default 3)")
     parser.add_argument("--shoes", type=int, default=16, help="tables for the multi-shoe figure")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--replay", type=argtypes.whole(1), metavar="N",
+                        help="instead: the bridge's own CPU, calls and SQL statements per event, one "
+                             "shoe's frames replayed N times into a fresh link and store (linkreplay.py)")
     args = parser.parse_args(argv)
+    if args.replay:
+        from host_tools.qa.bench import linkreplay
+        return linkreplay.main(args.replay, args.seed)
     print("card leaving the shoe -> event durable in SQLite (synchronous=FULL); "
           "median of %d full 8-deck shoes per figure, %d CPUs" % (args.runs, os.cpu_count() or 0))
     rc = 0

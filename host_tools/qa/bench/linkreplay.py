@@ -1,0 +1,110 @@
+"""`shoe bench link --replay N`: what a stored card costs the bridge itself,
+without the rig around it.
+
+The latencies of `shoe bench link` swing with whatever else the machine
+runs, and so does the CPU of a thread that sleeps between cards. Here one
+shoe is dealt once through the emulator and the event frames its bridge
+read are kept; each of N repetitions feeds them, one frame per read as a
+live bridge mostly gets them, into a fresh HostLink on a fresh store (real
+SQLite, synchronous=FULL) and reads the thread's CPU clock. It also counts,
+once, the Python and C calls and the SQL statements per event (cProfile),
+which no load moves at all.
+
+The replayed link is put in the state a verified hello leaves (the shoe's
+chain starting at seq 1, a connection nonce for the acks): a hello cannot be
+replayed, since it answers a fresh challenge.
+"""
+
+import cProfile
+import os
+import pstats
+import shutil
+import statistics
+import tempfile
+import time
+
+from host_tools.protocol.hostlink import HostLink
+from host_tools.store import db
+
+from firmware.link import auth
+
+NONCE = b"0123456789abcdef"
+
+
+def capture(seed):
+    """(key, shoe id, event frames) of one full shoe dealt in the emulator."""
+    from host_tools.qa.bench.bridge import Table
+
+    workdir = tempfile.mkdtemp(prefix="shoe-bench-replay-")
+    table = Table(workdir, "R00", os.path.join(workdir, "pit.db"), seed)
+    chunks = []
+    link = table.bridge.bridge.link
+    feed = link.feed
+
+    def keep(data):
+        chunks.append(bytes(data))
+        return feed(data)
+
+    link.feed = keep
+    try:
+        table.feeder.wait_boot()
+        table.feeder.finish()
+    finally:
+        table.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    frames = [line + b"\n" for line in b"".join(chunks).split(b"\n") if line.startswith(b"$E")]
+    return table.emu.key, table.emu.shoe_id, frames
+
+
+def _replay(key, shoe_id, frames, directory):
+    """Feed ``frames`` into a fresh link and store; the thread's CPU seconds."""
+    store = db.Store(os.path.join(directory, "replay.db"))
+    try:
+        link = HostLink(store, key, name="replay", shoe_id=shoe_id, send=lambda data: True)
+        link.attached = True
+        link.state = "up"
+        link.hello = {"acked": 0, "chain": auth.ZERO_MAC.decode(), "nonce": NONCE}
+        started = time.thread_time()
+        for one in frames:
+            link.feed(one)
+        spent = time.thread_time() - started
+        if link.stats["stored"] + link.stats["duplicates"] != len(frames):
+            raise RuntimeError("the replay stored %d of %d frames (%s)" % (link.stats["stored"], len(frames),
+                                                                          link.stats))
+        return spent
+    finally:
+        store.close()
+        os.remove(os.path.join(directory, "replay.db"))
+
+
+def _counts(key, shoe_id, frames, directory):
+    """(calls, SQL statements) per frame, counted by cProfile."""
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        _replay(key, shoe_id, frames, directory)
+    finally:
+        profile.disable()
+    stats = pstats.Stats(profile).stats
+    sql = sum(v[1] for k, v in stats.items() if k[2] == "<method 'execute' of 'sqlite3.Connection' objects>")
+    calls = sum(v[1] for v in stats.values())
+    return calls / len(frames), sql / len(frames)
+
+
+def main(reps, seed):
+    key, shoe_id, frames = capture(seed)
+    directory = tempfile.mkdtemp(prefix="shoe-bench-replay-")
+    try:
+        _replay(key, shoe_id, frames, directory)   # imports and caches warm
+        loads = [os.getloadavg()[0]]
+        spent = [_replay(key, shoe_id, frames, directory) * 1e6 / len(frames) for _ in range(reps)]
+        loads.append(os.getloadavg()[0])
+        calls, sql = _counts(key, shoe_id, frames, directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    print("the bridge's own work per event, one shoe's %d event frames replayed %d times into a fresh "
+          "link and store (seed %d):" % (len(frames), reps, seed))
+    print("  CPU per event: median %.0f us, least %.0f us (load %.1f -> %.1f)"
+          % (statistics.median(spent), min(spent), loads[0], loads[1]))
+    print("  per event: %.0f Python and C calls, %.1f SQL statements" % (calls, sql), flush=True)
+    return 0
