@@ -38,7 +38,7 @@ from host_tools import argtypes
 from host_tools.sim import dealer
 from host_tools.pit import service
 from host_tools.pit.groupcommit import GroupCommit
-from host_tools.qa.bench import linkstages
+from host_tools.qa.bench import linkreplay, linkstages
 from host_tools.sim.rigs.bridge import Feeder, ThreadedBridge, dealt_type
 
 
@@ -201,8 +201,7 @@ def main(argv=None):
                              "shoe's frames replayed N times into a fresh link and store (linkreplay.py)")
     args = parser.parse_args(argv)
     if args.replay:
-        from host_tools.qa.bench import linkreplay
-        return linkreplay.main(args.replay, args.seed)
+        return linkreplay.main(args.replay, args.seed, Table)
     print("card leaving the shoe -> event durable in SQLite (synchronous=FULL); "
           "median of %d full 8-deck shoes per figure, %d CPUs" % (args.runs, os.cpu_count() or 0))
     rc = 0

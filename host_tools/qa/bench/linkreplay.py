@@ -31,12 +31,11 @@ from firmware.link import auth
 NONCE = b"0123456789abcdef"
 
 
-def capture(seed):
-    """(key, shoe id, event frames) of one full shoe dealt in the emulator."""
-    from host_tools.qa.bench.bridge import Table
-
+def capture(seed, table_class):
+    """(key, shoe id, event frames) of one full shoe dealt in the emulator
+    by ``table_class`` (bench/bridge.py's Table, which imports this module)."""
     workdir = tempfile.mkdtemp(prefix="shoe-bench-replay-")
-    table = Table(workdir, "R00", os.path.join(workdir, "pit.db"), seed)
+    table = table_class(workdir, "R00", os.path.join(workdir, "pit.db"), seed)
     chunks = []
     link = table.bridge.bridge.link
     feed = link.feed
@@ -91,8 +90,8 @@ def _counts(key, shoe_id, frames, directory):
     return calls / len(frames), sql / len(frames)
 
 
-def main(reps, seed):
-    key, shoe_id, frames = capture(seed)
+def main(reps, seed, table_class):
+    key, shoe_id, frames = capture(seed, table_class)
     directory = tempfile.mkdtemp(prefix="shoe-bench-replay-")
     try:
         _replay(key, shoe_id, frames, directory)   # imports and caches warm
