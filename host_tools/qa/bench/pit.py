@@ -474,6 +474,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         figures["cpu"] = cpu
         figures["fsync"] = fsyncs
         figures["parts"] = parts
+        figures["seconds"] = seconds
         figures["load"] = (load + os.getloadavg()[0]) / 2
         figures["commits"] = commits
         figures["unstored"] = _unstored(tables, stored)
@@ -602,6 +603,9 @@ def summarize(runs):
     out["ended"] = sum(len(r["ended"]) for r in runs)
     for name in ("pit", "stand-ins", "clients"):
         out["cpu_" + name] = statistics.median(r["cpu"][name] for r in runs)
+    out["kcard"] = {part: statistics.median(_per_kcard(r["parts"].get(part, 0.0), r["seconds"], r["cards"])
+                                            for r in runs)
+                    for part in sorted({p for r in runs for p in r["parts"]})}
     out["held"] = sum(r["stats"]["held"] for r in runs)
     out["resends"] = sum(r["stats"]["resends"] for r in runs)
     out["bad_acks"] = sum(r["stats"]["bad_acks"] for r in runs)
@@ -609,6 +613,12 @@ def summarize(runs):
                      and out["lost"] == 0 and out["page_missing"] == 0 and out["ended"] == 0
                      and out["bad_acks"] == 0)
     return out
+
+
+def _per_kcard(share, seconds, cards):
+    """CPU seconds per 1,000 cards dealt, from a share of a core over the
+    window: what the load moves least, so the figure to compare changes by."""
+    return 1000.0 * share * seconds / cards if cards else float("nan")
 
 
 def _runs(pair):
@@ -629,6 +639,9 @@ def print_table(rows):
     for n, s in rows:
         print("%5d  %-22s | %-22s | %-22s | %s" % (n, _runs(s["read_p99"]), _runs(s["commit_stage_p99"]),
                                               _runs(s["fsync_p99"]), " ".join("%.1f" % v for v in s["load"])))
+    print("\npit CPU seconds per 1,000 cards by part (median of the runs)")
+    for n, s in rows:
+        print("%5d  %s" % (n, ", ".join("%s %.2f" % kv for kv in s["kcard"].items())))
 
 
 def main(argv=None):
@@ -682,8 +695,9 @@ def main(argv=None):
                      fig["lost"], fig["page_missing"]), flush=True)
             print("    %s" % _commit_line(fig["commits"]), flush=True)
             print("    %s" % _stage_line(fig), flush=True)
-            print("    pit CPU by part (share of a core): %s" % ", ".join(
-                "%s %.0f%%" % (k, 100 * v) for k, v in sorted(fig["parts"].items())), flush=True)
+            print("    pit CPU by part, share of a core (CPU seconds per 1,000 cards): %s" % ", ".join(
+                "%s %.0f%% (%.2f s)" % (k, 100 * v, _per_kcard(v, args.seconds, fig["cards"]))
+                for k, v in sorted(fig["parts"].items())), flush=True)
             print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
                   " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
                   % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)
