@@ -9,9 +9,13 @@ shoe's streaming ``auth.FrameSigner``.
 
 import hashlib
 import hmac as _py_hmac
+import zlib
 
 from link import auth, frame, hmac, proto
 from link.auth import host_message
+
+# frame.encode's rule for a payload byte a frame may not carry: it goes out as "?".
+_ON_THE_WIRE = bytes(b if 0x20 <= b <= 0x7E and b != 0x24 else 0x3F for b in range(256))
 
 
 def frame_message(shoe_id, kind, seq, link, payload):
@@ -62,9 +66,21 @@ def frame_mac(fkey, shoe_id, kind, seq, link, payload):
 
 
 def _frame(kind, seq, payload):
-    out = bytearray(frame.MAX_FRAME)
-    n = frame.encode(out, ord(kind), seq, payload, 0, len(payload))
-    return bytes(out[:n])
+    """``frame.encode``'s bytes, built with CPython's own tools: that one is
+    the shoe's, byte by byte in Python (its CRC a table lookup per byte),
+    and a pit sends an ack per stored event at every table."""
+    payload = bytes(payload)
+    if len(payload) > frame.MAX_PAYLOAD:
+        raise ValueError("payload of %d bytes exceeds %d" % (len(payload), frame.MAX_PAYLOAD))
+    if seq < 0:
+        raise ValueError("negative seq")
+    body = b"%s%d %s" % (kind.encode(), seq, payload.translate(_ON_THE_WIRE))
+    return b"$%s*%08x\n" % (body, zlib.crc32(body))
+
+
+def _mac_hex(key, msg):
+    """``hmac.mac_hex`` (the shoe's HMAC, in Python) with CPython's hmac."""
+    return _py_hmac.new(key, msg, hashlib.sha256).digest()[:proto.MAC_BYTES].hex().encode()
 
 
 def encode_command(key, shoe_id, nonce, counter, body, deadline):
@@ -72,7 +88,7 @@ def encode_command(key, shoe_id, nonce, counter, body, deadline):
     valid until ``deadline`` on the device's 30-bit millisecond clock (the
     ``t`` of its heartbeats; ``deadline_after`` computes it)."""
     signed = "%s @%d" % (body, deadline & proto.TICKS_MASK)
-    mac = hmac.mac_hex(key, host_message(shoe_id, nonce, "C", counter, signed))
+    mac = _mac_hex(key, host_message(shoe_id, nonce, "C", counter, signed))
     return _frame("C", counter, signed.encode() + b" " + mac)
 
 
@@ -84,7 +100,7 @@ def deadline_after(device_t, elapsed_ms, ttl_ms=proto.COMMAND_TTL_MS):
 
 def encode_ack(key, shoe_id, nonce, seq):
     """The finished ``A`` frame acknowledging every event up to ``seq``."""
-    return _frame("A", seq, hmac.mac_hex(key, host_message(shoe_id, nonce, "A", seq)))
+    return _frame("A", seq, _mac_hex(key, host_message(shoe_id, nonce, "A", seq)))
 
 
 def encode_hello_request(challenge):
