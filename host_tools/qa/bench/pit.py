@@ -124,7 +124,7 @@ async def _clients(url, n, out, rundir):
                     if len(ready) == n:
                         print("ready", flush=True)
                     continue
-                if not line.startswith(b"data: {\"type\": \"event\""):
+                if not line.startswith(b"data: {\"type\":\"event\""):  # view/sse.py's compact JSON
                     continue
                 now = time.time()
                 message = json.loads(line[6:])
