@@ -62,7 +62,7 @@ def frame_mac(fkey, shoe_id, kind, seq, link, payload):
     msg = frame_message(shoe_id, kind, seq, link, payload)
     if getattr(fkey, "proto", proto.PROTO) == 2:
         return hashlib.blake2s(msg, key=bytes(fkey), digest_size=proto.MAC_BYTES).hexdigest().encode()
-    return _py_hmac.new(fkey, msg, hashlib.sha256).digest()[:proto.MAC_BYTES].hex().encode()
+    return _py_hmac.digest(fkey, msg, hashlib.sha256)[:proto.MAC_BYTES].hex().encode()
 
 
 def _frame(kind, seq, payload):
@@ -80,7 +80,7 @@ def _frame(kind, seq, payload):
 
 def _mac_hex(key, msg):
     """``hmac.mac_hex`` (the shoe's HMAC, in Python) with CPython's hmac."""
-    return _py_hmac.new(key, msg, hashlib.sha256).digest()[:proto.MAC_BYTES].hex().encode()
+    return _py_hmac.digest(key, msg, hashlib.sha256)[:proto.MAC_BYTES].hex().encode()
 
 
 def encode_command(key, shoe_id, nonce, counter, body, deadline):

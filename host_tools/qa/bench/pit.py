@@ -345,6 +345,20 @@ def _stored_cards(store_path):
         con.close()
 
 
+def _stored_rounds(store_path, t_from, t_to):
+    """How many rounds ended (a stored ``result``) in [t_from, t_to): what the
+    edge monitor prices, once per round and table."""
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % store_path, uri=True, timeout=5)
+    try:
+        return con.execute("SELECT count(*) FROM events WHERE type = 'result' AND received >= ? AND received < ?",
+                           (t_from, t_to)).fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
 class FsyncFloor:
     """The disk's own floor under card -> durable, measured beside the pit
     in the same window: a 4 KiB write and fsync in the run's directory every
@@ -475,6 +489,7 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         figures["fsync"] = fsyncs
         figures["parts"] = parts
         figures["seconds"] = seconds
+        figures["rounds"] = _stored_rounds(store_path, start + warm, start + warm + seconds)
         figures["load"] = (load + os.getloadavg()[0]) / 2
         figures["commits"] = commits
         figures["unstored"] = _unstored(tables, stored)
@@ -698,6 +713,10 @@ def main(argv=None):
             print("    pit CPU by part, share of a core (CPU seconds per 1,000 cards): %s" % ", ".join(
                 "%s %.0f%% (%.2f s)" % (k, 100 * v, _per_kcard(v, args.seconds, fig["cards"]))
                 for k, v in sorted(fig["parts"].items())), flush=True)
+            edge, total = fig["parts"].get("edge monitor", 0.0), sum(fig["parts"].values())
+            print("    edge monitor: %.2f ms of CPU per round (%d rounds ended in the window), %.0f%% of the pit's CPU"
+                  % (1000.0 * edge * args.seconds / fig["rounds"] if fig["rounds"] else float("nan"),
+                     fig["rounds"], 100.0 * edge / total if total else float("nan")), flush=True)
             print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
                   " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
                   % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)
