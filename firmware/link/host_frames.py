@@ -76,7 +76,7 @@ def _mac_hex(key, msg):
 def _frame(kind, seq, payload):
     """frame.encode's bytes, made the host's way: one format and zlib's CRC-32
     (the same IEEE CRC) instead of the shoe's byte-at-a-time loops, which
-    cost a bridge tens of microseconds per ack (tests/unit/test_link_commands.py
+    cost a bridge tens of microseconds per ack (tests/unit/test_host_frames_bytes.py
     holds the two equal). A payload frame.encode refuses goes to it, for its
     error."""
     payload = bytes(payload)

@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from multiprocessing.connection import Connection
 
 from host_tools.pit import edges
@@ -33,6 +34,7 @@ log = logging.getLogger("shoe.pit.edges")
 
 LOST = "edges-lost"  # a marker message: the pit dropped events of this table
 BATCH = 512          # messages in one send at most
+SEND_S = 0.02        # the sender's pause after each send, for the next batch to gather
 
 
 class EdgeProcess:
@@ -81,7 +83,12 @@ class EdgeProcess:
 
     def _send(self):
         """Everything queued so far goes in one send: at 256 tables the
-        events of a moment cross in one write, not one each."""
+        events of a moment cross in one write, not one each. After a send
+        the sender pauses SEND_S: woken per card, it and the child took a
+        GIL turn, a pickling and a socket write per card (`shoe bench pit`);
+        paused, a busy pit sends at most 1 / SEND_S batches a second, and
+        an edge alert (advisory, raised at a round's result) is that much
+        later at most."""
         stop = False
         while not stop:
             batch = [self.queue.get()]
@@ -101,6 +108,8 @@ class EdgeProcess:
                 log.error("the edge monitor's process has stopped (exit %s); the pit goes on without it",
                           self.proc.poll())
                 return
+            if not stop:
+                time.sleep(SEND_S)
         self._hang_up()
 
     def _hang_up(self):

@@ -63,8 +63,10 @@ class Killed(ShoeError, RuntimeError):
 class TableRunner:
     """One table: its Bridge on a thread, and what the page shows of it."""
 
-    def __init__(self, table, store_path, publish, committer, observe=None):
+    def __init__(self, table, store_path, publish, committer, observe=None, ended=None):
         self.observe = observe             # called with each commit's seconds (metrics.py)
+        self.ended = ended                 # a threading.Event set when the loop has ended (Pit._supervise)
+        self.exited = False                # the loop has ended, until the next start()
         self.last_commit = None            # when the table's last event was made durable
         self.table = table
         self.name = table.name
@@ -127,6 +129,7 @@ class TableRunner:
     def start(self):
         self.stop.clear()
         self.kill_reason = None
+        self.exited = False
         self.started_at = time.monotonic()
         self.thread = threading.Thread(target=self._main, name="table-%s" % self.name, daemon=True)
         self.thread.start()
@@ -146,6 +149,9 @@ class TableRunner:
             self._alert_stopped()
         finally:
             self._fail_commands("error the table's loop stopped")
+            self.exited = True
+            if self.ended is not None:
+                self.ended.set()
 
     def _run(self):
         store = TableStore(db.Store(self.store_path), self.committer, self.observe)
@@ -184,6 +190,8 @@ class TableRunner:
         grows with every event, whose own message is pushed anyway) is
         pushed at most every STATE_REFRESH_S: pushing it per event doubled
         what every page client was sent."""
+        if line == self.line and ok == self.recording:  # most turns: nothing new to say
+            return
         shape = _DIGITS.sub("#", line)
         now = time.monotonic()
         with self.lock:
@@ -303,10 +311,11 @@ class Pit:
         with db.Store(config.store) as store:
             store._retry(lambda: _in_transaction(store, audit.ensure))
         self.committer = GroupCommit(config.store)
+        self.ended = threading.Event()  # a table's loop has ended: the supervisor looks
         try:
             for t in config.tables:
                 self.runners[t.name] = TableRunner(t, config.store, self.publish, self.committer,
-                                                   self._observe_commit)
+                                                   self._observe_commit, self.ended)
         except BaseException:  # a bad key file: nothing may be left running
             self.committer.close()
             raise
@@ -373,11 +382,24 @@ class Pit:
             self.casino.start()
 
     def _supervise(self):
-        while not self.stop.wait(0.1):
-            now = time.monotonic()
+        """Restart each table whose loop ended. It sleeps until a loop ends
+        (``ended``) or a restart falls due: asking hundreds of threads
+        is_alive() ten times a second was a GIL turn each."""
+        wait = None
+        while True:
+            self.ended.wait(wait)
+            if self.stop.is_set():
+                return
+            self.ended.clear()
+            due = []
             for r in self.runners.values():
-                if r.thread is None or r.thread.is_alive():
+                if r.thread is None or not r.exited:
                     continue
+                r.thread.join(1.0)  # it has set ``exited`` and is on its way out
+                if r.thread.is_alive():
+                    due.append(time.monotonic() + 0.1)
+                    continue
+                now = time.monotonic()
                 if r.restart_at is None:
                     r.delay = RESTART_MIN_S if now - r.started_at > STABLE_S else min(
                         RESTART_MAX_S, r.delay * 2 if r.restarts else RESTART_MIN_S)
@@ -389,9 +411,13 @@ class Pit:
                     self.publish({"type": "restart", "table": r.name, "restarts": r.restarts,
                                   "died": r.died})
                     r.start()
+                if r.restart_at is not None:
+                    due.append(r.restart_at)
+            wait = max(0.0, min(due) - time.monotonic()) if due else None
 
     def close(self):
         self.stop.set()
+        self.ended.set()
         if self.supervisor is not None:
             self.supervisor.join(2)
         for r in self.runners.values():

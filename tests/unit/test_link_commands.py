@@ -42,24 +42,6 @@ def test_ack_frame_is_the_documented_text():
     assert body == "A42 " + py_hmac.new(KEY, b"T1 0123456789abcdef A42", hashlib.sha256).hexdigest()[:32]
 
 
-def test_host_frames_are_the_shoe_encoders_bytes():
-    # The host builds its frames with zlib's CRC and one format; the shoe's
-    # frame.encode is the definition. Any payload byte, any seq, every kind.
-    from firmware.link import frame
-    rng = random.Random(5)
-    for i in range(300):
-        payload = bytes(rng.randrange(256) for _ in range(rng.choice((0, 1, 16, 80, frame.MAX_PAYLOAD))))
-        seq = rng.choice((0, 1, 9, 10, 4294967295, rng.randrange(1 << 30)))
-        kind = rng.choice("AHBC")
-        out = bytearray(frame.MAX_FRAME)
-        n = frame.encode(out, ord(kind), seq, payload, 0, len(payload))
-        assert host_frames._frame(kind, seq, payload) == bytes(out[:n])
-    with pytest.raises(ValueError, match="exceeds"):
-        host_frames._frame("C", 1, b"x" * (frame.MAX_PAYLOAD + 1))
-    with pytest.raises(ValueError, match="negative"):
-        host_frames._frame("A", -1, b"")
-
-
 def test_verify_accepts_the_genuine_and_names_the_forged():
     payload = _split(host_frames.encode_command(KEY, "T1", NONCE, 7, "bets", 99)).split(" ", 1)[1].encode()
     assert auth.verify_host(KEY, "T1", NONCE, proto.COMMAND, 7, payload) == b"bets @99"

@@ -124,7 +124,7 @@ async def _clients(url, n, out, rundir):
                     if len(ready) == n:
                         print("ready", flush=True)
                     continue
-                if not line.startswith(b"data: {\"type\": \"event\""):
+                if not line.startswith(b"data: {\"type\":\"event\""):  # view/sse.py's compact JSON
                     continue
                 now = time.time()
                 message = json.loads(line[6:])
@@ -345,6 +345,20 @@ def _stored_cards(store_path):
         con.close()
 
 
+def _stored_rounds(store_path, t_from, t_to):
+    """How many rounds ended (a stored ``result``) in [t_from, t_to): what the
+    edge monitor prices, once per round and table."""
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % store_path, uri=True, timeout=5)
+    try:
+        return con.execute("SELECT count(*) FROM events WHERE type = 'result' AND received >= ? AND received < ?",
+                           (t_from, t_to)).fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
 class FsyncFloor:
     """The disk's own floor under card -> durable, measured beside the pit
     in the same window: a 4 KiB write and fsync in the run's directory every
@@ -474,6 +488,8 @@ def one_run(n, seconds, nclients, warm, workdir, seed, profile=None, irregularit
         figures["cpu"] = cpu
         figures["fsync"] = fsyncs
         figures["parts"] = parts
+        figures["seconds"] = seconds
+        figures["rounds"] = _stored_rounds(store_path, start + warm, start + warm + seconds)
         figures["load"] = (load + os.getloadavg()[0]) / 2
         figures["commits"] = commits
         figures["unstored"] = _unstored(tables, stored)
@@ -602,6 +618,9 @@ def summarize(runs):
     out["ended"] = sum(len(r["ended"]) for r in runs)
     for name in ("pit", "stand-ins", "clients"):
         out["cpu_" + name] = statistics.median(r["cpu"][name] for r in runs)
+    out["kcard"] = {part: statistics.median(_per_kcard(r["parts"].get(part, 0.0), r["seconds"], r["cards"])
+                                            for r in runs)
+                    for part in sorted({p for r in runs for p in r["parts"]})}
     out["held"] = sum(r["stats"]["held"] for r in runs)
     out["resends"] = sum(r["stats"]["resends"] for r in runs)
     out["bad_acks"] = sum(r["stats"]["bad_acks"] for r in runs)
@@ -609,6 +628,12 @@ def summarize(runs):
                      and out["lost"] == 0 and out["page_missing"] == 0 and out["ended"] == 0
                      and out["bad_acks"] == 0)
     return out
+
+
+def _per_kcard(share, seconds, cards):
+    """CPU seconds per 1,000 cards dealt, from a share of a core over the
+    window: what the load moves least, so the figure to compare changes by."""
+    return 1000.0 * share * seconds / cards if cards else float("nan")
 
 
 def _runs(pair):
@@ -629,6 +654,9 @@ def print_table(rows):
     for n, s in rows:
         print("%5d  %-22s | %-22s | %-22s | %s" % (n, _runs(s["read_p99"]), _runs(s["commit_stage_p99"]),
                                               _runs(s["fsync_p99"]), " ".join("%.1f" % v for v in s["load"])))
+    print("\npit CPU seconds per 1,000 cards by part (median of the runs)")
+    for n, s in rows:
+        print("%5d  %s" % (n, ", ".join("%s %.2f" % kv for kv in s["kcard"].items())))
 
 
 def main(argv=None):
@@ -682,8 +710,13 @@ def main(argv=None):
                      fig["lost"], fig["page_missing"]), flush=True)
             print("    %s" % _commit_line(fig["commits"]), flush=True)
             print("    %s" % _stage_line(fig), flush=True)
-            print("    pit CPU by part (share of a core): %s" % ", ".join(
-                "%s %.0f%%" % (k, 100 * v) for k, v in sorted(fig["parts"].items())), flush=True)
+            print("    pit CPU by part, share of a core (CPU seconds per 1,000 cards): %s" % ", ".join(
+                "%s %.0f%% (%.2f s)" % (k, 100 * v, _per_kcard(v, args.seconds, fig["cards"]))
+                for k, v in sorted(fig["parts"].items())), flush=True)
+            edge, total = fig["parts"].get("edge monitor", 0.0), sum(fig["parts"].values())
+            print("    edge monitor: %.2f ms of CPU per round (%d rounds ended in the window), %.0f%% of the pit's CPU"
+                  % (1000.0 * edge * args.seconds / fig["rounds"] if fig["rounds"] else float("nan"),
+                     fig["rounds"], 100.0 * edge / total if total else float("nan")), flush=True)
             print("    drain: %.1f s after the dealing stopped until the store and the pages had every card"
                   " (bound %.0f s); dealer actions skipped, the stand-ins' thread a pace behind: %d"
                   % (fig["drain_s"], args.drain, fig["skipped"]), flush=True)
