@@ -312,6 +312,9 @@ def main(argv):
     return 0
 
 
+_STALE = object()  # a cached head whose head_hash moved on in the store
+
+
 class TableStore:
     """A table thread's store: its own connection for reads, the shared
     committer for writes. Everything not overridden is the Store's.
@@ -320,7 +323,9 @@ class TableStore:
     ``last_seq``, which the bridge asks before every event and every ack):
     the shoe's lease (bridge/line.py) makes this table the only writer
     of that shoe's chain in the store, so the head only moves through this
-    object's ``append``, which updates it from the write it just committed.
+    object's ``append``, which updates it from the write it just committed
+    (its last seq and tag; the chain hash is the committer's to compute, so
+    a whole-row ``shoe`` question after an append reads the store again).
     Anything else (a refused write, a duplicate, a new registration) drops
     the cached head and the next question reads the store again. Two SQL
     reads per event and per ack were a third of a table thread's CPU, and
@@ -354,7 +359,7 @@ class TableStore:
 
     def shoe(self, shoe_id):
         head = self._heads.get(shoe_id)
-        if head is None:
+        if head is None or head["head_hash"] is _STALE:
             head = self._store.shoe(shoe_id)
             if head is None:
                 return None
@@ -366,21 +371,25 @@ class TableStore:
         return self._store.last_seq(shoe_id) if head is None else head["last_seq"]
 
     def append(self, shoe_id, seq, event_bytes, received=None, mac=None, first_seq=None,
-               first_prev=None):
+               first_prev=None, event=None):
+        """Store.append through the committer. ``event`` (the parsed event,
+        as Store.append takes it) crosses as its two columns only, so the
+        committer parses nothing."""
         if isinstance(mac, (bytes, bytearray)):
             mac = bytes(mac).decode("ascii")
         if received is None:
             received = time.time()  # when the table handed it over, as Store.append_write says
+        columns = None if event is None else db.event_columns(db.event_object(event))
         head = self._heads.pop(shoe_id, None)
-        out = self._write("append", (shoe_id, seq, event_bytes, received, mac, first_seq, first_prev), {})
+        out = self._write("append", (shoe_id, seq, event_bytes, received, mac, first_seq, first_prev,
+                                     columns), {})
         if out == db.STORED and head is not None and head["last_seq"] is not None \
                 and seq == head["last_seq"] + 1:
-            if isinstance(event_bytes, str):
-                event_bytes = event_bytes.encode("utf-8")
+            # The chain hash is the committer's to compute; this head's is
+            # read again only if someone asks for the whole row (``shoe``).
             head["last_seq"] = seq
             head["last_mac"] = mac
-            head["head_hash"] = db.chain_hash(bytes.fromhex(head["head_hash"]), event_bytes, seq,
-                                              shoe_id).hex()
+            head["head_hash"] = _STALE
             self._heads[shoe_id] = head
         return out
 

@@ -721,7 +721,7 @@ class HostLink:
             return
         event = verdict.event
         try:
-            self.store.append(shoe_id, seq, body, mac=tag, **start)
+            self.store.append(shoe_id, seq, body, mac=tag, event=event, **start)
         except Conflict as e:  # cannot happen with one bridge per shoe; kept loud
             self._critical("conflict", str(e))
             return

@@ -135,6 +135,20 @@ def parse_event(event_bytes):
     return obj
 
 
+def event_columns(event):
+    """The columns the store derives from a parsed event for its queries:
+    (type, round), round only when it is an integer."""
+    rnd = event.get("round")
+    return event.get("type"), rnd if isinstance(rnd, int) else None
+
+
+def event_object(event):
+    """``event`` when it is a parsed JSON object, else StoreError."""
+    if not isinstance(event, dict):
+        raise StoreError("event is not a JSON object: %r" % (event,))
+    return event
+
+
 class Store(Record):
     def __init__(self, path, timeout=10.0, readonly=False):
         """Open (creating if need be) a store. ``readonly`` opens an existing
@@ -279,7 +293,7 @@ class Store(Record):
     # -- events -------------------------------------------------------------
 
     def append(self, shoe_id, seq, event_bytes, received=None, mac=None, first_seq=None,
-               first_prev=None):
+               first_prev=None, event=None):
         """Store one event durably; return STORED or DUPLICATE.
 
         ``mac`` is the event's tag as the shoe sent it (the caller has
@@ -293,14 +307,22 @@ class Store(Record):
         bytes and tag is a retransmission and is dropped; anything else at a
         stored seq is a Conflict. A higher seq raises SequenceGap so the
         caller can wait for the missing events.
+
+        ``event``: ``event_bytes`` already parsed by the caller (the bridge's
+        schema check parses every event before it stores it), so the store
+        need not parse it again; it must be the JSON object those very bytes
+        decode to. Without it the store parses the bytes itself.
         """
+        columns = None if event is None else event_columns(event_object(event))
         return self.write(self.append_write(shoe_id, seq, event_bytes, received, mac, first_seq,
-                                            first_prev))
+                                            first_prev, columns))
 
     def append_write(self, shoe_id, seq, event_bytes, received=None, mac=None, first_seq=None,
-                     first_prev=None):
+                     first_prev=None, columns=None):
         """``append``'s checks as a write for ``write``/``write_many``: the
-        arguments are checked here, the chain inside the transaction."""
+        arguments are checked here, the chain inside the transaction.
+        ``columns``: ``event_columns`` the parsed event, when the caller parsed
+        it (the pit's table threads, whose committer then parses nothing)."""
         if self.readonly:
             raise StoreError("store %s is open read-only" % self.path)
         if isinstance(event_bytes, str):
@@ -309,9 +331,15 @@ class Store(Record):
             mac = bytes(mac).decode("ascii")
         if isinstance(first_prev, (bytes, bytearray)):
             first_prev = bytes(first_prev).decode("ascii")
-        event = parse_event(event_bytes)
+        if columns is None:
+            columns = event_columns(parse_event(event_bytes))
+        else:
+            kind, rnd = columns
+            if not (kind is None or isinstance(kind, str)) or not (rnd is None or isinstance(rnd, int)):
+                raise StoreError("an event's columns are (type text, round integer), not %r"
+                                 % (columns,))
         received = time.time() if received is None else received
-        return lambda store: store._append_locked(shoe_id, seq, event_bytes, event, received, mac,
+        return lambda store: store._append_locked(shoe_id, seq, event_bytes, columns, received, mac,
                                                   first_seq, first_prev)
 
     # -- transactions -------------------------------------------------------
@@ -358,7 +386,7 @@ class Store(Record):
             raise
         return results
 
-    def _append_locked(self, shoe_id, seq, event_bytes, event, received, mac, first_seq, first_prev):
+    def _append_locked(self, shoe_id, seq, event_bytes, columns, received, mac, first_seq, first_prev):
         head = self.db.execute(
             "SELECT last_seq, head_hash FROM shoes WHERE shoe_id = ?", (shoe_id,)).fetchone()
         if head is None:
@@ -381,12 +409,11 @@ class Store(Record):
             raise SequenceGap(shoe_id, first_seq, seq)
         prev = GENESIS if head_hex is None else bytes.fromhex(head_hex)
         digest = chain_hash(prev, event_bytes, seq, shoe_id).hex()
-        rnd = event.get("round")
         self.db.execute(
             "INSERT INTO events (shoe_id, seq, type, round, event, mac, received, prev_hash, hash)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (shoe_id, seq, event.get("type"), rnd if isinstance(rnd, int) else None,
-             event_bytes.decode("utf-8"), mac, received, prev.hex(), digest))
+            (shoe_id, seq, columns[0], columns[1], event_bytes.decode("utf-8"), mac, received,
+             prev.hex(), digest))
         if last_seq is None:
             self.db.execute("UPDATE shoes SET first_seq = ?, first_prev = ? WHERE shoe_id = ?",
                             (seq, first_prev, shoe_id))
