@@ -199,9 +199,14 @@ def main(argv=None):
     parser.add_argument("--replay", type=argtypes.whole(1), metavar="N",
                         help="instead: the bridge's own CPU, calls and SQL statements per event, one "
                              "shoe's frames replayed N times into a fresh link and store (linkreplay.py)")
+    parser.add_argument("--pit", action="store_true",
+                        help="with --replay: write as a pit's table thread does, through the pit's "
+                             "group committer process")
     args = parser.parse_args(argv)
+    if args.pit and not args.replay:
+        parser.error("--pit goes with --replay N")
     if args.replay:
-        return linkreplay.main(args.replay, args.seed, Table)
+        return linkreplay.main(args.replay, args.seed, Table, args.pit)
     print("card leaving the shoe -> event durable in SQLite (synchronous=FULL); "
           "median of %d full 8-deck shoes per figure, %d CPUs" % (args.runs, os.cpu_count() or 0))
     rc = 0
