@@ -2,6 +2,7 @@
 threads share one transaction per batch, each append still returns only
 after COMMIT, and one table's refused write undoes nothing of another's."""
 
+import json
 import threading
 
 import pytest
@@ -55,3 +56,32 @@ def test_a_refused_write_undoes_only_itself(tmp_path):
             store.append("A", 9, '{"type":"bets","round":9}')
         store.log_link("A", "connect", "x")
         assert store.link_log("A")[-1][2:] == ("connect", "x")
+
+
+def test_a_parsed_event_is_stored_as_its_bytes_parse_and_the_cached_head_stays_true(tmp_path):
+    """The bridge hands the store its parsed event, so neither the store nor
+    the committer parses it again: the rows are those of the bytes alone,
+    and the table's cached head (whose chain hash only the committer
+    computes) still answers what the store holds."""
+    texts = ['{"type":"bets","round":%d}' % n for n in (1, 2)] + ['{"type":"cover","round":true}']
+    plain, parsed = str(tmp_path / "plain.db"), str(tmp_path / "parsed.db")
+    with db.Store(plain) as store:
+        for seq, text in enumerate(texts, 1):
+            store.append("S", seq, text, received=1.0, mac="%032x" % seq)
+    committer = GroupCommit(parsed)
+    table = TableStore(db.Store(parsed), committer)
+    try:
+        table.append("S", 1, texts[0], received=1.0, mac="%032x" % 1, event=json.loads(texts[0]))
+        assert table.shoe("S")["last_seq"] == 1   # caches the head
+        for seq, text in enumerate(texts[1:], 2):
+            table.append("S", seq, text, received=1.0, mac="%032x" % seq, event=json.loads(text))
+        head = table.shoe("S")
+        with pytest.raises(db.StoreError, match="not a JSON object"):
+            table.append("S", 4, "[1]", event=[1])
+    finally:
+        table.close()
+        committer.close()
+    with db.Store(plain) as a, db.Store(parsed) as b:
+        assert list(b.rows("S")) == list(a.rows("S"))
+        assert [(r["type"], r["round"]) for r in b.rows("S")] == [("bets", 1), ("bets", 2), ("cover", 1)]
+        assert head == b.shoe("S") == a.shoe("S")
