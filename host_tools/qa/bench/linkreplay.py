@@ -31,6 +31,7 @@ import time
 
 from host_tools.pit.groupcommit import GroupCommit, TableStore
 from host_tools.protocol.hostlink import HostLink
+from host_tools.qa.bench import linkstages
 from host_tools.store import db
 
 from firmware.link import auth
@@ -62,13 +63,6 @@ def capture(seed, table_class):
     return table.emu.key, table.emu.shoe_id, frames
 
 
-def _cpu_s(pid):
-    """utime + stime of process ``pid`` in seconds (/proc)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _replay(key, shoe_id, frames, directory, pit=False):
     """Feed ``frames`` into a fresh link and store; (the thread's CPU
     seconds, the committer's CPU seconds or None)."""
@@ -82,13 +76,13 @@ def _replay(key, shoe_id, frames, directory, pit=False):
         link.state = "up"
         link.hello = {"acked": 0, "chain": auth.ZERO_MAC.decode(), "nonce": NONCE}
         if pit:
-            committed = _cpu_s(committer.proc.pid)
+            committed = linkstages._process_cpu(committer.proc)
         started = time.thread_time()
         for one in frames:
             link.feed(one)
         spent = time.thread_time() - started
         if pit:
-            committed = _cpu_s(committer.proc.pid) - committed
+            committed = linkstages._process_cpu(committer.proc) - committed
         if link.stats["stored"] + link.stats["duplicates"] != len(frames):
             raise RuntimeError("the replay stored %d of %d frames (%s)" % (link.stats["stored"], len(frames),
                                                                           link.stats))
