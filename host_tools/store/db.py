@@ -331,6 +331,10 @@ class Store(Record):
             mac = bytes(mac).decode("ascii")
         if isinstance(first_prev, (bytes, bytearray)):
             first_prev = bytes(first_prev).decode("ascii")
+        try:
+            text = event_bytes.decode("utf-8")  # before the transaction: a refusal of its own
+        except UnicodeDecodeError as e:
+            raise StoreError("event is not UTF-8 text (%s): %r" % (e, event_bytes[:80]))
         if columns is None:
             columns = event_columns(parse_event(event_bytes))
         else:
@@ -339,8 +343,8 @@ class Store(Record):
                 raise StoreError("an event's columns are (type text, round integer), not %r"
                                  % (columns,))
         received = time.time() if received is None else received
-        return lambda store: store._append_locked(shoe_id, seq, event_bytes, columns, received, mac,
-                                                  first_seq, first_prev)
+        return lambda store: store._append_locked(shoe_id, seq, event_bytes, text, columns, received,
+                                                  mac, first_seq, first_prev)
 
     # -- transactions -------------------------------------------------------
 
@@ -386,7 +390,8 @@ class Store(Record):
             raise
         return results
 
-    def _append_locked(self, shoe_id, seq, event_bytes, columns, received, mac, first_seq, first_prev):
+    def _append_locked(self, shoe_id, seq, event_bytes, text, columns, received, mac, first_seq,
+                       first_prev):
         head = self.db.execute(
             "SELECT last_seq, head_hash FROM shoes WHERE shoe_id = ?", (shoe_id,)).fetchone()
         if head is None:
@@ -412,8 +417,7 @@ class Store(Record):
         self.db.execute(
             "INSERT INTO events (shoe_id, seq, type, round, event, mac, received, prev_hash, hash)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (shoe_id, seq, columns[0], columns[1], event_bytes.decode("utf-8"), mac, received,
-             prev.hex(), digest))
+            (shoe_id, seq, columns[0], columns[1], text, mac, received, prev.hex(), digest))
         if last_seq is None:
             self.db.execute("UPDATE shoes SET first_seq = ?, first_prev = ? WHERE shoe_id = ?",
                             (seq, first_prev, shoe_id))

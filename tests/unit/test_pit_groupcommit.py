@@ -85,3 +85,24 @@ def test_a_parsed_event_is_stored_as_its_bytes_parse_and_the_cached_head_stays_t
         assert list(b.rows("S")) == list(a.rows("S"))
         assert [(r["type"], r["round"]) for r in b.rows("S")] == [("bets", 1), ("bets", 2), ("cover", 1)]
         assert head == b.shoe("S") == a.shoe("S")
+
+
+def test_an_event_that_is_not_utf8_is_refused_before_the_batch(tmp_path):
+    """JSON reads UTF-16 bytes too, but the store keeps UTF-8 text: such an
+    event is refused on its own, before the transaction, so the batch it
+    would have shared still commits."""
+    path = str(tmp_path / "pit.db")
+    committer = GroupCommit(path)
+    good, bad = TableStore(db.Store(path), committer), TableStore(db.Store(path), committer)
+    try:
+        with pytest.raises(db.StoreError, match="not UTF-8"):
+            bad.append("B", 1, '{"type":"bets","round":1}'.encode("utf-16"))
+        assert good.append("A", 1, '{"type":"bets","round":1}') == db.STORED
+        with pytest.raises(db.StoreError, match="not UTF-8"):
+            bad.append("B", 1, '{"type":"bets","round":1}'.encode("utf-16"), event={"type": "bets"})
+    finally:
+        good.close()
+        bad.close()
+        committer.close()
+    with db.Store(path) as store:
+        assert store.last_seq("A") == 1 and store.last_seq("B") is None
