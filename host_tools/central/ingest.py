@@ -197,6 +197,11 @@ def start_prev(seq):
 # The per-session staging table of a batch's verified rows (emptied at
 # every commit), and its COPY: columns in the order of ``events``.
 STAGE_SQL = "CREATE TEMP TABLE IF NOT EXISTS stage_events (LIKE events) ON COMMIT DELETE ROWS"
+# The verified rows straight into ``events``: under the shoes' row locks no
+# stored row can collide with them, so the staging table's ON CONFLICT is only
+# the fallback when one does anyway (Central.process retries the batch so).
+EVENTS_COPY = ("COPY events (shoe_id, seq, casino, pit, tbl, type, round, event, mac,"
+               " pit_committed, central_committed) FROM STDIN (FORMAT BINARY)")
 STAGE_COPY = ("COPY stage_events (shoe_id, seq, casino, pit, tbl, type, round, event, mac,"
               " pit_committed, central_committed) FROM STDIN (FORMAT BINARY)")
 # The same for the events a batch holds (several consumers split one shoe's
@@ -273,6 +278,7 @@ class Central:
         self.conn = conn
         self.keys = keys
         self.staged = False
+        self.direct = True   # verified rows by COPY into events (False: through stage_events)
         self.counts = {"stored": 0, "duplicates": 0, "held": 0, "refused": 0, "alerts": 0,
                        "batches": 0, "retries": 0, "pit_log": 0}
 
@@ -373,6 +379,7 @@ class Central:
         which the consumer acks it. Returns its Outcome. Raises only when
         PostgreSQL failed (then nothing of the batch committed)."""
         import psycopg
+        self.direct = True
         for attempt in range(20):
             try:
                 async with self.conn.transaction():
@@ -380,8 +387,13 @@ class Central:
                 break
             except BaseException as e:
                 self.staged = False  # a staging table made in this transaction is gone with it
-                if not isinstance(e, (psycopg.errors.DeadlockDetected,
-                                      psycopg.errors.SerializationFailure)):
+                if isinstance(e, psycopg.errors.UniqueViolation) and self.direct:
+                    # a verified row collided with a stored one (cannot
+                    # happen under the row locks): again through the
+                    # staging table, which keeps the stored row and says so
+                    self.direct = False
+                elif not isinstance(e, (psycopg.errors.DeadlockDetected,
+                                        psycopg.errors.SerializationFailure)):
                     raise
                 self.counts["retries"] += 1
                 await asyncio.sleep(0.01 * (attempt + 1))
@@ -584,10 +596,14 @@ class Central:
     async def _write(self, cur, writes, out, now):
         rows, unhold, hold, anchors, new_heads = (writes.rows, writes.unhold, writes.hold, writes.anchors,
                                                   writes.heads)
-        if rows:
-            # Binary COPY into a per-session staging table, then one INSERT:
-            # psycopg's array parameters (unnest) cost more CPU than the
-            # verification itself (profiled with py-spy).
+        if rows and self.direct:
+            # Binary COPY (psycopg's array parameters, unnest, cost more CPU
+            # than the verification itself: profiled with py-spy).
+            async with cur.copy(EVENTS_COPY) as copy:
+                copy.set_types(STAGE_TYPES)
+                for row in rows:
+                    await copy.write_row(row)
+        elif rows:
             await self._stage()
             async with cur.copy(STAGE_COPY) as copy:
                 copy.set_types(STAGE_TYPES)

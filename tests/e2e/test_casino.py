@@ -193,6 +193,45 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
         assert c.execute("SELECT count(*) FROM held").fetchone()[0] == 0
 
 
+def test_a_verified_event_meeting_a_row_written_behind_the_heads_back_keeps_the_row(
+        tmp_path, hub, dsn, casino):
+    """The verified rows go into ``events`` by COPY, which cannot skip a
+    collision: someone who wrote seq 4 into the record behind the chain head
+    (an edit with write access) must not stop the consumer, and their row
+    must not be overwritten. The batch goes again through the staging
+    table: seq 4 stays as it was, the rest are stored, and a critical
+    ``lost_race`` alert says so."""
+    path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
+    make_store(path, keydir, ["W1"], 6)
+    rows = store_rows(path)
+
+    async def main():
+        conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+        from host_tools.central import ingest as central
+        async with conn.transaction():
+            await conn.execute(central.SCHEMA)
+        register(dsn, keydir, casino)
+        c = central.Central(conn, Keys(keydir))
+
+        def msg(seq):
+            event, mac = rows[("W1", seq)]
+            return central.Msg(casino, "P1", "T1", "W1", seq, mac,
+                               db.ZERO_HEX if seq == 1 else None, time.time(), event.encode())
+        assert (await c.process([msg(s) for s in (1, 2, 3)])).stored == 3
+        await conn.execute("INSERT INTO events (shoe_id, seq, casino, pit, tbl, event, mac,"
+                           " central_committed) VALUES ('W1', 4, %s, 'P1', 'T1', '{}', 'planted', 0)",
+                           (casino,))
+        out = await c.process([msg(s) for s in (4, 5, 6)])
+        assert out.stored == 3   # verified; one of them met the planted row
+        assert [(a[1], a[2]) for a in out.alerts] == [("critical", "lost_race")]
+        await conn.close()
+    asyncio.run(main())
+    got = central_rows(dsn)
+    assert got[("W1", 4)] == ("{}", "planted")
+    assert {k: v for k, v in got.items() if k[1] != 4} == {k: v for k, v in rows.items() if k[1] != 4}
+    assert [k for _s, _sev, k in alerts(dsn)] == ["lost_race"]
+
+
 def test_verify_central_passes_a_good_record_and_fails_an_edited_row(tmp_path, hub, dsn, casino, capsys):
     path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
     make_store(path, keydir, ["V1", "V2"], 120)
