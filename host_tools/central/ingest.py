@@ -9,8 +9,10 @@ must not be able to fill the broker with redeliveries).
 
 Exactly once:
 
-- ``events`` has PRIMARY KEY (shoe_id, seq) and every insert is ``ON
-  CONFLICT DO NOTHING``; a message whose (shoe, seq) is stored is compared
+- ``events`` has PRIMARY KEY (shoe_id, seq): no row is ever written twice
+  or overwritten (verified rows go in by COPY, which the key stops on a
+  collision; the batch is then retried with ``ON CONFLICT DO NOTHING``); a
+  message whose (shoe, seq) is stored is compared
   byte for byte: the same bytes and tag are a duplicate (dropped, counted),
   different ones are an alert (``rollback`` when the shoe's key signed them:
   the shoe signed two events for one seq; ``conflict`` when not: a replay or

@@ -305,10 +305,17 @@ def main(argv):
     d, c, cpu, stages, pg = latency(args.live_tables, args.rate, args.seconds, consumers=args.consumers,
                                 partition=args.partition, hub_nodes=args.hub_nodes,
                                 replicas=args.replicas)
+    # The end to end figure is the consumers' own commit stamp minus the pit's
+    # (the stage log); a row's central_committed is stamped when its batch
+    # starts, before the checks and the commit, so it reads short.
+    e2e = stages.get("pit commit -> PostgreSQL commit") or d
     print("latency: %d tables at %.2f events/s each, %d events in %.0f s: pit commit -> central commit"
           " p50 %.1f ms, p99 %.1f ms, max %.1f ms (goal p99 <= 250 ms); lost %d, duplicated %d" % (
-              args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(d, 50), 1000 * _pct(d, 99),
-              1000 * (d[-1] if d else float("nan")), c["lost"], c["duplicated"]), flush=True)
+              args.live_tables, args.rate, len(d), args.seconds, 1000 * _pct(e2e, 50),
+              1000 * _pct(e2e, 99), 1000 * (e2e[-1] if e2e else float("nan")), c["lost"],
+              c["duplicated"]), flush=True)
+    print("  (the rows' central_committed, stamped as their batch starts: p50 %.1f ms, p99 %.1f ms)" % (
+        1000 * _pct(d, 50), 1000 * _pct(d, 99)), flush=True)
     print("  " + cpu_line(cpu, args.seconds, len(d)), flush=True)
     print("  " + pg_line(pg, args.seconds), flush=True)
     print("  stages (each event's stamps: the pit's commit and publish, a tap on its leaf, the hub's"
