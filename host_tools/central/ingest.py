@@ -74,6 +74,10 @@ CREATE TABLE IF NOT EXISTS shoes (
     last_mac   TEXT,
     updated    DOUBLE PRECISION
 );
+-- Every batch moves the chain head of each shoe it stores: half of each
+-- page free keeps those updates HOT (no new index entry; measured with
+-- `shoe bench casino` at 6,000 tables, 17-84 % HOT at the default 100).
+ALTER TABLE shoes SET (fillfactor = 50);
 CREATE TABLE IF NOT EXISTS events (
     shoe_id   TEXT NOT NULL,
     seq       BIGINT NOT NULL,
