@@ -37,7 +37,6 @@ events wait longer than ``GAP_S`` for a predecessor gets a ``gap`` alert.
 
 import asyncio
 import collections
-import contextlib
 import json
 import logging
 import os
@@ -204,23 +203,6 @@ def start_prev(seq):
 # The per-session staging table of a batch's verified rows (emptied at
 # every commit), and its COPY: columns in the order of ``events``.
 STAGE_SQL = "CREATE TEMP TABLE IF NOT EXISTS stage_events (LIKE events) ON COMMIT DELETE ROWS"
-# A small batch (a real pace: a few events per shoe-run message) runs in
-# pipeline mode: each statement whose result the batch does not wait for
-# goes out with the next one it does (BEGIN with the registry's query, the
-# heads' UPDATE, NOTIFY and COMMIT together), and its rows go as one INSERT
-# of binary arrays (COPY ends a pipeline). At 500 tables a batch of two or
-# three events cost a consumer about 5 ms of CPU in round trips over TLS.
-# A larger batch takes COPY, which costs less per row.
-PIPELINE_MAX = 128    # events in a batch run in pipeline mode at most
-EVENTS_INSERT = (
-    "WITH i AS (INSERT INTO events (shoe_id, seq, casino, pit, tbl, type, round, event, mac,"
-    " pit_committed, central_committed) SELECT * FROM unnest(%b::text[], %b::int8[], %b::text[],"
-    " %b::text[], %b::text[], %b::text[], %b::int8[], %b::text[], %b::text[], %b::float8[],"
-    " %b::float8[]) ON CONFLICT (shoe_id, seq) DO NOTHING RETURNING 1) SELECT count(*) FROM i")
-HELD_INSERT = (
-    "INSERT INTO held (shoe_id, seq, mac, event, casino, pit, tbl, first_prev, pit_committed,"
-    " held_at) SELECT * FROM unnest(%b::text[], %b::int8[], %b::text[], %b::text[], %b::text[],"
-    " %b::text[], %b::text[], %b::text[], %b::float8[], %b::float8[]) ON CONFLICT DO NOTHING")
 # The verified rows straight into ``events``: under the shoes' row locks no
 # stored row can collide with them, so the staging table's ON CONFLICT is only
 # the fallback when one does anyway (Central.process retries the batch so).
@@ -303,7 +285,6 @@ class Central:
         self.keys = keys
         self.staged = False
         self.direct = True   # verified rows by COPY into events (False: through stage_events)
-        self.pipelined = False   # this batch runs in pipeline mode (PIPELINE_MAX)
         self.counts = {"stored": 0, "duplicates": 0, "held": 0, "refused": 0, "alerts": 0,
                        "batches": 0, "retries": 0, "pit_log": 0}
 
@@ -405,13 +386,10 @@ class Central:
         PostgreSQL failed (then nothing of the batch committed)."""
         import psycopg
         self.direct = True
-        # (a pit-log message's statements wait on each other: no pipeline)
-        self.pipelined = len(msgs) <= PIPELINE_MAX and not logs
         for attempt in range(20):
             try:
-                async with (self.conn.pipeline() if self.pipelined else contextlib.nullcontext()):
-                    async with self.conn.transaction():
-                        out = await self._batch(msgs, shoes, logs, bad)
+                async with self.conn.transaction():
+                    out = await self._batch(msgs, shoes, logs, bad)
                 break
             except BaseException as e:
                 self.staged = False  # a staging table made in this transaction is gone with it
@@ -478,11 +456,8 @@ class Central:
             if not todo:
                 break
             if attempt == 0:
-                # (its own cursor: in pipeline mode a cursor's results come
-                # in the order its statements went)
-                await cur.connection.cursor().execute(
-                    "INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%b::text[]) AS s ORDER BY s"
-                    " ON CONFLICT DO NOTHING", (todo,))
+                await cur.execute("INSERT INTO shoes (shoe_id) SELECT s FROM unnest(%b::text[]) AS s"
+                                  " ORDER BY s ON CONFLICT DO NOTHING", (todo,))
         else:
             raise RuntimeError("shoes %s not in the shoes table after their insert" % todo[:3])
         await cur.execute("SELECT shoe_id, seq, mac, event, casino, pit, tbl, first_prev, pit_committed"
@@ -627,11 +602,7 @@ class Central:
     async def _write(self, cur, writes, out, now):
         rows, unhold, hold, anchors, new_heads = (writes.rows, writes.unhold, writes.hold, writes.anchors,
                                                   writes.heads)
-        ins = None
-        if rows and self.pipelined:
-            ins = self.conn.cursor()   # its count is read once the other writes went out
-            await ins.execute(EVENTS_INSERT, [list(c) for c in zip(*rows)])
-        elif rows and self.direct:
+        if rows and self.direct:
             # Binary COPY (psycopg's array parameters, unnest, cost more CPU
             # than the verification itself: profiled with py-spy).
             async with cur.copy(EVENTS_COPY) as copy:
@@ -657,11 +628,7 @@ class Central:
             await cur.execute("DELETE FROM held h USING unnest(%s::text[], %s::bigint[], %s::text[])"
                               " AS u(s, q, m) WHERE h.shoe_id = u.s AND h.seq = u.q AND h.mac = u.m",
                               (list(s), list(q), list(mac)))
-        if hold and self.pipelined:
-            await cur.execute(HELD_INSERT, [list(c) for c in zip(*[
-                (m.shoe, m.seq, m.mac, m.text if m.text is not None else m.body.decode("utf-8", "replace"),
-                 m.casino, m.pit, m.tbl, m.first_prev, m.committed or None, now) for m in hold])])
-        elif hold:
+        if hold:
             await self._stage()
             async with cur.copy(STAGE_HELD_COPY) as copy:
                 copy.set_types(STAGE_HELD_TYPES)
@@ -691,12 +658,6 @@ class Central:
                 " FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::bigint[], %b::text[],"
                 " %b::text[], %b::text[], %b::text[], %b::float8[]) AS n(shoe, f, fp, l, m, c, p, t, u)"
                 " WHERE s.shoe_id = n.shoe", [list(c) for c in cols])
-        if ins is not None:
-            added = (await ins.fetchone())[0]
-            if added != len(rows):   # as the staging path's: the stored rows stand
-                out.alerts.append((None, CRITICAL, "lost_race", "%d of %d verified events were "
-                                   "already stored" % (len(rows) - added, len(rows)),
-                                   None, None, None, None))
         if out.alerts:
             await self._write_alerts(cur, out.alerts, now)
         if rows or out.alerts or out.pit_log:

@@ -8,7 +8,6 @@ import os
 import time
 
 import psycopg
-import pytest
 
 from host_tools import cli
 from host_tools.casino import publish
@@ -201,18 +200,14 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
         assert c.execute("SELECT count(*) FROM held").fetchone()[0] == 0
 
 
-@pytest.mark.parametrize("pipeline_max", [0, None], ids=["copy", "pipeline"])
 def test_a_verified_event_meeting_a_row_written_behind_the_heads_back_keeps_the_row(
-        tmp_path, hub, dsn, casino, monkeypatch, pipeline_max):
-    """Someone who wrote seq 4 into the record behind the chain head (an edit
-    with write access) must not stop the consumer, and their row must not be
-    overwritten: seq 4 stays as it was, the rest are stored, and a critical
-    ``lost_race`` alert says so. Both write paths: a large batch's COPY
-    (which the key stops: the batch goes again through the staging table)
-    and a small batch's INSERT in pipeline mode."""
-    from host_tools.central import ingest
-    if pipeline_max is not None:
-        monkeypatch.setattr(ingest, "PIPELINE_MAX", pipeline_max)
+        tmp_path, hub, dsn, casino):
+    """The verified rows go into ``events`` by COPY, which cannot skip a
+    collision: someone who wrote seq 4 into the record behind the chain head
+    (an edit with write access) must not stop the consumer, and their row
+    must not be overwritten. The batch goes again through the staging
+    table: seq 4 stays as it was, the rest are stored, and a critical
+    ``lost_race`` alert says so."""
     path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
     make_store(path, keydir, ["W1"], 6)
     rows = store_rows(path)
