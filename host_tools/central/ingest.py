@@ -442,8 +442,9 @@ class Central:
         # Lock the shoes the record knows, then make (and lock) the few it
         # does not: an insert of every shoe of every batch, absorbed by ON
         # CONFLICT, cost PostgreSQL an index probe per event at a real pace.
-        # (The second lock comes after the first in shoe-id order only
-        # within itself; a deadlock that makes retries the batch, above.)
+        # (New shoes are locked after the known ones, so the shoe-id order
+        # holds within each lock only: a deadlock that allows is retried
+        # with the batch, as any, in process.)
         todo = shoes
         for attempt in range(2):
             await cur.execute("SELECT shoe_id, first_seq, first_prev, last_seq, last_mac, casino, pit,"
