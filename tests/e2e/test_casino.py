@@ -161,6 +161,23 @@ def test_forged_and_replayed_events_are_refused_and_alerted(tmp_path, hub, dsn, 
     assert central_rows(dsn) == store_rows(path)
 
 
+async def direct_central(dsn, keydir, casino, rows, shoe):
+    """(connection, central.Central, msg) for feeding a store's events to the
+    batch logic straight (no NATS): ``msg(seq)`` is the Msg of ``shoe``'s
+    stored event ``seq`` as the pit publishes it."""
+    from host_tools.central import ingest as central
+    conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+    async with conn.transaction():
+        await conn.execute(central.SCHEMA)
+    register(dsn, keydir, casino)
+
+    def msg(seq):
+        event, mac = rows[(shoe, seq)]
+        return central.Msg(casino, "P1", "T1", shoe, seq, mac, db.ZERO_HEX if seq == 1 else None,
+                           time.time(), event.encode())
+    return conn, central.Central(conn, Keys(keydir)), msg
+
+
 def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casino):
     """A seq that arrives before the one it links to is held, not stored,
     and promoted (verified) the moment its predecessor is stored."""
@@ -169,17 +186,7 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
     rows = store_rows(path)
 
     async def main():
-        conn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
-        from host_tools.central import ingest as central
-        async with conn.transaction():
-            await conn.execute(central.SCHEMA)
-        register(dsn, keydir, casino)
-        c = central.Central(conn, Keys(keydir))
-
-        def msg(seq):
-            event, mac = rows[("O1", seq)]
-            return central.Msg(casino, "P1", "T1", "O1", seq, mac,
-                               db.ZERO_HEX if seq == 1 else None, time.time(), event.encode())
+        conn, c, msg = await direct_central(dsn, keydir, casino, rows, "O1")
         first = await c.process([msg(s) for s in (5, 6, 7, 8, 9, 10)])
         assert (first.stored, first.held) == (0, 6)
         second = await c.process([msg(s) for s in (1, 2, 3)])
@@ -191,6 +198,35 @@ def test_out_of_order_events_wait_for_their_predecessor(tmp_path, hub, dsn, casi
     assert central_rows(dsn) == rows
     with psycopg.connect(dsn) as c:
         assert c.execute("SELECT count(*) FROM held").fetchone()[0] == 0
+
+
+def test_a_verified_event_meeting_a_row_written_behind_the_heads_back_keeps_the_row(
+        tmp_path, hub, dsn, casino):
+    """The verified rows go into ``events`` by COPY, which cannot skip a
+    collision: someone who wrote seq 4 into the record behind the chain head
+    (an edit with write access) must not stop the consumer, and their row
+    must not be overwritten. The batch goes again through the staging
+    table: seq 4 stays as it was, the rest are stored, and a critical
+    ``lost_race`` alert says so."""
+    path, keydir = str(tmp_path / "pit.db"), str(tmp_path / "keys")
+    make_store(path, keydir, ["W1"], 6)
+    rows = store_rows(path)
+
+    async def main():
+        conn, c, msg = await direct_central(dsn, keydir, casino, rows, "W1")
+        assert (await c.process([msg(s) for s in (1, 2, 3)])).stored == 3
+        await conn.execute("INSERT INTO events (shoe_id, seq, casino, pit, tbl, event, mac,"
+                           " central_committed) VALUES ('W1', 4, %s, 'P1', 'T1', '{}', 'planted', 0)",
+                           (casino,))
+        out = await c.process([msg(s) for s in (4, 5, 6)])
+        assert out.stored == 3   # verified; one of them met the planted row
+        assert [(a[1], a[2]) for a in out.alerts] == [("critical", "lost_race")]
+        await conn.close()
+    asyncio.run(main())
+    got = central_rows(dsn)
+    assert got[("W1", 4)] == ("{}", "planted")
+    assert {k: v for k, v in got.items() if k[1] != 4} == {k: v for k, v in rows.items() if k[1] != 4}
+    assert [k for _s, _sev, k in alerts(dsn)] == ["lost_race"]
 
 
 def test_verify_central_passes_a_good_record_and_fails_an_edited_row(tmp_path, hub, dsn, casino, capsys):

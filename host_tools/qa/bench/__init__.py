@@ -13,6 +13,7 @@ BENCHES = {
     "casino": "host_tools.qa.bench.casino",
     "link": "host_tools.qa.bench.bridge",
     "footprint": "host_tools.qa.bench.footprint",
+    "ingest": "host_tools.qa.bench.ingest",
     "journal": "host_tools.qa.bench.journal",
     "ordercheck": "host_tools.qa.bench.ordercheck",
     "pit": "host_tools.qa.bench.pit",
