@@ -286,17 +286,19 @@ _IN_LIST_PASSIVE_TARGET = 0x4A
 
 
 class FrameSerial:
-    """pyserial for adafruit_pn532, returning a read once the frame stops.
+    """pyserial for adafruit_pn532, returning a read at the end of a frame.
 
     The driver asks for more bytes than a reply holds (it cannot know the
     length before the header), so a plain pyserial read sits out its whole
-    timeout on every reply. Here a read ends when the line has been quiet
-    for ``gap`` seconds (a 115200-baud frame has no gaps) or at ``timeout``.
+    timeout on every reply, and takes in whatever follows the frame. Here a
+    read ends once the first whole frame is in (its header gives its
+    length), so a frame split across USB packets is read whole and the next
+    one stays on the line; bytes that hold no frame header end the read at
+    ``count`` or at the timeout, for the driver to refuse.
     """
 
-    def __init__(self, port, gap=0.003):
+    def __init__(self, port):
         self._port = port
-        self._gap = gap
 
     @property
     def in_waiting(self):
@@ -311,17 +313,36 @@ class FrameSerial:
     def read(self, count):
         data = bytearray()
         end = time.monotonic() + self._port.timeout
-        quiet = None
-        while len(data) < count and time.monotonic() < end:
+        while True:
+            want = _frame_left(data, count)
+            if want <= 0:
+                break
             waiting = self._port.in_waiting
             if waiting:
-                data += self._port.read(min(waiting, count - len(data)))
-                quiet = time.monotonic() + self._gap
-            elif quiet is not None and time.monotonic() >= quiet:
+                data += self._port.read(min(waiting, want))
+            elif time.monotonic() >= end:
                 break
             else:
                 time.sleep(0.0005)
         return bytes(data)
+
+
+def _frame_left(data, count):
+    """Bytes to read next: up to the end of the first PN532 frame in
+    ``data`` once its header is in, else one at a time (never past a
+    frame's end), and never past ``count``."""
+    left = count - len(data)
+    start = data.find(b"\x00\xff")
+    if start < 0 or len(data) < start + 4:
+        return min(left, 1 if data else 3)   # 00 00 FF at least, before any header
+    size, lcs = data[start + 2], data[start + 3]
+    if (size, lcs) in ((0x00, 0xFF), (0xFF, 0x00)):
+        end = start + 5                      # ACK or NACK: the postamble follows
+    elif (size + lcs) & 0xFF == 0:
+        end = start + 6 + size               # TFI and data, DCS, postamble
+    else:
+        return left                          # no frame: the driver says what is wrong
+    return min(left, end - len(data))
 
 
 class PN532Reader:
@@ -344,12 +365,17 @@ class PN532Reader:
     def next_id(self, timeout):
         # InListPassiveTarget through the driver's own calls, so that "no
         # target" (NbTg 0) reads as no card instead of the driver's error.
+        # The chip ACKs a poll at once; an ACK that is late means a stalled
+        # line, not a missing card, so the wait for it is the whole timeout:
+        # polling again would cross the late answer, and the driver throws
+        # away what is on the line before each command (a card read and lost).
+        # Only the wait for a card is short, so the poll repeats.
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            wait = max(0.05, min(0.5, end - time.monotonic()))
             try:
-                if not self._pn532.listen_for_passive_target(timeout=wait):
+                if not self._pn532.listen_for_passive_target(timeout=max(0.05, end - time.monotonic())):
                     continue
+                wait = max(0.05, min(0.5, end - time.monotonic()))
                 reply = self._pn532.process_response(_IN_LIST_PASSIVE_TARGET, response_length=64,
                                                      timeout=wait)
             except RuntimeError as exc:

@@ -28,6 +28,9 @@ Faults hit the Nth InListPassiveTarget (counting from 1), ``N:kind``:
   garbage   line noise before the ACK and before the reply (reply is good);
             a fault of the HSU line, not of the I2C/SPI fakes
   slow      reply sent ``slow`` seconds late (after the driver's timeout)
+  stall     ACK and reply both ``slow`` seconds late, and no host frame read
+            until they are out: what a stalled line or a loaded machine does
+            (the chip answers the poll it read before the host's repeats)
   two       the next two cards answer together (two targets, when the
             host asked for two; otherwise only the first answers)
 
@@ -54,7 +57,7 @@ ERROR = b"\x00\x00\xff\x01\xff\x7f\x81\x00"
 WAKE = 0x55
 # Noise with no 00 FF in it, so it can only be skipped, never taken for a frame.
 GARBAGE = b"\x55\xaa\x13\x00\x37\xfe\x00\x00\x42"
-FAULTS = ("notarget", "lcs", "dcs", "nack", "error", "garbage", "slow", "two")
+FAULTS = ("notarget", "lcs", "dcs", "nack", "error", "garbage", "slow", "stall", "two")
 
 
 def reply_frame(command, data=b""):
@@ -133,6 +136,7 @@ class Chip:
         self.out = collections.deque()  # [due, bytes, on_delivered]
         self._last = None
         self._in = b""
+        self._held = False             # a stall: host frames wait until its answers are out
 
     # -- host to chip --------------------------------------------------------
 
@@ -145,7 +149,7 @@ class Chip:
         """Bytes from the host. Frames with a bad LCS or DCS, or not for the
         chip (TFI other than D4), are ignored, as the chip ignores them."""
         buf = self._in + bytes(data)
-        while True:
+        while not self._held:
             i = buf.find(b"\x00\xff")
             if i < 0:
                 buf = buf[-1:] if buf.endswith(b"\x00") else b""
@@ -200,6 +204,9 @@ class Chip:
         _due, data, delivered = self.out.popleft()
         if delivered:
             delivered()
+        if self._held and not self.out:
+            self._held = False
+            self.receive(b"")   # the host frames that came in during the stall
         return data
 
     # -- commands ------------------------------------------------------------
@@ -222,7 +229,8 @@ class Chip:
         if fault == "nack":
             self._send(NACK)
             return
-        self._send(GARBAGE + ACK if fault == "garbage" else ACK)
+        self._send(GARBAGE + ACK if fault == "garbage" else ACK, self.slow if fault == "stall" else 0.0)
+        self._held = fault == "stall"
         if command == 0x02:
             self._reply(reply_frame(command, bytes([IC, VER, REV, SUPPORT])))
         elif command == 0x14:
@@ -270,7 +278,7 @@ class Chip:
             frame[-2] ^= 0x01
             delivered = None
         self._reply((GARBAGE if fault == "garbage" else b"") + bytes(frame),
-                    self.slow if fault == "slow" else 0.0, delivered)
+                    self.slow if fault in ("slow", "stall") else 0.0, delivered)
 
     def _delivered(self, found):
         for _ in found:
