@@ -64,21 +64,43 @@ class JsonOut:
         self.raw(b"true" if v else b"false")
 
     def text(self, s):
-        """A JSON string from a str. Only irregular paths (error messages, tag
-        IDs) use this, so the allocation of encoding is acceptable there."""
+        """A JSON string from a str, or from UTF-8 bytes, which cost no
+        allocation: the per-card path's texts (an unsigned checkpoint's
+        reason) are bytes. A str is encoded first, one allocation on the
+        irregular paths (error messages, tag IDs) and never a character at
+        a time: MicroPython makes each character so read a qstr, and a new
+        qstr pool is one block a heap cut into holes may not have with
+        kilobytes free. The report of an out-of-memory error failed that
+        way, and so did the report that needs no heap (firmware/main.py):
+        the shoe said nothing."""
+        b = s.encode() if isinstance(s, str) else s
+        n = len(b)
+        i = 0
         self.byte(0x22)
-        for ch in s:
-            o = ord(ch)
+        while i < n:
+            o = b[i]
+            i += 1
+            if o > 0x7F:
+                # UTF-8: the lead byte's bits, then 6 from each continuation
+                o &= 0x1F if o < 0xE0 else 0x0F
+                while i < n and b[i] & 0xC0 == 0x80:
+                    o = o << 6 | b[i] & 0x3F
+                    i += 1
             if o == 0x22 or o == 0x5C:
                 self.byte(0x5C)
                 self.byte(o)
             elif o < 0x20 or o > 0x7E or o == 0x24:
                 # Keep the stream pure ASCII so frames stay readable in a
                 # terminal, and without '$', which starts a frame: the link
-                # would send it as '?' under a tag made over '$'.
+                # would send it as '?' under a tag made over '$'. Past the
+                # BMP (no message of the firmware's own goes there): U+FFFD,
+                # the replacement character, not a surrogate pair's bytecode.
+                if o > 0xFFFF:
+                    o = 0xFFFD
                 self.raw(b"\\u")
                 for shift in (12, 8, 4, 0):
                     self.byte(b"0123456789abcdef"[(o >> shift) & 15])
             else:
                 self.byte(o)
         self.byte(0x22)
+

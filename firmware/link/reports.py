@@ -114,7 +114,9 @@ def tilt_cleared(s, lost_from):
 
 
 _CHECKPOINT = b'{"type":"checkpoint","source":"link","through":'
-NO_CHIP = "no secure element"
+# Bytes, not a str: an unsigned checkpoint is on the per-card path, where
+# JsonOut.text may not allocate (baccarat/jsonout.py).
+NO_CHIP = b"no secure element"
 _HEX = b"0123456789abcdef"
 
 

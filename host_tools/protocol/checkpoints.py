@@ -115,7 +115,7 @@ def check(shoe_id, rows, key, manifest=None, restarts=()):
         counter = cp.get("counter")
         if "sig" not in cp:
             why = cp.get("unsigned", "unsigned")
-            if why == reports.NO_CHIP:
+            if why == reports.NO_CHIP.decode():
                 return _fail(r, seq, "unsigned checkpoint says the device has no secure element, but it has "
                                      "a registered public key: a record without signatures is not its own")
             r.unsigned.append((seq, why))
