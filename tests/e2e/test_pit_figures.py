@@ -85,8 +85,6 @@ def test_cards_left_and_the_rank_table_agree_after_every_card(chromium, tmp_path
             ctx.close()
 
 
-
-
 # What a page's own event stream delivered, in order: each event's type.
 HEARD_JS = """(() => {
   window.heard = [];
