@@ -61,10 +61,13 @@ def test_cards_left_and_the_rank_table_agree_after_every_card(chromium, tmp_path
             emu, left = emus["T1"], [416]
 
             def deal(card):
-                # one card, then what the page shows once it has drawn it
+                # one card, then what the page shows once it has drawn it, beside the pit's own
+                # count then (a page that lags tells apart from a card the pit never got)
                 emu.deal(card)
                 left[0] -= 1
-                return page.evaluate(SEEN_JS.replace("N", str(left[0])))
+                seen = page.evaluate(SEEN_JS.replace("N", str(left[0])))
+                seen["pit"] = service.runners["T1"].fold.state.left
+                return seen
 
             emu.deal("shoe decks=8")
             seen = [deal(dealer.card("A")), deal(dealer.card("2"))]  # the burn (Ch 5F)
