@@ -44,6 +44,10 @@ export async function api(path, body) {
 
 // Run `task` now, or once more after the run in flight ends: a burst of
 // pushed events costs one reload per burst, never one per event queued up.
+// `trigger.busy()`: a run is in flight. Its answer is the state as the
+// server read it, which may be older than a push that arrives meanwhile: a
+// page draws such a push by calling the trigger again (the next run reads
+// it), never in place, or the late answer would draw over it.
 export function coalesce(task) {
   let running = false, again = false;
   async function trigger() {
@@ -57,6 +61,7 @@ export function coalesce(task) {
       running = false;
     }
   }
+  trigger.busy = () => running;
   return trigger;
 }
 

@@ -78,7 +78,8 @@ const reload = coalesce(async () => {
 
 function pushed(m) {
   const tr = document.querySelector('tr[data-table="' + CSS.escape(m.table || "") + '"]');
-  if (!tr || !((m.type === "event" && m.live) || m.type === "state")) { reload(); return; }
+  // while a read is in flight, the next read carries the push (coalesce in common.js)
+  if (!tr || reload.busy() || !((m.type === "event" && m.live) || m.type === "state")) { reload(); return; }
   const cell = (field) => tr.querySelector('[data-field="' + field + '"]');
   if (!cell("round")) { fill(cell("result"), resultCell(m.live && m.live.last_result)); return; }
   if (m.type === "state") {

@@ -236,10 +236,11 @@ await loadLogin();
 loginBar($("login-bar"), () => location.reload());  // what the page may show has changed
 // A push about this table: its live state is drawn in place when that is all
 // that changed; otherwise (a finished round or shoe, an alert, a restart) the
-// table is read again.
+// table is read again. While a read is in flight the push waits for the
+// next one (coalesce): that read's answer may be older than the push.
 function pushed(m) {
   if (m.table !== name) return;
-  if (!last || last.role === "public") { reload(); return; }
+  if (!last || last.role === "public" || reload.busy()) { reload(); return; }
   if (m.type === "state") { last.recording = m.recording; last.line = m.line; drawLine(last); return; }
   const live = m.live;
   const done = (r) => (r ? r.round : null);
