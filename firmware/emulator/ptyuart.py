@@ -83,6 +83,11 @@ class PtyUART:
     def any(self):
         return self._pump()
 
+    def buffered(self):
+        """Bytes already taken from the tty and not yet read: a poll on
+        the tty does not see them."""
+        return self._tail - self._head
+
     def readinto(self, buf, nbytes=-1):
         if nbytes < 0 or nbytes > len(buf):
             nbytes = len(buf)

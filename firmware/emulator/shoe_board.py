@@ -50,6 +50,10 @@ from emulator.ptyuart import PtyUART
 NOR = ".nor"  # beside the journal's path: the NOR flash its ring lives on
 
 LINE_MAX = 128
+# idle()'s longest wait, in ms: after a pass that read or wrote nothing.
+# The loop's timers are hundreds of ms (link/proto.py), and anything that
+# arrives on the link or the dealer channel ends the wait at once.
+QUIET_MS = 20
 BUTTON_BETS = 1     # bits of buttons() (docs/design.md)
 BUTTON_EXPOSED = 2
 BUTTON_NEW_SHOE = 4
@@ -131,6 +135,7 @@ class Board:
             if uart is not None:
                 waker.register(uart._f, select.POLLIN)
         self._wake = getattr(waker, "ipoll", waker.poll)
+        self._moved = True   # this pass read or wrote the link or the dealer channel
         self._pressed = 0
         self._empty = False
         self._lights = 0
@@ -172,7 +177,10 @@ class Board:
     def link_read(self, buf):
         if self._held:
             self._release()
-        return self._link.readinto(buf) or 0
+        n = self._link.readinto(buf) or 0
+        if n:
+            self._moved = True
+        return n
 
     def link_write(self, buf, n):
         if self._delay and n > 1 and buf[1] == 0x48:
@@ -182,6 +190,7 @@ class Board:
             return
         # A full pty (nobody reading) drops the frame like an unplugged cable;
         # the session retransmits whatever was not acked.
+        self._moved = True
         self._link.write(memoryview(buf)[:n])
 
     def _release(self):
@@ -202,6 +211,7 @@ class Board:
         while self._dealer.readinto(self._one, 1):
             b = self._one[0]
             if b == 0x0A:
+                self._moved = True
                 n = self._n
                 self._n = 0
                 line = self._line
@@ -271,11 +281,19 @@ class Board:
         self._gate = 1 if open else 0  # no solenoid either
 
     def idle(self):
-        """At most 1 ms, less when the pit PC or the dealer sends something.
-        A board's loop never sleeps; the emulator must not spin a core, and
-        a fixed 1 ms sleep here put half a millisecond on average on every
-        card's path to the record (`shoe bench link`, stage "dealer")."""
-        self._wake(1)
+        """Wait for the pit PC or the dealer: at most 1 ms after a pass
+        that moved bytes (its sends may go on in the next pass: a few
+        frames a pass, link/core.py), while a reader is polled or a held
+        hello is due, and QUIET_MS after a pass that moved nothing. Not at
+        all while a line already read from the tty waits in a UART's buffer
+        (a poll cannot see it). A board's loop never sleeps; the emulator
+        must not spin a core: waking every 1 ms, an idle shoe took 5 % of
+        one, and 16 of them most of a 2-core pit PC (`shoe bench link`)."""
+        if (self._dealer is not None and self._dealer.buffered()) or self._link.buffered():
+            return
+        busy = self._moved or self._held or self.reader is not None
+        self._moved = False
+        self._wake(1 if busy else QUIET_MS)
 
     def leave_service(self):
         """Service mode refused (link/core.py): play mode after all."""
