@@ -49,7 +49,7 @@ RESTART_MIN_S = 0.2    # first restart delay after a table's loop died
 RESTART_MAX_S = 10.0   # the delay doubles per death in a row, up to this
 STABLE_S = 30.0        # a loop that ran this long has its delay reset
 POLL_S = 0.5           # a table thread's longest sleep (see _sleep)
-SWITCH_S = 0.001       # the GIL's switch interval in a pit process (see Pit.start)
+SWITCH_S = 0.005       # the GIL's switch interval in a pit process (see Pit.start)
 STATE_REFRESH_S = 5.0  # a recording line whose numbers alone changed is pushed this often at most
 _DIGITS = re.compile(r"\d+")
 
@@ -363,13 +363,20 @@ class Pit:
                 log.exception("pit listener failed")
 
     def start(self):
-        # Hundreds of table threads each need the GIL for a moment per frame,
-        # while the page's loop and the edge monitor run Python for longer;
-        # at CPython's default 5 ms switch interval a frame's thread waited
-        # behind them several times per card (`shoe bench pit`: the p99 of
-        # card -> durable). A pit process is latency-bound, so it switches
-        # sooner; the setting is the process's, and only `shoe pit` and
-        # `shoe demo --serve` run a Pit.
+        # Hundreds of table threads each need the GIL for a moment per
+        # frame and give it up at their next system call (a read, the
+        # commit's socket, the ack). Every thread waiting for it wakes once
+        # per switch interval to ask for it, so at 1 ms a hundred waiting
+        # tables were tens of thousands of wake-ups and forced switches a
+        # second: at 256 tables the pit process's context switches were 2.3
+        # times, and card -> durable's p99 in alternated `shoe bench pit`
+        # runs two to three times, what they are at 5 ms (docs/CHANGELOG.md,
+        # "The pit server"), with no more CPU per card. The long holders that
+        # once made a short interval worth it (the edge monitor, a push per
+        # client per message) are out of this process or batched. Set
+        # explicitly, so a pit does not depend on the interpreter's default;
+        # the setting is the process's, and only `shoe pit` and `shoe demo
+        # --serve` run a Pit.
         sys.setswitchinterval(SWITCH_S)
         # What is loaded by now lives as long as the pit: out of the
         # collector's full passes, whose pauses stopped every table at once.
