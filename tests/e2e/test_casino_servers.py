@@ -49,3 +49,21 @@ def test_postgres_survives_sigkill_with_committed_rows():
             assert os.stat(pg.data).st_uid == pg.owner[0]
     finally:
         pg.cleanup()
+
+
+def test_a_picked_port_another_program_took_is_picked_again(tmp_path):
+    # Two test runs on one machine: a port free when the rig picked it was
+    # bound by the other run before nats-server bound it (the leaf then
+    # exited: "address already in use", and the demo failed).
+    import socket
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        taken = other.getsockname()[1]
+        nats = servers.Nats(str(tmp_path), "leaf")
+        nats.port = taken
+        nats.start()
+        try:
+            assert nats.port != taken and nats.healthy()
+        finally:
+            nats.stop()

@@ -78,13 +78,17 @@ def pg_bindir():
                       "run `make test` as root, or apt-get install postgresql")
 
 
-def _wait(check, timeout, what, log=None):
+def _wait(check, timeout, what, log=None, fatal=()):
+    """Until ``check()`` is true; an exception of ``fatal`` (a server that
+    exited: it will not come up) ends the wait at once."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         try:
             if check():
                 return
+        except fatal:
+            raise
         except Exception as e:  # the server is not up yet; keep the reason for the message
             last = e
         time.sleep(0.05)
@@ -121,6 +125,9 @@ class Nats:
                  leaf_authorization=None, remote_seed=None, cluster=None):
         self.workdir = os.path.abspath(workdir)
         self.name = name
+        # Ports picked here are only free when picked: another program may
+        # bind one before the server does, and start() then picks again.
+        self.picked = port is None and http_port is None
         self.port = port or free_port()
         self.http_port = http_port or free_port()
         self.leaf_port = leaf_port
@@ -201,13 +208,28 @@ class Nats:
     def start(self, timeout=START_TIMEOUT_S):
         if self.running():
             return self
-        secrets.write_secret(self.conf, self.config_text())
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen([nats_binary(), "-c", self.conf], stdout=log,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
-        _wait(self.healthy, timeout, "nats-server %s" % self.name, self.log)
+        for attempt in range(3):
+            secrets.write_secret(self.conf, self.config_text())
+            with open(self.log, "ab") as log:
+                at = log.tell()
+                self.proc = subprocess.Popen([nats_binary(), "-c", self.conf], stdout=log,
+                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             start_new_session=True)
+            try:
+                _wait(self.healthy, timeout, "nats-server %s" % self.name, self.log, fatal=ServerError)
+                return self
+            except ServerError:
+                if not (self.picked and attempt < 2 and self.proc.poll() is not None
+                        and self._lost_port(at)):
+                    raise
+            # another program took a port picked for it: pick again
+            self.port, self.http_port = free_port(), free_port()
         return self
+
+    def _lost_port(self, at):
+        with open(self.log, "rb") as f:
+            f.seek(at)
+            return b"address already in use" in f.read()
 
     def healthy(self):
         if self.proc is None or self.proc.poll() is not None:
