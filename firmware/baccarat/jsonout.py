@@ -103,4 +103,3 @@ class JsonOut:
             else:
                 self.byte(o)
         self.byte(0x22)
-

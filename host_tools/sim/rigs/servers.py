@@ -222,9 +222,9 @@ class Nats:
                 if not (self.picked and attempt < 2 and self.proc.poll() is not None
                         and self._lost_port(at)):
                     raise
-            # another program took a port picked for it: pick again
+            # another program took a port picked for it: pick again (the
+            # last attempt re-raises above, so the loop never falls through)
             self.port, self.http_port = free_port(), free_port()
-        return self
 
     def _lost_port(self, at):
         with open(self.log, "rb") as f:
