@@ -44,14 +44,15 @@ postgres:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
 	  { echo "make: PostgreSQL is missing: run as root, or apt-get install postgresql"; exit 1; }
 
-# The pit page's browser tests (tests/e2e/test_pit_browser.py) drive Debian's
-# chromium through Playwright (never `playwright install`, which downloads a
-# browser build). Installed when missing and we are root; otherwise one line
-# says why and the run goes on, and those tests FAIL saying chromium is missing.
+# The pages' browser tests (tests/support/browser.py) drive Debian's
+# chromium-headless-shell through Playwright (never `playwright install`, which
+# downloads a browser build). Installed when missing and we are root; otherwise
+# one line says why and the run goes on, and those tests FAIL saying chromium is missing.
+# fonts-wqy-microhei (1.6 MB) gives the screenshots of the Chinese display its glyphs.
 chromium:
-	@[ -x /usr/bin/chromium ] || \
+	@{ [ -x /usr/bin/chromium-headless-shell ] && [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; } || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell fonts-wqy-microhei >/dev/null; } || \
 	  echo "make: chromium is missing and could not be installed (not root, or apt-get failed): the browser tests will fail"
 
 # The 32-bit MicroPython VM (host_tools/wasm32.py): the npm package pinned in

@@ -40,23 +40,30 @@ from array import array
 from shuffler import geometry as G
 
 _NEVER = 1 << 30
+_MOUTH = G.THROAT + G.CARD_LEN + G.TO_GRIPPER   # a card's front there meets the gripper
+_THROAT = G.THROAT
+_THROAT_END = G.THROAT + G.CARD_LEN
 
 
 class Out:
-    """An output pin the firmware drives; the model hears every change."""
+    """An output pin the firmware drives. The model acts on rising edges
+    only (a step, a push), so only those call it: half the calls of a
+    million-step batch."""
 
-    def __init__(self, on_change=None, value=0):
+    def __init__(self, on_rise=None, value=0):
         self._v = value
-        self._on = on_change
+        self._on = on_rise
 
     def value(self, v=None):
         if v is None:
             return self._v
-        v = 1 if v else 0
-        if v != self._v:
-            self._v = v
-            if self._on is not None:
-                self._on(v)
+        if v:
+            if not self._v:
+                self._v = 1
+                if self._on is not None:
+                    self._on()
+        else:
+            self._v = 0
         return None
 
     __call__ = value
@@ -114,6 +121,7 @@ class Mechanism:
         self._stalled = False
         self._surface = on_surface
         self._shown = None
+        self.cover = None       # the path card covering the throat: set where the path changes
         # The pins, as the board module hands them to the firmware.
         self.elevator_step = Out(self._elevator_edge)
         self.elevator_dir = Out()       # 1 = up
@@ -195,6 +203,7 @@ class Mechanism:
         ks = self.stack_cards() + self.path_cards() + self.tray_cards()
         self.stack_n = self.path_n = self.tray_n = 0
         self.tray_head = 0
+        self.cover = None
         self._show(None)
         return self._cards(ks)
 
@@ -223,16 +232,16 @@ class Mechanism:
 
     # -- steppers ------------------------------------------------------------
 
-    def _elevator_edge(self, v):
-        if not v or self.elevator_enable._v or self._stalled:
+    def _elevator_edge(self):
+        if self.elevator_enable._v or self._stalled:
             return
         self.steps[0] += 1
         p = self.platform + (1 if self.elevator_dir._v else -1)
         if 0 <= p <= G.TRAVEL:
             self.platform = p
 
-    def _feed_edge(self, v):
-        if not v or self.feed_enable._v or not self.feed_dir._v:
+    def _feed_edge(self):
+        if self.feed_enable._v or not self.feed_dir._v:
             return
         self.steps[1] += 1
         path = self.path
@@ -246,19 +255,22 @@ class Mechanism:
             if self._double and self.tray_n:
                 self._pick(-G.DOUBLE_OFFSET)
             self._double = False
-        mouth = G.THROAT + G.CARD_LEN + G.TO_GRIPPER
+        jam = self._jam_at
         for i in range(self.path_n):
             c = path[i]
             if not c[MOVING]:
                 continue
-            if c[FRONT] == self._jam_at:
+            if c[FRONT] == jam:
                 c[MOVING] = False
-                self._jam_at = None
+                self._jam_at = jam = None
                 continue
             c[FRONT] += 1
-        while self.path_n and path[0][FRONT] >= mouth and path[0][MOVING]:
+        while self.path_n and path[0][FRONT] >= _MOUTH and path[0][MOVING]:
             self._insert(path[0])
-        self._show(self._covering())
+        c = self._covering()
+        if c is not self.cover:
+            self.cover = c
+            self._show(c)
 
     def _pick(self, front):
         c = self.path[self.path_n]
@@ -273,7 +285,7 @@ class Mechanism:
         g = self._facing(i)
         if g < 0:
             c[MOVING] = False       # crashed into the stack's side: it stays in the mouth
-            c[FRONT] = G.THROAT + G.CARD_LEN + G.TO_GRIPPER - 1
+            c[FRONT] = _MOUTH - 1
             self.crashed += 1
             return
         st = self.stack
@@ -288,8 +300,8 @@ class Mechanism:
         p[0], p[1], p[2] = p[1], p[2], p[0]
         self.path_n -= 1
 
-    def _eject_edge(self, v):
-        if not v or not self.stack_n:
+    def _eject_edge(self):
+        if not self.stack_n:
             return
         cards = self.stack_cards()
         self.stack_n = 0
@@ -308,14 +320,15 @@ class Mechanism:
         return 1 if self.tray_n else 0
 
     def _covering(self):
+        path = self.path
         for i in range(self.path_n):
-            c = self.path[i]
-            if G.THROAT <= c[FRONT] < G.THROAT + G.CARD_LEN:
+            c = path[i]
+            if _THROAT <= c[FRONT] < _THROAT_END:
                 return c
         return None
 
     def _throat(self):
-        return 0 if self._covering() is None else 1
+        return 0 if self.cover is None else 1
 
     def _facing(self, i):
         d = G.SLOT - self.platform        # = (i - g) * PITCH when gap g faces the slot
@@ -346,7 +359,7 @@ class Mechanism:
     def tag_in_field(self, buf):
         """The tag of the card covering the throat (the reader's antenna is
         there), once per card, as a tag entering the field; its length, or 0."""
-        c = self._covering()
+        c = self.cover
         if c is None or c[READ]:
             return 0
         c[READ] = True
