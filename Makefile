@@ -83,8 +83,12 @@ systemd:
 
 # Four workers on two cores: most of a test's wall time is spent waiting on a
 # VM, a server or a browser, so two workers left the CPU half idle.
+# Bytecode is cached even where the environment sets PYTHONDONTWRITEBYTECODE
+# (an empty value turns it off): without the cache every worker rewrote and
+# compiled every test module (12 CPU s each) and every pit, bridge and `shoe`
+# process the tests start compiled the modules it imports.
 test: $(STAMP) postgres chromium wasm32 systemd
-	$(BIN)/python -m pytest -n 4 -q
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 4 -q
 
 bench: $(STAMP) wasm32
 	$(BIN)/shoe bench all
