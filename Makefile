@@ -81,8 +81,9 @@ systemd:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null; } || \
 	  echo "make: systemd-analyze is missing and could not be installed (not root, or apt-get failed): the unit tests will fail"
 
-# Four workers on two cores: most of a test's wall time is spent waiting on a
-# VM, a server or a browser, so two workers left the CPU half idle.
+# Four workers on two cores: two left the CPU half idle (a test waits on a VM,
+# a server or a browser), and six finished no sooner than four: past that the
+# suite is bound by CPU (docs/design.md, "Tests").
 # Bytecode is cached even where the environment sets PYTHONDONTWRITEBYTECODE
 # (an empty value turns it off): without the cache every pit, bridge and
 # `shoe` process the tests start compiled the modules it imports, and every
