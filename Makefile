@@ -53,7 +53,7 @@ chromium:
 	@{ [ -x /usr/bin/chromium-headless-shell ] && [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]; } || \
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell fonts-wqy-microhei >/dev/null; } || \
-	  echo "make: chromium is missing and could not be installed (not root, or apt-get failed): the browser tests will fail"
+	  echo "make: chromium-headless-shell or fonts-wqy-microhei is missing and could not be installed (not root, or apt-get failed): the browser tests will fail"
 
 # The 32-bit MicroPython VM (host_tools/wasm32.py): the npm package pinned in
 # package-lock.json, run by node. Debian's nodejs and npm are installed when no
