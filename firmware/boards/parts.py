@@ -105,12 +105,32 @@ def output(Pin, pin):
     return Pin(pin, Pin.OUT, value=0)
 
 
+# A PN532 can miss a frame in its first moments after power-on (its HSU
+# wake-up, a bus still settling), and a reader halts the shoe at boot, so
+# its first configuration is tried this many times before the reader is
+# called faulty: at most 3 x the driver's ACK wait (30 ms on a board), well
+# inside the watchdog. In play a failed poll configures it again anyway
+# (drivers/pn532.py).
+BEGIN_TRIES = 3
+
+
+def begun(reader):
+    """``reader.begin()``, tried again after a fault; the last fault raised."""
+    tries = BEGIN_TRIES
+    while True:
+        try:
+            return reader.begin()
+        except Exception:  # the driver's ReaderFault, or the bus's OSError
+            tries -= 1
+            if tries == 0:
+                raise
+
+
 def started(make, cfg):
-    """A reader made, then woken and configured once when its driver can be
-    (a PN532)."""
+    """A reader made, then woken and configured when its driver can be (a PN532)."""
     reader = make(cfg)
     if hasattr(reader, "begin"):
-        reader.begin()
+        begun(reader)
     return reader
 
 

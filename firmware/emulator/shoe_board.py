@@ -84,7 +84,7 @@ def _reader(cfg):
             reader = PN532_UART(PtyUART(cfg["device"], 115200), cfg["ack_ms"])
         else:
             reader = PN532_UART(PtyUART(cfg["device"], 115200))
-        reader.begin()   # as a board does at boot: a reader that does not answer is a fault now
+        _parts.begun(reader)   # as a board does at boot: a reader that does not answer is a fault now
         return reader
     if kind == "gm65":
         from drivers.gm65 import GM65
