@@ -14,7 +14,9 @@ plain CPython dealing a full 8-deck shoe's main game one card per point
 value, single-threaded), at the start and at the end. A duration d reads as
 ``B/d`` (how many fit in one baseline), a rate r as ``r*B`` (events per
 baseline); a slower or busier machine moves figure and baseline together.
-The odds and the monitor are given against the oracle's CPU time.
+The odds and the monitor are given against the oracle's CPU time. Each
+bench after the first also waits, bounded, for the CPUs to come to rest
+(``settle``), and its rows say how idle they were as it began.
 
 ``--quick`` runs in minutes at reduced sizes (fewer runs, fewer tables,
 shorter windows) and says so on each row; without it every bench runs at
@@ -33,18 +35,55 @@ from host_tools import argtypes
 from . import analysis, readings
 
 TIMEOUT_S = 1800  # one bench; a hung rig must not hang the table
+# Before each bench after the first, the table waits (at most SETTLE_MAX_S)
+# until the CPUs were at least SETTLE_IDLE idle over one second: the link
+# bench's 16 VMs left the machine busy for tens of seconds after it
+# returned, and the casino bench started then read 1,240 ms for a p99 that
+# reads about 250 ms on a machine at rest. Each row says how idle it began.
+SETTLE_IDLE = 0.8
+SETTLE_MAX_S = 60
 
 
 class Row:
-    __slots__ = ("name", "goal", "figure", "verdict", "ratio", "size", "command", "load")
+    __slots__ = ("name", "goal", "figure", "verdict", "ratio", "size", "command", "load", "idle")
 
     def __init__(self, name, goal, size, command):
         self.name, self.goal, self.size, self.command = name, goal, size, command
-        self.figure, self.verdict, self.ratio, self.load = "-", "error", "-", "-"
+        self.figure, self.verdict, self.ratio, self.load, self.idle = "-", "error", "-", "-", "-"
 
 
 def _load():
     return "%.1f" % os.getloadavg()[0]
+
+
+def _cpu_times():
+    """(idle, total) jiffies of all CPUs from /proc/stat; iowait is not
+    idle (a store's fsyncs still running are part of what a bench measures)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return v[3], sum(v)
+
+
+def idle_share(seconds=1.0):
+    """The share of the CPUs' time spent idle over the next ``seconds``;
+    None where /proc/stat cannot be read (not Linux)."""
+    try:
+        i0, t0 = _cpu_times()
+        time.sleep(seconds)
+        i1, t1 = _cpu_times()
+    except (OSError, ValueError, IndexError):
+        return None
+    return (i1 - i0) / max(1, t1 - t0)
+
+
+def settle():
+    """Wait, bounded, for the machine to be at rest; (idle share or None, seconds waited)."""
+    start = time.monotonic()
+    while True:
+        idle = idle_share()
+        waited = time.monotonic() - start
+        if idle is None or idle >= SETTLE_IDLE or waited >= SETTLE_MAX_S:
+            return idle, waited
 
 
 def _shoe(argv):
@@ -248,15 +287,18 @@ def baseline(repeats):
 
 
 def print_table(rows):
-    cols = [("figure", 35), ("goal", 26), ("measured", 56), ("verdict", 15), ("vs baseline", 17), ("load", 5)]
+    cols = [("figure", 35), ("goal", 26), ("measured", 56), ("verdict", 15), ("vs baseline", 17), ("load", 5),
+            ("idle", 4)]
     head = " | ".join("%-*s" % (w, n) for n, w in cols)
     print(head)
     print("-+-".join("-" * w for _n, w in cols))
     for r in rows:
-        cells = (r.name, r.goal, r.figure, r.verdict, r.ratio, r.load)
+        cells = (r.name, r.goal, r.figure, r.verdict, r.ratio, r.load, r.idle)
         print(" | ".join("%-*s" % (w, c) for (_n, w), c in zip(cols, cells)))
     print("vs baseline: B/d = the baseline's wall time over the duration; r*B = the rate times the baseline;"
-          " oracle xN CPU = the baseline's CPU time over the figure's\n")
+          " oracle xN CPU = the baseline's CPU time over the figure's\n"
+          "load: the 1-minute load average as the row was read; idle: the CPUs' idle share over the second"
+          " before its bench began\n")
     for i, r in enumerate(rows, 1):
         print("%2d. %s -- %s\n    %s" % (i, r.name, r.size, r.command))
 
@@ -284,9 +326,13 @@ def main(argv):
     for name, step in steps:
         if args.only and name not in args.only:
             continue
-        print("... %s" % name, flush=True)
+        idle, waited = settle() if rows else (idle_share(), 0.0)
+        at_rest = "-" if idle is None else "%.0f%%" % (100 * idle)
+        print("... %s (CPUs %s idle%s)" % (name, at_rest, ", after %.0f s" % waited if waited >= 1.5 else ""),
+              flush=True)
         for r in step():
             r.load = _load()
+            r.idle = at_rest
             rows.append(r)
     last = baseline(reps)
     print("baseline B at the end: %.0f ms wall (at the start %.0f ms); %.0f s in all, load %s at the end\n"
