@@ -36,10 +36,10 @@ from . import analysis, readings
 
 TIMEOUT_S = 1800  # one bench; a hung rig must not hang the table
 # Before each bench after the first, the table waits (at most SETTLE_MAX_S)
-# until the CPUs were at least SETTLE_IDLE idle over one second: the link
-# bench's 16 VMs left the machine busy for tens of seconds after it
-# returned, and the casino bench started then read 1,240 ms for a p99 that
-# reads about 250 ms on a machine at rest. Each row says how idle it began.
+# until the CPUs were at least SETTLE_IDLE idle over one second, so that a
+# bench never starts while the last one's processes still wind down, and
+# each row says how idle the CPUs were as its bench began: a figure far off
+# its usual value can then be told apart from a machine that was busy.
 SETTLE_IDLE = 0.8
 SETTLE_MAX_S = 60
 
