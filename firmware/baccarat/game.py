@@ -403,15 +403,13 @@ class Game:
         wrong-batch card, reader fault). It is reported and changes nothing."""
         # The inspected set (Ch 4) defines which cards belong; the two batches
         # of a shuffler table differ by back colour (Ch 3B, 4D).
-        # The reader path's rules are str, the order check's bytes: each is
-        # compared only with its own kind (bytes == str is always False, and
-        # MicroPython prints a warning for each such comparison).
+        # The reader path's rules are str; the order check's (events.ORDER_STALE,
+        # ORDER_FOREIGN) bytes. Told apart by kind: bytes == str is always
+        # False, and MicroPython prints a warning for each such comparison.
         if isinstance(rule, str):
             section = b"Ch 3B, 4D" if rule == "wrong_batch" else b"Ch 4" if rule != "reader_fault" else b"equipment"
-        elif rule == events.ORDER_STALE or rule == events.ORDER_FOREIGN:
-            section = events.ORDER_REFUSED_SECTION  # cardset/ordercheck.py: an order refused
         else:
-            section = b"Ch 4"
+            section = events.ORDER_REFUSED_SECTION  # cardset/ordercheck.py: an order refused
         self.events.irregularity(rule, section, c, b"ignored; game unchanged", detail)
 
     def error(self, message):
