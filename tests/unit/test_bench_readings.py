@@ -31,6 +31,7 @@ LINK_STAGES = """\
 == bench link
  1 shoe : latency p50 2.6 ms, p99 6.2 ms (runs: p50 2.6, p99 6.2); 436 events/s
   dealer lines written 986, lost 0 (not in the store at the end)
+  baseline, same windows: one 4 KiB fsync beside the store every 50 ms, p50 0.4 / p99 7.6 ms; card->durable p99 = x0.8 the fsync p99
   stage dealer   p50   0.17 ms  p99   0.89 ms
   slowest 1% of 410 cards (>= 6.20 ms), mean ms per stage: dealer 0.23, shoe 4.36, transit 0.87, verify 0.34, commit 2.02
 16 shoes: latency p50 15.4 ms, p99 45.5 ms (runs: p50 15.4, p99 45.5); 539 events/s (0.8x one shoe)
@@ -77,8 +78,9 @@ def test_link_figures_per_shoe_count_and_its_errors():
 
 def test_link_lost_lines_and_the_stage_holding_the_p99():
     f = readings.link(LINK_STAGES)
-    assert f[1] == {"p50_ms": 2.6, "p99_ms": 6.2, "written": 986, "lost": 0, "held_by": "shoe"}
+    assert f[1] == {"p50_ms": 2.6, "p99_ms": 6.2, "written": 986, "lost": 0, "held_by": "shoe", "fsync_p99_ms": 7.6}
     assert (f[16]["lost"], f[16]["held_by"], f[16]["bridge_us"]) == (3, "commit", 325)
+    assert "fsync_p99_ms" not in f[16]   # a report without the floor's line reads without it
 
 
 def test_casino_throughput_latency_and_losses():

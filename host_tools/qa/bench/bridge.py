@@ -12,7 +12,9 @@ as `shoe bridge` does), then for 16 shoes on one host sharing one store
 file as a pit's tables do (16 VMs, 16 bridge threads, the pit's group
 commit: host_tools/pit/groupcommit.py). Each figure is the median over
 ``--runs`` full 8-deck shoes; machines are noisy, so rerun and compare
-medians rather than trusting one run.
+medians rather than trusting one run. Beside each timed dealing, one
+fsync of 4 KiB in the store's directory every 50 ms gives the disk's own
+floor in the same window (fsyncfloor.py): no card is durable sooner.
 
 Each card's path is also cut into stages (linkstages.py: the dealer
 channel, the shoe's VM, the cable, the bridge's checks, the commit, the
@@ -39,6 +41,7 @@ from host_tools.sim import dealer
 from host_tools.pit import service
 from host_tools.pit.groupcommit import GroupCommit
 from host_tools.qa.bench import linkreplay, linkstages
+from host_tools.qa.bench.fsyncfloor import FsyncFloor
 from host_tools.sim.rigs.bridge import Feeder, ThreadedBridge, dealt_type
 
 
@@ -127,7 +130,7 @@ def one_run(shoes, seed, burst):
     if shoes > 1:
         sys.setswitchinterval(service.SWITCH_S)
     tables = []
-    costs = None
+    costs = floor = None
     try:
         for i in range(shoes):
             tables.append(Table(workdir, "B%02d" % i, db_path, seed + i, committer))
@@ -138,6 +141,7 @@ def one_run(shoes, seed, burst):
         try:
             ready.wait()
             costs = linkstages.Costs([t.bridge for t in tables], [t.emu for t in tables], committer)
+            floor = FsyncFloor(workdir)
         except threading.BrokenBarrierError:
             pass   # a table did not boot: its error says why
         for th in threads:
@@ -145,6 +149,7 @@ def one_run(shoes, seed, burst):
         if costs is not None:
             costs.stop()
     finally:
+        fsyncs = floor.close() if floor is not None else []
         sys.setswitchinterval(switch)
         for t in tables:
             t.close()
@@ -153,6 +158,7 @@ def one_run(shoes, seed, burst):
     out = {"latencies": [], "stages": {}, "events": 0, "errors": [t.error for t in tables if t.error],
            "costs": costs.per_event() if costs is not None else None,
            "written": sum(t.feeder.written for t in tables), "lost": sum(t.lost() for t in tables),
+           "fsync": fsyncs,
            "seconds": max((t.elapsed for t in tables if t.elapsed), default=0.0)}
     for t in tables:
         if not t.error:
@@ -171,7 +177,7 @@ def measure(shoes, runs, seed):
     lockstep run's CPU per stored event, the burst rates, the lines written
     and lost, and the errors."""
     got = {"p50s": [], "p99s": [], "stages": {}, "rates": [], "errors": [], "written": 0, "lost": 0,
-           "costs": []}
+           "costs": [], "fsync_p50s": [], "fsync_p99s": []}
     for r in range(runs):
         for burst in (False, True):
             run = one_run(shoes, seed + 100 * r, burst=burst)
@@ -188,6 +194,9 @@ def measure(shoes, runs, seed):
             if run["latencies"]:
                 got["p50s"].append(percentile(run["latencies"], 50))
                 got["p99s"].append(percentile(run["latencies"], 99))
+            if run["fsync"]:
+                got["fsync_p50s"].append(percentile(run["fsync"], 50))
+                got["fsync_p99s"].append(percentile(run["fsync"], 99))
     return got
 
 
@@ -232,6 +241,12 @@ def main(argv=None):
             line += " (%.1fx one shoe)" % (rate / single)
         print(line)
         print("  dealer lines written %d, lost %d (not in the store at the end)" % (got["written"], got["lost"]))
+        if got["fsync_p99s"]:
+            floor = statistics.median(got["fsync_p99s"])
+            print("  baseline, same windows: one 4 KiB fsync beside the store every 50 ms, p50 %.1f / p99 %.1f ms;"
+                  " card->durable p99 = x%.1f the fsync p99"
+                  % (1000 * statistics.median(got["fsync_p50s"]), 1000 * floor,
+                     statistics.median(got["p99s"]) / floor if floor else float("nan")))
         print("\n".join(linkstages.report(got["stages"], percentile)))
         print(linkstages.cost_line(got["costs"]), flush=True)
     return rc

@@ -260,10 +260,12 @@ def link_rows(size, base):
 
 
 def _held(figures):
-    """Which stage of the link held most of the slowest cards' time, and
-    what the bridges spent per stored event."""
+    """Which stage of the link held most of the slowest cards' time, the
+    disk's own fsync p99 in the same windows, and what the bridges spent
+    per stored event."""
     held = "p99 held by %s" % figures["held_by"] if figures.get("held_by") else "no stages"
-    return held + (", bridge CPU %d us/event" % figures["bridge_us"] if "bridge_us" in figures else "")
+    return held + (", one fsync p99 %.1f ms beside it" % figures["fsync_p99_ms"] if "fsync_p99_ms" in figures
+                   else "") + (", bridge CPU %d us/event" % figures["bridge_us"] if "bridge_us" in figures else "")
 
 
 def footprint_rows(size, base):

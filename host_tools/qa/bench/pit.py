@@ -62,6 +62,7 @@ import time
 from host_tools import vm
 from host_tools.qa.bench import pitprofile
 from host_tools.qa.bench.bridge import percentile
+from host_tools.qa.bench.fsyncfloor import FsyncFloor
 from host_tools.sim import standin
 
 DURABLE_P99_MS = 20.0
@@ -357,38 +358,6 @@ def _stored_rounds(store_path, t_from, t_to):
         return 0
     finally:
         con.close()
-
-
-class FsyncFloor:
-    """The disk's own floor under card -> durable, measured beside the pit
-    in the same window: a 4 KiB write and fsync in the run's directory every
-    ``every`` s (no event can be durable sooner than one fsync, and the
-    machine and its disk are shared, so this is the run's baseline)."""
-
-    def __init__(self, rundir, every=0.05):
-        import threading
-        self.path = os.path.join(rundir, "fsync-floor.bin")
-        self.every = every
-        self.times = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._main, daemon=True)
-        self.thread.start()
-
-    def _main(self):
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            while not self.stop.wait(self.every):
-                os.pwrite(fd, b"\0" * 4096, 0)
-                started = time.perf_counter()
-                os.fsync(fd)
-                self.times.append(time.perf_counter() - started)
-        finally:
-            os.close(fd)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(10)
-        return self.times
 
 
 def _seen(out):

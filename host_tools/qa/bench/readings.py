@@ -75,8 +75,9 @@ def pit(text, tables):
 
 def link(text):
     """`shoe bench link`: per shoe count, p50/p99, the dealer lines it
-    found lost, the stage that held most of the slowest 1 % of cards and
-    the bridges' CPU per stored event; and the ERROR lines."""
+    found lost, the disk's fsync p99 beside it, the stage that held most of
+    the slowest 1 % of cards and the bridges' CPU per stored event; and the
+    ERROR lines."""
     out = {"errors": _errors(text)}
     blocks = re.split(r"^(?=\s*\d+ shoes?\s*: latency)", text, flags=re.M)
     for block in blocks:
@@ -91,6 +92,9 @@ def link(text):
         if slow:
             stages = re.findall(r"(\w+) ([\d.]+)", slow.group(1))
             figures["held_by"] = max(stages, key=lambda kv: float(kv[1]))[0] if stages else None
+        floor = re.search(r"^\s*baseline, same windows: one 4 KiB fsync .* p99 ([\d.]+) ms", block, re.M)
+        if floor:
+            figures["fsync_p99_ms"] = float(floor.group(1))
         cpu = re.search(r"^\s*CPU per stored event .*: bridges (\d+)", block, re.M)
         if cpu:
             figures["bridge_us"] = int(cpu.group(1))
