@@ -7,7 +7,6 @@ but the oracle's agreement is."""
 import os
 import subprocess
 import sys
-import time
 
 from host_tools.qa.bench import dashboard
 
@@ -47,15 +46,15 @@ def test_a_bench_it_does_not_know_is_one_line_and_exit_2():
 
 def test_a_bench_waits_for_the_machine_to_rest_but_not_for_ever(monkeypatch):
     """Every CPU spinning: the table's wait before a bench sees them busy
-    and gives up at its bound instead of measuring on as if at rest."""
+    and gives up at its bound instead of measuring on as if at rest. (A
+    wait without its bound would outlast the spinners, see the CPUs idle
+    and say so.)"""
     monkeypatch.setattr(dashboard, "SETTLE_MAX_S", 1)
     spin = "import time\nend = time.monotonic() + 3\nwhile time.monotonic() < end: pass\n"
     hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(os.cpu_count() or 1)]
     try:
-        start = time.monotonic()
         idle, waited = dashboard.settle()
         assert idle is not None and idle < dashboard.SETTLE_IDLE and waited >= 1
-        assert time.monotonic() - start < 2.5
     finally:
         for h in hogs:
             h.kill()
