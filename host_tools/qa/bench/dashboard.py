@@ -289,14 +289,15 @@ def baseline(repeats):
 
 
 def print_table(rows):
-    cols = [("figure", 35), ("goal", 26), ("measured", 56), ("verdict", 15), ("vs baseline", 17), ("load", 5),
-            ("idle", 4)]
-    head = " | ".join("%-*s" % (w, n) for n, w in cols)
-    print(head)
-    print("-+-".join("-" * w for _n, w in cols))
-    for r in rows:
-        cells = (r.name, r.goal, r.figure, r.verdict, r.ratio, r.load, r.idle)
-        print(" | ".join("%-*s" % (w, c) for (_n, w), c in zip(cols, cells)))
+    names = ("figure", "goal", "measured", "verdict", "vs baseline", "load", "idle")
+    cells = [(r.name, r.goal, r.figure, r.verdict, r.ratio, r.load, r.idle) for r in rows]
+    # Each column as wide as its widest cell, so the rows stay aligned
+    # whatever a figure's text says.
+    widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
+    print(" | ".join("%-*s" % (w, n) for n, w in zip(names, widths)).rstrip())
+    print("-+-".join("-" * w for w in widths))
+    for c in cells:
+        print(" | ".join("%-*s" % (w, v) for w, v in zip(widths, c)).rstrip())
     print("vs baseline: B/d = the baseline's wall time over the duration; r*B = the rate times the baseline;"
           " oracle xN CPU = the baseline's CPU time over the figure's\n"
           "load: the 1-minute load average as the row was read; idle: the CPUs' idle share over the second"
