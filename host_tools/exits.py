@@ -75,9 +75,13 @@ def waits_on_a_terminal(path, command, needs):
 def write_vm_output(command, produce):
     """Write the bytes ``produce()`` returns (a firmware run in a MicroPython
     VM) to standard output: EXIT_OK. A VM that failed or is not installed
-    (RuntimeError) is one line naming ``command`` and EXIT_INTERNAL."""
+    (RuntimeError) is one line naming ``command`` and EXIT_INTERNAL; one
+    that is not installed (Unusable) exits with the status it names."""
     try:
         out = produce()
+    except Unusable as exc:
+        print("shoe %s: %s" % (command, exc), file=sys.stderr)
+        return exc.exit_code
     except RuntimeError as exc:
         print("shoe %s: %s" % (command, exc), file=sys.stderr)
         return EXIT_INTERNAL

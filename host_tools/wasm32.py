@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import tempfile
 
-from host_tools.exits import ShoeError
+from host_tools.exits import EXIT_FILE, Unusable
 from host_tools import vm
 
 ROOT = vm.ROOT
@@ -30,8 +30,12 @@ PACKAGE = "@micropython/micropython-webassembly-pyscript"
 MODULE = os.path.join(ROOT, "node_modules", PACKAGE, "micropython.mjs")
 
 
-class Wasm32Missing(ShoeError, RuntimeError):
-    """node or the pinned package is not installed; the message says how to get it."""
+class Wasm32Missing(Unusable, RuntimeError):
+    """node or the pinned package is not installed; the message says how to
+    get it. Not a fault of the tool's: ``shoe`` exits EXIT_FILE, as for any
+    file a command needs and cannot read."""
+
+    exit_code = EXIT_FILE
 
 
 def node():

@@ -59,3 +59,18 @@ def test_a_bench_waits_for_the_machine_to_rest_but_not_for_ever(monkeypatch):
         for h in hogs:
             h.kill()
             h.wait()
+
+
+def test_a_bench_that_cannot_run_says_why_in_its_row(tmp_path):
+    """No node on the PATH: the footprint bench cannot start its 32-bit VM.
+    Its row says what to install, as the bench itself does (exit 3, a file
+    missing), instead of only that its report lacked a figure."""
+    env = dict(os.environ, PATH=str(tmp_path))  # an empty directory: no node, no npm
+    p = subprocess.run([sys.executable, "-m", "host_tools.cli", "bench", "all", "--quick", "--only", "footprint",
+                        "--baseline-repeats", "1"], capture_output=True, text=True, timeout=600,
+                       stdin=subprocess.DEVNULL, env=env)
+    assert p.returncode == 1, p.stderr
+    row = next(line for line in p.stdout.splitlines() if line.startswith("footprint: peak heap"))
+    cells = [c.strip() for c in row.split("|")]
+    assert cells[3] == "error"
+    assert cells[2].startswith("exit 3: ") and "node is missing" in cells[2], cells[2]

@@ -91,26 +91,29 @@ def _shoe(argv):
 
 
 def _bench(argv):
-    """Run ``shoe bench ...`` as its own process: (stdout, problem or None)."""
+    """Run ``shoe bench ...`` as its own process: (stdout, problem or None,
+    the last line it wrote to stderr or None)."""
     try:
         p = subprocess.run([sys.executable, "-m", "host_tools.cli"] + argv, capture_output=True, text=True,
                            timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        return "", "no report within %d s" % TIMEOUT_S
+        return "", "no report within %d s" % TIMEOUT_S, None
+    said = (p.stderr.strip().splitlines() or [None])[-1]
     if p.returncode not in (0, 1):  # 1: the bench ran and reported a failure in its lines
-        last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
-        return p.stdout, "exit %d: %s" % (p.returncode, last)
-    return p.stdout, None
+        return p.stdout, "exit %d: %s" % (p.returncode, said or "no message"), said
+    return p.stdout, None, said
 
 
 def _read(argv, reader, rows):
     """Run a bench and read its report: (figures or None, problem or None).
-    Rows the report leaves without a figure say why."""
-    out, problem = _bench(argv)
+    Rows the report leaves without a figure say why: the bench's own last
+    word where it left one, since "no such line" alone sends a reader to
+    rerun it to find out."""
+    out, problem, said = _bench(argv)
     try:
         return reader(out), problem
     except readings.ReadingError as exc:
-        _say(rows, problem or str(exc))
+        _say(rows, problem or ("%s; it said: %s" % (exc, said) if said else str(exc)))
         return None, problem
 
 

@@ -41,7 +41,7 @@ import sys
 import tempfile
 
 from host_tools import boards, cli
-from host_tools import deploy, image
+from host_tools import deploy, image, wasm32
 from host_tools.boards import config
 
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
@@ -326,7 +326,6 @@ def measure32(stage_dir, manifest, seed):
     """measure() in the 32-bit VM (host_tools/wasm32.py): the same program as
     top-level steps. A figure whose step had to grow the heap is None
     (unknown); us/card is not kept (this VM's clock ticks in milliseconds)."""
-    from host_tools import wasm32
     res, unknown = wasm32.run_marked(_source(manifest, seed), heap=manifest["heap"],
                                      paths=[str(stage_dir)], cwd=str(stage_dir), timeout=VM_TIMEOUT_S)
     if res.rc != 0:
@@ -385,6 +384,8 @@ def main(argv):
                 manifest = stage_deployed(name, stage_dir)
                 figs = [_summary([run(stage_dir, manifest, seed) for seed in range(1, args.runs + 1)],
                                  manifest["heap"]) for _bits, run in vms]
+            except wasm32.Wasm32Missing:
+                raise  # not a finding about the firmware: the dispatcher says what to install, with its status
             except (RuntimeError, deploy.DeployError, boards.BoardError) as exc:
                 print("footprint %s: %s" % (name, str(exc).strip().splitlines()[0]), file=sys.stderr)
                 return 1
