@@ -652,6 +652,11 @@ def main(argv=None):
         parser.error("--tables takes numbers separated by commas, not %r" % args.tables)
     if not counts or min(counts) < 1 or args.seconds <= 0 or args.runs < 1 or args.clients < 1:
         parser.error("--tables, --seconds, --runs and --clients must be positive")
+    if args.profile:
+        try:  # py-spy writes its file into DIR but does not make DIR: a missing one lost the whole profile
+            os.makedirs(args.profile, exist_ok=True)
+        except OSError as e:
+            parser.error("--profile %s: %s" % (args.profile, e.strerror or e))
     workdir = tempfile.mkdtemp(prefix="shoe-bench-pit-")
     print("stand-in shoes: the firmware's shoe session under CPython per table (host_tools/sim/"
           "shoestream.py), seeded shoes from seed %d, one dealer action every %.1f s per table over ptys"
