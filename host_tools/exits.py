@@ -74,9 +74,9 @@ def waits_on_a_terminal(path, command, needs):
 
 def write_vm_output(command, produce):
     """Write the bytes ``produce()`` returns (a firmware run in a MicroPython
-    VM) to standard output: EXIT_OK. A VM that failed or is not installed
-    (RuntimeError) is one line naming ``command`` and EXIT_INTERNAL; one
-    that is not installed (Unusable) exits with the status it names."""
+    VM) to standard output: EXIT_OK. A VM that failed (RuntimeError) is one
+    line naming ``command`` and EXIT_INTERNAL; one that is not installed
+    (Unusable) is that line and the status the error names."""
     try:
         out = produce()
     except Unusable as exc:
