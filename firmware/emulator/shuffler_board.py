@@ -15,6 +15,9 @@ one line each, answered by one line ``ok ...`` or ``err ...``:
     load A|B, release, clear         the operator's buttons (main.py acts on them)
     door open|close                  the door (forced open: the lock does not stop it)
     double, slip N, jam [AT]         arm a fault for the next pick
+    hold N                           once N more cards went onto the stack the machine stops for
+                                     HOLD_MS (the line ``held S`` says so, S the cards on the stack):
+                                     a power cut at a known card
     stick present|throat|gap|home L  that sensor reads L (0 or 1) whatever the machine does: a broken one
     entropy stuck|good               the entropy source sticks (health tests must catch it)
     take                             the oldest stack at the output: ``out UIDHEX COLOUR`` lines, then ok
@@ -45,6 +48,7 @@ from emulator import sim_mechanism
 from shuffler import stepper
 
 LINE_MAX = 128
+HOLD_MS = 60000   # bounded: a hold no test cuts short ends, and the firmware carries on
 
 
 class Reader:
@@ -149,6 +153,7 @@ class Board:
         self._sim.fail = "sensor" in absent   # nothing answers at 0x29
         sensor = p.build(_parts.SENSOR, TCS34725, self._sim)
         self.model, self.hw, self.door = parts(sim_mechanism.Mechanism(self._sim.show), None)
+        self.model.on_hold = self._held
         self.hw.sensor = sensor
         if "reader" in absent:
             self.hw.reader = None
@@ -253,6 +258,8 @@ class Board:
                 m.slip(int(words[1]))
             elif w == "jam":
                 m.jam(int(words[1]) if len(words) > 1 else 400)
+            elif w == "hold" and len(words) == 2:
+                m.hold(int(words[1]))
             elif w == "stick" and len(words) == 3 and words[1] in ("present", "throat", "gap", "home"):
                 level = int(words[2]) & 1
                 getattr(m, words[1])._read = lambda: level
@@ -280,6 +287,12 @@ class Board:
             return None
         self._reply("ok " + text)
         return None
+
+    def _held(self, stacked):
+        """The model reached a hold: say so, then stand still (the firmware
+        is inside a delay, as if the motors had stopped)."""
+        self._reply("held %d" % stacked)
+        time.sleep_ms(HOLD_MS)
 
     def delivered(self):
         """A stack went out of the output (to the shoe or to the operator)."""

@@ -29,7 +29,11 @@ calibration):
   (the fault the custody machine exists for).
 * Faults: ``double()``, ``slip(n)``, ``jam(at)`` arm the next pick;
   ``open_door()``; ``stall()`` kills the elevator's motor; the power cut is
-  the VM being killed.
+  the VM being killed. ``hold(n)`` stops the machine once ``n`` more cards
+  have gone onto the stack (a batch's check pass stacks every card once,
+  its shuffle again): the next delay calls ``on_hold`` (the board's, which
+  waits in real time), so a power cut can land at a known card, not at
+  whatever point the host's speed has reached.
 
 Time is the model's clock (``now_us``), advanced by the firmware's delays:
 its total over a batch is the modelled mechanical time.
@@ -119,6 +123,9 @@ class Mechanism:
         self._slip = 0
         self._jam_at = None
         self._stalled = False
+        self._hold_at = None
+        self.held = False
+        self.on_hold = None     # called with the stack's count when a hold is reached
         self._surface = on_surface
         self._shown = None
         self.cover = None       # the path card covering the throat: set where the path changes
@@ -216,6 +223,9 @@ class Mechanism:
     def jam(self, at=400):
         self._jam_at = at
 
+    def hold(self, more):
+        self._hold_at = more
+
     def stall(self):
         """The elevator's motor or driver is dead (unplugged, no VM, EN
         stuck high): its steps move nothing from now on."""
@@ -229,6 +239,10 @@ class Mechanism:
 
     def delay_us(self, us):
         self.now_us += us
+        if self.held:
+            self.held = False
+            if self.on_hold is not None:
+                self.on_hold(self.stack_n)
 
     # -- steppers ------------------------------------------------------------
 
@@ -295,6 +309,11 @@ class Mechanism:
             j -= 1
         st[g] = c[CARD]
         self.stack_n = i + 1
+        if self._hold_at is not None:
+            self._hold_at -= 1
+            if self._hold_at <= 0:
+                self._hold_at = None
+                self.held = True
         # The path's slots move up one; the inserted card's slot goes last.
         p = self.path
         p[0], p[1], p[2] = p[1], p[2], p[0]

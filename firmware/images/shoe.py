@@ -20,7 +20,7 @@ package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn53
                     "pn532_spi", "pn532_uart", "tcs34725"))
 package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
                  "journal", "order", "outbox", "proto", "recovery", "replay", "reports", "ring",
-                 "schema", "session", "settings"))
+                 "schema", "session", "settings", "tilt"))
 
 # main.py loads board_config.MODULE (boards.rp2, ...): one of these per image.
 # boards/parts.py: the shoe's parts, each built so that a missing one is a

@@ -18,7 +18,7 @@ package("cardset", ("registry",))
 package("drivers", ("atecc608", "atecc608_link", "atecc608_setup", "gm65", "pn532", "pn532_i2c",
                     "pn532_spi", "pn532_uart", "tcs34725"))
 package("link", ("aead", "auth", "chipcount", "commands", "core", "dispatch", "frame", "hmac",
-                 "journal", "order", "outbox", "proto", "replay", "reports", "settings"))
+                 "journal", "order", "outbox", "proto", "replay", "reports", "settings", "tilt"))
 package("shuffler", ("batch", "commit", "custody", "device", "door", "draw", "drbg", "elevator", "entropy",
                      "geometry", "health", "link", "main", "mix", "probes", "seal", "selftest", "shuffle",
                      "stepper", "vault"))

@@ -275,9 +275,13 @@ class Link:
             if self.tilt is None and self.journal.f is not None:
                 self.journal.blob(_journal.EVENT, buf, 0, n)
         self.seq += 1
-        if self.seq > self.acked and not self.spilled:
-            if not self.outbox.push(self.seq, buf, n):
-                self.spilled = True
+        if self.seq <= self.acked:
+            return
+        if self.tilt is not None and not self.synced and self.seq >= self.tilt_from:
+            from link import tilt  # a tilted boot only: not resident
+            tilt.push(self, buf, n)
+        elif not self.spilled and not self.outbox.push(self.seq, buf, n):
+            self.spilled = True
 
     def link_send(self):
         """Queue the link event in ``self.out``. Link events are not functions
@@ -368,21 +372,6 @@ class Link:
         if self.next_send <= seq:
             self.next_send = seq + 1
 
-    def _renumber(self, base):
-        """Give the events in the outbox the seqs after ``base``. Their chain
-        restarts (the device cannot know the tag of the host's event ``base``);
-        the first of them is a `tilt` or `tilt_cleared` event, the only kind
-        a host accepts a restart at."""
-        self.outbox.first_seq = base + 1
-        self.seq = base + self.outbox.count
-        self.acked = base
-        self.next_send = base + 1
-        for i in range(proto.MAC_HEX):
-            self.acked_tag[i] = 0x30
-            self.chain_tag[i] = 0x30
-        self.signed = base
-        self.tag_stale = False
-
     def _sign_next(self):
         """Sign event ``signed + 1`` (it is in the outbox) onto the chain."""
         box = self.outbox
@@ -401,7 +390,8 @@ class Link:
     def clear_tilt(self, host_seq):
         lost_from = self.tilt_from
         if host_seq > self.seq:
-            self._renumber(host_seq)
+            from link import tilt
+            tilt.renumber(self, host_seq)
         self.journal.clear_tilt()
         self.tilt = None
         self.reset_device()
@@ -500,14 +490,8 @@ class Link:
 
     def _ack(self, seq):
         if self.tilt is not None and not self.synced:
-            # A tilted device's seq ends where its journal turned bad, but the
-            # store may hold events from beyond that point. The store is the
-            # authority: the first ack after boot places the events made
-            # since boot after what it holds, so none is dropped as a duplicate.
-            self.synced = True
-            if seq >= self.tilt_from:
-                self.outbox.drop_through(self.tilt_from - 1)
-                self._renumber(seq)
+            from link import tilt
+            if tilt.synced(self, seq):
                 return
         if seq > self.seq:
             raise proto.Rejected("bad_ack", "ack %d is above the last event sent, %d" % (seq, self.seq))

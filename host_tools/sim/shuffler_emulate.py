@@ -183,6 +183,7 @@ class ShufflerEmulator(vmdevice.VMDevice):
         # manifest does not cover.
         self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
         self._pending = b""
+        self.news = []          # the channel's notices ("delivered N", "held N") in arrival order
         self._start_relay()
 
     def _values(self, link=None, seed=1, wdt_ms=2000, chip=None):
@@ -242,7 +243,18 @@ class ShufflerEmulator(vmdevice.VMDevice):
                 return outs, got
             elif got.startswith("err"):
                 raise OperatorError("%s: %s" % (line, got))
-            # anything else (a "delivered" notice) is news, not the answer
+            else:
+                self.news.append(got)   # a notice, not the answer
+
+    def notice(self, prefix, timeout=60.0):
+        """The first notice starting with ``prefix`` (kept or still to come),
+        taken off the list; OperatorError when none comes within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, got in enumerate(self.news):
+                if got.startswith(prefix):
+                    return self.news.pop(i)
+            self.news.append(self._readline(deadline))
 
     def feed(self, uids, colour=None):
         """Cards at the bottom of the intake tray, in this order."""

@@ -209,8 +209,8 @@ def test_an_alert_acknowledged_by_a_supervisor_disappears_for_every_viewer(chrom
         sup.click("#ack-yes")
         for page in (sup, viewer):
             page.wait_for_selector(selector, state="detached", timeout=2000)
-        overview.wait_for_function("document.querySelector('tr[data-table=T2] [data-field=alerts]')"
-                                   ".textContent === '0'", timeout=2000)
+        # a selector, not wait_for_function(string): the page's CSP forbids eval
+        overview.wait_for_selector("tr[data-table=T2] [data-field=alerts]:text-is('0')", timeout=2000)
         with db.Store(cfg.store) as store:
             rows = list(store.db.execute("SELECT user, action, target FROM audit_log WHERE action = 'ack'"))
         assert ("sam", "ack", str(alert_id)) in rows

@@ -97,9 +97,16 @@ def test_the_overviews_tie_is_a_result_not_a_road_slash(chromium, floor):
         page.goto("http://127.0.0.1:%d/" % server.port)
         page.wait_for_selector("body[data-loaded=yes]", timeout=WAIT_MS)
         cell = page.locator("tr[data-table=T1] [data-winner=tie]")
+        cell.wait_for(state="visible", timeout=WAIT_MS)
         assert cell.count() == 1
-        box = cell.bounding_box()
-        assert box["width"] < 300 and box["height"] < 60, box
+        # The live feed redraws the row: a box asked of the cell it just
+        # replaced is None, so ask again, a bounded number of times.
+        box = None
+        for _ in range(50):
+            box = cell.bounding_box(timeout=WAIT_MS)
+            if box is not None:
+                break
+        assert box is not None and box["width"] < 300 and box["height"] < 60, box
     finally:
         ctx.close()
 

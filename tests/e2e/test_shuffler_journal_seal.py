@@ -33,8 +33,9 @@ JOURNAL_FILES = ("journal.bin", "journal.bin.mark")
 TILT_FILE = "journal.bin.tilt"
 
 
-def _power_on(emu):
+def _power_on(emu, stored=0):
     host = Host(emu)
+    host.stored = stored   # as a bridge whose store holds the earlier connections' events
     host.beats = True   # as a connected bridge: a shuffler that hears nothing sends nothing
     emu.start()
     emu.wait_booted()
@@ -68,10 +69,12 @@ def _journal_bytes(flash):
     return path.read_bytes() if path.exists() else None
 
 
-def _tilted_boot(emu):
+def _tilted_boot(emu, stored):
     """Power on and ask the shuffler to sign (a bench `sign`): (its hello,
-    the events it made since this power-on)."""
-    host = _power_on(emu)
+    the events it made since this power-on). The host acks ``stored``
+    first, as the pit's bridge would: its store holds batch B's events,
+    which the restored journal has never seen."""
+    host = _power_on(emu, stored)
     hello = host.hellos()[-1]
     since = min(h["seq"] for h in host.hellos())
 
@@ -105,6 +108,7 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shuffler(t
         assert host.hellos()[-1]["tilt"] is None
         second = _seal(emu, host, "B", first)
         _off(emu, host)
+        stored = max(host.events)
         assert second == first + 1 == emu.secure.counters[0]
         chip = list(emu.secure.counters)
         intent = [raw for kind, value, raw in raw_records(flash / "journal.bin")
@@ -121,7 +125,7 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shuffler(t
             (flash / TILT_FILE).unlink(missing_ok=True)   # the last attack's tilt, gone too
             edit()
             before = _journal_bytes(flash)
-            attacked[what] = _tilted_boot(emu) + (before, _journal_bytes(flash))
+            attacked[what] = _tilted_boot(emu, stored) + (before, _journal_bytes(flash))
 
         attack("forged intent", lambda: append_u32(flash / "journal.bin", journal.INTENT, second - 1))
 
@@ -158,3 +162,35 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shuffler(t
     assert "holds no record" in attacked["deleted"][0]["tilt"], attacked["deleted"][0]["tilt"]
     assert (flash / TILT_FILE).read_text() == attacked["deleted"][0]["tilt"]
     assert list(emu.secure.counters) == chip   # nothing signed, no seal spent
+
+
+def test_a_tilted_boot_with_more_unacked_events_than_its_outbox_still_sends_its_tilt(tmp_path):
+    """The pit was away for a whole batch (no event acked, so none
+    journaled as acked), then the journal was edited. At the tilted boot the
+    restored unacked events fill the shuffler's outbox (12 slots, 1.5 KiB),
+    and the events of that boot exist only in memory (a tilted device writes
+    no journal). Before, they were dropped for want of room, the tilt event
+    first: the pit heard the hello's tilt and then nothing, for ever. Now
+    the old events give way and the first ack renumbers the boot's events
+    after what the pit's store holds; the tilt event restarts the chain."""
+    flash = tmp_path / "flash"
+    emu = ShufflerEmulator(str(flash), decks=1, seed=5)
+    emu.shoe_id = emu.device_id
+    try:
+        host = _power_on(emu)
+        host.auto_ack = False      # the pit stores nothing and acks nothing
+        _seal(emu, host, "A")
+        _off(emu, host)
+        made = max(host.events)
+        assert made >= 11, sorted(host.events)
+        append_u32(flash / "journal.bin", journal.INTENT, 7)   # whoever holds the flash edits it
+        host = _power_on(emu, stored=made)
+        hello = host.hellos()[-1]
+        assert hello["tilt"] is not None and journal.SEAL in hello["tilt"], hello
+        tilt = host.wait(lambda: [(s, e) for s, e in ((s, json.loads(p)) for k, s, p in host.frames if k == "E")
+                                  if e["type"] == "tilt"], what="the tilt event")[0]
+        assert tilt == (made + 1, {"type": "tilt", "source": "link", "reason": hello["tilt"]}), tilt
+        assert host.bad_tags == []   # its chain restarts at the tilt, as a pit accepts
+        _off(emu, host)
+    finally:
+        emu.close()

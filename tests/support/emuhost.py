@@ -37,6 +37,7 @@ class Host:
         self.last_beat = 0.0
         self.acked = 0
         self.shoe_acked = 0   # what the latest hello says the shoe holds as acked
+        self.stored = 0       # what the pit's store already holds of this shoe (acked from there on)
         self.fkey = auth.frames_key(self.key)
         self.challenge = b"-"
         self.nonce = b""       # from the latest hello whose tag checked
@@ -180,7 +181,7 @@ class Host:
         the run would stop at the first one missing, no ack would ever
         arrive, and the shoe's window (proto.WINDOW) would hold every later
         event back."""
-        s = self.shoe_acked
+        s = max(self.shoe_acked, self.stored)
         while s + 1 in self.events:
             s += 1
         self.ack(s)

@@ -242,7 +242,7 @@ def resident_modules(manifest):
 # resident set. Kept here, not on the device: each name there is heap on
 # both boards.
 ON_DEMAND = ("manifest.py", "probes.py", "drivers/atecc608_setup.py", "drivers/atecc608_link.py",
-             "link/chipcount.py")
+             "link/chipcount.py", "link/tilt.py")
 
 
 def eight_deck_cardset(path):
