@@ -125,6 +125,7 @@ def test_link_loss_and_recovery_are_events(emu, host):
     host.hello()
     host.wait_event(type="link_up", down_ms=-1)
     t0 = time.monotonic()
+    host.beats = False
     host.pump(3.6)  # silence from the host: the shoe declares the link down
     host.hello()
     _, down = host.wait_event(type="link_down")
@@ -282,7 +283,6 @@ def test_corrupt_journal_tilts_persists_and_needs_clear_tilt(emu, host):
     # A tilted shoe cannot trust its seq; the store's ack moves its events up
     # after what the store holds, and the store drops the stale copies by seq.
     host.strict = False
-    host.beats = True
     for boot in range(2):  # tilted, and still tilted after another power cycle
         before = set(host.events)
         reconnect(emu, host)
@@ -349,7 +349,6 @@ def test_shoe_emulate_prints_the_pty_first_and_deals_a_shoe(tmp_path):
 
 
 def test_new_shoe_command_sets_the_digest_and_bad_dealer_input_is_named(emu, host):
-    host.beats = True
     host.hello()
     counter, _ = host.command("shoe", [("decks", "6"), ("designation", "ez"), ("exposed", "burn"),
                                        ("set", "BLUE-07"), ("setdigest", "9f00aa11")])
@@ -374,7 +373,6 @@ def test_new_shoe_command_sets_the_digest_and_bad_dealer_input_is_named(emu, hos
 
 
 def test_line_noise_is_reported_at_most_once_a_second(emu, host):
-    host.beats = True
     host.hello()
     host.wait_event(type="link_up")
     good = host_frames.encode_beat()

@@ -36,7 +36,6 @@ TILT_FILE = "journal.bin.tilt"
 def _power_on(emu, stored=0):
     host = Host(emu)
     host.stored = stored   # as a bridge whose store holds the earlier connections' events
-    host.beats = True   # as a connected bridge: a shuffler that hears nothing sends nothing
     emu.start()
     emu.wait_booted()
     host.connect()

@@ -33,7 +33,11 @@ class Host:
         self.counter = 0
         self.auto_ack = True  # ack like a bridge that stores every event at once
         self.strict = True    # a resent seq must carry the same bytes
-        self.beats = False    # send a heartbeat every 0.5 s
+        # A heartbeat every 0.5 s, as a connected bridge sends: a device that
+        # hears nothing for DOWN_MS calls the link down and sends no events,
+        # and on a loaded machine a test's own pause between two cards can
+        # last that long (the acks alone then stop, and nothing restarts them).
+        self.beats = True
         self.last_beat = 0.0
         self.acked = 0
         self.shoe_acked = 0   # what the latest hello says the shoe holds as acked
