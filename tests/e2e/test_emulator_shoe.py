@@ -98,6 +98,8 @@ def test_a_pit_pc_started_afresh_after_a_power_cut_acks_from_the_shoes_hello(sta
         host.wait(lambda: host.acked >= 2 and host.find(type="link_up"), what="boot and link_up acked")
         host.pump(1.5)           # a heartbeat later the shoe has journaled that ack
         host.auto_ack = False    # then the acks stop reaching the journal
+        host.beats = False       # and the pit falls silent: the shoe resends until it calls the link
+        #                          down, then says in a heartbeat what it holds
         lines = dealer.script(7)[:24]
         first, rest = lines[:16], lines[16:]
         for line in first:
