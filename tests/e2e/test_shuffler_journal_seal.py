@@ -34,9 +34,10 @@ JOURNAL_FILES = ("journal.bin", "journal.bin.mark")
 TILT_FILE = "journal.bin.tilt"
 
 
-def _power_on(emu, stored=0):
+def _power_on(emu, stored=0, acks=True):
     host = Host(emu)
     host.stored = stored   # as a bridge whose store holds the earlier connections' events
+    host.auto_ack = acks
     emu.start()
     emu.wait_booted()
     host.connect()
@@ -178,8 +179,7 @@ def test_a_tilted_boot_with_more_unacked_events_than_its_outbox_still_sends_its_
     emu = ShufflerEmulator(str(flash), decks=1, seed=5)
     emu.shoe_id = emu.device_id
     try:
-        host = _power_on(emu)
-        host.auto_ack = False      # the pit stores nothing and acks nothing
+        host = _power_on(emu, acks=False)   # the pit stores nothing and acks nothing, from the first hello
         emu.feed(emu.cards.new_deck_order(1))
         emu.press("load A")
         end = time.monotonic() + 120
@@ -193,6 +193,7 @@ def test_a_tilted_boot_with_more_unacked_events_than_its_outbox_still_sends_its_
         assert hello["tilt"] is not None and journal.SEAL in hello["tilt"], hello
         tilt = host.wait(lambda: [(s, e) for s, e in ((s, json.loads(p)) for k, s, p in host.frames if k == "E")
                                   if e["type"] == "tilt"], what="the tilt event")[0]
+        assert hello["acked"] == 0, hello      # nothing was ever acked, so nothing journaled as acked
         assert tilt == (1, {"type": "tilt", "source": "link", "reason": hello["tilt"]}), tilt
         assert host.bad_tags == []   # its chain restarts at the tilt, as a pit accepts
         _off(emu, host)
