@@ -222,9 +222,13 @@ class ShufflerEmulator(vmdevice.VMDevice):
     def _readline(self, deadline):
         while b"\n" not in self._pending:
             left = deadline - time.monotonic()
-            if left <= 0 or (self.proc is not None and self.proc.poll() is not None):
-                raise OperatorError("no answer from the shuffler's operator channel (see %s)"
-                                    % self.stderr_path)
+            code = self.proc.poll() if self.proc is not None else None
+            if code is not None:
+                raise OperatorError("the shuffler's VM exited (status %s) before its operator channel answered "
+                                    "(see %s)" % (code, self.stderr_path))
+            if left <= 0:
+                raise OperatorError("no answer from the shuffler's operator channel in time, its VM still "
+                                    "running (see %s)" % self.stderr_path)
             if select.select([self._op_m], [], [], min(left, 0.1))[0]:
                 self._pending += os.read(self._op_m, 4096)
         line, _, self._pending = self._pending.partition(b"\n")
