@@ -290,7 +290,7 @@ class Board:
 
     def _held(self, stacked):
         """The model reached a hold: say so, then stand still (the firmware
-        is inside a delay, as if the motors had stopped)."""
+        is inside a motor step, as if the motors had stopped)."""
         self._reply("held %d" % stacked)
         time.sleep_ms(HOLD_MS)
 

@@ -31,9 +31,10 @@ calibration):
   ``open_door()``; ``stall()`` kills the elevator's motor; the power cut is
   the VM being killed. ``hold(n)`` stops the machine once ``n`` more cards
   have gone onto the stack (a batch's check pass stacks every card once,
-  its shuffle again): the next delay calls ``on_hold`` (the board's, which
-  waits in real time), so a power cut can land at a known card, not at
-  whatever point the host's speed has reached.
+  its shuffle again): that card's insertion calls ``on_hold`` (the
+  board's, which waits in real time inside the firmware's motor step), so
+  a power cut can land at a known card, not at whatever point the host's
+  speed has reached.
 
 Time is the model's clock (``now_us``), advanced by the firmware's delays:
 its total over a batch is the modelled mechanical time.
@@ -124,7 +125,6 @@ class Mechanism:
         self._jam_at = None
         self._stalled = False
         self._hold_at = None
-        self.held = False
         self.on_hold = None     # called with the stack's count when a hold is reached
         self._surface = on_surface
         self._shown = None
@@ -239,10 +239,6 @@ class Mechanism:
 
     def delay_us(self, us):
         self.now_us += us
-        if self.held:
-            self.held = False
-            if self.on_hold is not None:
-                self.on_hold(self.stack_n)
 
     # -- steppers ------------------------------------------------------------
 
@@ -313,7 +309,8 @@ class Mechanism:
             self._hold_at -= 1
             if self._hold_at <= 0:
                 self._hold_at = None
-                self.held = True
+                if self.on_hold is not None:
+                    self.on_hold(self.stack_n)
         # The path's slots move up one; the inserted card's slot goes last.
         p = self.path
         p[0], p[1], p[2] = p[1], p[2], p[0]

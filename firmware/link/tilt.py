@@ -37,6 +37,7 @@ def synced(s, seq):
     duplicate. With events evicted (``push``) the chain from before the
     tilt cannot be carried on either, and the tilt event restarts it."""
     s.synced = True
+    # ``evicted`` is set by push only: no name for it on a sound boot's heap.
     if seq < s.tilt_from and not getattr(s, "evicted", False):
         return False
     s.outbox.drop_through(s.tilt_from - 1)
