@@ -470,7 +470,7 @@ class Chip:
 
 # -- `shoe sim atecc608` -----------------------------------------------------------
 
-def start_sim(state=None, timing=None, cwd=None):
+def start_sim(state=None, timing=None, cwd=None, watchdog=None):
     """Start `shoe sim atecc608` as a subprocess; return (process, pty path)."""
     import subprocess
     from host_tools import vm
@@ -479,6 +479,8 @@ def start_sim(state=None, timing=None, cwd=None):
         cmd += ["--state", str(state)]
     if timing is not None:
         cmd += ["--timing", str(timing)]
+    if watchdog is not None:
+        cmd += ["--watchdog", str(watchdog)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd or vm.ROOT)
     path = proc.stdout.readline().decode().strip()
     if not path.startswith("/dev/"):
@@ -492,6 +494,10 @@ def add_arguments(parser):
     parser.add_argument("--state", help="file holding the chip's EEPROM between runs (made 0600)")
     parser.add_argument("--timing", type=float, default=1.0,
                         help="execution time as a fraction of the datasheet maximum (default 1.0)")
+    parser.add_argument("--watchdog", type=float, default=T_WATCHDOG_S, metavar="SECONDS",
+                        help="sleep this long after each wake, whatever the chip was doing (default tWATCHDOG, "
+                             "%.1f s; a driver under test on a loaded machine may need longer: sim/chipwait.py)"
+                             % T_WATCHDOG_S)
     parser.add_argument("-v", "--verbose", action="store_true", help="log each transaction on stderr")
 
 
@@ -502,12 +508,15 @@ def run(args):
     if not 0 < args.timing <= 10:
         print("shoe sim atecc608: --timing must be above 0 and at most 10", file=sys.stderr)
         return 2
+    if not 0 < args.watchdog <= 3600:
+        print("shoe sim atecc608: --watchdog must be above 0 and at most 3600 seconds", file=sys.stderr)
+        return 2
     log = None
     if args.verbose:
         def log(text):
             print("atecc608: " + text, file=sys.stderr, flush=True)
     try:
-        chip = Chip(args.state, timing=args.timing, log=log)
+        chip = Chip(args.state, timing=args.timing, log=log, watchdog_s=args.watchdog)
     except (OSError, ValueError, KeyError) as exc:
         print("shoe sim atecc608: cannot load --state: %s" % exc, file=sys.stderr)
         return 2

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_ds
 from firmware.drivers.atecc608 import EXEC_MS, OP_SIGN
 from host_tools import vm
 from host_tools.sim.atecc608 import start_sim
-from host_tools.sim.chipwait import EMULATED_ACK_MS
+from host_tools.sim.chipwait import EMULATED_ACK_MS, EMULATED_WATCHDOG_S, emulated_chip
 
 
 def _check(public, digest, signature):
@@ -61,7 +61,10 @@ print("COUNT", se.counter(0, True), se.counter(0, True))
 
 
 def test_driver_in_the_micropython_vm_signs_through_the_pty_bus(tmp_path):
-    proc, pty = start_sim(state=tmp_path / "chip.json")
+    # At the datasheet's times; the chip's own 1.3 s watchdog is its unit
+    # tests' (a VM descheduled that long between a wake and its read, two
+    # suites side by side, would find the chip asleep: sim/chipwait.py).
+    proc, pty = start_sim(state=tmp_path / "chip.json", watchdog=EMULATED_WATCHDOG_S)
     try:
         program = tmp_path / "se.py"
         program.write_text(VM_PROGRAM)
@@ -106,13 +109,18 @@ print("COUNT", se.counter(0, True))
 def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
     """The emulator's own wiring: host_tools.sim.emulate starts the chip in the
     host process and names its pty in board_config.SECURE_ELEMENT; the VM's
-    emulator board builds the firmware driver on that bus."""
+    emulator board builds the firmware driver on that bus, and the chip is
+    the one the emulator carries (chipwait.emulated_chip: with tWATCHDOG,
+    a CI run's VM descheduled past 1.3 s between a wake and its read found
+    the chip asleep and faulted the wake)."""
     import threading
 
     from host_tools.sim import ptys
-    from host_tools.sim import atecc608, i2cbus
+    from host_tools.sim import i2cbus
 
-    chip = atecc608.Chip(str(tmp_path / "chip.json"))
+    chip = emulated_chip(str(tmp_path / "chip.json"))
+    said = []
+    chip.log = said.append
     master, slave, path = ptys.open_raw()
     link_m, link_s, link_path = ptys.open_raw()
     stop = threading.Event()
@@ -130,7 +138,7 @@ def test_emulator_board_puts_the_simulated_chip_on_its_i2c_bus(tmp_path):
         stop.set()
         server.join(2)
         ptys.close(master, slave, link_m, link_s)
-    assert rc == 0, err.decode() + out.decode()
+    assert rc == 0, err.decode() + out.decode() + "\nthe chip: " + "; ".join(said[-20:])
     lines = dict(l.split(" ", 1) for l in out.decode().splitlines())
     _check(bytes.fromhex(lines["PUB"]), bytes(range(32)), bytes.fromhex(lines["SIG"]))
     assert int(lines["COUNT"]) == chip.counters[0] == 1
@@ -206,6 +214,8 @@ def test_a_flash_dump_of_a_shoe_with_the_chip_holds_no_link_key(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["--timing", "0"], "shoe sim atecc608: --timing must be above 0 and at most 10"),
+    (["--watchdog", "nan"], "shoe sim atecc608: --watchdog must be above 0 and at most 3600 seconds"),
+    (["--watchdog", "soon"], "shoe sim atecc608: argument --watchdog: invalid float value"),
     (["--state", "BROKEN"], "shoe sim atecc608: cannot load --state: "),
 ])
 def test_sim_command_refuses_bad_options_in_one_line(tmp_path, args, message):

@@ -17,12 +17,16 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, encode_ds
 
 from firmware.drivers.atecc608_setup import shoe_config
 from host_tools.sim.atecc608 import start_sim
+from host_tools.sim.chipwait import EMULATED_WATCHDOG_S
 from host_tools.sim.i2cbus import BusioI2C
 
 
 @pytest.fixture
 def chip(tmp_path):
-    proc, pty = start_sim(state=tmp_path / "chip.json", timing=0.4)
+    # adafruit_atecc wakes the chip per command and idles it after; a
+    # pytest worker descheduled past tWATCHDOG (1.3 s) in between would find
+    # it asleep, so the chip here keeps the emulated devices' watchdog.
+    proc, pty = start_sim(state=tmp_path / "chip.json", timing=0.4, watchdog=EMULATED_WATCHDOG_S)
     bus = BusioI2C(pty)
     yield ATECC(bus), tmp_path / "chip.json"
     bus.deinit()

@@ -31,9 +31,12 @@ class BoardDirectory:
         import threading
 
         from host_tools.sim import atecc608, i2cbus, ptys
+        from host_tools.sim.chipwait import EMULATED_WATCHDOG_S
         if self.chip is None:
             self.shim = pathlib.Path(tempfile.mkdtemp(prefix="boardfs-machine-"))
-            self.chip = atecc608.Chip(str(self.shim / "chip.json"), timing=0.05)
+            # A host thread serves it to a VM: a wake's read may come after
+            # tWATCHDOG on a loaded machine (sim/chipwait.py).
+            self.chip = atecc608.Chip(str(self.shim / "chip.json"), timing=0.05, watchdog_s=EMULATED_WATCHDOG_S)
             master, self._slave, path = ptys.open_raw()
             bus = i2cbus.Bus({atecc608.ADDRESS: self.chip})
             threading.Thread(target=i2cbus.serve, args=(bus, master), daemon=True).start()
