@@ -32,14 +32,16 @@ def close(*fds):
             pass
 
 
-def relay(a, b, stopped, passing=None):
+def relay(a, b, stopped, passing=None, lock=None):
     """Copy bytes both ways between fds ``a`` and ``b`` until ``stopped()``.
 
     Behaves as a cable, not as a reader: when one side is closed (a VM being
     restarted) or not reading, bytes are lost and the relay keeps going, so
     a power cycle at either end never ends the line. ``passing(src, data)``
     returns what to deliver (the fault relay damages it there); by default
-    the bytes pass unchanged."""
+    the bytes pass unchanged. ``lock``, when given, is held from each read
+    until its bytes are delivered: its other holder knows no bytes are in
+    the relay's hands (a device's power-on, vmdevice.py)."""
     pairs = {a: b, b: a}
     while not stopped():
         try:
@@ -47,16 +49,28 @@ def relay(a, b, stopped, passing=None):
         except (OSError, ValueError):
             return  # an fd was closed under us: the owner is shutting down
         for src in ready:
-            try:
-                data = os.read(src, 4096)
-            except OSError:
-                data = b""  # EIO: nobody has that side open right now
-            if not data:
+            if lock is None:
+                moved = carry(src, pairs[src], passing)
+            else:
+                with lock:
+                    moved = carry(src, pairs[src], passing)
+            if not moved:
                 time.sleep(0.01)
-                continue
-            if passing is not None:
-                data = passing(src, data)
-            try:
-                os.write(pairs[src], data)
-            except OSError:
-                pass  # the far side is not reading: lost, as on a cut line
+
+
+def carry(src, dst, passing=None):
+    """One read of what ``src`` holds, delivered to ``dst`` (through
+    ``passing``); False when there was nothing to read."""
+    try:
+        data = os.read(src, 4096)
+    except OSError:
+        data = b""  # EIO: nobody has that side open right now (or EAGAIN: nothing there)
+    if not data:
+        return False
+    if passing is not None:
+        data = passing(src, data)
+    try:
+        os.write(dst, data)
+    except OSError:
+        pass  # the far side is not reading: lost, as on a cut line
+    return True

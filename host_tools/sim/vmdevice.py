@@ -89,6 +89,9 @@ class VMDevice:
         # Set by the relay at the VM's first byte: the self-test is done and
         # the VM has opened its ptys (opening a tty flushes its input).
         self.booted = threading.Event()
+        # Held by the relay from a read to its delivery, and by a power-on
+        # while it carries on what the VM before it left in the line.
+        self._relay_lock = threading.Lock()
         self._relay = threading.Thread(target=self._relay_loop, daemon=True)
         return dev_path
 
@@ -97,8 +100,15 @@ class VMDevice:
 
     def _spawn(self, cmd, env_path):
         """Power on: the VM ``cmd`` in the flash directory, its modules from
-        ``env_path`` (MICROPYPATH), its output appended to the VM log."""
-        self.booted.clear()
+        ``env_path`` (MICROPYPATH), its output appended to the VM log.
+        The bytes the VM before it wrote (its power cut, or its exit) go on
+        first: a relay that reached them only after this had marked the new
+        VM booted before it opened its ptys, and the next line written to
+        one of them was flushed unread."""
+        with self._relay_lock:
+            while ptys.carry(self._dev_m, self._host_m, self._passing):
+                pass
+            self.booted.clear()
         err = open(self.stderr_path, "ab")
         env = dict(os.environ, MICROPYPATH=env_path)
         self.proc = subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
@@ -148,7 +158,7 @@ class VMDevice:
         ptys.close(*fds)
 
     def _relay_loop(self):
-        ptys.relay(self._dev_m, self._host_m, self._stop.is_set, self._passing)
+        ptys.relay(self._dev_m, self._host_m, self._stop.is_set, self._passing, self._relay_lock)
 
     def _passing(self, src, data):
         if src == self._dev_m:
