@@ -8,6 +8,9 @@ bit from 0 back to 1 (a write to flash that was not erased) raises; an erase set
 
 The file is the flash: restarting the VM on it is a power cycle, and a
 test that edits it edits the flash as someone holding the chip would.
+``failing`` (the dealer channel's ``flash fail``) is a chip worn out or
+gone bad: every program and erase fails with EIO from then on, until a
+power cycle; reads still work.
 """
 
 import os
@@ -37,6 +40,7 @@ class NorFlash:
         self.blank = bytearray(b"\xff" * PAGE)
         self.erases = 0
         self.pages = 0
+        self.failing = False
 
     def readblocks(self, block, buf, off=0):
         self.f.seek(block * SECTOR + off)
@@ -47,6 +51,8 @@ class NorFlash:
             self.ioctl(6, block)
             off = 0
         n = len(buf)
+        if self.failing:
+            raise OSError(5)  # EIO: the program did not verify
         if off % PAGE or n % PAGE or off + n > SECTOR:
             raise OSError(22)  # EINVAL: not whole pages (rp2's flash_range_program)
         old = self.old
@@ -72,6 +78,8 @@ class NorFlash:
         if op == 5:
             return SECTOR
         if op == 6:
+            if self.failing:
+                raise OSError(5)  # EIO: the erase did not verify
             self.f.seek(arg * SECTOR)
             for _ in range(SECTOR // PAGE):
                 self.f.write(self.blank)

@@ -111,7 +111,8 @@ class Board:
         `shoe emulate --journal-ring 0` main.py keeps the journal in a file."""
         from emulator.norflash import NorFlash
         from link.ring import Ring
-        return Ring(NorFlash(self.journal_path + NOR, sectors))
+        self._nor = NorFlash(self.journal_path + NOR, sectors)
+        return Ring(self._nor)
 
     def __init__(self, config):
         on_flash(self, config)
@@ -142,6 +143,7 @@ class Board:
         self._gate = 0
         self._line = bytearray(LINE_MAX)
         self._n = 0
+        self._nor = None   # the journal ring's flash, once main.py asks for it
         # Parts as a board builds them (boards/parts.py); ABSENT names the
         # ones `shoe emulate --without` takes away, each failing the way a
         # board sees it at boot (docs/design.md, "Missing parts").
@@ -230,6 +232,9 @@ class Board:
                     return 0
                 if _is(line, n, b"empty"):
                     self._empty = True
+                    return 0
+                if self._nor is not None and _is(line, n, b"flash fail"):
+                    self._nor.failing = True   # the journal's next write fails (emulator/norflash.py)
                     return 0
                 if _is(line, n, b"gpio"):
                     self._dealer.write(b"gpio %d %d\n" % (self._lights, self._gate))

@@ -274,6 +274,8 @@ class Link:
             self.capture = False
             if self.tilt is None and self.journal.f is not None:
                 self.journal.blob(_journal.EVENT, buf, 0, n)
+        if self.tilt is not None and not self.tilt_from:
+            return  # made while the tilt waits (link/tilt.py broken): never numbered
         self.seq += 1
         if self.seq <= self.acked:
             return
@@ -388,16 +390,8 @@ class Link:
         self.signed = seq
 
     def clear_tilt(self, host_seq):
-        lost_from = self.tilt_from
-        if host_seq > self.seq:
-            from link import tilt
-            tilt.renumber(self, host_seq)
-        self.journal.clear_tilt()
-        self.tilt = None
-        self.reset_device()
-        self.journal.compact(self.acked, self.acked, self.counter, self.acked_tag, self.outbox.events())
-        self.journaled_ack = self.acked
-        reports.tilt_cleared(self, lost_from)
+        from link import tilt  # a tilted device only: not resident
+        tilt.clear_tilt(self, host_seq)
 
     # ------------------------------------------------------------- link in
 
@@ -544,14 +538,8 @@ class Link:
         if n:
             self.decoder.feed(self.rx, n, self)
         if self.journal.broken is not None and self.tilt is None:
-            reason = self.journal.broken
-            self.synced = True  # the seq is sound: only durability was lost
-            self.tilt_from = self.seq + 1
-            try:
-                self.journal.set_tilt(reason)
-            except OSError:
-                pass  # the same failing flash; the tilt still holds until power-off
-            self._tilt(reason)
+            from link import tilt  # only once the flash has failed: not resident
+            tilt.broken(self)
         now = b.ticks_ms()
         for limiter in self.limiters:
             if limiter.due(b, now):
@@ -567,9 +555,10 @@ class Link:
                 self._hello()
             return
         box = self.outbox
-        if self.spilled and self.tilt is None and box.count == 0:
+        if self.spilled and box.count == 0 and (self.tilt is None or not self.tilt_from):
             # Only once the host has taken everything in memory: each refill
             # replays the whole journal, so it must not run pass after pass.
+            # Tilted, only while the tilt waits behind the journal's events.
             self.RECOVERY.refill(self)
         if self.up and (self.tilt is None or self.synced) and not self.tag_stale and \
                 self.next_send > self.acked + 1 and b.ticks_diff(now, self.progress) > proto.RETRANSMIT_MS:

@@ -69,6 +69,9 @@ def command(s, counter, payload):
         if s.halt is not None:
             raise proto.Rejected("wrong_state", "clear_tilt: the boot self-test failed (%s); "
                                  "a technician must reflash the firmware" % s.halt, name)
+        if s.journal.broken is not None:
+            # The flash failed since power-on: a fresh journal would fail too.
+            raise proto.Rejected("wrong_state", "clear_tilt: %s; power-cycle first" % s.journal.broken, name)
     why = s.refusal(name, args)
     if why is not None:
         raise proto.Rejected("wrong_state", why, name)

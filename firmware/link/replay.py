@@ -199,3 +199,6 @@ def refill(s, into=_literal):
     s.journal.scan(into(s, filler))
     if filler.seq_done >= s.seq:
         s.spilled = False
+    if s.tilt is not None and not s.tilt_from and not filler.full:
+        from link import tilt  # the journal failed while events waited in it
+        tilt.refill(s, filler.seq)

@@ -323,8 +323,14 @@ class Ring:
         self._sync()
 
     def close(self):
-        if self.open:
-            self._sync()
+        try:
+            if self.open:
+                self._sync()
+        except OSError:
+            # A failing flash: the unsynced tail is lost, which a write has
+            # said (the journal's ``broken``) or will. Raised, it crashed the
+            # device from inside the journal's own handling of that write.
+            pass
         self.open = False
         self.pg_slot = -1
 

@@ -1,12 +1,73 @@
 """What a tilted device does with its seqs: the events it makes before the
 host's first ack after a tilted boot, that ack, and the renumbering both it
-and `clear_tilt` may need (docs/protocol.md, "Tilt").
+and `clear_tilt` may need; and a journal that fails at run time while
+events wait in it (docs/protocol.md, "Tilt").
 
 Apart from link/core.py because only a tilted device runs it: loaded at
-such a boot or by `clear_tilt`, so none of it is heap on a sound boot.
+such a boot, when the flash fails, or by `clear_tilt`, so none of it is
+heap on a sound device.
 """
 
 from link import proto
+from link import reports
+
+
+def broken(s):
+    """The journal took its last write (``s.journal.broken``). The seq is
+    sound, only durability was lost. With events waiting only in the
+    journal (``s.spilled``) the `tilt` cannot follow the outbox: those
+    events come first, read back by the refills as before (the flash still
+    reads), and the tilt waits with ``tilt_from`` 0 (``refill``).
+    Meanwhile the device plays nothing, and what it makes is not numbered
+    (link/core.py ``_emit``)."""
+    reason = s.journal.broken
+    s.synced = True
+    try:
+        s.journal.set_tilt(reason)
+    except OSError:
+        pass  # the same failing flash; the tilt still holds until power-off
+    s.tilt = reason
+    if s.spilled:
+        s.tilt_from = 0
+        return
+    s.tilt_from = s.seq + 1
+    reports.tilt(s, reason)
+
+
+def refill(s, last):
+    """The end of a refill while the tilt waits (link/replay.py): every
+    event the journal holds is in the outbox or acked, the last of them
+    ``last``. The events the device made after that one never reached the
+    flash or the outbox (the write that failed, and what followed it while
+    events were spilled): they are given up, and the `tilt` is event
+    ``last`` + 1, on the same tag chain. An outbox too full to take it
+    leaves it waiting for the next refill, which runs once the host has
+    taken everything in memory."""
+    s.seq = last
+    s.spilled = False
+    s.tilt_from = last + 1
+    reports.tilt(s, s.tilt)
+    if s.spilled:
+        s.seq = last
+        s.tilt_from = 0
+
+
+def clear_tilt(s, host_seq):
+    """The authenticated `clear_tilt` (link/dispatch.py has refused it on a
+    journal that failed since power-on): the bad journal is kept as
+    `<journal>.bad`, the device's state starts over, and a fresh journal
+    holds the unacked events, after the host's last seq if that is beyond
+    the device's. `tilt_cleared` says from which seq on the store holds
+    play the device could not rebuild (``lost_from``)."""
+    lost_from = s.tilt_from
+    if host_seq > s.seq:
+        renumber(s, host_seq)
+    s.journal.clear_tilt()
+    s.tilt = None
+    s.reset_device()
+    s.journal.compact(s.acked, s.acked, s.counter, s.acked_tag, s.outbox.events())
+    s.journaled_ack = s.acked
+    reports.tilt_cleared(s, lost_from)
 
 
 def push(s, buf, n):

@@ -62,6 +62,9 @@ RING_HEAP_64 = 16 * 1024
 WITHOUT = ("reader", "sensor", "secure_element", "buttons", "gate")
 
 
+UNTAKEN_KEPT = 16
+
+
 class Emulator(vmdevice.VMDevice):
     """One emulated shoe: its flash directory, ptys, relay and VM process
     (host_tools/sim/vmdevice.py, shared with the shuffler's emulator).
@@ -89,6 +92,8 @@ class Emulator(vmdevice.VMDevice):
             self.key = f.read()
         shoe_path = self._open_link()
         self._deal_m, self._deal_s, deal_path = ptys.open_raw(nonblocking=True)
+        self.untaken = []      # dealer lines a running VM did not take within deal()'s wait
+        self.powered_at = time.monotonic()
         os.set_blocking(self._deal_m, True)
         reader_cfg = {"script": deal_path}
         self.chip = None
@@ -151,6 +156,7 @@ class Emulator(vmdevice.VMDevice):
 
     def start(self):
         """Power on: run main.py in the VM with this shoe's flash."""
+        self.powered_at = time.monotonic()
         self._write_deploy_record()
         return self._spawn(vm.micropython_cmd([os.path.join(self.dir, "main.py")],
                                               heap="%dk" % (self.heap // 1024)), self.dir)
@@ -221,6 +227,11 @@ class Emulator(vmdevice.VMDevice):
             return
         if select.select([self._deal_m], [], [], 0)[0]:
             os.read(self._deal_m, 1)
+        else:
+            # Not taken in time by a VM still running: kept for whoever
+            # waits on what the line should have caused (tests/support/emuhost.py).
+            self.untaken.append("%.1f s after power-on: %s" % (time.monotonic() - self.powered_at, line))
+            del self.untaken[:-UNTAKEN_KEPT]
 
     def close(self):
         fds = [self._deal_m, self._deal_s]
@@ -350,6 +361,7 @@ def run(args):
 
 BOARD_HELP = ("bets | exposed | new_shoe: press that button;  sensor back_a|back_b|face: what the back "
               "sensor sees;  present TAG: a tag (hex ID) at the reader;  gpio: the lights and the gate;  "
+              "flash fail: the journal's flash stops taking writes (until a power cycle);  "
               "any dealing-script line (9H, 9H up, cover, shoe decks=8): to the dealer channel")
 
 

@@ -5,6 +5,7 @@ deal` prints for the same dealing script, numbered 1..N without gaps,
 however often the power fails while the dealer deals.
 """
 
+import json
 import threading
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from support.emuhost import Host, core_events, powered_on, reference, restart
 from host_tools.sim import dealer
 from host_tools.sim.emulate import Emulator
-from firmware.link import proto
+from firmware.link import host_frames, proto
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +124,52 @@ def test_a_pit_pc_started_afresh_after_a_power_cut_acks_from_the_shoes_hello(sta
                        what="the events dealt after the power cut")
         finally:
             fresh.close()
+
+
+def test_a_flash_that_fails_mid_outage_delivers_what_it_holds_then_the_tilt(staged, tmp_path):
+    """The journal's flash stops taking writes (``flash fail``) while most of
+    an outage's events wait only in the journal. The shoe tilts on the
+    next card, whose record does not reach the flash; once the pit is back,
+    every event the journal holds reaches it, complete and in order, and
+    the `tilt` follows the last of them on the same tag chain. Before, the
+    pit got the outbox's 64 events and never the tilt (unit test:
+    tests/unit/test_link_outage.py)."""
+    with powered_on(staged, tmp_path / "flash", "EMU2") as (emu, host):
+        lines = dealer.script(5)[:160]
+        for line in lines[:20]:
+            emu.deal(line)
+        host.wait(lambda: core_events(host) == reference(lines[:20]), what="the first rounds")
+        host.auto_ack = False  # the bridge is away: nothing is acked
+        for line in lines[20:150]:
+            emu.deal(line)
+        emu.deal("flash fail")
+        emu.deal(lines[150])
+        host.pump(1.0)
+        host.auto_ack = True
+        host.hello()
+        at, tilt = host.wait_event(timeout=60, type="tilt")
+        assert tilt["reason"].startswith("journal write failed (")
+        seqs = sorted(host.events)
+        assert seqs == list(range(1, max(seqs) + 1))
+        assert [e for e in (json.loads(host.events[k]) for k in seqs if k < at)
+                if e.get("source") != "link"] == reference(lines[:150])
+        prev = host.tags[at - 1]
+        assert host_frames.frame_mac(host.fkey, "EMU2", ord("E"), at, prev, host.events[at].encode()) \
+            == host.tags[at]   # the same chain, not a restart
+        assert host.bad_tags == [] and len(reference(lines[:150])) > 2 * 64
+        emu.deal(lines[151])   # refused: the shoe plays nothing while tilted
+        _seq, refused = host.wait_event(timeout=30, reason="tilted")
+        assert refused["type"] == "error"
+        # A fresh journal on that flash would fail too: clear_tilt waits for
+        # a power cycle, after which it is taken (link/tilt.py in the VM).
+        host.command("clear_tilt")
+        _seq, refused = host.wait_event(timeout=30, reason="wrong_state")
+        assert "power-cycle first" in refused["message"]
+        emu.power_cut()
+        restart(emu)
+        host.hello()
+        host.wait(lambda: [k for k in host.events if k > at and json.loads(host.events[k])["type"] == "tilt"],
+                  what="the tilted boot's tilt")
+        host.command("clear_tilt")
+        host.wait_event(timeout=30, type="tilt_cleared")
+        assert host.bad_tags == [] and sorted(host.events) == list(range(1, max(host.events) + 1))

@@ -138,7 +138,11 @@ class Host:
                 seen, last = len(self.events), now
             if now - last > quiet or now - start > 10 * quiet:
                 raise AssertionError("timed out waiting for %s (%.0f s, the last %.0f s without a new "
-                                     "event); frames: %r" % (what, now - start, now - last, self.frames[-8:]))
+                                     "event); the last events: %r; frames: %r; dealer lines not taken: %r; "
+                                     "see %s" % (what, now - start, now - last,
+                                                 [self.events[k] for k in sorted(self.events)[-4:]],
+                                                 self.frames[-4:], getattr(self.emu, "untaken", None),
+                                                 self.emu.stderr_path))
 
     def event_list(self):
         return [json.loads(self.events[s]) for s in sorted(self.events)]

@@ -296,3 +296,30 @@ def test_a_ring_cut_back_or_erased_is_caught_by_its_marker(tmp_path):
     status, _, good, _ = _boot(j3)
     assert (status, good) == (J.OK, 0)
     assert replay.loss(j3, good).startswith("journal deleted")
+
+
+def test_a_flash_that_stops_taking_writes_breaks_the_journal_without_raising(tmp_path):
+    """Every program and erase fails from some record on (a worn-out chip,
+    the emulator's ``flash fail``): the write that meets it marks the
+    journal broken (the session tilts on that) and lets the ring go without
+    trying the failed page again, and every later write is a no-op. What
+    the flash took before still reads back, a record cut by the failure
+    being only a torn tail. Before, the close after the failure programmed
+    the same page again and its EIO escaped: the shoe crashed."""
+    path = tmp_path / "ring.nor"
+    dev = norflash.NorFlash(str(path), 8)
+    j = _journal(tmp_path, dev, KEY)
+    j.scan(Records(), True)
+    j.open(0)
+    done = []
+    _deal(j, 100, done)
+    dev.failing = True
+    j.blob(J.EVENT, EVENT, 0, len(EVENT))   # meets the failure: no exception
+    assert j.broken is not None and j.broken.startswith("journal write failed (")
+    assert j.f is None
+    j.blob(J.EVENT, EVENT, 0, len(EVENT))
+    j.idle()
+    status, message, good, items = _boot(_journal(tmp_path, norflash.NorFlash(str(path), 8), KEY))
+    assert status in (J.OK, J.TORN), message
+    got = _cards_and_inputs(items)
+    assert got == _expect(done)[:len(got)] and len(got) >= len(_expect(done)) - 8

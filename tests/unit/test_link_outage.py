@@ -6,11 +6,14 @@ rebooted shoe holds in memory (the acked event's tag is recovered from the
 journal). The tag oracle is CPython's hmac (host_frames)."""
 
 import json
+import os
+
+import pytest
 
 import host_tools  # noqa: F401  (makes the firmware package importable)
 
 from firmware.baccarat import cards
-from firmware.link import auth, frame, host_frames
+from firmware.link import auth, frame, host_frames, proto
 from firmware.link.journal import Journal
 from firmware.link.outbox import Outbox
 from firmware.link.session import Session
@@ -116,3 +119,143 @@ def test_a_power_cut_mid_catch_up_then_an_ack_beyond_memory(tmp_path):
     _steps(s2, board2, host, 400)
     assert len(host.events) == s2.seq and not s2.spilled and not s2.tag_stale
     assert s2.acked_tag == host.tags[s2.acked]
+
+
+class _FailingFlash:
+    """The journal's file on a flash that stopped taking writes (full, or
+    worn out): reads of what it holds still work."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def write(self, data):
+        raise OSError(28, "No space left on device")
+
+    def flush(self):
+        pass
+
+    def close(self):
+        self.f.close()
+
+
+class _RestartingHost(Host):
+    """Host, plus the one place the protocol lets a device restart its tag
+    chain (docs/protocol.md, section 4): a link `tilt` or `tilt_cleared`
+    event whose tag is made over 32 zeros instead of the stored event's."""
+
+    def on_frame(self, d):
+        if d.kind == ord("E") and d.seq == max(self.events, default=0) + 1:
+            body, tag = auth.split_mac(bytes(d.buf[d.pstart:d.pend]))
+            event = json.loads(body)
+            zero = host_frames.frame_mac(self.fkey, "OUT1", d.kind, d.seq, auth.ZERO_MAC, body)
+            if event.get("source") == "link" and event["type"] in ("tilt", "tilt_cleared") and zero == tag:
+                self.events[d.seq] = body
+                self.tags[d.seq] = tag
+                self.restarts.append(d.seq)
+                return
+        super().on_frame(d)
+
+
+def _types(host):
+    return [json.loads(host.events[k])["type"] for k in sorted(host.events)]
+
+
+def test_a_journal_that_fails_during_an_outage_delivers_what_it_holds_then_the_tilt(tmp_path):
+    """The flash stops taking writes while most of an outage's events wait
+    only in the journal. Play in memory from there on is not durable, so
+    the shoe tilts; the events the journal holds still reach the host,
+    complete and chained, and the `tilt` follows the last of them on the
+    same chain; the card whose record did not reach the flash, and what the
+    shoe made while the tilt waited, are never numbered. Before, the `tilt`
+    and everything after the outbox were dropped (the host got 17 of 361
+    events), and the next power-on renumbered the tilt after those 17."""
+    board = WireBoard(KEY)
+    path = str(tmp_path / "j.bin")
+    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    host = _RestartingHost()
+    host.restarts = []
+    s.boot()
+    s.up = True
+    _steps(s, board, host, 3)
+    _deal(s, 30)   # ~180 events with no ack: most live only in the journal
+    assert s.spilled
+    journaled = s.seq
+    cards_dealt = 3 + 4 * 30
+    s.journal.f = _FailingFlash(s.journal.f)
+    s.card(cards.parse("9H"))   # its record does not reach the flash
+    _steps(s, board, host, 1)
+    assert s.tilt is not None and s.tilt.startswith("journal write failed (")
+    s.card(cards.parse("KS"))   # refused, while the tilt waits behind the journal's events
+    _steps(s, board, host, 400)
+    types = _types(host)
+    assert sorted(host.events) == list(range(1, len(host.events) + 1)) and host.restarts == []
+    assert types.count("card") == cards_dealt
+    tilt_at = types.index("tilt") + 1
+    assert tilt_at == journaled + 1 and json.loads(host.events[tilt_at])["reason"] == s.tilt
+    assert max(host.events) == s.seq and not s.spilled
+    s.card(cards.parse("8D"))   # refused after the tilt: an error event, delivered
+    _steps(s, board, host, 5)
+    assert json.loads(host.events[s.seq]).get("reason") == "tilted"
+    # A power cut: the tilted boot renumbers its events after the host's
+    # last, its `tilt` restarting the chain; nothing the host holds is sent again.
+    s.journal.close()
+    board2 = WireBoard(KEY)
+    stored = max(host.events)
+    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    s2.boot()
+    s2.up = True
+    host.read(board2)
+    host.ack(board2)
+    _steps(s2, board2, host, 20)
+    assert host.restarts == [stored + 1] and _types(host)[stored] == "tilt"
+    assert sorted(host.events) == list(range(1, s2.seq + 1))
+
+
+def _clear_tilt(board, host, counter):
+    board.inbox += host_frames.encode_command(KEY, "OUT1", host.nonce, counter, "clear_tilt",
+                                              (board.now + 5000) & proto.TICKS_MASK)
+
+
+def test_clear_tilt_waits_for_a_power_cycle_after_the_flash_failed(tmp_path):
+    """A fresh journal on a flash that failed since power-on would fail
+    too (and, while the tilt waits behind the journal's events, would keep
+    only the outbox's): `clear_tilt` is refused until a power cycle, after
+    which the tilted boot takes it as after any tilt."""
+    board = WireBoard(KEY)
+    path = str(tmp_path / "j.bin")
+    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    host = _RestartingHost()
+    host.restarts = []
+    s.boot()
+    s.up = True
+    _steps(s, board, host, 3)
+    _deal(s, 30)
+    s.journal.f = _FailingFlash(s.journal.f)
+    s.card(cards.parse("9H"))
+    _steps(s, board, host, 1, ack=False)
+    assert s.tilt is not None and s.spilled and not s.tilt_from
+    _clear_tilt(board, host, 1)   # refused while the tilt waits: not numbered, so not in the record
+    _steps(s, board, host, 400)
+    _clear_tilt(board, host, 2)   # refused again, now on the record
+    _steps(s, board, host, 5)
+    events = [json.loads(host.events[k]) for k in sorted(host.events)]
+    assert sorted(host.events) == list(range(1, len(events) + 1)) and host.restarts == []
+    assert [e["type"] for e in events].count("tilt") == 1 and events[-1]["type"] == "error"
+    assert events[-1]["reason"] == "wrong_state" and "power-cycle first" in events[-1]["message"]
+    assert s.tilt is not None and not os.path.exists(path + ".bad")
+    # The power cycle: the tilted boot, then the same command clears it.
+    s.journal.close()
+    board2 = WireBoard(KEY)
+    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    s2.boot()
+    s2.up = True
+    host.read(board2)
+    host.ack(board2)
+    _steps(s2, board2, host, 5)
+    before = max(host.events)
+    _clear_tilt(board2, host, 3)
+    _steps(s2, board2, host, 5)
+    after = [json.loads(host.events[k])["type"] for k in sorted(host.events) if k > before]
+    assert after[:2] == ["accepted", "tilt_cleared"], after
+    assert s2.tilt is None and os.path.exists(path + ".bad")
+    assert sorted(host.events) == list(range(1, s2.seq + 1))
