@@ -58,7 +58,18 @@ def clear_tilt(s, host_seq):
     `<journal>.bad`, the device's state starts over, and a fresh journal
     holds the unacked events, after the host's last seq if that is beyond
     the device's. `tilt_cleared` says from which seq on the store holds
-    play the device could not rebuild (``lost_from``)."""
+    play the device could not rebuild (``lost_from``). A tilt that still
+    waits behind restored events (``push``) gives up those not yet in the
+    outbox (`.bad` keeps them): the `tilt`, room permitting, and
+    `tilt_cleared` follow the outbox's last, and the loss starts there."""
+    if not s.tilt_from:
+        s.seq = s.outbox.last_seq() if s.outbox.count else s.acked
+        s.spilled = False
+        s.tilt_from = s.seq + 1
+        reports.tilt(s, s.tilt)
+        if s.spilled:
+            s.seq -= 1
+            s.spilled = False
     lost_from = s.tilt_from
     if host_seq > s.seq:
         renumber(s, host_seq)
@@ -74,15 +85,17 @@ def push(s, buf, n):
     """Event ``s.seq`` (``buf[:n]``), made while tilted at boot before the
     host's first ack, into ``s.outbox``. Tilted, the device writes no
     journal, so the event exists only there, and one that did not fit
-    would be lost, the tilt event first. The events from before the tilt
-    give way instead, oldest first (the journal still holds them), all of
-    them when some never reached the outbox (they could not come before
-    this one in it); ``synced`` then renumbers what is kept."""
+    would be lost, the tilt event first. When the restored events already
+    overflow the outbox, the journal holds the rest: they go first (the
+    refills), and the tilt, this event, waits behind them unnumbered, as
+    after a write failure at run time (``broken``, ``synced``). Otherwise
+    the events from before the tilt give way, oldest first (the journal
+    still holds them); ``synced`` then renumbers what is kept."""
     box = s.outbox
     if s.spilled:
-        box.drop_through(s.tilt_from - 1)
-        s.spilled = False
-        s.evicted = True
+        s.seq -= 1
+        s.tilt_from = 0
+        return
     while not box.push(s.seq, buf, n):
         s.evicted = True
         if not box.count or box.first_seq >= s.tilt_from:
@@ -98,6 +111,20 @@ def synced(s, seq):
     duplicate. With events evicted (``push``) the chain from before the
     tilt cannot be carried on either, and the tilt event restarts it."""
     s.synced = True
+    if not s.tilt_from:
+        # The tilt waits behind the restored events (push). A host that
+        # lacks some of them gets them first, and the tilt follows the
+        # journal's last (``refill``); one that holds them all, or more
+        # (made in memory after a write failure), gets the tilt after its
+        # last, restarting the chain.
+        if seq < s.seq:
+            return False
+        s.outbox.clear()
+        s.spilled = False
+        renumber(s, seq)
+        s.tilt_from = seq + 1
+        reports.tilt(s, s.tilt)
+        return True
     # ``evicted`` is set by push only: no name for it on a sound boot's heap.
     if seq < s.tilt_from and not getattr(s, "evicted", False):
         return False

@@ -168,13 +168,18 @@ def test_a_restored_journal_edited_to_look_like_a_power_cut_tilts_the_shuffler(t
 def test_a_tilted_boot_with_more_unacked_events_than_its_outbox_still_sends_its_tilt(tmp_path):
     """The pit heard a whole batch but stored and acked none of it, then
     the journal was edited. At the tilted boot the restored unacked events
-    (every one since the first power-on) fill the shuffler's outbox (12
+    (every one since the first power-on) overflow the shuffler's outbox (12
     slots, 1.5 KiB), and the events of that boot exist only in memory (a
-    tilted device writes no journal). Before, they were dropped for want of
-    room, the tilt event first: the pit heard the hello's tilt and then
-    nothing, for ever. Now the old events give way and the first ack
-    renumbers the boot's events after what the pit's store holds (nothing:
-    seq 1 on); the tilt event restarts the chain."""
+    tilted device writes no journal). The records before the edited one
+    are the chip's (sealed), so the pit gets every event they hold first,
+    the outbox refilled from the journal as it acks, and the tilt follows
+    the last of them on the same chain (link/tilt.py ``push``). At first the
+    boot's events were dropped for want of room, the tilt first (the pit
+    heard the hello's tilt and then nothing, for ever); then the old events
+    gave way and the tilt came at seq 1, the sealed batch missing from the
+    record."""
+    from firmware.link import host_frames
+
     flash = tmp_path / "flash"
     emu = ShufflerEmulator(str(flash), decks=1, seed=5)
     emu.shoe_id = emu.device_id
@@ -186,16 +191,20 @@ def test_a_tilted_boot_with_more_unacked_events_than_its_outbox_still_sends_its_
         while emu.secure.counters[0] < 1:   # the seal's checkpoint is signed: the batch is all made
             assert time.monotonic() < end, "batch A never sealed"
             host.pump(0.05)
+        made = {s: p for k, s, p in host.frames if k == "E"}   # those it sent (a window's worth)
         _off(emu, host)
         append_u32(flash / "journal.bin", journal.INTENT, 7)   # whoever holds the flash edits it
         host = _power_on(emu)
         hello = host.hellos()[-1]
         assert hello["tilt"] is not None and journal.SEAL in hello["tilt"], hello
-        tilt = host.wait(lambda: [(s, e) for s, e in ((s, json.loads(p)) for k, s, p in host.frames if k == "E")
-                                  if e["type"] == "tilt"], what="the tilt event")[0]
+        at, tilt = host.wait_event(timeout=60, type="tilt")
         assert hello["acked"] == 0, hello      # nothing was ever acked, so nothing journaled as acked
-        assert tilt == (1, {"type": "tilt", "source": "link", "reason": hello["tilt"]}), tilt
-        assert host.bad_tags == []   # its chain restarts at the tilt, as a pit accepts
+        assert tilt == {"type": "tilt", "source": "link", "reason": hello["tilt"]}, tilt
+        assert at == hello["seq"] + 1 > 12 and sorted(host.events) == list(range(1, at + 1))
+        assert made and all(host.events[k] == made[k] for k in made if k < at)   # the same events, resent
+        assert [json.loads(host.events[k])["type"] for k in range(1, at)].count("checkpoint") >= 1
+        assert host.bad_tags == [] and host_frames.frame_mac(
+            host.fkey, emu.shoe_id, ord("E"), at, host.tags[at - 1], host.events[at].encode()) == host.tags[at]
         _off(emu, host)
     finally:
         emu.close()

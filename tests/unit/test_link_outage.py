@@ -259,3 +259,116 @@ def test_clear_tilt_waits_for_a_power_cycle_after_the_flash_failed(tmp_path):
     assert after[:2] == ["accepted", "tilt_cleared"], after
     assert s2.tilt is None and os.path.exists(path + ".bad")
     assert sorted(host.events) == list(range(1, s2.seq + 1))
+
+
+def test_a_power_cut_while_the_tilt_waits_still_delivers_what_the_journal_holds(tmp_path):
+    """The flash fails mid-outage, and the power goes before the host has
+    the journal's events. The journal is sound up to its failed write, so
+    the tilted boot sends what the host lacks of it, and the boot's `tilt`
+    follows the journal's last event on the same chain, as at run time.
+    Before, the boot's tilt gave way to nothing: the restored events that
+    did not fit the outbox were dropped and the tilt renumbered after the
+    host's last (17 of 357 events reached the host)."""
+    board = WireBoard(KEY)
+    path = str(tmp_path / "j.bin")
+    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    host = _RestartingHost()
+    host.restarts = []
+    s.boot()
+    s.up = True
+    _steps(s, board, host, 3)
+    _deal(s, 30)
+    journaled = s.seq
+    s.journal.f = _FailingFlash(s.journal.f)
+    s.card(cards.parse("9H"))
+    _steps(s, board, host, 1, ack=False)
+    assert s.tilt is not None and not s.tilt_from and max(host.events) < journaled
+    s.journal.close()   # the power cut
+    board2 = WireBoard(KEY)
+    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    s2.boot()
+    s2.up = True
+    host.read(board2)
+    host.ack(board2)
+    _steps(s2, board2, host, 400)
+    types = _types(host)
+    assert sorted(host.events) == list(range(1, len(types) + 1)) and host.restarts == []
+    assert types.index("tilt") == journaled and types.count("tilt") == 1
+    assert types.count("card") == 3 + 4 * 30 and max(host.events) == s2.seq
+
+
+def test_clear_tilt_while_a_tilted_boots_tilt_waits_gives_up_the_rest_and_says_where(tmp_path):
+    """The same power cut, and a technician clears the tilt before the
+    host has the journal's events: those not yet in the outbox are given up
+    (`.bad` keeps them), `tilt_cleared` follows the outbox's last (after the
+    `tilt`, when there is room for it) and says the loss starts there; the
+    record stays gapless and on one chain, and the shoe journals again."""
+    board = WireBoard(KEY)
+    path = str(tmp_path / "j.bin")
+    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    host = _RestartingHost()
+    host.restarts = []
+    s.boot()
+    s.up = True
+    _steps(s, board, host, 3)
+    _deal(s, 30)
+    s.journal.f = _FailingFlash(s.journal.f)
+    s.card(cards.parse("9H"))
+    _steps(s, board, host, 1, ack=False)
+    s.journal.close()   # the power cut
+    board2 = WireBoard(KEY)
+    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    s2.boot()
+    s2.up = True
+    host.read(board2)
+    host.ack(board2)
+    _clear_tilt(board2, host, 1)   # in the same read as the first ack
+    _steps(s2, board2, host, 100)
+    events = [json.loads(host.events[k]) for k in sorted(host.events)]
+    assert sorted(host.events) == list(range(1, len(events) + 1)) and host.restarts == []
+    kinds = [e["type"] for e in events]
+    assert kinds.count("tilt_cleared") == 1 and kinds.count("tilt") <= 1
+    lost_from = next(k + 1 for k, e in enumerate(events) if e["type"] in ("tilt", "tilt_cleared"))
+    assert events[kinds.index("tilt_cleared")]["lost_from"] == lost_from
+    assert s2.tilt is None and not s2.spilled and os.path.exists(path + ".bad")
+    s2.new_shoe(8, 0, 0)
+    _steps(s2, board2, host, 5)
+    assert json.loads(host.events[max(host.events)])["type"] == "shoe" and max(host.events) == s2.seq
+    s2.journal.close()   # and a power cycle later the shoe is sound, not tilted
+    s3 = Session(WireBoard(KEY), CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    s3.boot()
+    assert s3.tilt is None and s3.seq == s2.seq + 1   # its boot event follows
+
+
+def test_a_tilted_boot_whose_restored_events_just_fill_the_outbox_lets_them_give_way(tmp_path):
+    """Restored unacked events that fit the outbox exactly, then a corrupt
+    record: nothing waits in the journal beyond them, and the boot's `tilt`
+    does not fit. The oldest restored events give way to it (the journal,
+    kept as `.bad`, holds them), and the host's first ack places the tilt
+    after its last, restarting the chain (link/tilt.py ``push``)."""
+    board = WireBoard(KEY)
+    path = str(tmp_path / "j.bin")
+    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=8192, slots=8))
+    host = _RestartingHost()
+    host.restarts = []
+    s.boot()
+    s.new_shoe(8, 0, 0)
+    for name in ("2C", "4S", "5S"):
+        s.card(cards.parse(name))
+    s.bets()
+    for name in ("9H", "KS"):
+        s.card(cards.parse(name))
+    assert s.seq == 8 and not s.spilled   # boot, shoe, three burns, bets, two cards: nothing acked
+    s.journal.close()
+    with open(path, "ab") as f:
+        f.write(b"\x00\x00\x00\x00")   # a record of no known kind: corrupt
+    board2 = WireBoard(KEY)
+    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=8192, slots=8))
+    s2.boot()
+    s2.up = True
+    assert s2.tilt.startswith("corrupt journal") and s2.tilt_from == 9 and not s2.spilled
+    host.read(board2)
+    host.ack(board2, 0)   # the store holds none of them
+    _steps(s2, board2, host, 10)
+    kinds = _types(host)
+    assert host.restarts == [1] and kinds[0] == "tilt" and sorted(host.events) == list(range(1, len(kinds) + 1))
