@@ -160,6 +160,49 @@ def _types(host):
     return [json.loads(host.events[k])["type"] for k in sorted(host.events)]
 
 
+def _shoe(tmp_path, box):
+    """A booted session on a journal file, and a host that allows a chain
+    restart where the protocol does. Returns (session, board, host, path)."""
+    board = WireBoard(KEY)
+    path = str(tmp_path / "j.bin")
+    s = Session(board, CONFIG, Journal(path), box)
+    host = _RestartingHost()
+    host.restarts = []
+    s.boot()
+    return s, board, host, path
+
+
+def _fails_mid_outage(tmp_path, ack=True):
+    """A shoe whose host is away for ~180 events, most of which then live
+    only in the journal, when its flash stops taking writes (the next
+    card's record is lost); one step later it has tilted. Returns (session,
+    board, host, journal path, the last journaled event's seq)."""
+    s, board, host, path = _shoe(tmp_path, Outbox(nbytes=2048, slots=16))
+    s.up = True
+    _steps(s, board, host, 3)
+    _deal(s, 30)
+    assert s.spilled
+    journaled = s.seq
+    s.journal.f = _FailingFlash(s.journal.f)
+    s.card(cards.parse("9H"))   # its record does not reach the flash
+    _steps(s, board, host, 1, ack=ack)
+    assert s.tilt is not None and s.tilt.startswith("journal write failed (")
+    return s, board, host, path, journaled
+
+
+def _power_cycle(s, path, host):
+    """The power cut and the next boot, its hello read and acked by ``host``
+    with its last stored seq. Returns (session, board)."""
+    s.journal.close()
+    board = WireBoard(KEY)
+    s2 = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
+    s2.boot()
+    s2.up = True
+    host.read(board)
+    host.ack(board)
+    return s2, board
+
+
 def test_a_journal_that_fails_during_an_outage_delivers_what_it_holds_then_the_tilt(tmp_path):
     """The flash stops taking writes while most of an outage's events wait
     only in the journal. Play in memory from there on is not durable, so
@@ -169,22 +212,8 @@ def test_a_journal_that_fails_during_an_outage_delivers_what_it_holds_then_the_t
     shoe made while the tilt waited, are never numbered. Before, the `tilt`
     and everything after the outbox were dropped (the host got 17 of 361
     events), and the next power-on renumbered the tilt after those 17."""
-    board = WireBoard(KEY)
-    path = str(tmp_path / "j.bin")
-    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    host = _RestartingHost()
-    host.restarts = []
-    s.boot()
-    s.up = True
-    _steps(s, board, host, 3)
-    _deal(s, 30)   # ~180 events with no ack: most live only in the journal
-    assert s.spilled
-    journaled = s.seq
+    s, board, host, path, journaled = _fails_mid_outage(tmp_path)
     cards_dealt = 3 + 4 * 30
-    s.journal.f = _FailingFlash(s.journal.f)
-    s.card(cards.parse("9H"))   # its record does not reach the flash
-    _steps(s, board, host, 1)
-    assert s.tilt is not None and s.tilt.startswith("journal write failed (")
     s.card(cards.parse("KS"))   # refused, while the tilt waits behind the journal's events
     _steps(s, board, host, 400)
     types = _types(host)
@@ -198,14 +227,8 @@ def test_a_journal_that_fails_during_an_outage_delivers_what_it_holds_then_the_t
     assert json.loads(host.events[s.seq]).get("reason") == "tilted"
     # A power cut: the tilted boot renumbers its events after the host's
     # last, its `tilt` restarting the chain; nothing the host holds is sent again.
-    s.journal.close()
-    board2 = WireBoard(KEY)
     stored = max(host.events)
-    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    s2.boot()
-    s2.up = True
-    host.read(board2)
-    host.ack(board2)
+    s2, board2 = _power_cycle(s, path, host)
     _steps(s2, board2, host, 20)
     assert host.restarts == [stored + 1] and _types(host)[stored] == "tilt"
     assert sorted(host.events) == list(range(1, s2.seq + 1))
@@ -221,19 +244,8 @@ def test_clear_tilt_waits_for_a_power_cycle_after_the_flash_failed(tmp_path):
     too (and, while the tilt waits behind the journal's events, would keep
     only the outbox's): `clear_tilt` is refused until a power cycle, after
     which the tilted boot takes it as after any tilt."""
-    board = WireBoard(KEY)
-    path = str(tmp_path / "j.bin")
-    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    host = _RestartingHost()
-    host.restarts = []
-    s.boot()
-    s.up = True
-    _steps(s, board, host, 3)
-    _deal(s, 30)
-    s.journal.f = _FailingFlash(s.journal.f)
-    s.card(cards.parse("9H"))
-    _steps(s, board, host, 1, ack=False)
-    assert s.tilt is not None and s.spilled and not s.tilt_from
+    s, board, host, path, _journaled = _fails_mid_outage(tmp_path, ack=False)
+    assert s.spilled and not s.tilt_from
     _clear_tilt(board, host, 1)   # refused while the tilt waits: not numbered, so not in the record
     _steps(s, board, host, 400)
     _clear_tilt(board, host, 2)   # refused again, now on the record
@@ -244,13 +256,7 @@ def test_clear_tilt_waits_for_a_power_cycle_after_the_flash_failed(tmp_path):
     assert events[-1]["reason"] == "wrong_state" and "power-cycle first" in events[-1]["message"]
     assert s.tilt is not None and not os.path.exists(path + ".bad")
     # The power cycle: the tilted boot, then the same command clears it.
-    s.journal.close()
-    board2 = WireBoard(KEY)
-    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    s2.boot()
-    s2.up = True
-    host.read(board2)
-    host.ack(board2)
+    s2, board2 = _power_cycle(s, path, host)
     _steps(s2, board2, host, 5)
     before = max(host.events)
     _clear_tilt(board2, host, 3)
@@ -269,27 +275,9 @@ def test_a_power_cut_while_the_tilt_waits_still_delivers_what_the_journal_holds(
     Before, the boot's tilt gave way to nothing: the restored events that
     did not fit the outbox were dropped and the tilt renumbered after the
     host's last (17 of 357 events reached the host)."""
-    board = WireBoard(KEY)
-    path = str(tmp_path / "j.bin")
-    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    host = _RestartingHost()
-    host.restarts = []
-    s.boot()
-    s.up = True
-    _steps(s, board, host, 3)
-    _deal(s, 30)
-    journaled = s.seq
-    s.journal.f = _FailingFlash(s.journal.f)
-    s.card(cards.parse("9H"))
-    _steps(s, board, host, 1, ack=False)
-    assert s.tilt is not None and not s.tilt_from and max(host.events) < journaled
-    s.journal.close()   # the power cut
-    board2 = WireBoard(KEY)
-    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    s2.boot()
-    s2.up = True
-    host.read(board2)
-    host.ack(board2)
+    s, board, host, path, journaled = _fails_mid_outage(tmp_path, ack=False)
+    assert not s.tilt_from and max(host.events) < journaled
+    s2, board2 = _power_cycle(s, path, host)
     _steps(s2, board2, host, 400)
     types = _types(host)
     assert sorted(host.events) == list(range(1, len(types) + 1)) and host.restarts == []
@@ -303,25 +291,8 @@ def test_clear_tilt_while_a_tilted_boots_tilt_waits_gives_up_the_rest_and_says_w
     (`.bad` keeps them), `tilt_cleared` follows the outbox's last (after the
     `tilt`, when there is room for it) and says the loss starts there; the
     record stays gapless and on one chain, and the shoe journals again."""
-    board = WireBoard(KEY)
-    path = str(tmp_path / "j.bin")
-    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    host = _RestartingHost()
-    host.restarts = []
-    s.boot()
-    s.up = True
-    _steps(s, board, host, 3)
-    _deal(s, 30)
-    s.journal.f = _FailingFlash(s.journal.f)
-    s.card(cards.parse("9H"))
-    _steps(s, board, host, 1, ack=False)
-    s.journal.close()   # the power cut
-    board2 = WireBoard(KEY)
-    s2 = Session(board2, CONFIG, Journal(path), Outbox(nbytes=2048, slots=16))
-    s2.boot()
-    s2.up = True
-    host.read(board2)
-    host.ack(board2)
+    s, board, host, path, _journaled = _fails_mid_outage(tmp_path, ack=False)
+    s2, board2 = _power_cycle(s, path, host)
     _clear_tilt(board2, host, 1)   # in the same read as the first ack
     _steps(s2, board2, host, 100)
     events = [json.loads(host.events[k]) for k in sorted(host.events)]
@@ -346,12 +317,7 @@ def test_a_tilted_boot_whose_restored_events_just_fill_the_outbox_lets_them_give
     does not fit. The oldest restored events give way to it (the journal,
     kept as `.bad`, holds them), and the host's first ack places the tilt
     after its last, restarting the chain (link/tilt.py ``push``)."""
-    board = WireBoard(KEY)
-    path = str(tmp_path / "j.bin")
-    s = Session(board, CONFIG, Journal(path), Outbox(nbytes=8192, slots=8))
-    host = _RestartingHost()
-    host.restarts = []
-    s.boot()
+    s, board, host, path = _shoe(tmp_path, Outbox(nbytes=8192, slots=8))
     s.new_shoe(8, 0, 0)
     for name in ("2C", "4S", "5S"):
         s.card(cards.parse(name))
