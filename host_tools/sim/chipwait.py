@@ -26,8 +26,9 @@ thread serving its chip were descheduled past 1.3 s between a wake and the
 read of its answer (two suites side by side, load average 12 to 17): the
 chip slept mid-command, and the firmware read a faulty part. So a chip
 served to an emulated device (or a simulated table, sim/tablechips.py)
-sleeps EMULATED_WATCHDOG_S after its wake instead; the simulator's own
-tests keep tWATCHDOG.
+sleeps EMULATED_WATCHDOG_S after its wake instead, and so does one a test
+serves to a VM or to adafruit_atecc (`shoe sim atecc608 --watchdog`); the
+simulator's unit tests keep tWATCHDOG, on a clock they drive.
 """
 
 import contextlib
