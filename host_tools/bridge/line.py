@@ -22,6 +22,7 @@ import serial
 from host_tools.protocol.hostlink import HostLink
 
 REOPEN_S = 0.5         # how often a vanished port is retried
+PTY_DIR = "/dev/pts/"   # Unix 98 pseudo-terminals: one that hangs up never comes back
 # How often the link is told time passed while frames keep coming (it is
 # told at once when a wait ends with nothing read). Its timers are 0.5 s
 # and more (hostlink.py), and a tick after every frame was a tenth of a
@@ -40,6 +41,7 @@ class Bridge:
         self.baud = baud
         self.ser = None
         self.last_open_try = 0.0
+        self.hung_up = None    # the pseudo-terminal the port named when it hung up (``_lost``)
         self.lease = None      # (shoe id, fd) of this bridge's lock on the shoe in this store
         self.poller = (None, None)  # (the fds registered, their select.poll), kept between turns
         self.ticked = 0.0      # when the link was last told time passed (monotonic s)
@@ -48,7 +50,7 @@ class Bridge:
                              on_alert=on_alert, deployed=deployed)
 
     # The transport's own attributes; every other attribute is the link's.
-    OWN = ("port_path", "baud", "ser", "last_open_try", "lease", "link", "poller", "ticked")
+    OWN = ("port_path", "baud", "ser", "last_open_try", "hung_up", "lease", "link", "poller", "ticked")
 
     def __getattr__(self, name):
         # The link's state and methods, read through the bridge (``bridge.hello``,
@@ -73,6 +75,16 @@ class Bridge:
         if now - self.last_open_try < REOPEN_S:
             return False
         self.last_open_try = now
+        if self.hung_up is not None and os.path.realpath(self.port_path) == self.hung_up:
+            # Its master closed (the emulator or relay that made it is gone), and
+            # the kernel gives the number to the next pty anyone opens: opening
+            # it again would take another program's terminal (flush its input,
+            # set its modes, write frames into it). A port name that comes to
+            # point elsewhere (a udev symlink) is opened again.
+            if self.link.state != "reconnecting":
+                self.link.set_state("reconnecting", "%s hung up, and a pseudo-terminal never comes back: "
+                                    "start the bridge on the shoe's new port" % self.hung_up)
+            return False
         try:
             # exclusive: an flock on the device, so a second bridge (or any
             # program that also asks for exclusivity) cannot take part of
@@ -91,10 +103,17 @@ class Bridge:
                 self.link.set_state("reconnecting", "cannot open %s: %s" % (self.port_path, e))
             return False
         self.link.busy = None
+        self.hung_up = None
         self.link.attach()
         return True
 
-    def _lost(self, detail):
+    def _lost(self, detail, hung_up=False):
+        """The port is closed; ``hung_up``: its far end went away (not a
+        silent shoe), which for a pseudo-terminal is for good."""
+        if hung_up:
+            target = os.path.realpath(self.port_path)
+            if target.startswith(PTY_DIR):
+                self.hung_up = target
         if self.ser is not None:
             try:
                 self.ser.close()
@@ -180,11 +199,11 @@ class Bridge:
         try:
             data = self.ser.read(4096)
         except (serial.SerialException, OSError) as e:
-            self._lost("port vanished: %s" % e)
+            self._lost("port vanished: %s" % e, hung_up=True)
             return
         if not data:
             # select said readable but nothing came: the other end hung up.
-            self._lost("port closed by the shoe")
+            self._lost("port closed by the shoe", hung_up=True)
             return
         self.link.feed(data)
 
@@ -201,7 +220,8 @@ class Bridge:
         try:
             self.ser.write(data)
         except (serial.SerialException, OSError) as e:
-            self._lost("write failed: %s" % e)
+            # A full line (a shoe that stopped reading) is not a hang-up.
+            self._lost("write failed: %s" % e, hung_up=not isinstance(e, serial.SerialTimeoutException))
             return False
         return True
 

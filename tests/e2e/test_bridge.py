@@ -8,6 +8,7 @@ the fake shoe both play is tests/support/fakeshoe.py."""
 import concurrent.futures
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -210,3 +211,76 @@ def test_port_vanishes_and_comes_back_under_the_same_name(tmp_path):
     assert [s for s, _t in _stored(tmp_path / "b.db")] == [1, 2, 3]
     kinds = [k for _s, _t, k, _d in db.Store(tmp_path / "b.db").link_log()]
     assert "disconnect" in kinds and "reconnecting" in kinds
+
+
+def _pty_numbered(path, tries=256):
+    """A new pty whose slave is ``path`` (the kernel gives out the lowest free
+    number, so opening ptys until that one comes takes it), or None when
+    another program took it first. The others opened on the way are closed."""
+    from host_tools.sim import ptys
+    held = []
+    try:
+        for _ in range(tries):
+            master, slave, got = ptys.open_raw()
+            if got == path:
+                return master, slave
+            held.append((master, slave))
+        return None
+    finally:
+        for fds in held:
+            ptys.close(*fds)
+
+
+def test_a_pty_that_hung_up_is_not_opened_again_when_another_program_gets_its_number(tmp_path):
+    """The bridge's pseudo-terminal hangs up (its emulator is gone) and the
+    kernel gives its number to the next pty anyone opens: here a bystander
+    with a line waiting in its input. The bridge keeps retrying the name
+    (a USB shoe comes back under its name), but a pty never comes back:
+    before, its next try opened the bystander's terminal, flushed that
+    line, and wrote a hello request into it (seen in a suite as link frames
+    in another test's tmux pane, and as a dealer line the emulated shoe
+    never got)."""
+    from host_tools.bridge.line import REOPEN_S
+    from host_tools.sim import ptys
+    key_file = tmp_path / "shoe_key.bin"
+    key_file.write_bytes(KEY)
+    key_file.chmod(0o600)
+    for _attempt in range(5):   # another program may take the number first: then again
+        master, slave, path = ptys.open_raw()
+        db_path = tmp_path / ("b%d.db" % _attempt)
+        proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "bridge", "--port", path,
+                                 "--db", str(db_path), "--key-file", str(key_file), "--no-console"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        bystander = None
+        try:
+            got, end = b"", time.monotonic() + 120
+            while b"$H" not in got and time.monotonic() < end and proc.poll() is None:
+                if select.select([master], [], [], 0.2)[0]:
+                    got += os.read(master, 4096)   # the bridge opened it and asked for a hello
+            assert b"$H" in got, got
+            ptys.close(master, slave)    # the emulator is gone: a hang-up
+
+            def state():
+                reply = subprocess.run([sys.executable, "-m", "host_tools.cli", "bridge", "--db", str(db_path),
+                                        "--send", "state"], capture_output=True, text=True, timeout=120).stdout
+                return json.loads(reply[3:]) if reply.startswith("ok ") else {}
+            now, end = state(), time.monotonic() + 60
+            while now.get("link") in (None, "up") and time.monotonic() < end:
+                now = state()
+            assert now.get("link") not in (None, "up"), now   # it saw the hang-up
+            bystander = _pty_numbered(path)
+            if bystander is None:
+                continue
+            b_master, b_slave = bystander
+            os.write(b_master, b"a line for the bystander\n")
+            time.sleep(4 * REOPEN_S)   # the bridge retries the name every REOPEN_S
+            assert not select.select([b_master], [], [], 0)[0], os.read(b_master, 4096)
+            assert os.read(b_slave, 4096) == b"a line for the bystander\n"
+            assert "hung up, and a pseudo-terminal never comes back" in state().get("reason", "")
+            return
+        finally:
+            if bystander is not None:
+                ptys.close(*bystander)
+            proc.terminate()
+            proc.wait(10)
+    pytest.fail("five times another program took the number of the pty that hung up before this test could")
