@@ -41,7 +41,7 @@ class Bridge:
         self.baud = baud
         self.ser = None
         self.last_open_try = 0.0
-        self.hung_up = None    # the pseudo-terminal the port named when it hung up (``_lost``)
+        self.hung_up = False   # the port is a pseudo-terminal, and it hung up (``_lost``)
         self.lease = None      # (shoe id, fd) of this bridge's lock on the shoe in this store
         self.poller = (None, None)  # (the fds registered, their select.poll), kept between turns
         self.ticked = 0.0      # when the link was last told time passed (monotonic s)
@@ -75,15 +75,16 @@ class Bridge:
         if now - self.last_open_try < REOPEN_S:
             return False
         self.last_open_try = now
-        if self.hung_up is not None and os.path.realpath(self.port_path) == self.hung_up:
+        if self.hung_up:
             # Its master closed (the emulator or relay that made it is gone), and
             # the kernel gives the number to the next pty anyone opens: opening
             # it again would take another program's terminal (flush its input,
-            # set its modes, write frames into it). A port name that comes to
-            # point elsewhere (a udev symlink) is opened again.
+            # set its modes, write frames into it). A name that is not the pty
+            # itself (a udev-style symlink) is followed again, to wherever it
+            # comes to point.
             if self.link.state != "reconnecting":
                 self.link.set_state("reconnecting", "%s hung up, and a pseudo-terminal never comes back: "
-                                    "start the bridge on the shoe's new port" % self.hung_up)
+                                    "start the bridge on the shoe's new port" % self.port_path)
             return False
         try:
             # exclusive: an flock on the device, so a second bridge (or any
@@ -103,17 +104,14 @@ class Bridge:
                 self.link.set_state("reconnecting", "cannot open %s: %s" % (self.port_path, e))
             return False
         self.link.busy = None
-        self.hung_up = None
         self.link.attach()
         return True
 
     def _lost(self, detail, hung_up=False):
         """The port is closed; ``hung_up``: its far end went away (not a
         silent shoe), which for a pseudo-terminal is for good."""
-        if hung_up:
-            target = os.path.realpath(self.port_path)
-            if target.startswith(PTY_DIR):
-                self.hung_up = target
+        if hung_up and os.path.normpath(self.port_path).startswith(PTY_DIR):
+            self.hung_up = True
         if self.ser is not None:
             try:
                 self.ser.close()
