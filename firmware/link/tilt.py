@@ -43,13 +43,23 @@ def refill(s, last):
     ``last`` + 1, on the same tag chain. An outbox too full to take it
     leaves it waiting for the next refill, which runs once the host has
     taken everything in memory."""
+    if not _tilt_after(s, last):
+        s.spilled = True
+        s.tilt_from = 0
+
+
+def _tilt_after(s, last):
+    """The `tilt` as event ``last`` + 1, on the chain of the events before
+    it; False, with nothing numbered, when the outbox has no room for it."""
     s.seq = last
     s.spilled = False
     s.tilt_from = last + 1
     reports.tilt(s, s.tilt)
-    if s.spilled:
-        s.seq = last
-        s.tilt_from = 0
+    if not s.spilled:
+        return True
+    s.seq = last
+    s.spilled = False
+    return False
 
 
 def clear_tilt(s, host_seq):
@@ -63,13 +73,7 @@ def clear_tilt(s, host_seq):
     outbox (`.bad` keeps them): the `tilt`, room permitting, and
     `tilt_cleared` follow the outbox's last, and the loss starts there."""
     if not s.tilt_from:
-        s.seq = s.outbox.last_seq() if s.outbox.count else s.acked
-        s.spilled = False
-        s.tilt_from = s.seq + 1
-        reports.tilt(s, s.tilt)
-        if s.spilled:
-            s.seq -= 1
-            s.spilled = False
+        _tilt_after(s, s.outbox.last_seq() if s.outbox.count else s.acked)
     lost_from = s.tilt_from
     if host_seq > s.seq:
         renumber(s, host_seq)

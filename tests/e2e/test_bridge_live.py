@@ -60,6 +60,10 @@ def test_the_console_follows_the_shoe_as_it_deals(tmp_path):
         term.keys("emulate", "C-c")
         term.wait("bridge", lambda s: re.search(r"link (lost|reconnecting)", s), 30,
                   "the console to show the link lost")
+        # Its pty is gone for good (the kernel may give the number to anyone):
+        # the console says so instead of reopening it.
+        term.wait("bridge", lambda s: "hung up, and a pseudo-terminal never comes back" in " ".join(s.split()),
+                  30, "the console to say the shoe's pty is gone")
         term.keys("bridge", "q")
         term.wait("bridge", lambda s: "Pane is dead" in s or "table T7" not in s, 20, "the console to quit")
     finally:
